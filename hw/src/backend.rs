@@ -1,0 +1,241 @@
+//! The traits a backend implements.
+
+use crate::amo::{AmoOp, AmoWidth, Cmp, SignalOp};
+use crate::caps::Caps;
+use crate::error::{DeviceError, LaunchError, PeFailure, QueueError};
+use crate::topology::Topology;
+use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};
+
+/// A hardware backend: associated types only, so generic code has one type parameter.
+pub trait Backend: Sized + 'static {
+    /// One PE's endpoint: its GPU, its memory and its link to the others.
+    type Device: Device<B = Self>;
+    /// An ordered submission channel of one device. The runtime's contexts map onto queues.
+    type Queue: Queue<B = Self>;
+}
+
+/// Starts the PEs of a run.
+pub trait Launcher {
+    /// The backend the PEs run on.
+    type B: Backend;
+    /// What the backend reports about a finished run (simulated time, counters, ...).
+    type Report;
+
+    /// How many PEs [`Launcher::launch`] will start.
+    fn n_pes(&self) -> u32;
+
+    /// The topology the PEs run on.
+    fn topology(&self) -> &Topology;
+
+    /// Runs `pe_main` once per PE, each with its own device, and returns each PE's result in
+    /// PE order (a panicking PE yields its [`PeFailure`]) and the backend's report.
+    ///
+    /// # Errors
+    /// [`LaunchError`] if the PEs could not be started at all.
+    fn launch<R, F>(
+        self,
+        pe_main: F,
+    ) -> Result<(Vec<Result<R, PeFailure>>, Self::Report), LaunchError>
+    where
+        F: Fn(<Self::B as Backend>::Device) -> R + Sync,
+        R: Send;
+}
+
+/// A wait on a word of the calling PE's own memory.
+#[derive(Clone, Copy, Debug)]
+pub struct WaitSpec {
+    /// The word (its length equals `width`).
+    pub word: LocalRange,
+    /// The word's width.
+    pub width: AmoWidth,
+    /// Whether the word is compared as a signed integer.
+    pub signed: bool,
+    /// The comparison.
+    pub cmp: Cmp,
+    /// The value compared against.
+    pub value: u64,
+    /// What the caller is doing, for deadlock and deadline reports ("barrier_all", ...).
+    pub purpose: &'static str,
+}
+
+/// One PE's endpoint.
+///
+/// A device is used only by the PE it was handed to; it is not shared between threads.
+pub trait Device {
+    /// The backend.
+    type B: Backend;
+
+    /// This PE.
+    fn pe(&self) -> Pe;
+
+    /// How many PEs the run has.
+    fn n_pes(&self) -> u32;
+
+    /// What the backend offers.
+    fn caps(&self) -> &Caps;
+
+    /// The topology of the run.
+    fn topology(&self) -> &Topology;
+
+    /// The current time. This is the only clock the runtime may read: virtual time on the
+    /// simulator.
+    fn now(&self) -> Instant;
+
+    /// Creates this PE's segment of `kind`, `len_bytes` long and zero-filled, and returns the
+    /// key peers import it with. A kind can have one segment per PE.
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfMemory`] if the device cannot provide `len_bytes` of `kind`.
+    fn create_segment(&self, kind: MemKind, len_bytes: u64) -> Result<SegmentKey, DeviceError>;
+
+    /// Makes `peer`'s segment of `kind` reachable from this PE's queues.
+    ///
+    /// # Errors
+    /// [`DeviceError::Import`] if the key does not describe that segment.
+    fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError>;
+
+    /// Bootstrap all-gather: every PE calls this collectively with its bytes and receives
+    /// every PE's bytes in PE order. Used at setup and to check collective arguments; it is
+    /// slow and not a data path.
+    ///
+    /// # Ordering
+    /// None with respect to queue operations: it is out-of-band.
+    ///
+    /// # Errors
+    /// [`QueueError`] if a peer never arrives (deadline or deadlock).
+    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
+
+    /// Creates a queue.
+    ///
+    /// # Errors
+    /// [`DeviceError`] if the device has no queue resources left.
+    fn create_queue(&self) -> Result<<Self::B as Backend>::Queue, DeviceError>;
+
+    /// Reads the calling PE's own memory with plain loads.
+    ///
+    /// # Ordering
+    /// Sees this PE's own stores in program order, and remote updates only once they are
+    /// visible to this PE (a wait, test, quiet or barrier that observed them, or eventually).
+    ///
+    /// # Panics
+    /// If `src` is outside the segment or `out` has a different length (contract violation).
+    fn read_local(&self, src: LocalRange, out: &mut [u8]);
+
+    /// Writes the calling PE's own memory with plain stores.
+    ///
+    /// # Ordering
+    /// Visible to this PE at once; to peers only after a later `quiet` or barrier.
+    ///
+    /// # Panics
+    /// If `dst` is outside the segment or `data` has a different length.
+    fn write_local(&self, dst: LocalRange, data: &[u8]);
+
+    /// Blocks until the word satisfies the comparison, and returns its value.
+    ///
+    /// # Ordering
+    /// Returns only after the update that satisfied it is complete. Afterwards every update
+    /// to this PE's memory that is delivered is visible to this PE (on InfiniBand this is the
+    /// consistency step that makes NIC writes visible to the GPU). It says nothing about the
+    /// visibility of this PE's updates to others.
+    ///
+    /// # Errors
+    /// [`QueueError::Deadline`] at `deadline`; [`QueueError::Deadlock`] when no PE can run.
+    fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError>;
+
+    /// Tests the word once; `Some(value)` if the comparison holds.
+    ///
+    /// # Ordering
+    /// As [`Device::wait_until`] when it returns `Some`.
+    fn test(&self, spec: WaitSpec) -> Option<u64>;
+}
+
+/// An ordered submission channel. Every operation returns a [`Ticket`]; tickets complete
+/// in any order, and [`Queue::quiet`] waits for all of them.
+///
+/// Operations take byte ranges that the runtime has checked: a range outside the target
+/// segment, or a segment that was not imported, is a contract violation and panics.
+pub trait Queue {
+    /// The backend.
+    type B: Backend;
+
+    /// Writes `data` into `dst`.
+    ///
+    /// # Ordering
+    /// `data` is copied before this returns, so the source can be reused (blocking put).
+    /// Delivery is unordered with other operations unless a [`Queue::fence`] (same target PE)
+    /// or [`Queue::quiet`] separates them; words of one put may be delivered in any order.
+    /// The ticket completes once the data is delivered.
+    fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError>;
+
+    /// Reads `src`; the bytes are taken with [`Queue::take_fetched`] once the ticket
+    /// completes.
+    ///
+    /// # Ordering
+    /// With [`crate::Semantics::Nvshmem`] fetching operations are unordered with each other
+    /// unless a fence separates them. Not ordered by fence with respect to puts.
+    fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError>;
+
+    /// Reads `src` into the calling PE's own memory at `dst` (non-blocking get into
+    /// symmetric memory). `dst` is written when the ticket completes.
+    ///
+    /// # Ordering
+    /// Not ordered by fence; only quiet (or waiting for the ticket) completes it.
+    fn get_into(&self, src: RemoteRange, dst: LocalRange) -> Result<Ticket, QueueError>;
+
+    /// Performs `op` atomically on the word `dst` (its length is the op's width). When
+    /// `fetch` is set the old value is kept for [`Queue::take_fetched`] (8 bytes,
+    /// little-endian, zero-extended).
+    ///
+    /// # Ordering
+    /// The update is ordered by fence like a put; the fetched value is not.
+    /// Atomic only with respect to atomics of the same width on the same word.
+    fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError>;
+
+    /// Writes `data` into `dst`, then applies `op` with `value` to the 64-bit word `signal`.
+    ///
+    /// # Ordering
+    /// Once the signal update is visible, this put's data is delivered. Earlier puts are
+    /// delivered first only if a fence separates them.
+    fn put_signal(
+        &self,
+        dst: RemoteRange,
+        data: &[u8],
+        signal: RemoteRange,
+        op: SignalOp,
+        value: u64,
+    ) -> Result<Ticket, QueueError>;
+
+    /// Orders delivery: for each target PE, every put, AMO update and put-with-signal issued
+    /// on this queue before the fence is delivered before any issued after it.
+    ///
+    /// # Ordering
+    /// Orders delivery, not completion. Does not order gets or fetched values.
+    fn fence(&self) -> Result<(), QueueError>;
+
+    /// Blocks until every operation issued on this queue has completed.
+    ///
+    /// # Ordering
+    /// With NVLink only, the updates are then visible to all PEs. With InfiniBand in the path
+    /// they are delivered, and visible to a target PE once that PE runs a consistency step
+    /// (its own wait, test, quiet or barrier) or eventually.
+    ///
+    /// # Errors
+    /// [`QueueError`] if the deadline passes or no PE can run.
+    fn quiet(&self, deadline: Instant) -> Result<(), QueueError>;
+
+    /// Blocks until `ticket` has completed.
+    ///
+    /// # Errors
+    /// As [`Queue::quiet`].
+    fn wait_ticket(&self, ticket: Ticket, deadline: Instant) -> Result<(), QueueError>;
+
+    /// Whether `ticket` has completed.
+    fn is_complete(&self, ticket: Ticket) -> bool;
+
+    /// Takes the bytes a completed fetching operation read. Each ticket's bytes can be taken
+    /// once.
+    ///
+    /// # Panics
+    /// If the ticket has not completed, did not fetch, or was already taken.
+    fn take_fetched(&self, ticket: Ticket) -> Vec<u8>;
+}

@@ -1,0 +1,34 @@
+//! The hardware contract of rshmem.
+//!
+//! `hw` names what a backend (the deterministic simulator, CUDA over NVLink, InfiniBand) must
+//! provide so that the SHMEM runtime can run on it. Design choices:
+//!
+//! - **Static dispatch.** [`Backend`] bundles associated types only; the runtime is generic
+//!   over it and never names a concrete backend.
+//! - **Ordering is documented per method.** Every operation of [`Queue`] and [`Device`] states
+//!   its `# Ordering` and visibility contract (SPEC section 3, `docs/ordering.md`). A backend may
+//!   be stronger than the contract; the simulator is the weakest legal implementation.
+//! - **Validation is the caller's job.** The runtime checks PE ranges, heap bounds and
+//!   alignment before it calls `hw`. Passing a range outside a segment is a contract violation
+//!   (a panic), not an error value. Errors cover only what a correct caller can hit: running out
+//!   of memory, a peer that died, a wait whose deadline passed.
+//! - **Capabilities, not identities.** The runtime branches on [`Caps`], never on which backend
+//!   it runs on.
+//! - **No drivers at build time.** With default features this crate builds with no CUDA and no
+//!   verbs; real backends load their drivers at run time.
+
+#![deny(missing_docs)]
+
+mod amo;
+mod backend;
+mod caps;
+mod error;
+pub mod topology;
+mod types;
+
+pub use amo::{AmoKind, AmoOp, AmoWidth, Cmp, SignalOp};
+pub use backend::{Backend, Device, Launcher, Queue, WaitSpec};
+pub use caps::{Caps, Semantics};
+pub use error::{DeviceError, LaunchError, PeFailure, QueueError, WaitReport};
+pub use topology::{Path, PathClass, Topology};
+pub use types::{Duration, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};

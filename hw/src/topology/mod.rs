@@ -1,0 +1,367 @@
+//! The machine a run happens on: GPUs, switches, NICs and the links between them.
+//!
+//! A [`Topology`] is an undirected graph. Each GPU is one PE; PEs are numbered in the order
+//! their GPUs were added. Links are full duplex: each direction has the link's bandwidth.
+//! Routes between PEs never pass through a third GPU (GPUs do not forward traffic).
+
+mod route;
+
+use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
+
+use crate::types::Pe;
+
+pub use route::{Hop, Path, PathClass, Routes};
+
+/// What a vertex of the topology is.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum NodeKind {
+    /// A GPU; each GPU is one PE.
+    Gpu {
+        /// The host (node) the GPU is in.
+        host: u32,
+    },
+    /// An NVSwitch (or the set of NVSwitches of one host, modelled as one crossbar).
+    NvSwitch {
+        /// The host the switch is in.
+        host: u32,
+    },
+    /// A PCIe switch or root complex.
+    PcieSwitch {
+        /// The host the switch is in.
+        host: u32,
+    },
+    /// An RDMA network adapter.
+    Nic {
+        /// The host the adapter is in.
+        host: u32,
+    },
+    /// An InfiniBand switch.
+    IbSwitch {
+        /// Its tier in the fat tree: 0 for leaves.
+        tier: u32,
+    },
+}
+
+impl NodeKind {
+    /// A lower-case word naming the kind, as used in topology files.
+    pub fn word(self) -> &'static str {
+        match self {
+            NodeKind::Gpu { .. } => "gpu",
+            NodeKind::NvSwitch { .. } => "nvswitch",
+            NodeKind::PcieSwitch { .. } => "pcie-switch",
+            NodeKind::Nic { .. } => "nic",
+            NodeKind::IbSwitch { .. } => "ib-switch",
+        }
+    }
+}
+
+/// A vertex of the topology.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Node {
+    /// A unique name ("gpu3", "node2.nic1", "spine0").
+    pub name: String,
+    /// What it is.
+    pub kind: NodeKind,
+}
+
+/// The technology of a link; it decides the ordering rules of paths that use it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum LinkKind {
+    /// NVLink, GPU to GPU or GPU to NVSwitch.
+    NvLink,
+    /// PCIe.
+    Pcie,
+    /// InfiniBand.
+    Ib,
+}
+
+impl LinkKind {
+    /// A lower-case word naming the kind, as used in topology files.
+    pub fn word(self) -> &'static str {
+        match self {
+            LinkKind::NvLink => "nvlink",
+            LinkKind::Pcie => "pcie",
+            LinkKind::Ib => "ib",
+        }
+    }
+}
+
+/// An edge of the topology.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Link {
+    /// The technology.
+    pub kind: LinkKind,
+    /// One-way latency of the link in nanoseconds.
+    pub latency_ns: u64,
+    /// Bandwidth of each direction in bytes per second.
+    pub bandwidth_bytes_per_s: u64,
+}
+
+/// Costs that belong to an operation rather than to a link.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Timing {
+    /// Time a PE spends issuing one operation (building the request), in nanoseconds.
+    pub issue_ns: u64,
+    /// Extra time an operation spends in each NIC it crosses (doorbell, WQE fetch), in ns.
+    pub nic_ns: u64,
+    /// Time for a PE to find a satisfied wait after the update landed (polling), in ns.
+    pub poll_ns: u64,
+    /// Bandwidth of a PE's accesses to its own memory, in bytes per second.
+    pub local_bytes_per_s: u64,
+}
+
+impl Default for Timing {
+    /// Defaults for a Hopper-class GPU; presets override them with measured values.
+    fn default() -> Self {
+        Timing {
+            issue_ns: 20,
+            nic_ns: 300,
+            poll_ns: 100,
+            local_bytes_per_s: 3_000_000_000_000,
+        }
+    }
+}
+
+/// The identifier of a link: stable for the life of a topology.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct LinkId(pub u32);
+
+/// An invalid topology.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TopologyError {
+    /// Two nodes share a name.
+    #[error("two nodes are named {0:?}; give each node its own name")]
+    DuplicateName(String),
+    /// No GPU, so no PE.
+    #[error("the topology has no GPU; add at least one node of kind \"gpu\"")]
+    NoGpu,
+    /// A link with zero bandwidth or joining a node to itself.
+    #[error("link {a:?} - {b:?} is invalid: {reason}")]
+    BadLink {
+        /// One end.
+        a: String,
+        /// The other end.
+        b: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Two GPUs with no route between them that avoids other GPUs.
+    #[error(
+        "no route from {a:?} to {b:?} (routes may not pass through another GPU); \
+         link them directly or through a switch"
+    )]
+    Unreachable {
+        /// One GPU.
+        a: String,
+        /// The other GPU.
+        b: String,
+    },
+}
+
+/// The machine a run happens on.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    name: String,
+    graph: UnGraph<Node, Link>,
+    gpus: Vec<NodeIndex>,
+    timing: Timing,
+}
+
+/// Builds a [`Topology`].
+#[derive(Clone, Debug)]
+pub struct TopologyBuilder {
+    name: String,
+    graph: UnGraph<Node, Link>,
+    timing: Timing,
+}
+
+impl TopologyBuilder {
+    /// Starts an empty topology called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        TopologyBuilder {
+            name: name.into(),
+            graph: UnGraph::default(),
+            timing: Timing::default(),
+        }
+    }
+
+    /// Adds a node and returns its index.
+    pub fn node(&mut self, name: impl Into<String>, kind: NodeKind) -> NodeIndex {
+        self.graph.add_node(Node {
+            name: name.into(),
+            kind,
+        })
+    }
+
+    /// Adds a link between two nodes.
+    pub fn link(&mut self, a: NodeIndex, b: NodeIndex, link: Link) -> LinkId {
+        LinkId(self.graph.add_edge(a, b, link).index() as u32)
+    }
+
+    /// Sets the per-operation costs.
+    pub fn timing(&mut self, timing: Timing) -> &mut Self {
+        self.timing = timing;
+        self
+    }
+
+    /// Checks the topology and finishes it.
+    ///
+    /// # Errors
+    /// [`TopologyError`] naming the first problem found.
+    pub fn build(self) -> Result<Topology, TopologyError> {
+        let graph = self.graph;
+        let mut names = std::collections::BTreeSet::new();
+        for node in graph.node_weights() {
+            if !names.insert(node.name.as_str()) {
+                return Err(TopologyError::DuplicateName(node.name.clone()));
+            }
+        }
+        for edge in graph.edge_indices() {
+            let (a, b) = graph.edge_endpoints(edge).expect("edge exists");
+            let link = graph[edge];
+            let bad = |reason: &str| TopologyError::BadLink {
+                a: graph[a].name.clone(),
+                b: graph[b].name.clone(),
+                reason: reason.to_string(),
+            };
+            if a == b {
+                return Err(bad("it joins a node to itself"));
+            }
+            if link.bandwidth_bytes_per_s == 0 {
+                return Err(bad("its bandwidth is zero"));
+            }
+        }
+        let gpus: Vec<NodeIndex> = graph
+            .node_indices()
+            .filter(|&n| matches!(graph[n].kind, NodeKind::Gpu { .. }))
+            .collect();
+        if gpus.is_empty() {
+            return Err(TopologyError::NoGpu);
+        }
+        let topology = Topology {
+            name: self.name,
+            graph,
+            gpus,
+            timing: self.timing,
+        };
+        topology.check_reachable()?;
+        Ok(topology)
+    }
+}
+
+impl Topology {
+    /// The topology's name ("h200x2", "hgx8", "ib-4", or the one a file gives).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How many GPUs, and so how many PEs at most.
+    pub fn n_gpus(&self) -> u32 {
+        self.gpus.len() as u32
+    }
+
+    /// The per-operation costs.
+    pub fn timing(&self) -> Timing {
+        self.timing
+    }
+
+    /// The underlying graph, for drawing and inspection.
+    pub fn graph(&self) -> &UnGraph<Node, Link> {
+        &self.graph
+    }
+
+    /// The node of `pe`'s GPU.
+    ///
+    /// # Panics
+    /// If `pe` is not a GPU of this topology.
+    pub fn gpu_node(&self, pe: Pe) -> NodeIndex {
+        self.gpus[pe.idx()]
+    }
+
+    /// The host `pe`'s GPU is in.
+    pub fn host_of(&self, pe: Pe) -> u32 {
+        match self.graph[self.gpu_node(pe)].kind {
+            NodeKind::Gpu { host } => host,
+            _ => unreachable!("gpus holds only GPU nodes"),
+        }
+    }
+
+    /// A link by id.
+    pub fn link(&self, id: LinkId) -> Link {
+        self.graph[EdgeIndex::new(id.0 as usize)]
+    }
+
+    /// The number of links.
+    pub fn n_links(&self) -> u32 {
+        self.graph.edge_count() as u32
+    }
+
+    /// The names of a link's two ends.
+    pub fn link_ends(&self, id: LinkId) -> (&str, &str) {
+        let (a, b) = self
+            .graph
+            .edge_endpoints(EdgeIndex::new(id.0 as usize))
+            .expect("link exists");
+        (&self.graph[a].name, &self.graph[b].name)
+    }
+
+    /// The lowest-latency routes from `source` to every other PE.
+    pub fn routes_from(&self, source: Pe) -> Routes {
+        Routes::compute(self, source)
+    }
+
+    /// Two PEs can reach each other iff they are linked directly or both touch the same
+    /// connected component of the graph without GPUs.
+    fn check_reachable(&self) -> Result<(), TopologyError> {
+        let n = self.graph.node_count();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
+        }
+        let is_gpu = |i: NodeIndex| matches!(self.graph[i].kind, NodeKind::Gpu { .. });
+        for edge in self.graph.edge_indices() {
+            let (a, b) = self.graph.edge_endpoints(edge).expect("edge exists");
+            if !is_gpu(a) && !is_gpu(b) {
+                let (ra, rb) = (find(&mut parent, a.index()), find(&mut parent, b.index()));
+                parent[ra] = rb;
+            }
+        }
+        let touched: Vec<Vec<usize>> = self
+            .gpus
+            .iter()
+            .map(|&g| {
+                let mut roots: Vec<usize> = self
+                    .graph
+                    .neighbors(g)
+                    .filter(|&m| !is_gpu(m))
+                    .map(|m| find(&mut parent, m.index()))
+                    .collect();
+                roots.sort_unstable();
+                roots.dedup();
+                roots
+            })
+            .collect();
+        for (i, &a) in self.gpus.iter().enumerate() {
+            for (j, &b) in self.gpus.iter().enumerate().skip(i + 1) {
+                let direct = self.graph.find_edge(a, b).is_some();
+                let shared = touched[i]
+                    .iter()
+                    .any(|r| touched[j].binary_search(r).is_ok());
+                if !direct && !shared {
+                    return Err(TopologyError::Unreachable {
+                        a: self.graph[a].name.clone(),
+                        b: self.graph[b].name.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
