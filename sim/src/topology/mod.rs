@@ -1,0 +1,1 @@
+//! placeholder (topology presets and files)
