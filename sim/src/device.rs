@@ -1,0 +1,181 @@
+//! The simulated device: one PE's memory, waits, clock and bootstrap.
+
+use std::rc::Rc;
+
+use hw::{
+    Caps, Device, DeviceError, Instant, LocalRange, MemKind, Pe, QueueError, SegmentKey, Topology,
+    WaitSpec,
+};
+
+use crate::SimBackend;
+use crate::handle::PeHandle;
+use crate::queue::SimQueue;
+use crate::world::Blocked;
+
+/// One simulated PE's endpoint.
+#[derive(Debug)]
+pub struct SimDevice {
+    handle: PeHandle,
+    caps: Caps,
+    topology: Rc<hw::Topology>,
+    n_pes: u32,
+}
+
+impl SimDevice {
+    pub(crate) fn new(handle: PeHandle) -> SimDevice {
+        let (caps, topology, n_pes) = {
+            let w = handle.world();
+            (w.caps.clone(), Rc::clone(&w.topology), w.n_pes)
+        };
+        SimDevice {
+            handle,
+            caps,
+            topology,
+            n_pes,
+        }
+    }
+
+    fn key(pe: u32, kind: MemKind, capacity_bytes: u64) -> SegmentKey {
+        let mut key = pe.to_le_bytes().to_vec();
+        key.push(kind as u8);
+        key.extend_from_slice(&capacity_bytes.to_le_bytes());
+        SegmentKey(key)
+    }
+}
+
+impl Device for SimDevice {
+    type B = SimBackend;
+
+    fn pe(&self) -> Pe {
+        Pe(self.handle.pe)
+    }
+
+    fn n_pes(&self) -> u32 {
+        self.n_pes
+    }
+
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    fn now(&self) -> Instant {
+        Instant(self.handle.world().clock_ns(self.handle.pe))
+    }
+
+    fn create_segment(&self, kind: MemKind, len_bytes: u64) -> Result<SegmentKey, DeviceError> {
+        let limit_bytes = self.caps.max_segment_bytes;
+        if len_bytes > limit_bytes {
+            return Err(DeviceError::OutOfMemory {
+                kind,
+                requested_bytes: len_bytes,
+                limit_bytes,
+            });
+        }
+        let pe = self.handle.pe;
+        if !self.handle.world().mem.create(pe, kind, len_bytes) {
+            return Err(DeviceError::Lost(format!(
+                "PE {pe} already has a {kind:?} segment"
+            )));
+        }
+        Ok(Self::key(pe, kind, len_bytes))
+    }
+
+    fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
+        let mut w = self.handle.world();
+        let import_error = |reason: &str| DeviceError::Import {
+            peer,
+            kind,
+            reason: reason.into(),
+        };
+        if peer.0 >= w.n_pes {
+            return Err(import_error("no such PE"));
+        }
+        let capacity = w
+            .mem
+            .capacity_bytes(peer.0, kind)
+            .ok_or_else(|| import_error("the peer has not created that segment"))?;
+        if *key != Self::key(peer.0, kind, capacity) {
+            return Err(import_error("the key does not describe that segment"));
+        }
+        w.mark_imported(self.handle.pe, peer.0, kind);
+        Ok(())
+    }
+
+    fn exchange(&self, mine: &[u8], _deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
+        // The exchange has no deadline of its own on the simulator: a PE that never arrives is
+        // found by deadlock detection, which names it.
+        self.handle.pace();
+        self.handle.world().arrive(self.handle.pe, mine.to_vec());
+        self.handle.wait_woken()?;
+        let all = self.handle.world().take_exchange(self.handle.pe);
+        all.map(|rc| (*rc).clone())
+            .ok_or_else(|| QueueError::Lost("exchange ended without a result".into()))
+    }
+
+    fn create_queue(&self) -> Result<SimQueue, DeviceError> {
+        let id = self.handle.world().create_queue(self.handle.pe);
+        Ok(SimQueue::new(self.handle.clone(), id))
+    }
+
+    fn read_local(&self, src: LocalRange, out: &mut [u8]) {
+        assert_eq!(
+            src.len,
+            out.len() as u64,
+            "read_local: range and buffer lengths differ"
+        );
+        self.handle
+            .world()
+            .mem
+            .read(self.handle.pe, src.kind, src.offset, out);
+    }
+
+    fn write_local(&self, dst: LocalRange, data: &[u8]) {
+        assert_eq!(
+            dst.len,
+            data.len() as u64,
+            "write_local: range and data lengths differ"
+        );
+        let mut w = self.handle.world();
+        w.mem.write(self.handle.pe, dst.kind, dst.offset, data);
+        let bytes_per_s = w.topology.timing().local_bytes_per_s;
+        w.advance_clock(
+            self.handle.pe,
+            crate::network::serialise_ns(dst.len, bytes_per_s),
+        );
+    }
+
+    fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
+        self.handle.world().counts.waits += 1;
+        loop {
+            self.handle.pace();
+            if let Some(value) = self.test_quietly(&spec) {
+                return Ok(value);
+            }
+            self.handle.block(Blocked::Memory(spec), deadline.0)?;
+        }
+    }
+
+    fn test(&self, spec: WaitSpec) -> Option<u64> {
+        self.handle.pace();
+        let mut w = self.handle.world();
+        w.counts.waits += 1;
+        let poll_ns = w.topology.timing().poll_ns;
+        w.advance_clock(self.handle.pe, poll_ns);
+        drop(w);
+        self.test_quietly(&spec)
+    }
+}
+
+impl SimDevice {
+    /// Checks the word; when the comparison holds, runs the consistency step.
+    fn test_quietly(&self, spec: &WaitSpec) -> Option<u64> {
+        let mut w = self.handle.world();
+        let value = w.evaluate(self.handle.pe, spec)?;
+        w.flush(self.handle.pe);
+        Some(value)
+    }
+}

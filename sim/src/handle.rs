@@ -1,0 +1,96 @@
+//! The link between a PE's coroutine and the world: borrowing the world, yielding, blocking.
+
+use std::cell::{RefCell, RefMut};
+use std::rc::Rc;
+
+use corosensei::Yielder;
+use hw::QueueError;
+
+use crate::world::{Blocked, World};
+
+/// State shared by the executor and every device and queue handle of a run.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) world: RefCell<World>,
+}
+
+/// What a device or queue needs to act for its PE.
+#[derive(Clone)]
+pub(crate) struct PeHandle {
+    pub(crate) shared: Rc<Shared>,
+    pub(crate) pe: u32,
+    /// The yielder of this PE's coroutine. It lives on the coroutine's stack for as long as
+    /// the PE's program runs; `suspend` checks that the world says this PE is running before
+    /// touching it, so a handle smuggled out of its PE panics instead of using a dead pointer.
+    yielder: *const Yielder<(), ()>,
+}
+
+impl std::fmt::Debug for PeHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeHandle")
+            .field("pe", &self.pe)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PeHandle {
+    pub(crate) fn new(shared: Rc<Shared>, pe: u32, yielder: &Yielder<(), ()>) -> PeHandle {
+        PeHandle {
+            shared,
+            pe,
+            yielder,
+        }
+    }
+
+    pub(crate) fn world(&self) -> RefMut<'_, World> {
+        self.shared.world.borrow_mut()
+    }
+
+    /// Gives control back to the executor until the world resumes this PE. The world must
+    /// not be borrowed.
+    fn suspend(&self) {
+        let running = self.world().running;
+        assert_eq!(
+            running,
+            Some(self.pe),
+            "a device or queue of PE {} was used outside that PE's program",
+            self.pe
+        );
+        // SAFETY: the world says this PE's coroutine is the one running, and a handle of PE
+        // `pe` is only created inside that coroutine with its own yielder, which outlives the
+        // coroutine body.
+        unsafe { (*self.yielder).suspend(()) };
+        if let Some(reason) = self.world().abort.clone() {
+            // The run is over (time limit): unwind this PE's program; the executor reports it.
+            panic!("{reason}");
+        }
+    }
+
+    /// Yields if this PE's clock ran past the next event, so operations are issued in global
+    /// time order. Call before issuing an operation.
+    pub(crate) fn pace(&self) {
+        let must = {
+            let mut w = self.world();
+            let must = w.must_yield(self.pe);
+            if must {
+                w.reschedule(self.pe);
+            }
+            must
+        };
+        if must {
+            self.suspend();
+        }
+    }
+
+    /// Blocks on `what` until the world wakes this PE; returns what it was woken with.
+    pub(crate) fn block(&self, what: Blocked, deadline_ns: u64) -> Result<(), QueueError> {
+        self.world().block(self.pe, what, deadline_ns);
+        self.wait_woken()
+    }
+
+    /// Suspends a PE the world already marked blocked, until it is woken.
+    pub(crate) fn wait_woken(&self) -> Result<(), QueueError> {
+        self.suspend();
+        self.world().take_wake(self.pe)
+    }
+}

@@ -1,0 +1,112 @@
+//! The simulated queue: issues operations into the world and waits for their completion.
+
+use hw::{AmoOp, Instant, LocalRange, Queue, QueueError, RemoteRange, SignalOp, Ticket};
+
+use crate::SimBackend;
+use crate::handle::PeHandle;
+use crate::world::Blocked;
+
+/// One simulated queue of one PE.
+#[derive(Debug)]
+pub struct SimQueue {
+    handle: PeHandle,
+    id: u32,
+}
+
+impl SimQueue {
+    pub(crate) fn new(handle: PeHandle, id: u32) -> SimQueue {
+        SimQueue { handle, id }
+    }
+}
+
+impl Queue for SimQueue {
+    type B = SimBackend;
+
+    fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError> {
+        self.handle.pace();
+        Ok(self.handle.world().put(self.id, dst, data))
+    }
+
+    fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
+        self.handle.pace();
+        Ok(self.handle.world().get(self.id, src, None))
+    }
+
+    fn get_into(&self, src: RemoteRange, dst: LocalRange) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            src.len, dst.len,
+            "get_into: source and destination lengths differ"
+        );
+        self.handle.pace();
+        Ok(self.handle.world().get(self.id, src, Some(dst)))
+    }
+
+    fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            dst.len,
+            op.width.bytes(),
+            "amo: the word's length differs from the op's width"
+        );
+        self.handle.pace();
+        Ok(self.handle.world().amo(self.id, dst, op, fetch))
+    }
+
+    fn put_signal(
+        &self,
+        dst: RemoteRange,
+        data: &[u8],
+        signal: RemoteRange,
+        op: SignalOp,
+        value: u64,
+    ) -> Result<Ticket, QueueError> {
+        assert_eq!(signal.len, 8, "put_signal: the signal word is 8 bytes");
+        assert_eq!(
+            dst.pe, signal.pe,
+            "put_signal: data and signal go to one PE"
+        );
+        self.handle.pace();
+        Ok(self
+            .handle
+            .world()
+            .put_signal(self.id, dst, data, signal, op, value))
+    }
+
+    fn fence(&self) -> Result<(), QueueError> {
+        self.handle.world().fence(self.id);
+        Ok(())
+    }
+
+    fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
+        self.handle.world().counts.quiets += 1;
+        while !self.handle.world().queue_idle(self.id) {
+            self.handle
+                .block(Blocked::Quiet { queue: self.id }, deadline.0)?;
+        }
+        // Quiet makes the calling PE's own delivered updates visible to it (SPEC section 3).
+        self.handle.world().flush(self.handle.pe);
+        Ok(())
+    }
+
+    fn wait_ticket(&self, ticket: Ticket, deadline: Instant) -> Result<(), QueueError> {
+        while !self.handle.world().ticket_done(self.id, ticket) {
+            self.handle.block(
+                Blocked::Ticket {
+                    queue: self.id,
+                    ticket: ticket.0,
+                },
+                deadline.0,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn is_complete(&self, ticket: Ticket) -> bool {
+        self.handle.world().ticket_done(self.id, ticket)
+    }
+
+    fn take_fetched(&self, ticket: Ticket) -> Vec<u8> {
+        self.handle.world().take_fetched(self.id, ticket).unwrap_or_else(|| {
+            panic!("take_fetched: ticket {} has no fetched bytes (not complete, not a fetch, or taken)", ticket.0)
+        })
+    }
+}

@@ -1,0 +1,64 @@
+//! What a finished simulated run reports.
+
+use hw::Semantics;
+
+use crate::trace::Timeline;
+
+/// Operation counters of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpCounts {
+    /// Puts (blocking and non-blocking).
+    pub puts: u64,
+    /// Gets (blocking and non-blocking).
+    pub gets: u64,
+    /// Atomic memory operations.
+    pub amos: u64,
+    /// Puts with signal.
+    pub put_signals: u64,
+    /// Fences.
+    pub fences: u64,
+    /// Quiets.
+    pub quiets: u64,
+    /// Waits and tests on local memory.
+    pub waits: u64,
+    /// Bytes written by puts and puts with signal.
+    pub bytes_put: u64,
+    /// Bytes read by gets.
+    pub bytes_got: u64,
+}
+
+impl OpCounts {
+    /// Communication operations: puts, gets, atomics and puts with signal.
+    pub fn total(&self) -> u64 {
+        self.puts + self.gets + self.amos + self.put_signals
+    }
+}
+
+/// The outcome of a simulated run, beside the PEs' own results.
+#[derive(Clone, Debug)]
+pub struct SimReport {
+    /// The seed that reproduces this run.
+    pub seed: u64,
+    /// The topology's name.
+    pub topology: String,
+    /// How many PEs ran.
+    pub n_pes: u32,
+    /// The ordering rules simulated.
+    pub semantics: Semantics,
+    /// Virtual time when the last PE finished, in nanoseconds.
+    pub sim_time_ns: u64,
+    /// Operation counters.
+    pub ops: OpCounts,
+    /// Hash of every event in order: equal seeds give equal hashes.
+    pub trace_hash: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Random choices drawn from the world's entropy.
+    pub choices: u64,
+    /// The most simulated memory resident at once, in bytes.
+    pub memory_bytes_peak: u64,
+    /// Why the run failed (a deadlock, a missed deadline, the time limit), if it did.
+    pub failure: Option<String>,
+    /// The timeline, if one was asked for.
+    pub timeline: Option<Timeline>,
+}
