@@ -14,6 +14,9 @@ pub trait Backend: Sized + 'static {
     type Queue: Queue<B = Self>;
 }
 
+/// What [`Launcher::launch`] returns: each PE's result in PE order, and the backend's report.
+pub type LaunchOutput<R, Report> = (Vec<Result<R, PeFailure>>, Report);
+
 /// Starts the PEs of a run.
 pub trait Launcher {
     /// The backend the PEs run on.
@@ -32,10 +35,7 @@ pub trait Launcher {
     ///
     /// # Errors
     /// [`LaunchError`] if the PEs could not be started at all.
-    fn launch<R, F>(
-        self,
-        pe_main: F,
-    ) -> Result<(Vec<Result<R, PeFailure>>, Self::Report), LaunchError>
+    fn launch<R, F>(self, pe_main: F) -> Result<LaunchOutput<R, Self::Report>, LaunchError>
     where
         F: Fn(<Self::B as Backend>::Device) -> R + Sync,
         R: Send;

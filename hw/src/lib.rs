@@ -27,7 +27,7 @@ pub mod topology;
 mod types;
 
 pub use amo::{AmoKind, AmoOp, AmoWidth, Cmp, SignalOp};
-pub use backend::{Backend, Device, Launcher, Queue, WaitSpec};
+pub use backend::{Backend, Device, LaunchOutput, Launcher, Queue, WaitSpec};
 pub use caps::{Caps, Semantics};
 pub use error::{DeviceError, LaunchError, PeFailure, QueueError, WaitReport};
 pub use topology::{Path, PathClass, Topology};

@@ -1,1 +1,64 @@
-//! placeholder
+//! rshmem: an OpenSHMEM/NVSHMEM-style PGAS runtime over a pluggable hardware contract.
+//!
+//! A program is a function that every PE runs with its own [`Shmem`] handle. [`run()`] starts
+//! the PEs on a [`hw::Launcher`] (the deterministic simulator, or real GPUs), sets each one up,
+//! runs the function, and tears the PE down again. Inside, a PE allocates symmetric arrays
+//! with [`Shmem::malloc`] (every PE gets the same [`Sym`] handle), moves data with
+//! [`Shmem::put`] and [`Shmem::get`], updates words with the `atomic_*` family, orders its
+//! operations with [`Shmem::fence`] and [`Shmem::quiet`], and synchronises with
+//! [`Shmem::barrier_all`], [`Shmem::wait_until`] and [`Shmem::put_signal`].
+//!
+//! For example, a ring: each PE allocates one `u64` with `malloc::<u64>(1)`, puts its PE
+//! number into the next PE's element with `put(sym, &[me], (me + 1) % n)`, calls
+//! `barrier_all()`, and reads its own element with `local(sym)`, finding its predecessor's
+//! number there.
+//!
+//! Design choices:
+//!
+//! - **Generic over the hardware.** Everything is generic over `B: hw::Backend`; this crate
+//!   never names a concrete backend and branches only on [`hw::Caps`]. Devices and queues are
+//!   never required to be `Send` or `Sync` (the simulator runs every PE on one thread).
+//! - **Check, then call the hardware.** Every operation checks its PE, that its address lies
+//!   inside one live allocation, and its alignment, before `hw` sees it: `hw` treats a bad
+//!   range as a contract violation and panics, while here it is a [`ShmemError`] that says
+//!   what to fix.
+//! - **A deterministic symmetric heap.** Allocation is first fit over byte offsets, so PEs
+//!   that make the same collective calls get the same offsets without exchanging them. Each
+//!   collective call trades its arguments through the bootstrap exchange first, so PEs that
+//!   disagree all fail with [`ShmemError::CollectiveMismatch`] instead of corrupting memory.
+//! - **Handles, not pointers.** A [`Sym`] is an offset, a length and the identity of its
+//!   allocation; it is `Copy` and checked at every use, so a handle to freed memory is an
+//!   error, not a silent overwrite. [`SymAddr`] is the raw byte offset for the `*_bytes`
+//!   operations.
+//! - **Every wait has a deadline.** Blocking calls give up after `RSHMEM_WAIT_TIMEOUT_MS` of
+//!   the backend's clock (virtual time on the simulator) and report who waited for what.
+//! - **One configuration table.** [`config::table`] lists every environment variable; only
+//!   [`Config::from_env`] reads the environment.
+//! - **Tracing, not printing.** Collectives log at debug level and single operations at
+//!   trace level under the target [`TRACING_TARGET`].
+
+#![warn(missing_docs)]
+
+mod amo;
+mod collective;
+pub mod config;
+mod error;
+mod heap;
+mod memory;
+mod ordering;
+mod rma;
+mod run;
+mod shmem;
+mod signal;
+mod sym;
+mod wait;
+
+pub use config::{Config, ConfigError, ConfigVar, VarKind};
+pub use error::ShmemError;
+pub use hw::{Cmp, SignalOp};
+pub use run::{PeError, RunError, RunOutput, run};
+pub use shmem::Shmem;
+pub use sym::{AtomicElement, Element, Sym, SymAddr};
+
+/// The `tracing` target of every event this crate emits.
+pub const TRACING_TARGET: &str = "rshmem::runtime";

@@ -14,23 +14,12 @@ pub(crate) enum Event {
     Complete { op: u32 },
     /// One pending InfiniBand write becomes visible at its target.
     Drain { pe: u32, write_id: u64 },
-    /// A blocked PE's deadline.
-    Timeout { pe: u32, wait_id: u64 },
-}
-
-impl Event {
-    /// Whether this event is work in progress. A deadline is not: a world whose queue holds
-    /// only deadlines while every PE is blocked is deadlocked.
-    fn is_progress(self) -> bool {
-        !matches!(self, Event::Timeout { .. })
-    }
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct EventQueue {
     heap: BinaryHeap<Reverse<(u64, u64, Slot)>>,
     seq: u64,
-    progress: usize,
 }
 
 /// Events are stored beside the key so the heap holds plain ordered tuples.
@@ -53,17 +42,11 @@ impl Ord for Slot {
 impl EventQueue {
     pub(crate) fn push(&mut self, at_ns: u64, event: Event) {
         self.seq += 1;
-        if event.is_progress() {
-            self.progress += 1;
-        }
         self.heap.push(Reverse((at_ns, self.seq, Slot(event))));
     }
 
     pub(crate) fn pop(&mut self) -> Option<(u64, Event)> {
         let Reverse((at_ns, _, Slot(event))) = self.heap.pop()?;
-        if event.is_progress() {
-            self.progress -= 1;
-        }
         Some((at_ns, event))
     }
 
@@ -71,9 +54,8 @@ impl EventQueue {
         self.heap.peek().map(|Reverse((t, _, _))| *t)
     }
 
-    /// Whether any event other than a deadline is queued.
-    pub(crate) fn has_progress(&self) -> bool {
-        self.progress > 0
+    pub(crate) fn is_empty(&self) -> bool {
+        self.heap.is_empty()
     }
 }
 
@@ -87,29 +69,17 @@ mod tests {
         q.push(5, Event::Resume { pe: 1 });
         q.push(3, Event::Resume { pe: 2 });
         q.push(5, Event::Resume { pe: 0 });
-        q.push(4, Event::Timeout { pe: 9, wait_id: 1 });
+        q.push(4, Event::Drain { pe: 9, write_id: 1 });
         assert_eq!(q.next_time_ns(), Some(3));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
                 (3, Event::Resume { pe: 2 }),
-                (4, Event::Timeout { pe: 9, wait_id: 1 }),
+                (4, Event::Drain { pe: 9, write_id: 1 }),
                 (5, Event::Resume { pe: 1 }),
                 (5, Event::Resume { pe: 0 }),
             ]
         );
-    }
-
-    #[test]
-    fn deadlines_are_not_progress() {
-        let mut q = EventQueue::default();
-        q.push(1, Event::Timeout { pe: 0, wait_id: 0 });
-        assert!(!q.has_progress());
-        q.push(1, Event::Drain { pe: 0, write_id: 0 });
-        assert!(q.has_progress());
-        q.pop();
-        q.pop();
-        assert!(!q.has_progress());
     }
 }

@@ -35,7 +35,7 @@ mod world;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use hw::{Backend, Caps, LaunchError, Launcher, PeFailure, Semantics, Topology};
+use hw::{Backend, Caps, LaunchError, LaunchOutput, Launcher, Semantics, Topology};
 
 pub use device::SimDevice;
 pub use entropy::Entropy;
@@ -188,7 +188,7 @@ impl Launcher for Sim {
         &self.topology
     }
 
-    fn launch<R, F>(self, pe_main: F) -> Result<(Vec<Result<R, PeFailure>>, SimReport), LaunchError>
+    fn launch<R, F>(self, pe_main: F) -> Result<LaunchOutput<R, SimReport>, LaunchError>
     where
         F: Fn(SimDevice) -> R + Sync,
         R: Send,

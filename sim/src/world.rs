@@ -56,7 +56,8 @@ struct PeState {
     clock_ns: u64,
     status: Status,
     blocked: Option<Blocked>,
-    wait_id: u64,
+    /// The deadline of the current wait, if it has one.
+    deadline_ns: Option<u64>,
     wake: Option<Result<(), QueueError>>,
     exchange_result: Option<Rc<Vec<Vec<u8>>>>,
     failure: Option<String>,
@@ -164,6 +165,10 @@ pub(crate) struct World {
     ops: Vec<Option<InFlight>>,
     free_ops: Vec<u32>,
     exchange: Exchange,
+    /// Deadlines of blocked PEs, earliest first: (deadline, PE). Kept apart from the event
+    /// queue because almost every wait ends before its deadline, and a void deadline left in
+    /// the queue would cost every later pop.
+    deadlines: BTreeSet<(u64, u32)>,
     pub(crate) running: Option<u32>,
     pub(crate) counts: OpCounts,
     pub(crate) trace: Trace,
@@ -195,7 +200,7 @@ impl World {
                 clock_ns: 0,
                 status: Status::Runnable,
                 blocked: None,
-                wait_id: 0,
+                deadline_ns: None,
                 wake: None,
                 exchange_result: None,
                 failure: None,
@@ -224,6 +229,7 @@ impl World {
                 arrivals: vec![None; n_pes as usize],
                 arrived: 0,
             },
+            deadlines: BTreeSet::new(),
             running: None,
             counts: OpCounts::default(),
             trace: Trace::new(params.timeline),
@@ -243,10 +249,18 @@ impl World {
         self.pes[pe as usize].clock_ns += ns;
     }
 
-    /// Whether `pe` must yield before issuing: its clock passed the next event.
+    /// When the next thing happens: an event or a deadline.
+    fn next_time_ns(&self) -> Option<u64> {
+        let deadline = self.deadlines.first().map(|&(t, _)| t);
+        match (self.events.next_time_ns(), deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether `pe` must yield before issuing: its clock passed the next event or deadline.
     pub(crate) fn must_yield(&self, pe: u32) -> bool {
-        self.events
-            .next_time_ns()
+        self.next_time_ns()
             .is_some_and(|t| self.pes[pe as usize].clock_ns > t)
     }
 
@@ -261,12 +275,11 @@ impl World {
         let state = &mut self.pes[pe as usize];
         state.status = Status::Blocked;
         state.blocked = Some(what);
-        state.wait_id += 1;
         state.wake = None;
-        let wait_id = state.wait_id;
         if deadline_ns < u64::MAX {
-            self.events
-                .push(deadline_ns.max(self.now_ns), Event::Timeout { pe, wait_id });
+            let at = deadline_ns.max(self.now_ns);
+            state.deadline_ns = Some(at);
+            self.deadlines.insert((at, pe));
         }
     }
 
@@ -281,6 +294,9 @@ impl World {
         state.status = Status::Runnable;
         state.blocked = None;
         state.wake = Some(result);
+        if let Some(at) = state.deadline_ns.take() {
+            self.deadlines.remove(&(at, pe));
+        }
         self.events.push(at_ns, Event::Resume { pe });
     }
 
@@ -638,7 +654,7 @@ impl World {
             back_bytes,
             path.bandwidth_bytes_per_s,
         );
-        let jitter_ns = self.jitter_ns(&path);
+        let jitter_ns = self.jitter_ns(path);
         let done_ns = transfer.begin_ns
             + transfer.serialise_ns
             + path.latency_ns
@@ -749,7 +765,15 @@ impl World {
     /// Processes events until a PE is to be resumed; `None` when the run is over.
     pub(crate) fn next_pe(&mut self) -> Option<u32> {
         loop {
-            if !self.events.has_progress() && self.resolve_deadlock() {
+            if self.events.is_empty() && self.resolve_deadlock() {
+                continue;
+            }
+            let event_ns = self.events.next_time_ns()?;
+            if let Some(&(deadline_ns, pe)) = self.deadlines.first()
+                && deadline_ns <= event_ns
+            {
+                self.now_ns = self.now_ns.max(deadline_ns);
+                self.miss_deadline(pe);
                 continue;
             }
             let (at_ns, event) = self.events.pop()?;
@@ -775,21 +799,21 @@ impl World {
                         self.notify_write(pe, kind, offset, len);
                     }
                 }
-                Event::Timeout { pe, wait_id } => {
-                    let state = &self.pes[pe as usize];
-                    if state.status == Status::Blocked && state.wait_id == wait_id {
-                        let waiting_for = self.describe_wait(pe);
-                        let err = QueueError::Deadline {
-                            pe: Pe(pe),
-                            waiting_for,
-                            deadline: hw::Instant(self.now_ns),
-                        };
-                        self.record_failure(format!("{err}"));
-                        self.wake(pe, self.now_ns, Err(err));
-                    }
-                }
             }
         }
+    }
+
+    /// Ends `pe`'s wait with [`QueueError::Deadline`].
+    fn miss_deadline(&mut self, pe: u32) {
+        let waiting_for = self.describe_wait(pe);
+        let err = QueueError::Deadline {
+            pe: Pe(pe),
+            waiting_for,
+            deadline: hw::Instant(self.now_ns),
+        };
+        self.trace.record(&[10, pe as u64, self.now_ns]);
+        self.record_failure(format!("{err}"));
+        self.wake(pe, self.now_ns, Err(err));
     }
 
     fn record_failure(&mut self, message: String) {

@@ -1,1 +1,73 @@
-fn main() {}
+//! `rshmem`: run SHMEM workloads on simulated GPU clusters and inspect topologies.
+
+mod run;
+mod topo;
+mod workloads;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// rshmem: an OpenSHMEM/NVSHMEM-style PGAS runtime with a deterministic GPU-cluster simulator.
+#[derive(Parser, Debug)]
+#[command(name = "rshmem", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a built-in workload on simulated GPUs and check its result.
+    ///
+    /// Workloads: hello, ring, reduce, alltoall, put-bw. The run is deterministic: the same
+    /// seed gives the same events, simulated time and trace hash.
+    #[command(after_help = run::AFTER_HELP)]
+    Run(run::RunArgs),
+    /// Describe a topology (a preset name or a TOML file) and optionally draw it.
+    ///
+    /// Presets: h200x2 (2 GPUs on NV18), hgx8 (8 GPUs on NVSwitch), ib-N (N hosts x 8 GPUs,
+    /// one 400 Gb/s NIC per GPU, rail-optimised fat tree). Files: see docs/topology-format.md.
+    Topo {
+        /// A preset name or a path to a topology file.
+        topology: String,
+        /// Write the topology as Graphviz DOT to this file.
+        #[arg(long, value_name = "FILE")]
+        dot: Option<PathBuf>,
+        /// Write a drawing of the topology as SVG to this file.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::main(args),
+        Command::Topo { topology, dot, svg } => topo_main(&topology, dot, svg),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn topo_main(name: &str, dot: Option<PathBuf>, svg: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let topology = sim::topology::load(name)?;
+    print!("{}", topo::describe(&topology));
+    if let Some(path) = dot {
+        std::fs::write(&path, topo::to_dot(&topology))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(path) = svg {
+        std::fs::write(&path, topo::to_svg(&topology))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,1 +1,112 @@
-//! placeholder (topology presets and files)
+//! Where simulated machines come from: built-in presets and TOML topology files.
+//!
+//! [`load`] is the one entry point the CLI and tests use: it takes either a preset name
+//! ([`presets::names`]) or a path to a file in the format of `docs/topology-format.md`.
+
+pub mod file;
+pub mod presets;
+
+use std::path::PathBuf;
+
+use hw::topology::Topology;
+
+pub use file::FileError;
+
+/// Why [`load`] could not produce a topology.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The name is no preset and no file by that name exists.
+    #[error(
+        "unknown topology {name:?}: it is not a preset (h200x2, hgx8, ib-N with 1 <= N <= {max}) \
+         and no file has that path; give a preset name or the path to a .toml topology file",
+        max = presets::MAX_IB_HOSTS
+    )]
+    Unknown {
+        /// What the caller asked for.
+        name: String,
+    },
+    /// The file exists, or looks like a path, but could not be read.
+    #[error("cannot read topology file {}", path.display())]
+    Io {
+        /// The path as given.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file was read but is not a valid topology.
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
+/// The topology called `name_or_path`: a preset if one has that name, else the TOML file at
+/// that path.
+///
+/// Presets win over files, so a file named `hgx8` in the working directory is reached as
+/// `./hgx8`.
+///
+/// # Errors
+/// [`LoadError::Unknown`] when the name is no preset and does not look like a path to an
+/// existing file, [`LoadError::Io`] when reading the file fails, and [`LoadError::File`] when
+/// its contents are invalid.
+pub fn load(name_or_path: &str) -> Result<Topology, LoadError> {
+    if let Some(topology) = presets::preset(name_or_path) {
+        return Ok(topology);
+    }
+    let path = PathBuf::from(name_or_path);
+    // A bare word such as "hgx9" is far more likely a mistyped preset than a missing file, so
+    // it gets the message listing the presets; anything path-like gets the IO error.
+    let looks_like_path = name_or_path.contains(std::path::MAIN_SEPARATOR)
+        || name_or_path.contains('/')
+        || path.extension().is_some();
+    if !path.exists() && !looks_like_path {
+        return Err(LoadError::Unknown {
+            name: name_or_path.to_string(),
+        });
+    }
+    let text = std::fs::read_to_string(&path).map_err(|source| LoadError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(file::parse(&text, name_or_path)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_load_by_name() {
+        assert_eq!(load("hgx8").unwrap().n_gpus(), 8);
+        assert_eq!(load("ib-3").unwrap().n_gpus(), 24);
+    }
+
+    #[test]
+    fn unknown_word_lists_presets_and_mentions_files() {
+        let err = load("hgx9").unwrap_err();
+        assert!(matches!(err, LoadError::Unknown { .. }));
+        let message = err.to_string();
+        for name in ["h200x2", "hgx8", "ib-N"] {
+            assert!(message.contains(name), "{message}");
+        }
+        assert!(message.contains(".toml"), "{message}");
+        assert!(matches!(load("ib-0"), Err(LoadError::Unknown { .. })));
+    }
+
+    #[test]
+    fn missing_file_names_the_path() {
+        let err = load("no/such/topology.toml").unwrap_err();
+        assert!(matches!(err, LoadError::Io { .. }));
+        assert!(err.to_string().contains("no/such/topology.toml"));
+    }
+
+    #[test]
+    fn shipped_files_load() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/topologies");
+        for file in ["h200x2.toml", "pcie4.toml"] {
+            let path = format!("{dir}/{file}");
+            let t = load(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert!(t.n_gpus() >= 2);
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! Runtime configuration: the one table of environment variables, and the only code that reads
+//! the process environment.
+//!
+//! Every knob is a row of [`table`] (name, type, default, meaning), so `rshmem info`, the
+//! `SHMEM_INFO` log and the parser cannot drift apart.
+
+#[cfg(test)]
+mod tests;
+
+use crate::TRACING_TARGET;
+
+/// The type of a configuration variable's value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum VarKind {
+    /// A size in bytes: digits with an optional suffix k, m, g or t (powers of 1024,
+    /// case-insensitive), itself optionally followed by `b` or `ib` ("512m", "1G", "2GiB").
+    Size,
+    /// An unsigned 64-bit integer.
+    U64,
+    /// A boolean: `1`, `true`, `yes`, `on`, `y` or empty for true; `0`, `false`, `no`, `off`, `n`
+    /// for false (case-insensitive).
+    Bool,
+}
+
+impl VarKind {
+    /// The type's name, for tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            VarKind::Size => "size",
+            VarKind::U64 => "u64",
+            VarKind::Bool => "bool",
+        }
+    }
+
+    /// What a valid value looks like, for error messages.
+    fn expected(self) -> &'static str {
+        match self {
+            VarKind::Size => {
+                "a size in bytes below 16 EiB, with an optional k/m/g/t suffix (powers of 1024)"
+            }
+            VarKind::U64 => "an unsigned integer below 2^64",
+            VarKind::Bool => "a boolean (1/0, true/false, yes/no, on/off)",
+        }
+    }
+
+    /// A valid value, for error messages.
+    fn example(self) -> &'static str {
+        match self {
+            VarKind::Size => "2g",
+            VarKind::U64 => "60000",
+            VarKind::Bool => "1",
+        }
+    }
+}
+
+/// How a variable reads and writes its field of [`Config`]. Non-capturing closures, so the
+/// table stays plain static data.
+#[derive(Clone, Copy, Debug)]
+enum Field {
+    Size {
+        get: fn(&Config) -> u64,
+        set: fn(&mut Config, u64),
+    },
+    U64 {
+        get: fn(&Config) -> u64,
+        set: fn(&mut Config, u64),
+    },
+    Bool {
+        get: fn(&Config) -> bool,
+        set: fn(&mut Config, bool),
+    },
+}
+
+/// One environment variable the runtime reads.
+#[derive(Debug)]
+pub struct ConfigVar {
+    /// The variable's name.
+    pub name: &'static str,
+    /// Its default, written as a user would write it.
+    pub default: &'static str,
+    /// What it does, in one line.
+    pub doc: &'static str,
+    field: Field,
+}
+
+impl ConfigVar {
+    /// The type of the variable's value.
+    pub fn kind(&self) -> VarKind {
+        match self.field {
+            Field::Size { .. } => VarKind::Size,
+            Field::U64 { .. } => VarKind::U64,
+            Field::Bool { .. } => VarKind::Bool,
+        }
+    }
+
+    /// The variable's value in `config`, written as a user would write it.
+    pub fn value_in(&self, config: &Config) -> String {
+        match self.field {
+            Field::Size { get, .. } => format_size(get(config)),
+            Field::U64 { get, .. } => get(config).to_string(),
+            Field::Bool { get, .. } => u8::from(get(config)).to_string(),
+        }
+    }
+
+    /// Parses `raw` and stores it in `config`.
+    fn apply(&self, config: &mut Config, raw: &str) -> Result<(), ConfigError> {
+        let invalid = || ConfigError::Invalid {
+            name: self.name,
+            value: raw.to_owned(),
+            expected: self.kind().expected(),
+            example: self.kind().example(),
+        };
+        match self.field {
+            Field::Size { set, .. } => set(config, parse_size(raw).ok_or_else(invalid)?),
+            Field::U64 { set, .. } => set(config, raw.trim().parse().map_err(|_| invalid())?),
+            Field::Bool { set, .. } => set(config, parse_bool(raw).ok_or_else(invalid)?),
+        }
+        Ok(())
+    }
+}
+
+static TABLE: [ConfigVar; 3] = [
+    ConfigVar {
+        name: "SHMEM_SYMMETRIC_SIZE",
+        default: "1g",
+        doc: "size of each PE's symmetric heap; backends may allocate it lazily",
+        field: Field::Size {
+            get: |c| c.symmetric_size_bytes,
+            set: |c, v| c.symmetric_size_bytes = v,
+        },
+    },
+    ConfigVar {
+        name: "RSHMEM_WAIT_TIMEOUT_MS",
+        default: "60000",
+        doc: "deadline of every blocking wait in the backend's clock (virtual time on the simulator)",
+        field: Field::U64 {
+            get: |c| c.wait_timeout_ms,
+            set: |c, v| c.wait_timeout_ms = v,
+        },
+    },
+    ConfigVar {
+        name: "SHMEM_INFO",
+        default: "0",
+        doc: "log the resolved configuration table at init (tracing level info)",
+        field: Field::Bool {
+            get: |c| c.info,
+            set: |c, v| c.info = v,
+        },
+    },
+];
+
+/// Every environment variable the runtime reads, in a fixed order.
+pub fn table() -> &'static [ConfigVar] {
+    &TABLE
+}
+
+/// A configuration value that cannot be used.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A variable's value does not parse.
+    #[error("invalid {name}={value:?}: expected {expected}, e.g. {name}={example}")]
+    Invalid {
+        /// The variable.
+        name: &'static str,
+        /// The value it had.
+        value: String,
+        /// What a valid value looks like.
+        expected: &'static str,
+        /// A valid value.
+        example: &'static str,
+    },
+}
+
+/// The resolved configuration of a run.
+///
+/// Built from the environment with [`Config::from_env`], or from defaults with the builder
+/// setters (tests and embedders that do not want the environment to matter).
+#[derive(Clone, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub struct Config {
+    /// The size of each PE's symmetric heap, in bytes (`SHMEM_SYMMETRIC_SIZE`).
+    pub symmetric_size_bytes: u64,
+    /// The deadline of every blocking wait, in milliseconds of the backend's clock
+    /// (`RSHMEM_WAIT_TIMEOUT_MS`).
+    pub wait_timeout_ms: u64,
+    /// Whether init logs the resolved table (`SHMEM_INFO`).
+    pub info: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            symmetric_size_bytes: 1 << 30,
+            wait_timeout_ms: 60_000,
+            info: false,
+        }
+    }
+}
+
+impl Config {
+    /// Reads every variable of [`table`] from the process environment; unset ones keep their
+    /// defaults.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the first variable whose value does not parse
+    /// (a value that is not Unicode never parses).
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(|name| match std::env::var(name) {
+            Ok(value) => Some(value),
+            Err(std::env::VarError::NotPresent) => None,
+            // Why: a non-Unicode value is an error the user must see, not an unset variable.
+            Err(std::env::VarError::NotUnicode(raw)) => Some(raw.to_string_lossy().into_owned()),
+        })
+    }
+
+    /// Like [`Config::from_env`], but reads variables through `lookup` (a name to its value,
+    /// `None` when unset), for tests and launchers that carry the environment themselves.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the first variable whose value does not parse.
+    pub fn from_lookup(
+        mut lookup: impl FnMut(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        for var in table() {
+            if let Some(raw) = lookup(var.name) {
+                var.apply(&mut config, &raw)?;
+            }
+        }
+        Ok(config)
+    }
+
+    /// Sets the size of each PE's symmetric heap.
+    pub fn symmetric_size(mut self, bytes: u64) -> Self {
+        self.symmetric_size_bytes = bytes;
+        self
+    }
+
+    /// Sets the deadline of every blocking wait.
+    pub fn wait_timeout_ms(mut self, ms: u64) -> Self {
+        self.wait_timeout_ms = ms;
+        self
+    }
+
+    /// Sets whether init logs the resolved table.
+    pub fn info(mut self, on: bool) -> Self {
+        self.info = on;
+        self
+    }
+
+    /// Every variable of [`table`] with its value in this configuration.
+    pub fn resolved(&self) -> Vec<(&'static ConfigVar, String)> {
+        table()
+            .iter()
+            .map(|var| (var, var.value_in(self)))
+            .collect()
+    }
+
+    /// Logs the resolved table at level info, one event per variable.
+    pub(crate) fn log(&self) {
+        for (var, value) in self.resolved() {
+            tracing::info!(
+                target: TRACING_TARGET,
+                name = var.name,
+                value = %value,
+                default = var.default,
+                kind = var.kind().name(),
+                doc = var.doc,
+                "config"
+            );
+        }
+    }
+}
+
+/// The binary size suffixes, largest first.
+const SIZE_UNITS: [(char, u32); 4] = [('t', 40), ('g', 30), ('m', 20), ('k', 10)];
+
+/// Parses a size such as `4096`, `512m`, `1G`, `2GiB` or `64kb`; `None` if malformed or too
+/// large for 64 bits.
+pub(crate) fn parse_size(raw: &str) -> Option<u64> {
+    let lower = raw.trim().to_ascii_lowercase();
+    // Why: "ib" only makes sense after a unit letter ("2gib"), while a bare "b" may follow
+    // digits ("512b") or a unit ("4mb").
+    let (body, needs_unit) = match lower.strip_suffix("ib") {
+        Some(body) => (body, true),
+        None => (lower.strip_suffix('b').unwrap_or(&lower), false),
+    };
+    let unit = SIZE_UNITS
+        .iter()
+        .find(|(letter, _)| body.ends_with(*letter));
+    let (digits, shift) = match unit {
+        Some((_, shift)) => (&body[..body.len() - 1], *shift),
+        None if needs_unit => return None,
+        None => (body, 0),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u64>().ok()?.checked_mul(1u64 << shift)
+}
+
+/// Writes `bytes` with the largest suffix that divides it exactly ("1g", "1536", "3m").
+pub(crate) fn format_size(bytes: u64) -> String {
+    SIZE_UNITS
+        .iter()
+        .find(|(_, shift)| bytes != 0 && bytes.trailing_zeros() >= *shift)
+        .map_or_else(
+            || bytes.to_string(),
+            |(letter, shift)| format!("{}{letter}", bytes >> shift),
+        )
+}
+
+/// Parses a boolean; an empty value means "set", so true.
+fn parse_bool(raw: &str) -> Option<bool> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "" | "1" | "true" | "yes" | "on" | "y" => Some(true),
+        "0" | "false" | "no" | "off" | "n" => Some(false),
+        _ => None,
+    }
+}

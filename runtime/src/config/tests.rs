@@ -1,0 +1,111 @@
+//! Parsing tests. They never touch the process environment: variables come from a map.
+
+use std::collections::BTreeMap;
+
+use super::*;
+
+/// Resolves a configuration from `vars` alone.
+fn from_vars(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    let map: BTreeMap<&str, &str> = vars.iter().copied().collect();
+    Config::from_lookup(|name| map.get(name).map(|v| (*v).to_owned()))
+}
+
+#[test]
+fn unset_variables_keep_defaults() {
+    assert_eq!(from_vars(&[]), Ok(Config::default()));
+}
+
+#[test]
+fn table_defaults_match_config_default() {
+    let vars: Vec<(&str, &str)> = table().iter().map(|v| (v.name, v.default)).collect();
+    assert_eq!(from_vars(&vars), Ok(Config::default()));
+    for (var, value) in Config::default().resolved() {
+        assert_eq!(value, var.default, "{}", var.name);
+    }
+}
+
+#[test]
+fn sizes_accept_suffixes() {
+    for (raw, want) in [
+        ("0", 0),
+        ("4096", 4096),
+        ("512b", 512),
+        ("1k", 1 << 10),
+        ("512m", 512 << 20),
+        ("1G", 1 << 30),
+        ("2GiB", 2 << 30),
+        ("4mb", 4 << 20),
+        (" 3T ", 3 << 40),
+        ("16kIB", 16 << 10),
+    ] {
+        assert_eq!(parse_size(raw), Some(want), "{raw:?}");
+    }
+}
+
+#[test]
+fn sizes_reject_garbage() {
+    for raw in [
+        "",
+        "b",
+        "g",
+        "ib",
+        "2ib",
+        "1.5g",
+        "-1",
+        "1 g",
+        "12bb",
+        "0x10",
+        "1p",
+        "99999999999t",
+    ] {
+        assert_eq!(parse_size(raw), None, "{raw:?}");
+    }
+}
+
+#[test]
+fn sizes_format_with_the_largest_exact_suffix() {
+    for (bytes, want) in [
+        (0, "0"),
+        (1536, "1536"),
+        (1 << 30, "1g"),
+        (3 << 20, "3m"),
+        (5 << 40, "5t"),
+    ] {
+        assert_eq!(format_size(bytes), want);
+        assert_eq!(parse_size(want), Some(bytes));
+    }
+}
+
+#[test]
+fn every_variable_is_applied() {
+    let config = from_vars(&[
+        ("SHMEM_SYMMETRIC_SIZE", "2g"),
+        ("RSHMEM_WAIT_TIMEOUT_MS", "250"),
+        ("SHMEM_INFO", "yes"),
+    ]);
+    let want = Config::default()
+        .symmetric_size(2 << 30)
+        .wait_timeout_ms(250)
+        .info(true);
+    assert_eq!(config, Ok(want));
+    assert_eq!(from_vars(&[("SHMEM_INFO", "")]).map(|c| c.info), Ok(true));
+    assert_eq!(
+        from_vars(&[("SHMEM_INFO", "Off")]).map(|c| c.info),
+        Ok(false)
+    );
+}
+
+#[test]
+fn malformed_values_name_variable_value_and_example() {
+    for (name, raw) in [
+        ("SHMEM_SYMMETRIC_SIZE", "lots"),
+        ("RSHMEM_WAIT_TIMEOUT_MS", "-5"),
+        ("SHMEM_INFO", "maybe"),
+    ] {
+        let err = from_vars(&[(name, raw)]).expect_err(name);
+        let message = err.to_string();
+        assert!(message.contains(name), "{message}");
+        assert!(message.contains(raw), "{message}");
+        assert!(message.contains("e.g."), "{message}");
+    }
+}

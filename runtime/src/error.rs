@@ -1,0 +1,160 @@
+//! The errors of the SHMEM API. Each message names the problem and the fix.
+
+use crate::config::{ConfigError, format_size};
+
+/// An operation of the SHMEM API could not be done.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShmemError {
+    /// A PE argument is not a PE of this run.
+    #[error("PE {pe} does not exist: this run has {n_pes} PEs; pass a PE below n_pes()")]
+    PeOutOfRange {
+        /// The PE asked for.
+        pe: u32,
+        /// The number of PEs of the run.
+        n_pes: u32,
+    },
+    /// An address is not inside any live allocation of the symmetric heap.
+    #[error(
+        "symmetric address {offset:#x} is not in any live allocation of the symmetric heap; \
+         use a Sym returned by malloc/calloc/align (or a view of one)"
+    )]
+    NotInHeap {
+        /// The byte offset into the heap.
+        offset: u64,
+    },
+    /// An access starts inside an allocation but runs past its end.
+    #[error(
+        "access to bytes {offset:#x}..{:#x} runs outside its allocation {alloc_offset:#x}..{:#x}; \
+         keep each access inside one allocation (Sym::slice checks this)",
+        offset.saturating_add(*len_bytes),
+        alloc_offset.saturating_add(*alloc_len_bytes)
+    )]
+    OutsideAllocation {
+        /// The byte offset of the access.
+        offset: u64,
+        /// The length of the access.
+        len_bytes: u64,
+        /// Where the allocation starts.
+        alloc_offset: u64,
+        /// The allocation's length.
+        alloc_len_bytes: u64,
+    },
+    /// A typed access is not naturally aligned.
+    #[error(
+        "symmetric address {offset:#x} is not aligned to {align} bytes as its element type needs; \
+         use an offset that is a multiple of {align}, or the *_bytes operations"
+    )]
+    Misaligned {
+        /// The byte offset of the access.
+        offset: u64,
+        /// The alignment the element type needs, in bytes.
+        align: u64,
+    },
+    /// An alignment argument is not a power of two.
+    #[error("alignment {align} is not a power of two; pass 8, 16, 64, 4096, ...")]
+    InvalidAlignment {
+        /// The alignment asked for, in bytes.
+        align: u64,
+    },
+    /// The symmetric heap has no free block large enough.
+    #[error(
+        "symmetric heap exhausted: asked for {requested_bytes} bytes but only {free_bytes} of \
+         {heap_bytes} bytes are free (possibly fragmented); raise the heap size, \
+         e.g. set SHMEM_SYMMETRIC_SIZE={}",
+        format_size(suggested_heap_bytes(*heap_bytes, *requested_bytes))
+    )]
+    HeapExhausted {
+        /// How much was asked for, in bytes.
+        requested_bytes: u64,
+        /// How much of the heap is free in total, in bytes.
+        free_bytes: u64,
+        /// The size of the heap, in bytes.
+        heap_bytes: u64,
+    },
+    /// The device would not provide the symmetric heap's memory.
+    #[error(
+        "cannot create a symmetric heap of {} bytes: {source}; set SHMEM_SYMMETRIC_SIZE to a \
+         size the device grants",
+        format_size(*heap_bytes)
+    )]
+    HeapSegment {
+        /// The heap size asked for, in bytes.
+        heap_bytes: u64,
+        /// Why the device refused.
+        source: hw::DeviceError,
+    },
+    /// PEs called a collective operation with different arguments.
+    #[error(
+        "{what} differ between PEs: {values}; every PE must make the same collective calls \
+         with the same arguments"
+    )]
+    CollectiveMismatch {
+        /// What differs ("malloc arguments", ...).
+        what: &'static str,
+        /// Which PEs passed what.
+        values: String,
+    },
+    /// A handle refers to an allocation that was freed.
+    #[error(
+        "symmetric address {offset:#x} belongs to an allocation that was freed; \
+         do not use a Sym after free"
+    )]
+    FreedAllocation {
+        /// The byte offset of the handle.
+        offset: u64,
+    },
+    /// `free` was given a view that does not start where its allocation starts.
+    #[error(
+        "free needs the Sym that malloc returned, but {offset:#x} is inside the allocation \
+         starting at {alloc_offset:#x}; free the whole allocation"
+    )]
+    NotAllocationStart {
+        /// The byte offset passed to free.
+        offset: u64,
+        /// Where its allocation starts.
+        alloc_offset: u64,
+    },
+    /// A view asked for elements outside the view it was made from.
+    #[error(
+        "elements {start}..{end} are outside a symmetric view of {len} elements; \
+         ask for a range within 0..{len}"
+    )]
+    OutOfBounds {
+        /// The first element asked for.
+        start: usize,
+        /// One past the last element asked for.
+        end: usize,
+        /// The length of the view.
+        len: usize,
+    },
+    /// A local buffer and a symmetric view have different lengths.
+    #[error(
+        "the symmetric view has {expected} elements but the other side has {actual}; \
+         pass buffers of equal length (Sym::slice makes a shorter view)"
+    )]
+    LengthMismatch {
+        /// The number of elements of the symmetric view.
+        expected: usize,
+        /// The number of elements of the other side.
+        actual: usize,
+    },
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A blocking operation did not complete (deadline passed, deadlock, or a lost queue).
+    #[error(transparent)]
+    Queue(#[from] hw::QueueError),
+    /// The device could not provide what was asked (memory, queues) or was lost.
+    #[error(transparent)]
+    Device(#[from] hw::DeviceError),
+}
+
+/// The heap size to suggest when `requested_bytes` did not fit in `heap_bytes`: the next power
+/// of two that holds both, since sizes are easiest to write that way ("2g").
+fn suggested_heap_bytes(heap_bytes: u64, requested_bytes: u64) -> u64 {
+    heap_bytes
+        .saturating_add(requested_bytes)
+        .checked_next_power_of_two()
+        .unwrap_or(u64::MAX)
+}

@@ -1,0 +1,108 @@
+//! The entry point: run a SHMEM program on every PE of a launcher.
+
+use hw::{Backend, Device, LaunchError, Launcher, PeFailure};
+
+use crate::config::Config;
+use crate::error::ShmemError;
+use crate::shmem::Shmem;
+
+/// Why one PE did not produce a result.
+#[derive(Debug, thiserror::Error)]
+pub enum PeError {
+    /// The PE's program panicked.
+    #[error("{} panicked: {}", .0.pe, .0.message)]
+    Failed(PeFailure),
+    /// The PE could not be set up; its program did not run.
+    #[error("PE {pe} failed to initialise: {source}")]
+    Init {
+        /// The PE.
+        pe: u32,
+        /// Why.
+        source: ShmemError,
+    },
+    /// The PE's program returned, but the collective teardown failed (often because another
+    /// PE failed and never reached it).
+    #[error("PE {pe} failed to finalise: {source}")]
+    Finalize {
+        /// The PE.
+        pe: u32,
+        /// Why.
+        source: ShmemError,
+    },
+}
+
+/// A run could not happen at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The launcher could not start the PEs.
+    #[error("could not launch the PEs: {0}")]
+    Launch(#[from] LaunchError),
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutput<R, Report> {
+    /// Each PE's result, in PE order.
+    pub results: Vec<Result<R, PeError>>,
+    /// What the backend reports about the run (simulated time, counters, ...).
+    pub report: Report,
+}
+
+impl<R, Report> RunOutput<R, Report> {
+    /// Every PE's value and the report, if every PE succeeded.
+    ///
+    /// # Errors
+    /// The error of the lowest-numbered PE that failed.
+    pub fn all_ok(self) -> Result<(Vec<R>, Report), PeError> {
+        let values = self
+            .results
+            .into_iter()
+            .collect::<Result<Vec<R>, PeError>>()?;
+        Ok((values, self.report))
+    }
+}
+
+/// Runs `pe_main` on every PE that `launcher` starts.
+///
+/// Each PE is set up first (collectively: its heap of `config.symmetric_size_bytes`, its
+/// peers' segments, the default queue, a barrier), then runs `pe_main`, then finalises
+/// collectively (quiet and barrier_all), so a program need not end with a barrier of its own.
+///
+/// # Errors
+/// [`RunError::Launch`] if the PEs could not be started. Failures of single PEs (a panic,
+/// failed setup or teardown) are in [`RunOutput::results`].
+pub fn run<L, R, F>(
+    launcher: L,
+    config: Config,
+    pe_main: F,
+) -> Result<RunOutput<R, L::Report>, RunError>
+where
+    L: Launcher,
+    R: Send,
+    F: Fn(&Shmem<L::B>) -> R + Sync,
+{
+    let config = &config;
+    let pe_main = &pe_main;
+    let (results, report) = launcher.launch(move |device| run_pe(device, config, pe_main))?;
+    let results = results
+        .into_iter()
+        .map(|result| result.map_err(PeError::Failed).and_then(|inner| inner))
+        .collect();
+    Ok(RunOutput { results, report })
+}
+
+/// One PE's life: init, the program, finalize.
+fn run_pe<B: Backend, R>(
+    device: B::Device,
+    config: &Config,
+    pe_main: &impl Fn(&Shmem<B>) -> R,
+) -> Result<R, PeError> {
+    let pe = device.pe().0;
+    let shmem =
+        Shmem::init(device, config.clone()).map_err(|source| PeError::Init { pe, source })?;
+    let value = pe_main(&shmem);
+    shmem
+        .finalize()
+        .map_err(|source| PeError::Finalize { pe, source })?;
+    Ok(value)
+}

@@ -1,0 +1,103 @@
+//! Put-with-signal and waiting on signal words.
+
+use hw::{Backend, Cmp, Device, Queue, SignalOp};
+
+use crate::TRACING_TARGET;
+use crate::error::ShmemError;
+use crate::shmem::{Shmem, same_len, word_access};
+use crate::sym::{Element, Sym, as_bytes};
+
+impl<B: Backend> Shmem<B> {
+    /// Copies `src` into `dst` on PE `pe`, then updates the signal word `sig` on `pe` with
+    /// `op` and `value`. Returns once `src` may be reused.
+    ///
+    /// # Ordering
+    /// Once the signal update is visible, this put's data has been delivered; earlier puts
+    /// only if a [`Shmem::fence`] separates them (SPEC section 3).
+    ///
+    /// # Errors
+    /// [`ShmemError::LengthMismatch`] if `src` and `dst` differ in length or `sig` is not one
+    /// word; [`ShmemError::PeOutOfRange`]; an address error for `dst` or `sig`
+    /// ([`ShmemError::NotInHeap`], `OutsideAllocation`, `Misaligned`, `FreedAllocation`);
+    /// [`ShmemError::Queue`] if the queue was lost.
+    pub fn put_signal<T: Element>(
+        &self,
+        dst: Sym<T>,
+        src: &[T],
+        sig: Sym<u64>,
+        value: u64,
+        op: SignalOp,
+        pe: u32,
+    ) -> Result<(), ShmemError> {
+        same_len(dst.len(), src.len())?;
+        let data = self.remote_range(dst.access(), pe)?;
+        let signal = self.remote_range(word_access(sig)?, pe)?;
+        tracing::trace!(
+            target: TRACING_TARGET,
+            pe = self.my_pe,
+            peer = pe,
+            op = "put_signal",
+            offset = data.offset,
+            bytes = data.len,
+            signal = signal.offset
+        );
+        self.queue
+            .put_signal(data, as_bytes(src), signal, op, value)?;
+        Ok(())
+    }
+
+    /// Non-blocking [`Shmem::put_signal`]. The backend copies `src` when the operation is
+    /// issued, so `src` may be reused at once; completion is guaranteed only after the next
+    /// [`Shmem::quiet`].
+    ///
+    /// # Ordering
+    /// As [`Shmem::put_signal`].
+    ///
+    /// # Errors
+    /// As [`Shmem::put_signal`].
+    pub fn put_signal_nbi<T: Element>(
+        &self,
+        dst: Sym<T>,
+        src: &[T],
+        sig: Sym<u64>,
+        value: u64,
+        op: SignalOp,
+        pe: u32,
+    ) -> Result<(), ShmemError> {
+        self.put_signal(dst, src, sig, value, op, pe)
+    }
+
+    /// Reads this PE's signal word `sig` with a plain load.
+    ///
+    /// # Ordering
+    /// Sees remote updates once they are visible to this PE; use
+    /// [`Shmem::signal_wait_until`] to wait for one.
+    ///
+    /// # Errors
+    /// [`ShmemError::LengthMismatch`] unless `sig` is one word; an address error
+    /// ([`ShmemError::NotInHeap`], `OutsideAllocation`, `Misaligned`, `FreedAllocation`).
+    pub fn signal_fetch(&self, sig: Sym<u64>) -> Result<u64, ShmemError> {
+        let range = self.local_range(word_access(sig)?)?;
+        let mut word = [0; 8];
+        self.device.read_local(range, &mut word);
+        Ok(u64::from_le_bytes(word))
+    }
+
+    /// Blocks until this PE's signal word `sig` satisfies `sig cmp value`, and returns the
+    /// value that satisfied it.
+    ///
+    /// # Ordering
+    /// As [`Shmem::wait_until`]: the data of the put-with-signal that satisfied it is then
+    /// visible to this PE.
+    ///
+    /// # Errors
+    /// As [`Shmem::wait_until`].
+    pub fn signal_wait_until(
+        &self,
+        sig: Sym<u64>,
+        cmp: Cmp,
+        value: u64,
+    ) -> Result<u64, ShmemError> {
+        self.wait_word(sig, cmp, value, "signal_wait_until")
+    }
+}

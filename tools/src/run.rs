@@ -1,0 +1,314 @@
+//! `rshmem run`: a built-in workload on the simulator, checked, with a report.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use hw::{Launcher, Pe, Semantics};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use sim::{OpCounts, Sim, SimReport};
+
+use crate::workloads::{self, BandwidthPoint, PeOutcome, Workload};
+
+pub(crate) const AFTER_HELP: &str = "Examples:
+  rshmem run ring --pes 8 --topology hgx8 --seed 1
+  rshmem run put-bw --pes 2 --topology h200x2 --json
+  rshmem run alltoall --pes 1024 --topology ib-128 --trace trace.json
+
+The exit status is 0 when every PE's check passed, 1 when a check failed or the run
+deadlocked, and 2 for bad arguments. --trace writes Chrome trace-event JSON: open it in
+https://ui.perfetto.dev or chrome://tracing (one track per PE and per link direction).";
+
+#[derive(Args, Debug)]
+pub(crate) struct RunArgs {
+    /// The workload: hello, ring, reduce, alltoall or put-bw.
+    workload: String,
+    /// How many PEs (default: one per GPU of the topology).
+    #[arg(long)]
+    pes: Option<u32>,
+    /// A topology preset (h200x2, hgx8, ib-N) or a TOML topology file.
+    #[arg(long, default_value = "hgx8")]
+    topology: String,
+    /// The seed of every random choice of the simulator; the same seed replays the same run.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Ordering rules: nvshmem (relaxed fetches, InfiniBand visibility rule) or openshmem-1.5.
+    #[arg(long, default_value = "nvshmem", value_parser = ["nvshmem", "openshmem-1.5"])]
+    semantics: String,
+    /// Write a Chrome/Perfetto trace of the run to this file.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize, Debug)]
+struct Summary {
+    workload: String,
+    pes: u32,
+    topology: String,
+    semantics: &'static str,
+    seed: u64,
+    ok: bool,
+    sim_time_ns: u64,
+    ops: u64,
+    op_counts: OpCountsJson,
+    trace_hash: String,
+    events: u64,
+    memory_bytes_peak: u64,
+    wall_s: f64,
+    sim_ops_per_wall_s: f64,
+    failures: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curve: Option<Vec<BandwidthPoint>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    modelled_gbps: Option<f64>,
+}
+
+#[derive(Serialize, Debug)]
+struct OpCountsJson {
+    puts: u64,
+    gets: u64,
+    amos: u64,
+    put_signals: u64,
+    fences: u64,
+    quiets: u64,
+    waits: u64,
+    bytes_put: u64,
+    bytes_got: u64,
+}
+
+impl From<OpCounts> for OpCountsJson {
+    fn from(c: OpCounts) -> Self {
+        OpCountsJson {
+            puts: c.puts,
+            gets: c.gets,
+            amos: c.amos,
+            put_signals: c.put_signals,
+            fences: c.fences,
+            quiets: c.quiets,
+            waits: c.waits,
+            bytes_put: c.bytes_put,
+            bytes_got: c.bytes_got,
+        }
+    }
+}
+
+pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let Some(workload) = workloads::find(&args.workload) else {
+        let list: Vec<String> = workloads::WORKLOADS
+            .iter()
+            .map(|w| format!("  {:<9} {}", w.name, w.about))
+            .collect();
+        bail!(
+            "unknown workload {:?}; the workloads are:\n{}",
+            args.workload,
+            list.join("\n")
+        );
+    };
+    let topology = sim::topology::load(&args.topology)?;
+    let semantics = if args.semantics == "nvshmem" {
+        Semantics::Nvshmem
+    } else {
+        Semantics::OpenShmem15
+    };
+    let mut builder = Sim::builder(topology)
+        .seed(args.seed)
+        .semantics(semantics)
+        .timeline(args.trace.is_some());
+    if let Some(n) = args.pes {
+        builder = builder.pes(n);
+    }
+    let sim = builder.build()?;
+    let n_pes = sim.n_pes();
+    if n_pes < workload.min_pes {
+        bail!(
+            "workload {} needs at least {} PEs; pass --pes {}",
+            workload.name,
+            workload.min_pes,
+            workload.min_pes
+        );
+    }
+    let topology = sim.topology().clone();
+    let config = rshmem::Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;
+    let spinner = progress(&args, workload, n_pes);
+    let wall = Instant::now();
+    let output = rshmem::run(sim, config, |sh| workloads::run_on_pe(workload, sh))?;
+    let wall_s = wall.elapsed().as_secs_f64();
+    if let Some(s) = spinner {
+        s.finish_and_clear();
+    }
+    let report = output.report;
+    let mut failures = Vec::new();
+    let mut curve = None;
+    for (pe, result) in output.results.into_iter().enumerate() {
+        match result {
+            Ok(Ok(outcome)) => record(pe as u32, outcome, &mut failures, &mut curve),
+            Ok(Err(err)) => failures.push(format!("PE {pe}: {err}")),
+            Err(err) => failures.push(format!("PE {pe}: {err}")),
+        }
+    }
+    if let Some(message) = &report.failure {
+        failures.push(message.clone());
+    }
+    let modelled_gbps = (workload.name == "put-bw").then(|| {
+        let path = topology.routes_from(Pe(0)).path_to(&topology, Pe(1));
+        path.bandwidth_bytes_per_s as f64 / 1e9
+    });
+    if let (Some(points), Some(model)) = (&curve, modelled_gbps) {
+        failures.extend(check_curve(points, model));
+    }
+    if let Some(path) = &args.trace {
+        let timeline = report
+            .timeline
+            .as_ref()
+            .context("the simulator recorded no timeline")?;
+        std::fs::write(path, timeline.to_chrome_json(&topology))
+            .with_context(|| format!("cannot write the trace to {}", path.display()))?;
+    }
+    let summary = summarise(workload, &report, wall_s, failures, curve, modelled_gbps);
+    if args.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        print_text(&summary, args.trace.as_deref());
+    }
+    Ok(if summary.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn record(
+    pe: u32,
+    outcome: PeOutcome,
+    failures: &mut Vec<String>,
+    curve: &mut Option<Vec<BandwidthPoint>>,
+) {
+    if !outcome.ok {
+        failures.push(format!("PE {pe}: check failed: {}", outcome.detail));
+    }
+    if outcome.curve.is_some() {
+        *curve = outcome.curve;
+    }
+}
+
+/// The curve must rise with size and its largest point must be within 5 % of the route's
+/// modelled bandwidth. "Rise" allows each point to sit up to 3 % below the one before: the
+/// simulator's link jitter (up to twice the latency on a straggler) moves the end of a batch
+/// by about a microsecond, which is that much of the mid-size batches.
+fn check_curve(points: &[BandwidthPoint], modelled_gbps: f64) -> Vec<String> {
+    let mut problems = Vec::new();
+    for pair in points.windows(2) {
+        if pair[1].gbps < pair[0].gbps * 0.97 {
+            problems.push(format!(
+                "bandwidth fell from {:.2} GB/s at {} B to {:.2} GB/s at {} B",
+                pair[0].gbps, pair[0].bytes, pair[1].gbps, pair[1].bytes
+            ));
+        }
+    }
+    if let Some(last) = points.last() {
+        let error = (last.gbps - modelled_gbps).abs() / modelled_gbps;
+        if error > 0.05 {
+            problems.push(format!(
+                "{:.2} GB/s at {} B is {:.1} % away from the modelled {modelled_gbps:.2} GB/s",
+                last.gbps,
+                last.bytes,
+                error * 100.0
+            ));
+        }
+    }
+    problems
+}
+
+fn summarise(
+    workload: &Workload,
+    report: &SimReport,
+    wall_s: f64,
+    failures: Vec<String>,
+    curve: Option<Vec<BandwidthPoint>>,
+    modelled_gbps: Option<f64>,
+) -> Summary {
+    Summary {
+        workload: workload.name.to_string(),
+        pes: report.n_pes,
+        topology: report.topology.clone(),
+        semantics: report.semantics.name(),
+        seed: report.seed,
+        ok: failures.is_empty(),
+        sim_time_ns: report.sim_time_ns,
+        ops: report.ops.total(),
+        op_counts: report.ops.into(),
+        trace_hash: format!("{:016x}", report.trace_hash),
+        events: report.events,
+        memory_bytes_peak: report.memory_bytes_peak,
+        wall_s,
+        sim_ops_per_wall_s: report.ops.total() as f64 / wall_s.max(1e-9),
+        failures,
+        curve,
+        modelled_gbps,
+    }
+}
+
+fn print_text(s: &Summary, trace: Option<&std::path::Path>) {
+    println!(
+        "{} on {} PEs of {} ({}), seed {}: {}",
+        s.workload,
+        s.pes,
+        s.topology,
+        s.semantics,
+        s.seed,
+        if s.ok { "ok" } else { "FAILED" }
+    );
+    println!("  simulated time   {:.3} us", s.sim_time_ns as f64 / 1e3);
+    let c = &s.op_counts;
+    println!(
+        "  operations       {} (puts {}, gets {}, atomics {}, put_signals {}; fences {}, quiets {}, waits {})",
+        s.ops, c.puts, c.gets, c.amos, c.put_signals, c.fences, c.quiets, c.waits
+    );
+    println!("  trace hash       {}", s.trace_hash);
+    println!(
+        "  wall time        {:.3} s ({} events, {:.2} M simulated ops/s, peak simulated memory {} MiB)",
+        s.wall_s,
+        s.events,
+        s.sim_ops_per_wall_s / 1e6,
+        s.memory_bytes_peak >> 20
+    );
+    if let Some(curve) = &s.curve {
+        println!("  {:>12}  {:>10}", "bytes", "GB/s");
+        for p in curve {
+            println!("  {:>12}  {:>10.2}", p.bytes, p.gbps);
+        }
+        if let Some(m) = s.modelled_gbps {
+            println!("  modelled route bandwidth {m:.2} GB/s");
+        }
+    }
+    if let Some(path) = trace {
+        println!(
+            "  trace written to {} (open in https://ui.perfetto.dev)",
+            path.display()
+        );
+    }
+    for f in &s.failures {
+        println!("  failure: {f}");
+    }
+    if !s.ok {
+        println!("  rerun with --seed {} to reproduce", s.seed);
+    }
+}
+
+/// A spinner on standard error while a run is in progress, for interactive text use only.
+fn progress(args: &RunArgs, workload: &Workload, n_pes: u32) -> Option<ProgressBar> {
+    if args.json || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return None;
+    }
+    let spinner = ProgressBar::new_spinner();
+    spinner.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").ok()?);
+    spinner.set_message(format!("simulating {} on {n_pes} PEs", workload.name));
+    spinner.enable_steady_tick(Duration::from_millis(100));
+    Some(spinner)
+}
