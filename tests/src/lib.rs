@@ -1,1 +1,93 @@
-//! placeholder
+//! Conformance bodies: SHMEM programs generic over the backend that check one promise of the
+//! API each, and a harness that runs them on the simulator over topologies and seeds.
+//!
+//! A body returns `Ok(())` when its check held on that PE. The same bodies are meant to run on
+//! every backend (the CUDA backend runs them on GPUs), so they only use the public API.
+
+pub mod bodies;
+
+use std::fmt;
+
+use hw::Launcher;
+use rshmem::{Config, Shmem, ShmemError};
+use sim::{Sim, SimBackend, SimReport};
+
+/// Why a body failed on a PE.
+#[derive(Debug)]
+pub enum BodyError {
+    /// An API call failed.
+    Shmem(ShmemError),
+    /// The API worked but a promise did not hold.
+    Violated(String),
+}
+
+impl From<ShmemError> for BodyError {
+    fn from(e: ShmemError) -> Self {
+        BodyError::Shmem(e)
+    }
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::Shmem(e) => write!(f, "{e}"),
+            BodyError::Violated(what) => write!(f, "violated: {what}"),
+        }
+    }
+}
+
+/// The topologies a conformance body runs on: NVLink pair, NVSwitch, and two InfiniBand
+/// hosts (so some pairs cross a NIC and follow the InfiniBand visibility rule).
+pub const TOPOLOGIES: [&str; 3] = ["h200x2", "hgx8", "ib-2"];
+
+/// Seeds each body runs with.
+pub const SEEDS: std::ops::Range<u64> = 0..4;
+
+/// Runs `body` on every PE of `topology` with `seed` and returns the report, failing with
+/// the seed and every PE's error if any PE's check failed.
+pub fn run_on_sim(
+    topology: &str,
+    seed: u64,
+    body: impl Fn(&Shmem<SimBackend>) -> Result<(), BodyError> + Sync,
+) -> Result<SimReport, String> {
+    let topo = sim::topology::load(topology).map_err(|e| e.to_string())?;
+    let sim = Sim::builder(topo)
+        .seed(seed)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let n = sim.n_pes();
+    let config = Config::default().symmetric_size(64 << 20);
+    let output = rshmem::run(sim, config, body).map_err(|e| e.to_string())?;
+    let failures: Vec<String> = output
+        .results
+        .iter()
+        .enumerate()
+        .filter_map(|(pe, r)| match r {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(format!("PE {pe}: {e}")),
+            Err(e) => Some(format!("PE {pe}: {e}")),
+        })
+        .collect();
+    if failures.is_empty() && output.report.failure.is_none() {
+        Ok(output.report)
+    } else {
+        Err(format!(
+            "{n} PEs on {topology}, seed {seed} (rerun with this seed):\n  {}\n  report: {:?}",
+            failures.join("\n  "),
+            output.report.failure
+        ))
+    }
+}
+
+/// Runs `body` on every topology of [`TOPOLOGIES`] with every seed of [`SEEDS`].
+///
+/// # Panics
+/// With every failing (topology, seed) and its errors, if any run failed.
+pub fn conformance(body: impl Fn(&Shmem<SimBackend>) -> Result<(), BodyError> + Sync + Copy) {
+    let failures: Vec<String> = TOPOLOGIES
+        .iter()
+        .flat_map(|t| SEEDS.map(move |s| (t, s)))
+        .filter_map(|(t, s)| run_on_sim(t, s, body).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

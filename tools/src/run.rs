@@ -60,6 +60,8 @@ struct Summary {
     trace_hash: String,
     events: u64,
     memory_bytes_peak: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    process_rss_bytes_peak: Option<u64>,
     wall_s: f64,
     sim_ops_per_wall_s: f64,
     failures: Vec<String>,
@@ -246,6 +248,7 @@ fn summarise(
         trace_hash: format!("{:016x}", report.trace_hash),
         events: report.events,
         memory_bytes_peak: report.memory_bytes_peak,
+        process_rss_bytes_peak: process_rss_bytes_peak(),
         wall_s,
         sim_ops_per_wall_s: report.ops.total() as f64 / wall_s.max(1e-9),
         failures,
@@ -272,11 +275,16 @@ fn print_text(s: &Summary, trace: Option<&std::path::Path>) {
     );
     println!("  trace hash       {}", s.trace_hash);
     println!(
-        "  wall time        {:.3} s ({} events, {:.2} M simulated ops/s, peak simulated memory {} MiB)",
+        "  wall time        {:.3} s ({} events, {:.2} M simulated ops/s)",
         s.wall_s,
         s.events,
-        s.sim_ops_per_wall_s / 1e6,
-        s.memory_bytes_peak >> 20
+        s.sim_ops_per_wall_s / 1e6
+    );
+    println!(
+        "  memory           {} KiB simulated GPU memory at peak; process peak {}",
+        s.memory_bytes_peak >> 10,
+        s.process_rss_bytes_peak
+            .map_or("unknown".to_string(), |b| format!("{} MiB", b >> 20))
     );
     if let Some(curve) = &s.curve {
         println!("  {:>12}  {:>10}", "bytes", "GB/s");
@@ -299,6 +307,14 @@ fn print_text(s: &Summary, trace: Option<&std::path::Path>) {
     if !s.ok {
         println!("  rerun with --seed {} to reproduce", s.seed);
     }
+}
+
+/// The most memory this process held at once (Linux `VmHWM`), if the system says.
+fn process_rss_bytes_peak() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// A spinner on standard error while a run is in progress, for interactive text use only.

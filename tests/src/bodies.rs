@@ -1,0 +1,130 @@
+//! The conformance bodies. Each checks one promise of SPEC section 3 on every PE.
+
+use hw::Backend;
+use rshmem::{Cmp, Shmem, SignalOp};
+
+use crate::BodyError;
+
+/// A check that did not hold, as an error the harness reports with the seed.
+fn violated(what: String) -> BodyError {
+    BodyError::Violated(what)
+}
+
+/// Each PE puts to the next, quiet, barrier: every PE holds its left neighbour's value
+/// (R2 quiet + R4 barrier make a completed put visible).
+pub fn ring<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes());
+    let slot = sh.calloc::<u64>(4)?;
+    sh.put(slot, &[u64::from(me); 4], (me + 1) % n)?;
+    sh.quiet()?;
+    sh.barrier_all()?;
+    let got = sh.local(slot)?;
+    let left = u64::from((me + n - 1) % n);
+    sh.free(slot)?;
+    if got != [left; 4] {
+        return Err(violated(format!(
+            "PE {me} holds {got:?}, expected its left neighbour's {left}"
+        )));
+    }
+    Ok(())
+}
+
+/// PE 0 sends data then sets a flag with a fence between; every other PE waits on its flag
+/// and must then see the data (R1 fence, R3 wait_until).
+pub fn fenced_message_passing<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes());
+    let data = sh.calloc::<u64>(8)?;
+    let flag = sh.calloc::<u64>(1)?;
+    if me == 0 {
+        for pe in 1..n {
+            sh.put(data, &[u64::from(pe) * 10; 8], pe)?;
+            sh.fence()?;
+            sh.atomic_set(flag, 1, pe)?;
+        }
+        sh.quiet()?;
+    } else {
+        sh.wait_until(flag, Cmp::Eq, 1)?;
+        let got = sh.local(data)?;
+        if got != [u64::from(me) * 10; 8] {
+            return Err(violated(format!("PE {me} saw the flag but data {got:?}")));
+        }
+    }
+    sh.barrier_all()?;
+    sh.free(flag)?;
+    sh.free(data)?;
+    Ok(())
+}
+
+/// Put-with-signal: once the signal is seen, that put's data is delivered (R5).
+pub fn signal_message_passing<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes());
+    let data = sh.calloc::<u32>(64)?;
+    let signal = sh.calloc::<u64>(1)?;
+    let to = (me + 1) % n;
+    let payload: Vec<u32> = (0..64).map(|i| me * 1000 + i).collect();
+    sh.put_signal(data, &payload, signal, 1, SignalOp::Add, to)?;
+    sh.signal_wait_until(signal, Cmp::Ge, 1)?;
+    let from = (me + n - 1) % n;
+    let got = sh.local(data)?;
+    sh.barrier_all()?;
+    sh.free(signal)?;
+    sh.free(data)?;
+    if got
+        .iter()
+        .enumerate()
+        .any(|(i, &v)| v != from * 1000 + i as u32)
+    {
+        return Err(violated(format!(
+            "PE {me} saw the signal before PE {from}'s data"
+        )));
+    }
+    Ok(())
+}
+
+/// Every PE adds to one counter on PE 0 with fetch_add: the fetched values are distinct and
+/// the final count is exact (R6 atomicity).
+pub fn fetch_add_counter<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes());
+    let counter = sh.calloc::<u64>(1)?;
+    let seen = sh.calloc::<u64>(n as usize * 4)?;
+    let mut mine = Vec::new();
+    for _ in 0..4 {
+        mine.push(sh.atomic_fetch_add(counter, 1, 0)?);
+    }
+    sh.put(seen.slice(me as usize * 4..me as usize * 4 + 4)?, &mine, 0)?;
+    sh.barrier_all()?;
+    let mut result = Ok(());
+    if me == 0 {
+        let mut all = sh.local(seen)?;
+        all.sort_unstable();
+        let total = sh.local(counter)?[0];
+        if all != (0..u64::from(n) * 4).collect::<Vec<_>>() || total != u64::from(n) * 4 {
+            result = Err(violated(format!("fetched {all:?}, counter {total}")));
+        }
+    }
+    sh.barrier_all()?;
+    sh.free(seen)?;
+    sh.free(counter)?;
+    result
+}
+
+/// Gets see every put completed before a barrier, on any path (R4, R8 with the owner's
+/// consistency step at the barrier).
+pub fn get_after_barrier<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes());
+    let cell = sh.malloc::<i64>(16)?;
+    sh.set_local(cell, &[-i64::from(me); 16])?;
+    sh.barrier_all()?;
+    for pe in 0..n {
+        let got = sh.get(cell, pe)?;
+        let one = sh.g(cell.at(15)?, pe)?;
+        if got != [-i64::from(pe); 16] || one != -i64::from(pe) {
+            return Err(violated(format!(
+                "PE {me} read {got:?} / {one} from PE {pe}"
+            )));
+        }
+    }
+    sh.barrier_all()?;
+    sh.free(cell)?;
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! Every conformance body on the simulator: three topologies (NVLink pair, NVSwitch, two
+//! InfiniBand hosts) times four seeds each.
+
+use tests::{bodies, conformance};
+
+#[test]
+fn ring() {
+    conformance(bodies::ring);
+}
+
+#[test]
+fn fenced_message_passing() {
+    conformance(bodies::fenced_message_passing);
+}
+
+#[test]
+fn signal_message_passing() {
+    conformance(bodies::signal_message_passing);
+}
+
+#[test]
+fn fetch_add_counter() {
+    conformance(bodies::fetch_add_counter);
+}
+
+#[test]
+fn get_after_barrier() {
+    conformance(bodies::get_after_barrier);
+}
+
+/// The harness can fail: a body whose promise does not hold is reported with its seed.
+#[test]
+fn a_broken_promise_is_reported_with_the_seed() {
+    let err = tests::run_on_sim("h200x2", 5, |sh| {
+        if sh.my_pe() == 1 {
+            return Err(tests::BodyError::Violated("on purpose".into()));
+        }
+        Ok(())
+    })
+    .unwrap_err();
+    assert!(
+        err.contains("seed 5") && err.contains("PE 1: violated: on purpose"),
+        "{err}"
+    );
+}

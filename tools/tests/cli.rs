@@ -1,0 +1,198 @@
+//! The `rshmem` binary as a user runs it.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn rshmem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rshmem"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = rshmem(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rshmem-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn ring_on_hgx8_is_ok_and_its_trace_hash_is_stable() {
+    let args = [
+        "run",
+        "ring",
+        "--pes",
+        "8",
+        "--topology",
+        "hgx8",
+        "--seed",
+        "1",
+        "--json",
+    ];
+    let a = json(&args);
+    let b = json(&args);
+    assert_eq!(a["ok"], true);
+    assert_eq!(a["trace_hash"], b["trace_hash"]);
+    for key in [
+        "workload",
+        "pes",
+        "topology",
+        "seed",
+        "sim_time_ns",
+        "ops",
+        "wall_s",
+    ] {
+        assert!(a.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(a["pes"], 8);
+    assert_eq!(a["seed"], 1);
+}
+
+#[test]
+fn put_bw_rises_and_reaches_the_modelled_nv18_bandwidth() {
+    let v = json(&[
+        "run",
+        "put-bw",
+        "--pes",
+        "2",
+        "--topology",
+        "h200x2",
+        "--json",
+    ]);
+    assert_eq!(v["ok"], true, "{v}");
+    let curve = v["curve"].as_array().unwrap();
+    assert_eq!(curve.first().unwrap()["bytes"], 8);
+    let last = curve.last().unwrap();
+    assert_eq!(last["bytes"], 256u64 << 20);
+    let gbps = last["gbps"].as_f64().unwrap();
+    let model = sim::topology::presets::H200X2_NVLINK_BYTES_PER_S as f64 / 1e9;
+    assert!((gbps - model).abs() / model < 0.05, "{gbps} vs {model}");
+    assert!(curve.first().unwrap()["gbps"].as_f64().unwrap() < gbps / 10.0);
+}
+
+#[test]
+fn alltoall_on_1024_pes_of_ib_128_is_ok() {
+    let v = json(&[
+        "run",
+        "alltoall",
+        "--pes",
+        "1024",
+        "--topology",
+        "ib-128",
+        "--json",
+    ]);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["op_counts"]["puts"], 1024 * 1024);
+}
+
+#[test]
+fn every_workload_checks_out_on_small_topologies() {
+    for workload in ["hello", "ring", "reduce", "alltoall"] {
+        for (topology, pes) in [("h200x2", "2"), ("hgx8", "5"), ("ib-2", "16")] {
+            let v = json(&[
+                "run",
+                workload,
+                "--pes",
+                pes,
+                "--topology",
+                topology,
+                "--json",
+            ]);
+            assert_eq!(v["ok"], true, "{workload} on {topology}: {v}");
+        }
+    }
+}
+
+#[test]
+fn bad_arguments_fail_with_a_message_that_names_the_fix() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["run", "nope"], "unknown workload \"nope\""),
+        (&["run", "ring", "--topology", "nope"], "h200x2"),
+        (
+            &["run", "ring", "--topology", "hgx8", "--pes", "9"],
+            "has 8 GPUs",
+        ),
+        (&["run", "ring", "--pes", "0"], "at least one PE"),
+        (&["run", "put-bw", "--pes", "1"], "--pes 2"),
+    ];
+    for (args, needle) in cases {
+        let out = rshmem(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_malformed_topology_file_names_its_line() {
+    let path = scratch("bad.toml");
+    std::fs::write(&path, "name = \"x\"\n[[node]]\nname = \"g0\"\nkind = \"gpu\"\n[[link]]\na = \"g0\"\nb = \"g9\"\nkind = \"nvlink\"\nlatency_ns = 1\ngbps = 1\n").unwrap();
+    let out = rshmem(&["run", "ring", "--topology", path.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.toml:7:"), "{stderr}");
+}
+
+#[test]
+fn trace_and_drawings_are_written() {
+    let trace = scratch("trace.json");
+    let v = json(&[
+        "run",
+        "ring",
+        "--pes",
+        "4",
+        "--topology",
+        "hgx8",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["ok"], true);
+    let parsed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let events = parsed["traceEvents"].as_array().unwrap();
+    assert!(
+        events.iter().any(|e| e["ph"] == "X" && e["pid"] == 1),
+        "PE spans"
+    );
+    assert!(
+        events.iter().any(|e| e["ph"] == "X" && e["pid"] == 2),
+        "link spans"
+    );
+
+    let (dot, svg) = (scratch("t.dot"), scratch("t.svg"));
+    let out = rshmem(&[
+        "topo",
+        "ib-2",
+        "--dot",
+        dot.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("16"));
+    assert!(
+        std::fs::read_to_string(&dot).unwrap().contains("digraph")
+            || std::fs::read_to_string(&dot).unwrap().contains("graph")
+    );
+    assert!(
+        std::fs::read_to_string(&svg)
+            .unwrap()
+            .trim_end()
+            .ends_with("</svg>")
+    );
+}
