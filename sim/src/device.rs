@@ -35,11 +35,17 @@ impl SimDevice {
         }
     }
 
+    /// The key of `pe`'s `kind` segment: the PE, the kind and the capacity, little-endian.
+    fn key_bytes(pe: u32, kind: MemKind, capacity_bytes: u64) -> [u8; 13] {
+        let mut key = [0; 13];
+        key[..4].copy_from_slice(&pe.to_le_bytes());
+        key[4] = kind as u8;
+        key[5..].copy_from_slice(&capacity_bytes.to_le_bytes());
+        key
+    }
+
     fn key(pe: u32, kind: MemKind, capacity_bytes: u64) -> SegmentKey {
-        let mut key = pe.to_le_bytes().to_vec();
-        key.push(kind as u8);
-        key.extend_from_slice(&capacity_bytes.to_le_bytes());
-        SegmentKey(key)
+        SegmentKey(Self::key_bytes(pe, kind, capacity_bytes).to_vec())
     }
 }
 
@@ -98,7 +104,8 @@ impl Device for SimDevice {
             .mem
             .capacity_bytes(peer.0, kind)
             .ok_or_else(|| import_error("the peer has not created that segment"))?;
-        if *key != Self::key(peer.0, kind, capacity) {
+        // Compared without building a key: every PE imports every peer, so this runs n² times.
+        if key.0 != Self::key_bytes(peer.0, kind, capacity) {
             return Err(import_error("the key does not describe that segment"));
         }
         w.mark_imported(self.handle.pe, peer.0, kind);
@@ -112,7 +119,9 @@ impl Device for SimDevice {
         self.handle.world().arrive(self.handle.pe, mine.to_vec());
         self.handle.wait_woken()?;
         let all = self.handle.world().take_exchange(self.handle.pe);
-        all.map(|rc| (*rc).clone())
+        // Every PE gets its own copy (the contract returns owned vectors); the last one to
+        // take the shared result takes the original.
+        all.map(|rc| Rc::try_unwrap(rc).unwrap_or_else(|rc| (*rc).clone()))
             .ok_or_else(|| QueueError::Lost("exchange ended without a result".into()))
     }
 
@@ -127,10 +136,10 @@ impl Device for SimDevice {
             out.len() as u64,
             "read_local: range and buffer lengths differ"
         );
-        self.handle
-            .world()
-            .mem
-            .read(self.handle.pe, src.kind, src.offset, out);
+        self.handle.pace();
+        let mut w = self.handle.world();
+        w.observe(self.handle.pe);
+        w.mem.read(self.handle.pe, src.kind, src.offset, out);
     }
 
     fn write_local(&self, dst: LocalRange, data: &[u8]) {
@@ -139,7 +148,10 @@ impl Device for SimDevice {
             data.len() as u64,
             "write_local: range and data lengths differ"
         );
+        // Peers may read this memory: their reads before this PE's clock happen first.
+        self.handle.pace();
         let mut w = self.handle.world();
+        w.observe(self.handle.pe);
         w.mem.write(self.handle.pe, dst.kind, dst.offset, data);
         let bytes_per_s = w.topology.timing().local_bytes_per_s;
         w.advance_clock(
@@ -174,6 +186,7 @@ impl SimDevice {
     /// Checks the word; when the comparison holds, runs the consistency step.
     fn test_quietly(&self, spec: &WaitSpec) -> Option<u64> {
         let mut w = self.handle.world();
+        w.observe(self.handle.pe);
         let value = w.evaluate(self.handle.pe, spec)?;
         w.flush(self.handle.pe);
         Some(value)

@@ -66,12 +66,23 @@ impl PeHandle {
         }
     }
 
-    /// Yields if this PE's clock ran past the next event, so operations are issued in global
-    /// time order. Call before issuing an operation.
+    /// Yields if this PE's clock ran past the next event, so that everything before its
+    /// clock has happened. Call before observing or changing what other PEs can see.
     pub(crate) fn pace(&self) {
+        self.yield_if(World::must_yield);
+    }
+
+    /// Yields if this PE's clock ran too far past the next event to post an operation (see
+    /// `world::ISSUE_LOOKAHEAD_NS`). Call before posting an operation.
+    pub(crate) fn pace_post(&self) {
+        self.yield_if(World::must_yield_to_post);
+    }
+
+    /// Yields until the world resumes this PE at its clock, if `must_yield` says so.
+    fn yield_if(&self, must_yield: impl FnOnce(&mut World, u32) -> bool) {
         let must = {
             let mut w = self.world();
-            let must = w.must_yield(self.pe);
+            let must = must_yield(&mut w, self.pe);
             if must {
                 w.reschedule(self.pe);
             }

@@ -26,6 +26,7 @@ mod exec;
 mod handle;
 mod memory;
 mod network;
+mod ordering;
 mod queue;
 mod report;
 pub mod topology;

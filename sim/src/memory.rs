@@ -1,20 +1,28 @@
 //! Simulated memory: every PE's segments, and the InfiniBand writes not yet visible.
 //!
 //! Segments grow lazily: a segment of 1 GiB costs nothing until it is written, and then only
-//! up to the highest byte written, so thousands of PEs fit in a laptop's memory.
+//! up to the highest nonzero byte written, so thousands of PEs fit in a laptop's memory.
 //!
 //! Writes that arrive through a NIC (path class `Rdma`) land in a per-PE pending list first
 //! (SPEC section 3, the visibility rule: the NIC writes GPU memory over PCIe and the GPU's SMs
-//! and NVLink peers may not see it yet). A pending write becomes visible when its drain event
-//! fires, when the owner runs a consistency step (wait, test, quiet, barrier), or when a fetch
+//! and NVLink peers may not see it yet). A pending write becomes visible at its drain time,
+//! when the owner runs a consistency step (wait, test, quiet, barrier), or when a fetch
 //! through the NIC reads the location (a PCIe read pushes posted writes ahead of it).
+//!
+//! Drain times are kept, not scheduled: the world applies a PE's due drains whenever it next
+//! touches that PE's memory (`World::catch_up`), which gives the same memory at every access
+//! as applying each at its time, without an event per write.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use hw::MemKind;
 
-/// Segments grow in steps of this many bytes so that small writes do not reallocate often.
-const GROWTH_STEP_BYTES: u64 = 64 * 1024;
+use crate::world::prefetch;
+
+/// Segments grow in whole pages: a PE that writes a few words costs a page, not more (the
+/// vector's own doubling keeps sequential writes from reallocating often).
+const GROWTH_STEP_BYTES: u64 = 4096;
 
 #[derive(Debug)]
 struct Segment {
@@ -22,19 +30,95 @@ struct Segment {
     data: Vec<u8>,
 }
 
-#[derive(Debug)]
-pub(crate) struct PendingWrite {
-    pub(crate) id: u64,
+/// Writes of up to this many bytes are stored inline: a `p`, a signal, a block of an
+/// all-to-all. 64 bytes keep a [`Payload`] at 72 bytes, no bigger than a small heap allocation
+/// with its bookkeeping.
+const INLINE_BYTES: usize = 64;
+
+/// The bytes of a write in flight or pending. Most writes are small, and one allocation per
+/// operation was a tenth of the simulator's time, so small ones live inline.
+#[derive(Clone, Debug)]
+pub(crate) enum Payload {
+    Inline { len: u8, bytes: [u8; INLINE_BYTES] },
+    Heap(Box<[u8]>),
+}
+
+impl Default for Payload {
+    /// Empty, without allocating: what is left where a payload was taken out.
+    fn default() -> Self {
+        Payload::Heap(Box::default())
+    }
+}
+
+impl Payload {
+    pub(crate) fn new(data: &[u8]) -> Payload {
+        if data.len() <= INLINE_BYTES {
+            let mut bytes = [0; INLINE_BYTES];
+            bytes[..data.len()].copy_from_slice(data);
+            Payload::Inline {
+                len: data.len() as u8,
+                bytes,
+            }
+        } else {
+            Payload::Heap(data.into())
+        }
+    }
+
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        match self {
+            Payload::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Payload::Heap(bytes) => bytes,
+        }
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+}
+
+/// Where one pending write goes.
+#[derive(Clone, Copy, Debug)]
+struct PendingSpan {
+    /// When the write becomes visible on its own.
+    drain_ns: u64,
     kind: MemKind,
     offset: u64,
-    data: Vec<u8>,
+    len: u64,
+    /// False once applied. An applied write stays listed until it reaches the front, so
+    /// that a write's place in the list follows from its id.
+    live: bool,
 }
+
+/// One PE's delivered but invisible writes, oldest first. Where they go and what they hold
+/// are kept apart so that a drain's scan for older overlapping writes reads small entries.
+#[derive(Debug, Default)]
+struct PendingList {
+    /// The id of the write at the front; ids are numbered per PE, in arrival order.
+    first_id: u64,
+    spans: VecDeque<PendingSpan>,
+    data: VecDeque<Payload>,
+    /// (drain time, id) of the writes still pending, earliest first; entries of writes
+    /// applied early (by a flush, or as older overlapping writes) are skipped when met.
+    due: BinaryHeap<Reverse<(u64, u64)>>,
+}
+
+impl PendingList {
+    fn pop_applied(&mut self) {
+        while self.spans.front().is_some_and(|w| !w.live) {
+            self.spans.pop_front();
+            self.data.pop_front();
+            self.first_id += 1;
+        }
+    }
+}
+
+/// A range made visible: (segment, offset, length).
+pub(crate) type Range = (MemKind, u64, u64);
 
 #[derive(Debug, Default)]
 pub(crate) struct Memory {
     segments: Vec<[Option<Segment>; 2]>,
-    pending: Vec<VecDeque<PendingWrite>>,
-    next_write_id: u64,
+    pending: Vec<PendingList>,
     resident_bytes: u64,
     pub(crate) resident_bytes_peak: u64,
 }
@@ -54,7 +138,7 @@ impl Memory {
     pub(crate) fn new(n_pes: u32) -> Memory {
         Memory {
             segments: (0..n_pes).map(|_| [None, None]).collect(),
-            pending: (0..n_pes).map(|_| VecDeque::new()).collect(),
+            pending: (0..n_pes).map(|_| PendingList::default()).collect(),
             ..Memory::default()
         }
     }
@@ -107,7 +191,17 @@ impl Memory {
         let seg = self.segments[pe as usize][slot(kind)]
             .as_mut()
             .expect("checked above");
-        let end = offset as usize + data.len();
+        let offset = offset as usize;
+        // Bytes past the materialised end read as zero: writing zeros there changes nothing,
+        // and leaving them out keeps memory that was cleared but never used unmaterialised.
+        let data = if offset + data.len() > seg.data.len() {
+            let zero_tail = data.iter().rev().take_while(|&&b| b == 0).count();
+            let inside = seg.data.len().saturating_sub(offset).min(data.len());
+            &data[..(data.len() - zero_tail).max(inside)]
+        } else {
+            data
+        };
+        let end = offset + data.len();
         if end > seg.data.len() {
             let grown = (end as u64).div_ceil(GROWTH_STEP_BYTES) * GROWTH_STEP_BYTES;
             let grown = grown.min(seg.capacity_bytes) as usize;
@@ -115,7 +209,7 @@ impl Memory {
             self.resident_bytes_peak = self.resident_bytes_peak.max(self.resident_bytes);
             seg.data.resize(grown, 0);
         }
-        seg.data[offset as usize..end].copy_from_slice(data);
+        seg.data[offset..end].copy_from_slice(data);
     }
 
     /// Reads a little-endian word of `len` bytes (4 or 8).
@@ -130,79 +224,155 @@ impl Memory {
         self.write(pe, kind, offset, &v.to_le_bytes()[..len as usize]);
     }
 
-    /// Queues a write that is delivered but not yet visible, and returns its id.
+    /// Queues a write that is delivered but not yet visible until `drain_ns`, and returns its
+    /// id (unique among `pe`'s writes).
     pub(crate) fn push_pending(
         &mut self,
         pe: u32,
         kind: MemKind,
         offset: u64,
-        data: Vec<u8>,
+        data: Payload,
+        drain_ns: u64,
     ) -> u64 {
-        self.segment(pe, kind, offset, data.len() as u64);
-        self.next_write_id += 1;
-        let id = self.next_write_id;
-        self.pending[pe as usize].push_back(PendingWrite {
-            id,
+        self.segment(pe, kind, offset, data.len());
+        let list = &mut self.pending[pe as usize];
+        let id = list.first_id + list.spans.len() as u64;
+        list.due.push(Reverse((drain_ns, id)));
+        list.spans.push_back(PendingSpan {
+            drain_ns,
             kind,
             offset,
-            data,
+            len: data.len(),
+            live: true,
         });
+        list.data.push_back(data);
         id
     }
 
-    /// Makes one pending write visible, together with every older pending write it overlaps
-    /// (so a location never shows an older value after a newer one). Returns the ranges made
-    /// visible; empty if the write was already flushed.
-    pub(crate) fn drain(&mut self, pe: u32, write_id: u64) -> Vec<(MemKind, u64, u64)> {
-        let queue = &mut self.pending[pe as usize];
-        let Some(pos) = queue.iter().position(|w| w.id == write_id) else {
-            return Vec::new();
-        };
-        let target = &queue[pos];
-        let (t_kind, t_offset, t_len) = (target.kind, target.offset, target.data.len() as u64);
-        let mut chosen: Vec<PendingWrite> = Vec::new();
-        let mut i = 0;
-        let mut remaining_to_target = pos;
-        while i < queue.len() {
-            let w = &queue[i];
-            let older_overlapping = remaining_to_target > 0
-                && w.kind == t_kind
-                && overlaps(w.offset, w.data.len() as u64, t_offset, t_len);
-            if w.id == write_id || older_overlapping {
-                let is_target = w.id == write_id;
-                chosen.push(queue.remove(i).expect("index in range"));
-                if is_target {
-                    break;
-                }
-                remaining_to_target -= 1;
-            } else {
-                i += 1;
-                remaining_to_target = remaining_to_target.saturating_sub(1);
+    /// Starts loading `pe`'s pending list (see [`crate::world::prefetch`]).
+    pub(crate) fn prefetch_list(&self, pe: u32) {
+        prefetch(&self.pending[pe as usize]);
+    }
+
+    /// Starts loading what a write landing at `pe` touches: its segments' bounds and the
+    /// end of its pending list.
+    pub(crate) fn prefetch_landing(&self, pe: u32) {
+        prefetch(&self.segments[pe as usize]);
+        let list = &self.pending[pe as usize];
+        if let (Some(span), Some(data)) = (list.spans.back(), list.data.back()) {
+            prefetch(span);
+            prefetch(data);
+        }
+    }
+
+    /// Starts loading pending write `write_id` of `pe`.
+    pub(crate) fn prefetch_write(&self, pe: u32, write_id: u64) {
+        let list = &self.pending[pe as usize];
+        let pos = write_id.wrapping_sub(list.first_id) as usize;
+        if let (Some(span), Some(data)) = (list.spans.get(pos), list.data.get(pos)) {
+            prefetch(span);
+            prefetch(data);
+        }
+    }
+
+    /// The earliest pending write of `pe` that drains at or before `until_ns`, as (drain time,
+    /// id), taken off the schedule; the caller drains it.
+    pub(crate) fn next_due(&mut self, pe: u32, until_ns: u64) -> Option<(u64, u64)> {
+        let list = &mut self.pending[pe as usize];
+        while let Some(&Reverse((drain_ns, id))) = list.due.peek() {
+            if drain_ns > until_ns {
+                return None;
+            }
+            list.due.pop();
+            let live = id
+                .checked_sub(list.first_id)
+                .and_then(|pos| list.spans.get(pos as usize))
+                .is_some_and(|w| w.live);
+            if live {
+                return Some((drain_ns, id));
             }
         }
-        self.apply(pe, chosen)
+        None
     }
 
-    /// Makes every pending write of `pe` visible, oldest first (the consistency step).
-    pub(crate) fn flush(&mut self, pe: u32) -> Vec<(MemKind, u64, u64)> {
-        let all: Vec<PendingWrite> = self.pending[pe as usize].drain(..).collect();
-        self.apply(pe, all)
-    }
-
-    fn apply(&mut self, pe: u32, writes: Vec<PendingWrite>) -> Vec<(MemKind, u64, u64)> {
-        writes
-            .into_iter()
-            .map(|w| {
-                self.write(pe, w.kind, w.offset, &w.data);
-                (w.kind, w.offset, w.data.len() as u64)
+    /// The pending writes of `pe` that overlap `[offset, offset + len)` of its `kind`
+    /// segment, as (drain time, id).
+    pub(crate) fn pending_over(
+        &self,
+        pe: u32,
+        kind: MemKind,
+        offset: u64,
+        len: u64,
+    ) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let list = &self.pending[pe as usize];
+        (list.first_id..)
+            .zip(&list.spans)
+            .filter(move |(_, w)| {
+                w.live && w.kind == kind && overlaps(w.offset, w.len, offset, len)
             })
-            .collect()
+            .map(|(id, w)| (w.drain_ns, id))
+    }
+
+    /// Makes one pending write visible, together with every older pending write it overlaps
+    /// (so a location never shows an older value after a newer one), and appends the ranges
+    /// made visible to `shown`: none if the write was already flushed.
+    pub(crate) fn drain(&mut self, pe: u32, write_id: u64, shown: &mut Vec<Range>) {
+        let list = &self.pending[pe as usize];
+        let Some(pos) = write_id.checked_sub(list.first_id) else {
+            return;
+        };
+        let pos = pos as usize;
+        let target = list.spans[pos];
+        if !target.live {
+            return;
+        }
+        for i in 0..pos {
+            let w = self.pending[pe as usize].spans[i];
+            if w.live
+                && w.kind == target.kind
+                && overlaps(w.offset, w.len, target.offset, target.len)
+            {
+                self.apply(pe, i, shown);
+            }
+        }
+        self.apply(pe, pos, shown);
+        self.pending[pe as usize].pop_applied();
+    }
+
+    /// Makes every pending write of `pe` visible, oldest first (the consistency step), and
+    /// appends the ranges made visible to `shown`.
+    pub(crate) fn flush(&mut self, pe: u32, shown: &mut Vec<Range>) {
+        for i in 0..self.pending[pe as usize].spans.len() {
+            if self.pending[pe as usize].spans[i].live {
+                self.apply(pe, i, shown);
+            }
+        }
+        let list = &mut self.pending[pe as usize];
+        list.pop_applied();
+        list.due.clear();
+    }
+
+    /// Applies the pending write at `index` of `pe`'s list.
+    fn apply(&mut self, pe: u32, index: usize, shown: &mut Vec<Range>) {
+        let list = &mut self.pending[pe as usize];
+        let span = &mut list.spans[index];
+        span.live = false;
+        let (kind, offset, len) = (span.kind, span.offset, span.len);
+        let data = std::mem::take(&mut list.data[index]);
+        self.write(pe, kind, offset, data.as_slice());
+        shown.push((kind, offset, len));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn drained(m: &mut Memory, write_id: u64) -> Vec<Range> {
+        let mut shown = Vec::new();
+        m.drain(0, write_id, &mut shown);
+        shown
+    }
 
     #[test]
     fn unwritten_memory_reads_zero_and_costs_nothing() {
@@ -218,35 +388,57 @@ mod tests {
     }
 
     #[test]
+    fn zeros_past_the_written_end_cost_nothing_but_zeros_inside_are_written() {
+        let mut m = Memory::new(1);
+        m.create(0, MemKind::Device, 1 << 20);
+        m.write(0, MemKind::Device, 0, &[0; 100_000]);
+        assert_eq!(
+            m.resident_bytes_peak, 0,
+            "clearing fresh memory materialises nothing"
+        );
+        m.write_word(0, MemKind::Device, 8, 8, 7);
+        let mut buf = vec![0; 20_000];
+        buf[0] = 1;
+        m.write(0, MemKind::Device, 4, &buf);
+        assert_eq!(m.resident_bytes_peak, GROWTH_STEP_BYTES);
+        assert_eq!(
+            m.read_word(0, MemKind::Device, 8, 8),
+            0,
+            "the 7 was overwritten"
+        );
+        assert_eq!(m.read_word(0, MemKind::Device, 0, 8), 1 << 32);
+    }
+
+    #[test]
     fn pending_writes_are_invisible_until_drained_or_flushed() {
         let mut m = Memory::new(1);
         m.create(0, MemKind::Device, 1024);
-        let a = m.push_pending(0, MemKind::Device, 0, vec![1; 8]);
-        let _b = m.push_pending(0, MemKind::Device, 8, vec![2; 8]);
+        let a = m.push_pending(0, MemKind::Device, 0, Payload::new(&[1; 8]), 10);
+        let _b = m.push_pending(0, MemKind::Device, 8, Payload::new(&[2; 8]), 10);
         assert_eq!(m.read_word(0, MemKind::Device, 0, 8), 0);
-        assert_eq!(m.drain(0, a), vec![(MemKind::Device, 0, 8)]);
+        assert_eq!(drained(&mut m, a), vec![(MemKind::Device, 0, 8)]);
         assert_eq!(
             m.read_word(0, MemKind::Device, 0, 8),
             u64::from_le_bytes([1; 8])
         );
         assert_eq!(m.read_word(0, MemKind::Device, 8, 8), 0);
-        assert!(m.drain(0, a).is_empty());
-        m.flush(0);
+        assert!(drained(&mut m, a).is_empty());
+        m.flush(0, &mut Vec::new());
         assert_eq!(
             m.read_word(0, MemKind::Device, 8, 8),
             u64::from_le_bytes([2; 8])
         );
-        assert!(m.pending[0].is_empty());
+        assert!(m.pending[0].spans.is_empty() && m.pending[0].data.is_empty());
     }
 
     #[test]
     fn draining_a_newer_write_first_applies_older_overlapping_ones() {
         let mut m = Memory::new(1);
         m.create(0, MemKind::Device, 1024);
-        m.push_pending(0, MemKind::Device, 0, vec![1; 8]);
-        let unrelated = m.push_pending(0, MemKind::Device, 64, vec![3; 8]);
-        let newer = m.push_pending(0, MemKind::Device, 0, vec![2; 8]);
-        let shown = m.drain(0, newer);
+        m.push_pending(0, MemKind::Device, 0, Payload::new(&[1; 8]), 10);
+        let unrelated = m.push_pending(0, MemKind::Device, 64, Payload::new(&[3; 8]), 10);
+        let newer = m.push_pending(0, MemKind::Device, 0, Payload::new(&[2; 8]), 10);
+        let shown = drained(&mut m, newer);
         assert_eq!(
             shown,
             vec![(MemKind::Device, 0, 8), (MemKind::Device, 0, 8)]
@@ -256,7 +448,11 @@ mod tests {
             u64::from_le_bytes([2; 8])
         );
         assert_eq!(m.read_word(0, MemKind::Device, 64, 8), 0);
-        assert_eq!(m.drain(0, unrelated).len(), 1);
+        assert_eq!(drained(&mut m, unrelated).len(), 1);
+        assert!(
+            m.pending[0].spans.is_empty(),
+            "applied writes leave the list"
+        );
     }
 
     #[test]

@@ -5,16 +5,106 @@
 //! free. Concurrent transfers over a link therefore share its bandwidth, and a lone transfer
 //! takes `latency + bytes / bandwidth`.
 
-use hw::topology::{Hop, Routes};
-use hw::{Path, Pe, Topology};
+use hw::topology::{Hop, LinkId, Routes};
+use hw::{Path, PathClass, Pe, Topology};
+
+/// The routes from one PE, as far as it has used them. Walking the shortest-path tree for
+/// every traversal touches a dozen cold cache lines; a route used before is two.
+#[derive(Debug)]
+struct SourceRoutes {
+    tree: Routes,
+    /// For each destination PE, where its route starts in `records`, plus one; 0 until used.
+    slots: Vec<u32>,
+    /// Routes one after another: a header word (hop count, NICs crossed, class; see
+    /// [`header`]), then a word per hop, `2 * link + backward`. Only routes in use are here,
+    /// so a PE that talks to a few peers costs little even among thousands.
+    records: Vec<u32>,
+    /// How many routes were computed one by one; see [`Network::fill`].
+    computed: usize,
+}
+
+/// The header word of `path`'s record: hop count (16 bits), NICs crossed (8), class (8).
+fn header(path: &Path) -> u32 {
+    let class = match path.class {
+        PathClass::Local => 0,
+        PathClass::LoadStore => 1,
+        PathClass::Rdma => 2,
+    };
+    let hops = path.hops.len() as u32;
+    assert!(
+        hops < 1 << 16 && path.nics < 1 << 8,
+        "a route of {hops} hops through {} NICs is too long to cache",
+        path.nics
+    );
+    hops | path.nics << 16 | class << 24
+}
+
+/// Appends `path`'s record to `records` and returns the slot that points to it.
+fn append_record(records: &mut Vec<u32>, path: &Path) -> u32 {
+    let slot = u32::try_from(records.len() + 1).expect("a PE's routes fit in 2^32 words");
+    records.push(header(path));
+    records.extend(
+        path.hops
+            .iter()
+            .map(|h| 2 * h.link.0 + u32::from(!h.forward)),
+    );
+    slot
+}
+
+fn unpack_header(word: u32) -> (usize, u32, PathClass) {
+    let class = match word >> 24 {
+        0 => PathClass::Local,
+        1 => PathClass::LoadStore,
+        _ => PathClass::Rdma,
+    };
+    ((word & 0xffff) as usize, (word >> 16) & 0xff, class)
+}
 
 #[derive(Debug)]
 pub(crate) struct Network {
-    routes: Vec<Option<Routes>>,
+    sources: Vec<Option<SourceRoutes>>,
+    /// Per link: latency in ns and bandwidth in bytes per second.
+    links: Vec<(u64, u64)>,
+    local_bytes_per_s: u64,
+    /// Scratch space for filling route records without allocating.
+    scratch: Path,
     /// Per link, per direction (forward, backward): when it is free again, in ns.
     busy_until_ns: Vec<[u64; 2]>,
     /// Per link, per direction: bytes carried, for reports.
     pub(crate) bytes_carried: Vec<[u64; 2]>,
+}
+
+/// A PE that used routes to more than this fraction of all PEs gets all its routes at once, in
+/// one walk down its tree, which costs about as much as walking up it for a few dozen: it is
+/// probably talking to everyone (an all-to-all), while one that talks to a few peers (a ring,
+/// a barrier, a recursive doubling) never pays for routes it does not use.
+const FULL_FILL_FRACTION: usize = 8;
+
+/// Hops a [`Route`] carries itself: every route of the built-in topologies fits.
+const CARRIED_HOPS: usize = 6;
+
+/// A route as operations carry it: its record's header word, then its hops when there are
+/// at most [`CARRIED_HOPS`], else where the record starts among its source's records. An
+/// operation's response travels the route again microseconds of simulated time later, when
+/// the record is long out of cache; carrying the hops saves it that miss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Route([u32; 1 + CARRIED_HOPS]);
+
+impl Route {
+    pub(crate) fn class(&self) -> PathClass {
+        unpack_header(self.0[0]).2
+    }
+
+    /// The route's hops, `2 * link + backward` each, given its source's records.
+    fn hops<'a>(&'a self, records: &'a [u32]) -> &'a [u32] {
+        let n_hops = unpack_header(self.0[0]).0;
+        if n_hops <= CARRIED_HOPS {
+            &self.0[1..1 + n_hops]
+        } else {
+            let start = self.0[1] as usize + 1;
+            &records[start..start + n_hops]
+        }
+    }
 }
 
 /// When a transfer occupies its path.
@@ -22,6 +112,16 @@ pub(crate) struct Network {
 pub(crate) struct Transfer {
     pub(crate) begin_ns: u64,
     pub(crate) serialise_ns: u64,
+}
+
+/// One traversal of a route: what the route costs beyond the links' occupation, and when
+/// it occupies them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sent {
+    pub(crate) latency_ns: u64,
+    pub(crate) nics: u32,
+    pub(crate) class: PathClass,
+    pub(crate) transfer: Transfer,
 }
 
 /// `bytes` at `bytes_per_s`, in whole nanoseconds rounded up (a transfer of one byte still
@@ -33,52 +133,151 @@ pub(crate) fn serialise_ns(bytes: u64, bytes_per_s: u64) -> u64 {
     (bytes as u128 * 1_000_000_000).div_ceil(bytes_per_s as u128) as u64
 }
 
-fn dir(hop: &Hop) -> usize {
-    usize::from(!hop.forward)
-}
-
 impl Network {
     pub(crate) fn new(topology: &Topology, n_pes: u32) -> Network {
+        let n_links = topology.n_links();
         Network {
-            routes: (0..n_pes).map(|_| None).collect(),
-            busy_until_ns: vec![[0; 2]; topology.n_links() as usize],
-            bytes_carried: vec![[0; 2]; topology.n_links() as usize],
+            sources: (0..n_pes).map(|_| None).collect(),
+            links: (0..n_links)
+                .map(|l| {
+                    let link = topology.link(LinkId(l));
+                    (link.latency_ns, link.bandwidth_bytes_per_s)
+                })
+                .collect(),
+            local_bytes_per_s: topology.timing().local_bytes_per_s,
+            scratch: Path {
+                hops: Vec::new(),
+                latency_ns: 0,
+                bandwidth_bytes_per_s: 0,
+                class: PathClass::Local,
+                nics: 0,
+            },
+            busy_until_ns: vec![[0; 2]; n_links as usize],
+            bytes_carried: vec![[0; 2]; n_links as usize],
         }
     }
 
-    /// The route from `src` to `dst`; routes from a PE are computed the first time it sends.
-    pub(crate) fn path(&mut self, topology: &Topology, src: u32, dst: u32) -> Path {
-        let routes = self.routes[src as usize].get_or_insert_with(|| topology.routes_from(Pe(src)));
-        routes.path_to(topology, Pe(dst))
+    /// The route from `src` to `dst`, computing the tree of `src` the first time it sends and
+    /// the route the first time it is used (see [`Network::fill`]).
+    pub(crate) fn route(&mut self, topology: &Topology, src: u32, dst: u32) -> Route {
+        let n_pes = self.sources.len();
+        let routes = self.sources[src as usize].get_or_insert_with(|| SourceRoutes {
+            tree: topology.routes_from(Pe(src)),
+            slots: vec![0; n_pes],
+            records: Vec::new(),
+            computed: 0,
+        });
+        let mut slot = routes.slots[dst as usize];
+        if slot == 0 {
+            Self::fill(topology, routes, &mut self.scratch, dst);
+            slot = routes.slots[dst as usize];
+        }
+        let start = slot as usize - 1;
+        let mut route = Route([0; 1 + CARRIED_HOPS]);
+        route.0[0] = routes.records[start];
+        let n_hops = unpack_header(route.0[0]).0;
+        if n_hops <= CARRIED_HOPS {
+            route.0[1..1 + n_hops].copy_from_slice(&routes.records[start + 1..start + 1 + n_hops]);
+        } else {
+            route.0[1] = start as u32;
+        }
+        route
     }
 
-    /// Occupies `hops` (crossed in reverse if `reverse`) with `bytes` from `ready_ns` on.
-    pub(crate) fn reserve(
+    /// Computes the route of `src` to `dst`, or, once `src` has used routes to a good part of
+    /// all PEs, every route it has not computed yet.
+    fn fill(topology: &Topology, routes: &mut SourceRoutes, scratch: &mut Path, dst: u32) {
+        let n_pes = routes.slots.len();
+        routes.computed += 1;
+        if routes.computed * FULL_FILL_FRACTION > n_pes {
+            let SourceRoutes {
+                tree,
+                slots,
+                records,
+                ..
+            } = routes;
+            // The tree is walked in its own order; the records are then laid out in PE order,
+            // the order in which an all-to-all uses them.
+            let mut found = Vec::new();
+            let mut found_slots = vec![0; n_pes];
+            tree.for_each_path(topology, |pe, path| {
+                // The topology may have more GPUs than the run has PEs.
+                if let Some(0) = slots.get(pe.idx()) {
+                    found_slots[pe.idx()] = append_record(&mut found, path);
+                }
+            });
+            for (slot, found_slot) in slots.iter_mut().zip(found_slots) {
+                if found_slot != 0 {
+                    let start = found_slot as usize - 1;
+                    let end = start + 1 + unpack_header(found[start]).0;
+                    *slot = u32::try_from(records.len() + 1).expect("routes fit in 2^32 words");
+                    records.extend_from_slice(&found[start..end]);
+                }
+            }
+            return;
+        }
+        routes.tree.path_into(topology, Pe(dst), scratch);
+        routes.slots[dst as usize] = append_record(&mut routes.records, scratch);
+    }
+
+    fn records(&self, src: u32) -> &[u32] {
+        &self.sources[src as usize]
+            .as_ref()
+            .expect("routes are made before they are used")
+            .records
+    }
+
+    /// Sends `bytes` along a route of `src` (from its end back to `src` if `reverse`, over
+    /// the same links), ready at `ready_ns`: occupies the links and says when.
+    pub(crate) fn send(
         &mut self,
-        hops: &[Hop],
+        src: u32,
+        route: &Route,
         reverse: bool,
         ready_ns: u64,
         bytes: u64,
-        bytes_per_s: u64,
-    ) -> Transfer {
+    ) -> Sent {
+        let records = &self.sources[src as usize]
+            .as_ref()
+            .expect("routes are made before they are used")
+            .records;
+        let hops = route.hops(records);
+        let (_, nics, class) = unpack_header(route.0[0]);
+        let (mut latency_ns, mut bytes_per_s) = (0, u64::MAX);
+        let mut begin_ns = ready_ns;
+        for &hop in hops {
+            let (latency, bandwidth) = self.links[(hop / 2) as usize];
+            latency_ns += latency;
+            bytes_per_s = bytes_per_s.min(bandwidth);
+            let d = (hop % 2) as usize ^ usize::from(reverse);
+            begin_ns = begin_ns.max(self.busy_until_ns[(hop / 2) as usize][d]);
+        }
+        if hops.is_empty() {
+            bytes_per_s = self.local_bytes_per_s;
+        }
         let serialise_ns = serialise_ns(bytes, bytes_per_s);
-        let slot = |hop: &Hop| (hop.link.0 as usize, dir(hop) ^ usize::from(reverse));
-        let begin_ns = hops
-            .iter()
-            .map(|h| {
-                let (link, d) = slot(h);
-                self.busy_until_ns[link][d]
-            })
-            .fold(ready_ns, u64::max);
-        for h in hops {
-            let (link, d) = slot(h);
-            self.busy_until_ns[link][d] = begin_ns + serialise_ns;
-            self.bytes_carried[link][d] += bytes;
+        for &hop in hops {
+            let d = (hop % 2) as usize ^ usize::from(reverse);
+            self.busy_until_ns[(hop / 2) as usize][d] = begin_ns + serialise_ns;
+            self.bytes_carried[(hop / 2) as usize][d] += bytes;
         }
-        Transfer {
-            begin_ns,
-            serialise_ns,
+        Sent {
+            latency_ns,
+            nics,
+            class,
+            transfer: Transfer {
+                begin_ns,
+                serialise_ns,
+            },
         }
+    }
+
+    /// The hops of a route of `src`, in order.
+    pub(crate) fn hops<'a>(&'a self, src: u32, route: &'a Route) -> impl Iterator<Item = Hop> + 'a {
+        route.hops(self.records(src)).iter().map(|&hop| Hop {
+            link: LinkId(hop / 2),
+            forward: hop % 2 == 0,
+        })
     }
 }
 
@@ -115,10 +314,9 @@ mod tests {
     fn concurrent_transfers_share_a_link_but_not_its_other_direction() {
         let t = pair();
         let mut n = Network::new(&t, 2);
-        let path = n.path(&t, 0, 1);
-        let bw = path.bandwidth_bytes_per_s;
-        let first = n.reserve(&path.hops, false, 0, 1000, bw);
-        let second = n.reserve(&path.hops, false, 0, 1000, bw);
+        let route = n.route(&t, 0, 1);
+        let first = n.send(0, &route, false, 0, 1000).transfer;
+        let second = n.send(0, &route, false, 0, 1000).transfer;
         assert_eq!(
             first,
             Transfer {
@@ -127,8 +325,88 @@ mod tests {
             }
         );
         assert_eq!(second.begin_ns, 1000, "the second waits for the first");
-        let back = n.reserve(&path.hops, true, 0, 1000, bw);
+        let back = n.send(0, &route, true, 0, 1000).transfer;
         assert_eq!(back.begin_ns, 0, "the reverse direction is free");
         assert_eq!(n.bytes_carried[0], [2000, 1000]);
+    }
+
+    /// A route longer than a [`Route`] carries is read from its record.
+    #[test]
+    fn long_routes_work_too() {
+        let mut b = TopologyBuilder::new("chain");
+        let g0 = b.node("g0", NodeKind::Gpu { host: 0 });
+        let g1 = b.node("g1", NodeKind::Gpu { host: 1 });
+        let mut prev = g0;
+        for i in 0..CARRIED_HOPS + 2 {
+            let s = b.node(format!("s{i}"), NodeKind::PcieSwitch { host: 0 });
+            b.link(prev, s, pcie());
+            prev = s;
+        }
+        b.link(prev, g1, pcie());
+        let t = b.build().unwrap();
+        let mut n = Network::new(&t, 2);
+        for (src, dst) in [(0, 1), (1, 0)] {
+            let route = n.route(&t, src, dst);
+            let path = t.routes_from(Pe(src)).path_to(&t, Pe(dst));
+            assert_eq!(path.hops.len(), CARRIED_HOPS + 3);
+            assert_eq!(n.hops(src, &route).collect::<Vec<_>>(), path.hops);
+            assert_eq!(n.send(src, &route, false, 0, 0).latency_ns, path.latency_ns);
+        }
+    }
+
+    fn pcie() -> Link {
+        Link {
+            kind: LinkKind::Pcie,
+            latency_ns: 10,
+            bandwidth_bytes_per_s: 1_000_000_000,
+        }
+    }
+
+    /// Routes computed one by one, then all at once, are the topology's.
+    #[test]
+    fn routes_computed_one_by_one_then_at_once_match_the_topology() {
+        let t = crate::topology::presets::preset("ib-32").expect("a preset");
+        let mut n = Network::new(&t, t.n_gpus());
+        let routes = t.routes_from(Pe(3));
+        for (i, dst) in (0..t.n_gpus()).map(|i| (i * 37) % t.n_gpus()).enumerate() {
+            let route = n.route(&t, 3, dst);
+            let path = routes.path_to(&t, Pe(dst));
+            assert_eq!(
+                n.hops(3, &route).collect::<Vec<_>>(),
+                path.hops,
+                "route {i}"
+            );
+            assert_eq!(route.class(), path.class);
+        }
+        let computed = n.sources[3].as_ref().expect("routed").computed;
+        assert_eq!(
+            computed * FULL_FILL_FRACTION,
+            256 + FULL_FILL_FRACTION,
+            "a 32nd of the routes one by one, then the rest at once"
+        );
+    }
+
+    /// Cached routes cost what the topology's own paths say, over the same hops.
+    #[test]
+    fn cached_routes_match_the_topology() {
+        let t = crate::topology::presets::preset("ib-2").expect("a preset");
+        let mut n = Network::new(&t, t.n_gpus());
+        for src in 0..t.n_gpus() {
+            let routes = t.routes_from(Pe(src));
+            for dst in 0..t.n_gpus() {
+                let path = routes.path_to(&t, Pe(dst));
+                let route = n.route(&t, src, dst);
+                assert_eq!(n.route(&t, src, dst), route, "a route is computed once");
+                let sent = n.send(src, &route, false, 0, 0);
+                assert_eq!(
+                    (sent.latency_ns, sent.nics, sent.class),
+                    (path.latency_ns, path.nics, path.class)
+                );
+                assert_eq!(n.hops(src, &route).collect::<Vec<_>>(), path.hops);
+                assert_eq!(route.class(), path.class);
+                let big = n.send(src, &route, true, 0, 1 << 30).transfer.serialise_ns;
+                assert_eq!(big, serialise_ns(1 << 30, path.bandwidth_bytes_per_s));
+            }
+        }
     }
 }

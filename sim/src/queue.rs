@@ -1,4 +1,7 @@
 //! The simulated queue: issues operations into the world and waits for their completion.
+//!
+//! Posting operations may run ahead of the world (`PeHandle::pace_post`); everything that
+//! observes completions first lets the world catch up with the PE's clock (`PeHandle::pace`).
 
 use hw::{AmoOp, Instant, LocalRange, Queue, QueueError, RemoteRange, SignalOp, Ticket};
 
@@ -23,12 +26,12 @@ impl Queue for SimQueue {
     type B = SimBackend;
 
     fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError> {
-        self.handle.pace();
+        self.handle.pace_post();
         Ok(self.handle.world().put(self.id, dst, data))
     }
 
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
-        self.handle.pace();
+        self.handle.pace_post();
         Ok(self.handle.world().get(self.id, src, None))
     }
 
@@ -37,7 +40,7 @@ impl Queue for SimQueue {
             src.len, dst.len,
             "get_into: source and destination lengths differ"
         );
-        self.handle.pace();
+        self.handle.pace_post();
         Ok(self.handle.world().get(self.id, src, Some(dst)))
     }
 
@@ -47,7 +50,7 @@ impl Queue for SimQueue {
             op.width.bytes(),
             "amo: the word's length differs from the op's width"
         );
-        self.handle.pace();
+        self.handle.pace_post();
         Ok(self.handle.world().amo(self.id, dst, op, fetch))
     }
 
@@ -64,7 +67,7 @@ impl Queue for SimQueue {
             dst.pe, signal.pe,
             "put_signal: data and signal go to one PE"
         );
-        self.handle.pace();
+        self.handle.pace_post();
         Ok(self
             .handle
             .world()
@@ -77,6 +80,7 @@ impl Queue for SimQueue {
     }
 
     fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
+        self.handle.pace();
         self.handle.world().counts.quiets += 1;
         while !self.handle.world().queue_idle(self.id) {
             self.handle
@@ -88,6 +92,7 @@ impl Queue for SimQueue {
     }
 
     fn wait_ticket(&self, ticket: Ticket, deadline: Instant) -> Result<(), QueueError> {
+        self.handle.pace();
         while !self.handle.world().ticket_done(self.id, ticket) {
             self.handle.block(
                 Blocked::Ticket {
@@ -101,10 +106,12 @@ impl Queue for SimQueue {
     }
 
     fn is_complete(&self, ticket: Ticket) -> bool {
+        self.handle.pace();
         self.handle.world().ticket_done(self.id, ticket)
     }
 
     fn take_fetched(&self, ticket: Ticket) -> Vec<u8> {
+        self.handle.pace();
         self.handle.world().take_fetched(self.id, ticket).unwrap_or_else(|| {
             panic!("take_fetched: ticket {} has no fetched bytes (not complete, not a fetch, or taken)", ticket.0)
         })

@@ -46,12 +46,90 @@ pub struct Path {
     pub nics: u32,
 }
 
+/// Dijkstra's queue of (distance, node): a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan,
+/// 1990), which a simulator computing one tree per PE needs: with a binary heap, trees for
+/// thousands of PEs took seconds. It pops exactly what a binary heap of `Reverse((distance,
+/// node))` pops, in the same order (the order decides ties between equal routes): the
+/// entries at the current distance are popped smallest node first, from `ties` (sorted when
+/// the distance is reached; fat trees put thousands of nodes at one distance) or `late`
+/// (pushed at the current distance afterwards, which only zero-latency links do). Pushes
+/// never go below the current distance because latencies are not negative.
+#[derive(Debug)]
+struct Frontier {
+    /// The current distance; every entry outside `ties` and `late` is farther.
+    last: u64,
+    /// Nodes at `last`, largest first, so the smallest pops off the end.
+    ties: Vec<u32>,
+    late: BinaryHeap<Reverse<u32>>,
+    /// Bucket `i` holds entries whose distance differs from `last` first (from the top) in
+    /// bit `i - 1`; bucket 0 is unused.
+    buckets: [Vec<(u64, u32)>; 65],
+}
+
+impl Default for Frontier {
+    fn default() -> Self {
+        Frontier {
+            last: 0,
+            ties: Vec::new(),
+            late: BinaryHeap::new(),
+            buckets: std::array::from_fn(|_| Vec::new()),
+        }
+    }
+}
+
+impl Frontier {
+    fn bucket(&self, d: u64) -> usize {
+        (u64::BITS - (self.last ^ d).leading_zeros()) as usize
+    }
+
+    fn push(&mut self, d: u64, node: u32) {
+        debug_assert!(
+            d >= self.last,
+            "Dijkstra never pushes below the current distance"
+        );
+        if d == self.last {
+            self.late.push(Reverse(node));
+        } else {
+            let i = self.bucket(d);
+            self.buckets[i].push((d, node));
+        }
+    }
+
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        if self.ties.is_empty() && self.late.is_empty() {
+            let i = (1..self.buckets.len()).find(|&i| !self.buckets[i].is_empty())?;
+            let moving = std::mem::take(&mut self.buckets[i]);
+            self.last = moving.iter().map(|&(d, _)| d).min().expect("not empty");
+            for &(d, node) in &moving {
+                if d == self.last {
+                    self.ties.push(node);
+                } else {
+                    let j = self.bucket(d);
+                    self.buckets[j].push((d, node));
+                }
+            }
+            self.ties.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        let node = match (self.ties.last(), self.late.peek()) {
+            (Some(&tie), Some(&Reverse(late))) if late < tie => self.late.pop().map(|r| r.0),
+            (Some(_), _) => self.ties.pop(),
+            (None, _) => self.late.pop().map(|r| r.0),
+        };
+        node.map(|node| (self.last, node))
+    }
+}
+
+/// Marks a node no tree edge reaches (the source itself).
+const NO_EDGE: u32 = u32::MAX;
+
 /// The shortest-path tree from one PE.
 #[derive(Clone, Debug)]
 pub struct Routes {
     source: Pe,
-    /// For each node, the edge that reaches it on the tree, if any.
-    via: Vec<Option<EdgeIndex>>,
+    /// For each node, the index of the edge that reaches it on the tree, or [`NO_EDGE`].
+    /// A plain `u32` rather than `Option<EdgeIndex>` halves the table: a simulator keeps one
+    /// tree per sending PE, which is tens of megabytes at thousands of PEs.
+    via: Vec<u32>,
 }
 
 impl Routes {
@@ -61,18 +139,16 @@ impl Routes {
         let graph = &topology.graph;
         let start = topology.gpu_node(source);
         let mut dist = vec![u64::MAX; graph.node_count()];
-        let mut via = vec![None; graph.node_count()];
-        let mut heap = BinaryHeap::new();
+        let mut via = vec![NO_EDGE; graph.node_count()];
+        let mut frontier = Frontier::default();
         dist[start.index()] = 0;
-        heap.push(Reverse((0u64, start.index())));
-        while let Some(Reverse((d, n))) = heap.pop() {
+        frontier.push(0, start.index() as u32);
+        while let Some((d, n)) = frontier.pop() {
+            let n = n as usize;
             if d > dist[n] {
                 continue;
             }
             let node = NodeIndex::new(n);
-            if node != start && matches!(graph[node].kind, NodeKind::Gpu { .. }) {
-                continue;
-            }
             for edge in graph.edges(node) {
                 let next = if edge.source() == node {
                     edge.target()
@@ -82,8 +158,11 @@ impl Routes {
                 let nd = d + edge.weight().latency_ns;
                 if nd < dist[next.index()] {
                     dist[next.index()] = nd;
-                    via[next.index()] = Some(edge.id());
-                    heap.push(Reverse((nd, next.index())));
+                    via[next.index()] = edge.id().index() as u32;
+                    // A GPU is a leaf: it would only be popped to be skipped.
+                    if !matches!(graph[next].kind, NodeKind::Gpu { .. }) {
+                        frontier.push(nd, next.index() as u32);
+                    }
                 }
             }
         }
@@ -100,27 +179,145 @@ impl Routes {
     /// # Panics
     /// If `target` is unreachable, which [`super::TopologyBuilder::build`] rules out.
     pub fn path_to(&self, topology: &Topology, target: Pe) -> Path {
-        if target == self.source {
-            return Path {
-                hops: Vec::new(),
-                latency_ns: 0,
-                bandwidth_bytes_per_s: topology.timing.local_bytes_per_s,
-                class: PathClass::Local,
-                nics: 0,
+        let mut path = Path {
+            hops: Vec::new(),
+            latency_ns: 0,
+            bandwidth_bytes_per_s: 0,
+            class: PathClass::Local,
+            nics: 0,
+        };
+        self.path_into(topology, target, &mut path);
+        path
+    }
+
+    /// Calls `each` with every PE and its route (the source too, with its local route), in no
+    /// particular order: the routes [`Routes::path_to`] returns, found in one walk down the
+    /// tree instead of one walk up it per PE, for callers that need most of them.
+    pub fn for_each_path(&self, topology: &Topology, mut each: impl FnMut(Pe, &Path)) {
+        let graph = &topology.graph;
+        let n = graph.node_count();
+        let parent = |node: usize| -> Option<(usize, EdgeIndex)> {
+            let edge = self.via[node];
+            (edge != NO_EDGE).then(|| {
+                let edge = EdgeIndex::new(edge as usize);
+                let (a, b) = graph.edge_endpoints(edge).expect("edge exists");
+                let up = if b.index() == node { a } else { b };
+                (up.index(), edge)
+            })
+        };
+        // The tree's children of node `v` are `children[first[v]..first[v + 1]]`.
+        let mut first = vec![0usize; n + 1];
+        for node in 0..n {
+            if let Some((up, _)) = parent(node) {
+                first[up + 1] += 1;
+            }
+        }
+        for v in 0..n {
+            first[v + 1] += first[v];
+        }
+        let mut children = vec![(0, EdgeIndex::new(0)); first[n]];
+        let mut next_free = first.clone();
+        for node in 0..n {
+            if let Some((up, edge)) = parent(node) {
+                children[next_free[up]] = (node, edge);
+                next_free[up] += 1;
+            }
+        }
+        let mut pe_of = vec![None; n];
+        for (pe, node) in topology.gpus.iter().enumerate() {
+            pe_of[node.index()] = Some(Pe(pe as u32));
+        }
+        let mut path = Path {
+            hops: Vec::new(),
+            latency_ns: 0,
+            bandwidth_bytes_per_s: topology.timing.local_bytes_per_s,
+            class: PathClass::Local,
+            nics: 0,
+        };
+        each(self.source, &path);
+        // Depth first; a frame is a node, its next child to visit, and the route to it.
+        struct Frame {
+            node: usize,
+            child: usize,
+            latency_ns: u64,
+            bandwidth: u64,
+            rdma: bool,
+            nics: u32,
+        }
+        let start = topology.gpu_node(self.source).index();
+        let mut stack = vec![Frame {
+            node: start,
+            child: first[start],
+            latency_ns: 0,
+            bandwidth: u64::MAX,
+            rdma: false,
+            nics: 0,
+        }];
+        while let Some(top) = stack.last_mut() {
+            if top.child == first[top.node + 1] {
+                stack.pop();
+                path.hops.pop();
+                continue;
+            }
+            let (node, edge) = children[top.child];
+            top.child += 1;
+            let link = graph[edge];
+            let (_, b) = graph.edge_endpoints(edge).expect("edge exists");
+            let from_nic = matches!(graph[NodeIndex::new(top.node)].kind, NodeKind::Nic { .. });
+            let frame = Frame {
+                node,
+                child: first[node],
+                latency_ns: top.latency_ns + link.latency_ns,
+                bandwidth: top.bandwidth.min(link.bandwidth_bytes_per_s),
+                rdma: top.rdma || link.kind == LinkKind::Ib,
+                nics: top.nics + u32::from(from_nic),
             };
+            path.hops.push(Hop {
+                link: LinkId(edge.index() as u32),
+                forward: b.index() == node,
+            });
+            if let Some(pe) = pe_of[node] {
+                path.latency_ns = frame.latency_ns;
+                path.bandwidth_bytes_per_s = frame.bandwidth;
+                path.class = if frame.rdma {
+                    PathClass::Rdma
+                } else {
+                    PathClass::LoadStore
+                };
+                path.nics = frame.nics;
+                each(pe, &path);
+            }
+            stack.push(frame);
+        }
+    }
+
+    /// Like [`Routes::path_to`], but overwrites `path`, reusing its hop buffer: for callers
+    /// that route every operation and should not allocate for it.
+    ///
+    /// # Panics
+    /// If `target` is unreachable, which [`super::TopologyBuilder::build`] rules out.
+    pub fn path_into(&self, topology: &Topology, target: Pe, path: &mut Path) {
+        path.hops.clear();
+        if target == self.source {
+            path.latency_ns = 0;
+            path.bandwidth_bytes_per_s = topology.timing.local_bytes_per_s;
+            path.class = PathClass::Local;
+            path.nics = 0;
+            return;
         }
         let graph = &topology.graph;
         let start = topology.gpu_node(self.source);
         let mut node = topology.gpu_node(target);
-        let mut hops = Vec::new();
         let (mut latency_ns, mut bandwidth, mut rdma, mut nics) = (0, u64::MAX, false, 0);
         while node != start {
-            let edge = self.via[node.index()].expect("build() checked that every PE is reachable");
+            let edge = self.via[node.index()];
+            assert_ne!(edge, NO_EDGE, "build() checked that every PE is reachable");
+            let edge = EdgeIndex::new(edge as usize);
             let (a, b) = graph.edge_endpoints(edge).expect("edge exists");
             let link = graph[edge];
             // We walk backwards: the hop goes from the other end towards `node`.
             let from = if b == node { a } else { b };
-            hops.push(Hop {
+            path.hops.push(Hop {
                 link: LinkId(edge.index() as u32),
                 forward: b == node,
             });
@@ -132,18 +329,105 @@ impl Routes {
             }
             node = from;
         }
-        hops.reverse();
-        let class = if rdma {
+        path.hops.reverse();
+        path.latency_ns = latency_ns;
+        path.bandwidth_bytes_per_s = bandwidth;
+        path.class = if rdma {
             PathClass::Rdma
         } else {
             PathClass::LoadStore
         };
-        Path {
-            hops,
+        path.nics = nics;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Link;
+    use super::*;
+
+    /// One walk down the tree finds the routes that one walk up it per PE finds.
+    #[test]
+    fn every_path_at_once_matches_path_to() {
+        let ib = |latency_ns| Link {
+            kind: LinkKind::Ib,
             latency_ns,
-            bandwidth_bytes_per_s: bandwidth,
-            class,
-            nics,
+            bandwidth_bytes_per_s: 50,
+        };
+        let pcie = |latency_ns| Link {
+            kind: LinkKind::Pcie,
+            latency_ns,
+            bandwidth_bytes_per_s: 60,
+        };
+        let nvlink = |latency_ns| Link {
+            kind: LinkKind::NvLink,
+            latency_ns,
+            bandwidth_bytes_per_s: 400,
+        };
+        let mut b = super::super::TopologyBuilder::new("two-hosts");
+        let spines = [
+            b.node("spine0", NodeKind::IbSwitch { tier: 1 }),
+            b.node("spine1", NodeKind::IbSwitch { tier: 1 }),
+        ];
+        for host in 0..3 {
+            let switch = b.node(format!("nvs{host}"), NodeKind::NvSwitch { host });
+            let leaf = b.node(format!("leaf{host}"), NodeKind::IbSwitch { tier: 0 });
+            for (i, &spine) in spines.iter().enumerate() {
+                b.link(leaf, spine, ib(300 + i as u64));
+            }
+            for g in 0..3 {
+                let gpu = b.node(format!("gpu{host}.{g}"), NodeKind::Gpu { host });
+                let nic = b.node(format!("nic{host}.{g}"), NodeKind::Nic { host });
+                b.link(gpu, switch, nvlink(200 + g));
+                b.link(gpu, nic, pcie(150));
+                b.link(nic, leaf, ib(600));
+            }
         }
+        let t = b.build().unwrap();
+        for src in 0..t.n_gpus() {
+            let routes = t.routes_from(Pe(src));
+            let mut seen = vec![false; t.n_gpus() as usize];
+            routes.for_each_path(&t, |pe, path| {
+                assert!(!seen[pe.idx()], "PE {pe:?} twice");
+                seen[pe.idx()] = true;
+                assert_eq!(*path, routes.path_to(&t, pe), "{src} to {pe:?}");
+            });
+            assert!(seen.iter().all(|&s| s));
+        }
+    }
+
+    /// The frontier pops what a binary heap of `Reverse((distance, node))` pops, including
+    /// the order of ties and pushes at the current distance (zero-latency links).
+    #[test]
+    fn frontier_pops_like_a_binary_heap() {
+        let mut frontier = Frontier::default();
+        let mut reference = BinaryHeap::new();
+        let mut x: u64 = 7;
+        let mut popped = 0u64;
+        for round in 0..5000u32 {
+            for _ in 0..(round % 4) {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let d = popped
+                    + match x >> 62 {
+                        0 => 0,
+                        1 => (x >> 20) % 4,
+                        _ => (x >> 20) % 3000,
+                    };
+                let node = ((x >> 40) % 64) as u32;
+                frontier.push(d, node);
+                reference.push(Reverse((d, node)));
+            }
+            if round % 2 == 0 {
+                let want = reference.pop().map(|Reverse(e)| e);
+                assert_eq!(frontier.pop(), want);
+                popped = want.map_or(popped, |(d, _)| d);
+            }
+        }
+        while let Some(Reverse(e)) = reference.pop() {
+            assert_eq!(frontier.pop(), Some(e));
+        }
+        assert_eq!(frontier.pop(), None);
     }
 }
