@@ -97,7 +97,7 @@ fn alltoall_on_1024_pes_of_ib_128_is_ok() {
 
 #[test]
 fn every_workload_checks_out_on_small_topologies() {
-    for workload in ["hello", "ring", "reduce", "alltoall"] {
+    for workload in ["hello", "ring", "reduce", "alltoall", "msg-rate"] {
         for (topology, pes) in [("h200x2", "2"), ("hgx8", "5"), ("ib-2", "16")] {
             let v = json(&[
                 "run",

@@ -3,6 +3,7 @@
 
 mod alltoall;
 mod hello;
+mod msg_rate;
 mod put_bw;
 mod reduce;
 mod ring;
@@ -79,6 +80,11 @@ pub const WORKLOADS: &[Workload] = &[
         about: "PE 0 puts to PE 1, 8 B to 256 MiB; reports the bandwidth curve",
         min_pes: 2,
     },
+    Workload {
+        name: "msg-rate",
+        about: "every PE puts 1024 8-byte values to rotating partners, quiet every 64; checks every slot",
+        min_pes: 1,
+    },
 ];
 
 /// Finds a workload by name.
@@ -94,6 +100,7 @@ pub fn run_on_pe<B: Backend>(workload: &Workload, sh: &Shmem<B>) -> Result<PeOut
         "reduce" => reduce::run(sh),
         "alltoall" => alltoall::run(sh),
         "put-bw" => put_bw::run(sh),
+        "msg-rate" => msg_rate::run(sh),
         other => unreachable!("workload {other} is listed but not dispatched"),
     }
 }
