@@ -287,19 +287,12 @@ mod tests {
     use hw::topology::{Link, LinkKind, NodeKind, TopologyBuilder};
 
     fn pair() -> Topology {
-        let mut b = TopologyBuilder::new("pair");
-        let g0 = b.node("g0", NodeKind::Gpu { host: 0 });
-        let g1 = b.node("g1", NodeKind::Gpu { host: 0 });
-        b.link(
-            g0,
-            g1,
-            Link {
-                kind: LinkKind::NvLink,
-                latency_ns: 100,
-                bandwidth_bytes_per_s: 1_000_000_000,
-            },
-        );
-        b.build().unwrap()
+        Topology::pair(Link {
+            kind: LinkKind::NvLink,
+            latency_ns: 100,
+            bandwidth_bytes_per_s: 1_000_000_000,
+        })
+        .unwrap()
     }
 
     #[test]

@@ -1180,7 +1180,7 @@ impl World {
 
 #[cfg(test)]
 mod tests {
-    use hw::topology::{Link, LinkKind, NodeKind, Timing, TopologyBuilder};
+    use hw::topology::{Link, LinkKind, Timing};
     use hw::{
         AmoWidth, Cmp, Device, Instant, Launcher, LocalRange, MemKind, Queue, RemoteRange,
         SegmentKey,
@@ -1197,29 +1197,17 @@ mod tests {
             latency_ns,
             bandwidth_bytes_per_s: 50_000_000_000,
         };
-        let mut b = TopologyBuilder::new("ib-pair");
-        let sw = b.node("sw", NodeKind::IbSwitch { tier: 0 });
-        for host in 0..2 {
-            let g = b.node(format!("g{host}"), NodeKind::Gpu { host });
-            let n = b.node(format!("n{host}"), NodeKind::Nic { host });
-            b.link(g, n, link(LinkKind::Pcie, 100));
-            b.link(n, sw, link(LinkKind::Ib, 600));
-        }
-        b.build().unwrap()
+        hw::Topology::ib_pair(link(LinkKind::Pcie, 100), link(LinkKind::Ib, 600)).unwrap()
     }
 
     /// Two GPUs joined by one NVLink of 500 ns.
     fn nvlink_pair() -> hw::Topology {
-        let mut b = TopologyBuilder::new("pair");
-        let g0 = b.node("g0", NodeKind::Gpu { host: 0 });
-        let g1 = b.node("g1", NodeKind::Gpu { host: 0 });
-        let nvlink = Link {
+        hw::Topology::pair(Link {
             kind: LinkKind::NvLink,
             latency_ns: 500,
             bandwidth_bytes_per_s: 100_000_000_000,
-        };
-        b.link(g0, g1, nvlink);
-        b.build().unwrap()
+        })
+        .unwrap()
     }
 
     fn setup(dev: &SimDevice) {

@@ -1,6 +1,6 @@
 //! The simulator against the hardware contract directly, without the runtime.
 
-use hw::topology::{Link, LinkKind, NodeKind, TopologyBuilder};
+use hw::topology::{Link, LinkKind};
 use hw::{
     AmoKind, AmoOp, AmoWidth, Cmp, Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue,
     QueueError, RemoteRange, SignalOp, Topology, WaitSpec,
@@ -10,24 +10,16 @@ use sim::{Sim, SimDevice};
 const FAR: Instant = Instant(u64::MAX);
 
 fn nvlink_pair() -> Topology {
-    let mut b = TopologyBuilder::new("pair");
-    let g0 = b.node("g0", NodeKind::Gpu { host: 0 });
-    let g1 = b.node("g1", NodeKind::Gpu { host: 0 });
-    b.link(
-        g0,
-        g1,
-        Link {
-            kind: LinkKind::NvLink,
-            latency_ns: 500,
-            bandwidth_bytes_per_s: 100_000_000_000,
-        },
-    );
-    b.build().unwrap()
+    Topology::pair(Link {
+        kind: LinkKind::NvLink,
+        latency_ns: 500,
+        bandwidth_bytes_per_s: 100_000_000_000,
+    })
+    .unwrap()
 }
 
 /// Two hosts with one GPU and one NIC each, behind one InfiniBand switch.
 fn ib_pair() -> Topology {
-    let mut b = TopologyBuilder::new("ib-pair");
     let pcie = Link {
         kind: LinkKind::Pcie,
         latency_ns: 100,
@@ -38,14 +30,7 @@ fn ib_pair() -> Topology {
         latency_ns: 600,
         bandwidth_bytes_per_s: 48_000_000_000,
     };
-    let sw = b.node("sw", NodeKind::IbSwitch { tier: 0 });
-    for host in 0..2 {
-        let g = b.node(format!("g{host}"), NodeKind::Gpu { host });
-        let n = b.node(format!("n{host}"), NodeKind::Nic { host });
-        b.link(g, n, pcie);
-        b.link(n, sw, ib);
-    }
-    b.build().unwrap()
+    Topology::ib_pair(pcie, ib).unwrap()
 }
 
 /// Creates a 4 KiB device segment on every PE and imports every peer's.

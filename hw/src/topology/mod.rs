@@ -4,6 +4,7 @@
 //! their GPUs were added. Links are full duplex: each direction has the link's bandwidth.
 //! Routes between PEs never pass through a third GPU (GPUs do not forward traffic).
 
+mod pairs;
 mod route;
 
 use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};

@@ -10,11 +10,7 @@ fn nvlink(latency_ns: u64) -> Link {
 
 #[test]
 fn two_gpus_with_a_direct_link_route_over_it() {
-    let mut b = TopologyBuilder::new("pair");
-    let g0 = b.node("g0", NodeKind::Gpu { host: 0 });
-    let g1 = b.node("g1", NodeKind::Gpu { host: 0 });
-    b.link(g0, g1, nvlink(7));
-    let t = b.build().unwrap();
+    let t = Topology::pair(nvlink(7)).unwrap();
     let path = t.routes_from(Pe(0)).path_to(&t, Pe(1));
     assert_eq!(path.latency_ns, 7);
     assert_eq!(path.class, PathClass::LoadStore);
@@ -101,20 +97,29 @@ fn bad_topologies_are_rejected_with_the_reason() {
         b.build().unwrap_err(),
         TopologyError::DuplicateName("x".into())
     );
-    let mut b = TopologyBuilder::new("zero");
-    let g0 = b.node("g0", NodeKind::Gpu { host: 0 });
-    let g1 = b.node("g1", NodeKind::Gpu { host: 0 });
-    b.link(
-        g0,
-        g1,
-        Link {
-            kind: LinkKind::NvLink,
-            latency_ns: 1,
-            bandwidth_bytes_per_s: 0,
-        },
-    );
+    let zero_bandwidth = Link {
+        kind: LinkKind::NvLink,
+        latency_ns: 1,
+        bandwidth_bytes_per_s: 0,
+    };
     assert!(matches!(
-        b.build().unwrap_err(),
+        Topology::pair(zero_bandwidth).unwrap_err(),
         TopologyError::BadLink { .. }
     ));
+}
+
+#[test]
+fn the_pairs_have_the_path_class_they_promise() {
+    let link = |kind| Link {
+        kind,
+        latency_ns: 10,
+        bandwidth_bytes_per_s: 1_000_000_000,
+    };
+    let pair = Topology::pair(link(LinkKind::NvLink)).unwrap();
+    let ib = Topology::ib_pair(link(LinkKind::Pcie), link(LinkKind::Ib)).unwrap();
+    assert_eq!((pair.n_gpus(), ib.n_gpus()), (2, 2));
+    let class = |t: &Topology| t.routes_from(Pe(0)).path_to(t, Pe(1)).class;
+    assert_eq!(class(&pair), PathClass::LoadStore);
+    assert_eq!(class(&ib), PathClass::Rdma);
+    assert_ne!(pair.host_of(Pe(1)), ib.host_of(Pe(1)));
 }
