@@ -8,6 +8,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod litmus;
+
 /// The operations the ordering table speaks of.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Op {

@@ -1,0 +1,538 @@
+//! A litmus test as data: the parsed form of the text format of `docs/litmus-format.md`.
+//!
+//! Both the model (the oracle) and the runner that executes tests on a backend read this
+//! form; neither shares anything else. Every symmetric variable is one 64-bit word that exists
+//! on every PE, initially 0 unless the test says otherwise.
+
+use std::fmt;
+
+/// A PE number.
+pub type PeId = u32;
+
+/// A symmetric variable: an index into [`Litmus::vars`].
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct VarId(pub u16);
+
+/// A register of one PE (`r0` to `r15`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Reg(pub u8);
+
+/// A communication context of one PE. Context 0 is the default context; the others are the
+/// named contexts (`ctx A`, `ctx B`, ...) numbered in order of first use on that PE.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
+pub struct Ctx(pub u8);
+
+impl Ctx {
+    /// The default context.
+    pub const DEFAULT: Ctx = Ctx(0);
+}
+
+/// One PE's copy of a symmetric variable (`x@1`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Loc {
+    /// The variable.
+    pub var: VarId,
+    /// The PE whose copy it is.
+    pub pe: PeId,
+}
+
+/// An operand: a constant or a register of the issuing PE.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Value {
+    /// A literal.
+    Const(u64),
+    /// The register's value; the instruction waits for a fetch that fills it (a dependency).
+    Reg(Reg),
+}
+
+/// The six comparisons of `wait_until`, `signal_wait_until` and conditions, on unsigned words.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Cmp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+}
+
+impl Cmp {
+    /// Evaluates `lhs <cmp> rhs`.
+    pub fn eval(self, lhs: u64, rhs: u64) -> bool {
+        match self {
+            Cmp::Eq => lhs == rhs,
+            Cmp::Ne => lhs != rhs,
+            Cmp::Gt => lhs > rhs,
+            Cmp::Ge => lhs >= rhs,
+            Cmp::Lt => lhs < rhs,
+            Cmp::Le => lhs <= rhs,
+        }
+    }
+
+    /// The operator as written in the format.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Cmp::Eq => "==",
+            Cmp::Ne => "!=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+        }
+    }
+}
+
+/// How a one-word put is spelled; the three have the same ordering rules except that `PutNbi`
+/// is completed only by quiet.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum PutKind {
+    /// `put`: blocking (returns when the source may be reused, not when delivered).
+    Put,
+    /// `p`: the single-element blocking put.
+    P,
+    /// `put_nbi`.
+    PutNbi,
+}
+
+/// How a one-word get is spelled.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum GetKind {
+    /// `get`: blocking.
+    Get,
+    /// `g`: the single-element blocking get.
+    G,
+    /// `get_nbi`: the register is valid after the next quiet on its context.
+    GetNbi,
+}
+
+/// An atomic memory operation on one 64-bit word.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum AmoOp {
+    /// `fetch`: atomic read (always fetching).
+    Fetch,
+    /// `set`: atomic write.
+    Set(Value),
+    /// `swap`: write, returning the old value.
+    Swap(Value),
+    /// `compare_swap`: write `new` if the word equals `cond`, returning the old value.
+    CompareSwap {
+        /// The expected old value.
+        cond: Value,
+        /// The value written on a match.
+        new: Value,
+    },
+    /// `add`/`fetch_add`.
+    Add(Value),
+    /// `inc`/`fetch_inc`.
+    Inc,
+    /// `and`/`fetch_and`.
+    And(Value),
+    /// `or`/`fetch_or`.
+    Or(Value),
+    /// `xor`/`fetch_xor`.
+    Xor(Value),
+}
+
+/// How put-with-signal updates the signal word.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum SignalOp {
+    /// Overwrite the signal.
+    Set,
+    /// Add to the signal.
+    Add,
+}
+
+/// One statement of a PE's program.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Instr {
+    /// `put x@P = V` (also `p`, `put_nbi`).
+    Put {
+        /// Spelling.
+        kind: PutKind,
+        /// Target word.
+        dst: Loc,
+        /// Value written.
+        value: Value,
+        /// Context.
+        ctx: Ctx,
+    },
+    /// `rK = get x@P` (also `g`, `get_nbi`).
+    Get {
+        /// Spelling.
+        kind: GetKind,
+        /// Register filled.
+        reg: Reg,
+        /// Word read.
+        src: Loc,
+        /// Context.
+        ctx: Ctx,
+    },
+    /// An atomic: `set x@P = V`, `add x@P V`, `rK = fetch_add x@P V`, `rK = fetch_add_nbi ...`.
+    Amo {
+        /// The operation.
+        op: AmoOp,
+        /// Target word.
+        dst: Loc,
+        /// Register receiving the old value, for fetching forms.
+        fetch: Option<Reg>,
+        /// The `_nbi` form (fetching atomics only): the register is valid after quiet.
+        nbi: bool,
+        /// Context.
+        ctx: Ctx,
+    },
+    /// `put_signal x@P = V, s SET|ADD W` (also `put_signal_nbi`). `signal` is on the same PE.
+    PutSignal {
+        /// Target data word.
+        dst: Loc,
+        /// Data value.
+        value: Value,
+        /// Signal word on the target.
+        signal: Loc,
+        /// Signal update.
+        op: SignalOp,
+        /// Signal operand.
+        signal_value: u64,
+        /// The `_nbi` form.
+        nbi: bool,
+        /// Context.
+        ctx: Ctx,
+    },
+    /// `fence` (`fence ctx A`).
+    Fence {
+        /// Context.
+        ctx: Ctx,
+    },
+    /// `quiet` (`quiet ctx A`).
+    Quiet {
+        /// Context.
+        ctx: Ctx,
+    },
+    /// `barrier_all`: quiet on the default context, all PEs arrive, then this PE's consistency
+    /// step.
+    BarrierAll,
+    /// `sync_all`: all PEs arrive; completes nothing.
+    SyncAll,
+    /// `wait x CMP V`: `wait_until` on the PE's own copy of `x`.
+    Wait {
+        /// The variable (own copy).
+        var: VarId,
+        /// Comparison.
+        cmp: Cmp,
+        /// Right-hand side.
+        value: u64,
+    },
+    /// `signal_wait s CMP V`: `signal_wait_until` on the PE's own copy of `s`.
+    SignalWait {
+        /// The signal variable (own copy).
+        var: VarId,
+        /// Comparison.
+        cmp: Cmp,
+        /// Right-hand side.
+        value: u64,
+    },
+    /// `rK = ld x`: a plain load of the PE's own copy.
+    Load {
+        /// Register filled.
+        reg: Reg,
+        /// The variable (own copy).
+        var: VarId,
+    },
+    /// `st x = V`: a plain store to the PE's own copy.
+    Store {
+        /// The variable (own copy).
+        var: VarId,
+        /// Value stored.
+        value: Value,
+    },
+}
+
+/// What an atom of a condition reads.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Observable {
+    /// A PE's register at the end (`P1:r0`).
+    Reg {
+        /// The PE.
+        pe: PeId,
+        /// Its register.
+        reg: Reg,
+    },
+    /// A word of symmetric memory at the end, after everything is delivered and visible (`x@1`).
+    Mem(Loc),
+}
+
+/// A proposition over final values.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Prop {
+    /// `P1:r0 == 0`, `x@2 != 1`, ...
+    Atom {
+        /// What is read.
+        lhs: Observable,
+        /// Comparison.
+        cmp: Cmp,
+        /// Constant compared with.
+        rhs: u64,
+    },
+    /// `a /\ b`
+    And(Box<Prop>, Box<Prop>),
+    /// `a \/ b`
+    Or(Box<Prop>, Box<Prop>),
+    /// `~a`
+    Not(Box<Prop>),
+}
+
+/// How the final condition is quantified over the outcomes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Quantifier {
+    /// `exists`: some outcome satisfies the proposition.
+    Exists,
+    /// `forall`: every outcome does.
+    Forall,
+    /// `~exists`: none does.
+    NotExists,
+}
+
+/// The final condition.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Condition {
+    /// The quantifier.
+    pub quantifier: Quantifier,
+    /// The proposition.
+    pub prop: Prop,
+}
+
+/// How often the proposition holds over the set of allowed outcomes (herd's observation).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Observation {
+    /// In every outcome.
+    Always,
+    /// In some outcomes but not all.
+    Sometimes,
+    /// In no outcome.
+    Never,
+}
+
+impl Observation {
+    /// Whether the quantified condition holds given this observation.
+    pub fn satisfies(self, quantifier: Quantifier) -> bool {
+        match quantifier {
+            Quantifier::Exists => self != Observation::Never,
+            Quantifier::Forall => self == Observation::Always,
+            Quantifier::NotExists => self == Observation::Never,
+        }
+    }
+}
+
+/// The rules and machine a test is checked under.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Config {
+    /// `nv-nvl`: NVSHMEM semantics, every pair of PEs on NVLink (one host).
+    NvNvl,
+    /// `nv-ib`: NVSHMEM semantics, every PE on its own host, every pair over InfiniBand.
+    NvIb,
+    /// `nv-mix(0|1 2)`: NVSHMEM semantics, PEs grouped into hosts (here P0 alone, P1 and P2
+    /// together): NVLink within a host, InfiniBand between hosts. `hosts[pe]` is PE `pe`'s host.
+    NvMix {
+        /// The host of each PE.
+        hosts: Vec<u32>,
+    },
+    /// `os`: OpenSHMEM 1.5 semantics (blocking fetches complete on return, updates globally
+    /// visible on completion), every pair on NVLink.
+    Os,
+}
+
+impl Config {
+    /// The host of `pe` under this configuration.
+    pub fn host_of(&self, pe: PeId) -> u32 {
+        match self {
+            Config::NvNvl | Config::Os => 0,
+            Config::NvIb => pe,
+            Config::NvMix { hosts } => hosts[pe as usize],
+        }
+    }
+
+    /// Whether the path between two distinct PEs crosses InfiniBand.
+    pub fn over_ib(&self, a: PeId, b: PeId) -> bool {
+        a != b && self.host_of(a) != self.host_of(b)
+    }
+
+    /// Whether NVSHMEM's relaxed rules apply (R7 fetch-in-flight, R8 local-only visibility);
+    /// false under OpenSHMEM 1.5.
+    pub fn nvshmem(&self) -> bool {
+        !matches!(self, Config::Os)
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Config::NvNvl => f.write_str("nv-nvl"),
+            Config::NvIb => f.write_str("nv-ib"),
+            Config::Os => f.write_str("os"),
+            Config::NvMix { hosts } => {
+                let n_hosts = hosts.iter().copied().max().map_or(0, |h| h + 1);
+                let groups: Vec<String> = (0..n_hosts)
+                    .map(|h| {
+                        let pes: Vec<String> = (0..hosts.len())
+                            .filter(|&pe| hosts[pe] == h)
+                            .map(|pe| pe.to_string())
+                            .collect();
+                        pes.join(" ")
+                    })
+                    .collect();
+                write!(f, "nv-mix({})", groups.join("|"))
+            }
+        }
+    }
+}
+
+/// One `expect` line: the observation the rules give under a configuration.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Expectation {
+    /// The configuration.
+    pub config: Config,
+    /// The expected observation of the proposition.
+    pub observation: Observation,
+    /// `(model)`: derived from the implementation reading, not stated by a vendor document.
+    pub model_derived: bool,
+}
+
+/// Where something is in a litmus file (1-based).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Span {
+    /// Line.
+    pub line: u32,
+    /// Column.
+    pub column: u32,
+}
+
+/// A parsed litmus test.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Litmus {
+    /// The test's name (`litmus NAME`).
+    pub name: String,
+    /// Where its verdicts come from (`source "..."`).
+    pub source: String,
+    /// Number of PEs (`pes N`); programs exist for PEs `0..n_pes`, empty if not written.
+    pub n_pes: u32,
+    /// Symmetric variable names, in order of first appearance; `VarId(i)` names `vars[i]`.
+    pub vars: Vec<String>,
+    /// Initial values that are not 0.
+    pub init: Vec<(Loc, u64)>,
+    /// Each PE's program, with the span of each instruction.
+    pub programs: Vec<Vec<(Instr, Span)>>,
+    /// The final condition.
+    pub condition: Condition,
+    /// The expected observation per configuration.
+    pub expect: Vec<Expectation>,
+}
+
+/// One final state: the value of each of [`Litmus::observables`], in that order.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Outcome(pub Vec<u64>);
+
+impl Litmus {
+    /// What an outcome records: every register some instruction writes (by PE, then register),
+    /// then every memory word the condition reads (by variable, then PE).
+    pub fn observables(&self) -> Vec<Observable> {
+        let mut regs = Vec::new();
+        for (pe, program) in self.programs.iter().enumerate() {
+            for (instr, _) in program {
+                let written = match instr {
+                    Instr::Get { reg, .. } | Instr::Load { reg, .. } => Some(*reg),
+                    Instr::Amo { fetch, .. } => *fetch,
+                    _ => None,
+                };
+                if let Some(reg) = written {
+                    regs.push(Observable::Reg {
+                        pe: pe as PeId,
+                        reg,
+                    });
+                }
+            }
+        }
+        let mut mems = Vec::new();
+        collect_mems(&self.condition.prop, &mut mems);
+        regs.sort();
+        regs.dedup();
+        mems.sort();
+        mems.dedup();
+        regs.extend(mems);
+        regs
+    }
+
+    /// Evaluates the condition's proposition on `outcome` (whose order is `observables`).
+    pub fn holds(&self, observables: &[Observable], outcome: &Outcome) -> bool {
+        eval(&self.condition.prop, observables, outcome)
+    }
+
+    /// The observation of the proposition over a set of outcomes, or `None` if it is empty.
+    pub fn observe<'a>(
+        &self,
+        outcomes: impl IntoIterator<Item = &'a Outcome>,
+    ) -> Option<Observation> {
+        let observables = self.observables();
+        let (mut some, mut all, mut any) = (false, true, false);
+        for outcome in outcomes {
+            any = true;
+            let h = self.holds(&observables, outcome);
+            some |= h;
+            all &= h;
+        }
+        any.then_some(match (some, all) {
+            (_, true) => Observation::Always,
+            (true, false) => Observation::Sometimes,
+            (false, false) => Observation::Never,
+        })
+    }
+
+    /// Writes `outcome` as `P1:r0=0; x@1=2`.
+    pub fn show_outcome(&self, observables: &[Observable], outcome: &Outcome) -> String {
+        let parts: Vec<String> = observables
+            .iter()
+            .zip(&outcome.0)
+            .map(|(o, v)| match o {
+                Observable::Reg { pe, reg } => format!("P{pe}:r{}={v}", reg.0),
+                Observable::Mem(loc) => {
+                    format!("{}@{}={v}", self.vars[loc.var.0 as usize], loc.pe)
+                }
+            })
+            .collect();
+        parts.join("; ")
+    }
+}
+
+fn collect_mems(prop: &Prop, out: &mut Vec<Observable>) {
+    match prop {
+        Prop::Atom { lhs, .. } => {
+            if matches!(lhs, Observable::Mem(_)) {
+                out.push(*lhs);
+            }
+        }
+        Prop::And(a, b) | Prop::Or(a, b) => {
+            collect_mems(a, out);
+            collect_mems(b, out);
+        }
+        Prop::Not(a) => collect_mems(a, out),
+    }
+}
+
+fn eval(prop: &Prop, observables: &[Observable], outcome: &Outcome) -> bool {
+    match prop {
+        Prop::Atom { lhs, cmp, rhs } => {
+            let at = observables
+                .iter()
+                .position(|o| o == lhs)
+                .expect("observables() lists every atom of the condition");
+            cmp.eval(outcome.0[at], *rhs)
+        }
+        Prop::And(a, b) => eval(a, observables, outcome) && eval(b, observables, outcome),
+        Prop::Or(a, b) => eval(a, observables, outcome) || eval(b, observables, outcome),
+        Prop::Not(a) => !eval(a, observables, outcome),
+    }
+}

@@ -1,0 +1,5 @@
+//! Litmus tests: the data form (`ast`) of the text format of `docs/litmus-format.md`.
+
+mod ast;
+
+pub use ast::*;
