@@ -21,7 +21,7 @@ struct Cli {
 enum Command {
     /// Run a built-in workload on simulated GPUs and check its result.
     ///
-    /// Workloads: hello, ring, reduce, alltoall, put-bw. The run is deterministic: the same
+    /// Workloads: hello, ring, reduce, alltoall, put-bw, msg-rate. The run is deterministic: the same
     /// seed gives the same events, simulated time and trace hash.
     #[command(after_help = run::AFTER_HELP)]
     Run(run::RunArgs),

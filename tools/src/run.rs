@@ -24,7 +24,7 @@ https://ui.perfetto.dev or chrome://tracing (one track per PE and per link direc
 
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
-    /// The workload: hello, ring, reduce, alltoall or put-bw.
+    /// The workload: hello, ring, reduce, alltoall, put-bw or msg-rate.
     workload: String,
     /// How many PEs (default: one per GPU of the topology).
     #[arg(long)]
