@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod litmus;
+pub mod om;
 
 /// The operations the ordering table speaks of.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

@@ -1,0 +1,95 @@
+//! What does not change during an exploration: the programs, the sizes, the topology.
+
+use super::ModelError;
+use super::state::{N_REGS, State};
+use crate::litmus::{Config, Instr, Litmus};
+
+/// A test under a configuration, ready to be explored.
+pub(super) struct Machine<'a> {
+    pub programs: Vec<&'a [(Instr, crate::litmus::Span)]>,
+    pub n_pes: usize,
+    pub n_vars: usize,
+    pub n_ctxs: usize,
+    /// NVSHMEM rules (R7 fetch-in-flight, R8 pending writes); false under `os`.
+    pub nvshmem: bool,
+    /// `ib[src * n_pes + dst]`: writes from `src` land in `pending[dst]` (R8).
+    pub ib: Vec<bool>,
+}
+
+impl<'a> Machine<'a> {
+    pub fn new(test: &'a Litmus, config: &Config) -> Result<Self, ModelError> {
+        let n_pes = test.n_pes as usize;
+        if let Config::NvMix { hosts } = config
+            && hosts.len() != n_pes
+        {
+            return Err(ModelError::ConfigDoesNotFit {
+                config: config.to_string(),
+                n_pes: test.n_pes,
+            });
+        }
+        if test.programs.len() != n_pes {
+            return Err(ModelError::ProgramsDoNotFit {
+                programs: test.programs.len(),
+                n_pes: test.n_pes,
+            });
+        }
+        for (pe, program) in test.programs.iter().enumerate() {
+            // The program counter and the fence epoch are bytes.
+            if program.len() >= usize::from(u8::MAX) {
+                return Err(ModelError::ProgramTooLong {
+                    pe: pe as u32,
+                    len: program.len(),
+                });
+            }
+        }
+        let n_ctxs = test
+            .programs
+            .iter()
+            .flatten()
+            .filter_map(|(instr, _)| match instr {
+                Instr::Put { ctx, .. }
+                | Instr::Get { ctx, .. }
+                | Instr::Amo { ctx, .. }
+                | Instr::PutSignal { ctx, .. }
+                | Instr::Fence { ctx }
+                | Instr::Quiet { ctx } => Some(usize::from(ctx.0) + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1);
+        let nvshmem = config.nvshmem();
+        let ib = (0..n_pes * n_pes)
+            .map(|i| nvshmem && config.over_ib((i / n_pes) as u32, (i % n_pes) as u32))
+            .collect();
+        Ok(Self {
+            programs: test.programs.iter().map(Vec::as_slice).collect(),
+            n_pes,
+            n_vars: test.vars.len().max(1),
+            n_ctxs,
+            nvshmem,
+            ib,
+        })
+    }
+
+    /// The state before any transition: initial memory, nothing issued.
+    pub fn initial(&self, test: &Litmus) -> State {
+        let mut mem = vec![0; self.n_pes * self.n_vars];
+        for (loc, value) in &test.init {
+            mem[loc.pe as usize * self.n_vars + loc.var.0 as usize] = *value;
+        }
+        State {
+            pcs: vec![0; self.n_pes],
+            barriers_passed: vec![0; self.n_pes],
+            regs: vec![0; self.n_pes * N_REGS],
+            epochs: vec![0; self.n_pes * self.n_ctxs],
+            mem,
+            pending: vec![Vec::new(); self.n_pes],
+            in_flight: Vec::new(),
+        }
+    }
+
+    /// Whether `pe` has run its whole program.
+    pub fn done(&self, s: &State, pe: usize) -> bool {
+        usize::from(s.pcs[pe]) == self.programs[pe].len()
+    }
+}

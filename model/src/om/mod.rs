@@ -1,0 +1,141 @@
+//! SHMEM-OM: the operational model of the ordering rules, and its exhaustive enumerator.
+//!
+//! This is the oracle for litmus tests (memory-model.md §5.1, restricted to what the litmus
+//! AST can say): one GPU issuer per PE, `rdma_ordering = None`, `quiet_flushes_self =
+//! Always`, no UB detection. The transitions, and the rule each one comes from, are listed in
+//! `docs/ordering.md`, section "The model (model/)".
+//!
+//! - `state`: the machine state, encoded as small integers so that it hashes cheaply;
+//! - `machine`: the test and topology, fixed during a search;
+//! - `step`: the transitions;
+//! - `explore`: the depth-first search over states.
+
+mod explore;
+mod machine;
+mod state;
+mod step;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use crate::litmus::{Config, Litmus, Observation, Outcome};
+
+/// Everything the model allows for one test under one configuration.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ModelResult {
+    /// The allowed final outcomes; values in the order of [`Litmus::observables`].
+    pub outcomes: BTreeSet<Outcome>,
+    /// Distinct states visited.
+    pub states: u64,
+    /// Distinct terminal states in which some PE is blocked forever (a wait never satisfied,
+    /// a barrier some PE never reaches). They yield no outcome.
+    pub deadlocks: u64,
+}
+
+/// Why the model could not enumerate a test.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum ModelError {
+    /// An `nv-mix` whose host list does not have one entry per PE.
+    ConfigDoesNotFit {
+        /// The configuration, as written.
+        config: String,
+        /// The test's PE count.
+        n_pes: u32,
+    },
+    /// A `Litmus` whose `programs` do not have one entry per PE.
+    ProgramsDoNotFit {
+        /// Programs given.
+        programs: usize,
+        /// The test's PE count.
+        n_pes: u32,
+    },
+    /// A program of 255 instructions or more (program counters and epochs are bytes).
+    ProgramTooLong {
+        /// The PE.
+        pe: u32,
+        /// Its instruction count.
+        len: usize,
+    },
+    /// The state space exceeded the search's limit.
+    TooManyStates {
+        /// The limit.
+        limit: u64,
+    },
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ConfigDoesNotFit { config, n_pes } => {
+                write!(
+                    f,
+                    "configuration {config} does not place exactly {n_pes} PEs"
+                )
+            }
+            Self::ProgramsDoNotFit { programs, n_pes } => {
+                write!(f, "{programs} programs for {n_pes} PEs")
+            }
+            Self::ProgramTooLong { pe, len } => {
+                write!(
+                    f,
+                    "program of P{pe} has {len} instructions; the model takes at most 254"
+                )
+            }
+            Self::TooManyStates { limit } => write!(f, "more than {limit} states"),
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// Every outcome the rules allow for `test` under `config`.
+///
+/// # Errors
+///
+/// A configuration or test the model cannot represent, or a state space over its limit.
+pub fn allowed_outcomes(test: &Litmus, config: &Config) -> Result<ModelResult, ModelError> {
+    let machine = machine::Machine::new(test, config)?;
+    explore::explore(&machine, test)
+}
+
+/// One `expect` line checked against the model.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Check {
+    /// The configuration.
+    pub config: Config,
+    /// The observation the test expects.
+    pub expected: Observation,
+    /// The observation of the model's outcomes; `None` if it allows no outcome at all.
+    pub model: Option<Observation>,
+    /// The model's enumeration.
+    pub result: ModelResult,
+}
+
+impl Check {
+    /// Whether the model agrees with the expectation.
+    pub fn agrees(&self) -> bool {
+        self.model == Some(self.expected)
+    }
+}
+
+/// Runs the model under every configuration the test has an `expect` line for.
+///
+/// # Errors
+///
+/// The first configuration the model cannot enumerate.
+pub fn check_expectations(test: &Litmus) -> Result<Vec<Check>, ModelError> {
+    test.expect
+        .iter()
+        .map(|e| {
+            let result = allowed_outcomes(test, &e.config)?;
+            Ok(Check {
+                config: e.config.clone(),
+                expected: e.observation,
+                model: test.observe(&result.outcomes),
+                result,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,132 @@
+//! One state of SHMEM-OM, encoded so that equal states hash equal.
+//!
+//! Everything is a small integer: PEs, variables, registers and contexts are indices, and
+//! the in-flight messages are kept sorted, so two interleavings that reach the same machine
+//! state produce the same `State` and the explorer visits it once.
+
+use crate::litmus::SignalOp;
+
+/// The whole machine between two transitions.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub(super) struct State {
+    /// Per PE, the index of the next instruction.
+    pub pcs: Vec<u8>,
+    /// Per PE, how many barrier episodes (barrier_all or sync_all) it has left.
+    pub barriers_passed: Vec<u8>,
+    /// `regs[pe * N_REGS + reg]`.
+    pub regs: Vec<u64>,
+    /// `epochs[pe * n_ctxs + ctx]`: the fence epoch of the PE's context (R1).
+    pub epochs: Vec<u8>,
+    /// `mem[pe * n_vars + var]`: the memory the PE's loads and NVLink peers see.
+    pub mem: Vec<u64>,
+    /// Per PE, writes delivered over InfiniBand and not yet visible (R8), in delivery order.
+    /// Only the order among writes to one word matters, so it is kept stably sorted by word.
+    pub pending: Vec<Vec<(u16, u64)>>,
+    /// Messages issued and not yet delivered, sorted.
+    pub in_flight: Vec<Msg>,
+}
+
+/// Registers per PE (`r0` to `r15`).
+pub(super) const N_REGS: usize = 16;
+
+/// An operation on its way from `src` to `dst`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub(super) struct Msg {
+    pub src: u8,
+    pub dst: u8,
+    pub ctx: u8,
+    /// The issuer's fence epoch on `ctx` at issue.
+    pub epoch: u8,
+    /// A blocking fetch: the issuer stalls on it at a use of the register, fence, quiet and
+    /// barrier_all (R7), or at once under OpenSHMEM rules.
+    pub blocking_fetch: bool,
+    pub body: Body,
+}
+
+impl Msg {
+    /// Whether fence orders this message (R1 table): every update, but not gets.
+    pub fn ordered(&self) -> bool {
+        !matches!(self.body, Body::Get { .. })
+    }
+}
+
+/// What a message does at its target. Operands are resolved at issue.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub(super) enum Body {
+    /// put, p, put_nbi.
+    Write { var: u16, value: u64 },
+    /// put_signal: the data word, then the signal, in one delivery (R5).
+    PutSignal {
+        var: u16,
+        value: u64,
+        signal: u16,
+        add: bool,
+        signal_value: u64,
+    },
+    /// An atomic; `reg` receives the old value for the fetching forms.
+    Amo { var: u16, op: Rmw, reg: Option<u8> },
+    /// get, g, get_nbi.
+    Get { var: u16, reg: u8 },
+}
+
+/// A read-modify-write with its operands resolved.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub(super) enum Rmw {
+    Fetch,
+    Set(u64),
+    Swap(u64),
+    CompareSwap { cond: u64, new: u64 },
+    Add(u64),
+    And(u64),
+    Or(u64),
+    Xor(u64),
+}
+
+impl Rmw {
+    /// The word's new value given its old one.
+    pub fn apply(self, old: u64) -> u64 {
+        match self {
+            Rmw::Fetch => old,
+            Rmw::Set(v) | Rmw::Swap(v) => v,
+            Rmw::CompareSwap { cond, new } => {
+                if old == cond {
+                    new
+                } else {
+                    old
+                }
+            }
+            Rmw::Add(v) => old.wrapping_add(v),
+            Rmw::And(v) => old & v,
+            Rmw::Or(v) => old | v,
+            Rmw::Xor(v) => old ^ v,
+        }
+    }
+}
+
+/// Whether a signal operation adds (else it sets).
+pub(super) fn signal_adds(op: SignalOp) -> bool {
+    matches!(op, SignalOp::Add)
+}
+
+impl State {
+    /// Adds a message, keeping the set sorted.
+    pub fn send(&mut self, msg: Msg) {
+        let at = self.in_flight.partition_point(|m| *m <= msg);
+        self.in_flight.insert(at, msg);
+    }
+
+    /// Appends a write to `pending[pe]`, after every pending write to the same word.
+    pub fn push_pending(&mut self, pe: usize, var: u16, value: u64) {
+        let list = &mut self.pending[pe];
+        let at = list.partition_point(|(v, _)| *v <= var);
+        list.insert(at, (var, value));
+    }
+
+    /// The consistency step of `pe` (and the flush a PCIe read performs): every pending
+    /// write becomes visible, in delivery order per word.
+    pub fn flush(&mut self, pe: usize, n_vars: usize) {
+        for (var, value) in std::mem::take(&mut self.pending[pe]) {
+            self.mem[pe * n_vars + var as usize] = value;
+        }
+    }
+}
