@@ -1,7 +1,7 @@
 //! The model against the expected verdicts of the litmus catalogue (tests/litmus): every
 //! (test, configuration) observation of the model must be the one the file expects, with no
-//! deadlock. Where a file's verdict departs from the
-//! research catalogue it came from, tests/litmus/README.md says why.
+//! deadlock. Where a file's verdict departs from the research catalogue it came from,
+//! tests/litmus/README.md says why.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
