@@ -7,10 +7,10 @@ use hw::{
     WaitSpec,
 };
 
-use crate::SimBackend;
 use crate::handle::PeHandle;
 use crate::queue::SimQueue;
 use crate::world::Blocked;
+use crate::{Fault, SimBackend};
 
 /// One simulated PE's endpoint.
 #[derive(Debug)]
@@ -136,6 +136,7 @@ impl Device for SimDevice {
             out.len() as u64,
             "read_local: range and buffer lengths differ"
         );
+        self.handle.world().stall_local_access(self.handle.pe);
         self.handle.pace();
         let mut w = self.handle.world();
         w.observe(self.handle.pe);
@@ -149,6 +150,7 @@ impl Device for SimDevice {
             "write_local: range and data lengths differ"
         );
         // Peers may read this memory: their reads before this PE's clock happen first.
+        self.handle.world().stall_local_access(self.handle.pe);
         self.handle.pace();
         let mut w = self.handle.world();
         w.observe(self.handle.pe);
@@ -183,12 +185,23 @@ impl Device for SimDevice {
 }
 
 impl SimDevice {
-    /// Checks the word; when the comparison holds, runs the consistency step.
+    /// Checks the word; when the comparison holds, runs the consistency step (which an
+    /// exploration may delay, see `World::stall_before_consistency`).
     fn test_quietly(&self, spec: &WaitSpec) -> Option<u64> {
-        let mut w = self.handle.world();
-        w.observe(self.handle.pe);
-        let value = w.evaluate(self.handle.pe, spec)?;
-        w.flush(self.handle.pe);
+        let pe = self.handle.pe;
+        let (value, stalled) = {
+            let mut w = self.handle.world();
+            w.observe(pe);
+            let value = w.evaluate(pe, spec)?;
+            if w.params.faults.has(Fault::WaitSkipsConsistency) {
+                return Some(value);
+            }
+            (value, w.stall_before_consistency(pe))
+        };
+        if stalled {
+            self.handle.pace();
+        }
+        self.handle.world().flush(pe);
         Some(value)
     }
 }

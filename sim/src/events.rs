@@ -130,8 +130,10 @@ pub(crate) struct EventQueue {
     current: Bucket,
     /// `levels[l][d]`: the events whose time differs from `last_ns` first (from the top) in
     /// digit `l`, where it is `d`. Every event of level `l` is later than every event of the
-    /// levels below, and within a level a smaller digit means earlier.
-    levels: [[Bucket; DIGITS]; LEVELS],
+    /// levels below, and within a level a smaller digit means earlier. Boxed: 48 KiB that
+    /// would otherwise be copied each time a world is built and moved into place, which
+    /// costs a litmus test's short runs more than the run itself.
+    levels: Box<[[Bucket; DIGITS]; LEVELS]>,
     /// Per level, bit `d` is set when bucket `d` holds events.
     occupied: [[u64; WORDS]; LEVELS],
     pool: Pool,
@@ -147,7 +149,10 @@ impl Default for EventQueue {
         EventQueue {
             last_ns: 0,
             current: EMPTY,
-            levels: [[EMPTY; DIGITS]; LEVELS],
+            levels: vec![[EMPTY; DIGITS]; LEVELS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("LEVELS levels"),
             occupied: [[0; WORDS]; LEVELS],
             pool: Pool {
                 chunks: Vec::new(),

@@ -4,7 +4,6 @@ use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 
-use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use hw::{LaunchError, Pe, PeFailure};
 
@@ -35,7 +34,7 @@ where
         RefCell::new((0..n_pes).map(|_| None).collect());
     let mut coroutines = Vec::with_capacity(n_pes as usize);
     for pe in 0..n_pes {
-        let stack = DefaultStack::new(stack_bytes).map_err(|e| {
+        let stack = crate::stacks::take(stack_bytes).map_err(|e| {
             LaunchError::Init(format!(
                 "cannot allocate a {stack_bytes}-byte stack for PE {pe}: {e}"
             ))
@@ -69,7 +68,13 @@ where
             world.finish(pe, failure);
         }
     }
-    drop(coroutines);
+    for coroutine in coroutines {
+        // A finished coroutine's stack serves the next run; an unfinished one (a run that
+        // ended abnormally) is unwound and freed by its drop.
+        if coroutine.done() {
+            crate::stacks::give_back(stack_bytes, coroutine.into_stack());
+        }
+    }
     let results = results.into_inner();
     Ok(results
         .into_iter()

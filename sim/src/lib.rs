@@ -2,9 +2,13 @@
 //! hardware contract (`hw`).
 //!
 //! - **Deterministic.** Time is virtual and integral (nanoseconds). Every nondeterministic
-//!   choice (link jitter, when an InfiniBand write becomes visible) comes from the one seeded
-//!   [`Entropy`] the world owns; the same seed gives the same events in the same order, and
-//!   the report's `trace_hash` proves it. The simulator reads no OS clock or randomness.
+//!   choice (link jitter, when an InfiniBand write becomes visible) comes from the one
+//!   choice source the world owns, normally the seeded [`Entropy`]; the same seed gives the
+//!   same events in the same order, and the report's `trace_hash` proves it. The simulator
+//!   reads no OS clock or randomness.
+//! - **Exhaustive when asked.** [`SimBuilder::explore`] replaces the seed by a script of
+//!   choices and the timing by a few discrete delays, so that [`explore::dfs`] can run every
+//!   execution of a small program (see [`explore`]).
 //! - **PEs are coroutines, not threads.** Each PE runs the user's ordinary blocking program on
 //!   its own small stack; the world resumes one PE at a time, in virtual-time order, so OS
 //!   scheduling never affects a run.
@@ -19,16 +23,20 @@
 
 #![warn(missing_docs)]
 
+pub mod choice;
 mod device;
 mod entropy;
 mod events;
 mod exec;
+pub mod explore;
+mod fault;
 mod handle;
 mod memory;
 mod network;
 mod ordering;
 mod queue;
 mod report;
+mod stacks;
 pub mod topology;
 mod trace;
 mod world;
@@ -38,8 +46,11 @@ use std::rc::Rc;
 
 use hw::{Backend, Caps, LaunchError, LaunchOutput, Launcher, Semantics, Topology};
 
+pub use choice::Choices;
 pub use device::SimDevice;
 pub use entropy::Entropy;
+pub use explore::Explore;
+pub use fault::Fault;
 pub use queue::SimQueue;
 pub use report::{OpCounts, SimReport};
 pub use trace::Timeline;
@@ -64,6 +75,7 @@ pub struct Sim {
     topology: Rc<Topology>,
     n_pes: u32,
     params: WorldParams,
+    explore: Option<Explore>,
     stack_bytes: usize,
 }
 
@@ -73,6 +85,7 @@ pub struct SimBuilder {
     topology: Topology,
     n_pes: Option<u32>,
     params: WorldParams,
+    explore: Option<Explore>,
     stack_bytes: usize,
 }
 
@@ -117,6 +130,20 @@ impl SimBuilder {
         self
     }
 
+    /// Runs the one execution of an exploration that `explore.prefix` names, instead of a
+    /// seeded run: the seed is ignored, timing becomes a few discrete delays, and the report
+    /// has the choices made ([`SimReport::choice_trace`]). See [`explore`].
+    pub fn explore(mut self, explore: Explore) -> Self {
+        self.explore = Some(explore);
+        self
+    }
+
+    /// Breaks an ordering rule on purpose (test-only: see [`Fault`]). Faults add up.
+    pub fn fault(mut self, fault: Fault) -> Self {
+        self.params.faults = self.params.faults.with(fault);
+        self
+    }
+
     /// Checks the configuration.
     ///
     /// # Errors
@@ -145,6 +172,7 @@ impl SimBuilder {
             topology: Rc::new(self.topology),
             n_pes,
             params: self.params,
+            explore: self.explore,
             stack_bytes: self.stack_bytes,
         })
     }
@@ -166,7 +194,9 @@ impl Sim {
                 // One round of an out-of-band TCP exchange on one host.
                 exchange_ns: 10_000,
                 time_limit_ns: 3_600 * 1_000_000_000,
+                faults: fault::Faults::default(),
             },
+            explore: None,
             stack_bytes: 256 * 1024,
         }
     }
@@ -208,7 +238,17 @@ impl Launcher for Sim {
             semantics: params.semantics,
             max_segment_bytes: MAX_SEGMENT_BYTES,
         };
-        let world = World::new(Rc::clone(&self.topology), self.n_pes, caps, params);
+        let faults = params.faults.list();
+        if !faults.is_empty() {
+            tracing::warn!(target: TRACING_TARGET, ?faults, "running with broken rules (test-only)");
+        }
+        let world = World::new(
+            Rc::clone(&self.topology),
+            self.n_pes,
+            caps,
+            params,
+            self.explore.as_ref(),
+        );
         let shared = Rc::new(Shared {
             world: RefCell::new(world),
         });
@@ -227,7 +267,9 @@ impl Launcher for Sim {
             ops: world.counts,
             trace_hash: world.trace.hash,
             events: world.events_processed,
-            choices: world.entropy.choices(),
+            choices: world.chooser.choices(),
+            choice_trace: world.chooser.trace(),
+            faults,
             memory_bytes_peak: world.mem.resident_bytes_peak,
             failure,
             timeline: world.trace.timeline.take(),

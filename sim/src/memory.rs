@@ -339,6 +339,11 @@ impl Memory {
         self.pending[pe as usize].pop_applied();
     }
 
+    /// Whether `pe` has delivered writes that are not visible yet.
+    pub(crate) fn has_pending(&self, pe: u32) -> bool {
+        self.pending[pe as usize].spans.iter().any(|w| w.live)
+    }
+
     /// Makes every pending write of `pe` visible, oldest first (the consistency step), and
     /// appends the ranges made visible to `shown`.
     pub(crate) fn flush(&mut self, pe: u32, shown: &mut Vec<Range>) {

@@ -87,6 +87,9 @@ impl Queue for SimQueue {
                 .block(Blocked::Quiet { queue: self.id }, deadline.0)?;
         }
         // Quiet makes the calling PE's own delivered updates visible to it (SPEC section 3).
+        if self.handle.world().stall_before_consistency(self.handle.pe) {
+            self.handle.pace();
+        }
         self.handle.world().flush(self.handle.pe);
         Ok(())
     }

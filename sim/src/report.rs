@@ -2,6 +2,8 @@
 
 use hw::Semantics;
 
+use crate::Fault;
+
 use crate::trace::Timeline;
 
 /// Operation counters of a run.
@@ -53,8 +55,13 @@ pub struct SimReport {
     pub trace_hash: u64,
     /// Events processed.
     pub events: u64,
-    /// Random choices drawn from the world's entropy.
+    /// Choices made: random draws, or in an exploration the choices of the script.
     pub choices: u64,
+    /// In an exploration, every choice made, in order, as `(value, arity)`: its values as a
+    /// [`Choices`](crate::Choices) prefix replay this run (see [`crate::explore`]).
+    pub choice_trace: Option<Vec<(u32, u32)>>,
+    /// The broken rules the run had (test-only; empty in every legal run).
+    pub faults: Vec<Fault>,
     /// The most simulated memory resident at once, in bytes.
     pub memory_bytes_peak: u64,
     /// Why the run failed (a deadlock, a missed deadline, the time limit), if it did.

@@ -14,8 +14,10 @@ use hw::{
     Ticket, Topology, WaitReport, WaitSpec,
 };
 
-use crate::entropy::Entropy;
+use crate::choice::Chooser;
 use crate::events::{Event, EventQueue};
+use crate::explore::{Explore, Rounds};
+use crate::fault::{Fault, Faults};
 use crate::memory::{Memory, Payload, Range};
 use crate::network::{Network, Route};
 use crate::ordering::{FenceOrder, Tickets};
@@ -34,6 +36,8 @@ pub(crate) struct WorldParams {
     pub(crate) exchange_ns: u64,
     /// Virtual time after which the run is stopped.
     pub(crate) time_limit_ns: u64,
+    /// Broken rules (test-only; empty in every legal run).
+    pub(crate) faults: Faults,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +79,9 @@ struct QueueState {
     tickets: Tickets,
     fetched: BTreeMap<u64, Vec<u8>>,
     order: FenceOrder,
+    /// Plain puts posted and not yet acknowledged, which [`Fault::QuietSkipsNbiPuts`] lets a
+    /// quiet ignore.
+    puts_outstanding: usize,
 }
 
 /// What an operation does at its target PE (the operation's `dst`), with the target's
@@ -112,6 +119,13 @@ enum OpKind {
         op: SignalOp,
         value: u64,
     },
+    /// The data of a put-with-signal whose signal was applied first
+    /// ([`Fault::SignalBeforeData`]).
+    SignalledData {
+        kind: MemKind,
+        offset: u64,
+        data: Payload,
+    },
 }
 
 /// The names of operation kinds by their [`OpKind::code`].
@@ -122,13 +136,16 @@ impl OpKind {
         OP_NAMES[usize::from(self.code())]
     }
 
+    /// The code of a plain put.
+    const PUT: u8 = 1;
+
     /// The kind as a number, for the trace and for acknowledgements.
     fn code(&self) -> u8 {
         match self {
-            OpKind::Put { .. } => 1,
+            OpKind::Put { .. } => OpKind::PUT,
             OpKind::Get { .. } => 2,
             OpKind::Amo { .. } => 3,
-            OpKind::PutSignal { .. } => 4,
+            OpKind::PutSignal { .. } | OpKind::SignalledData { .. } => 4,
         }
     }
 }
@@ -155,6 +172,7 @@ impl InFlight {
             OpKind::Get { .. } => (0, false),
             OpKind::Amo { op, .. } => (op.width.bytes(), true),
             OpKind::PutSignal { data, .. } => (data.len() + 8, true),
+            OpKind::SignalledData { data, .. } => (data.len(), true),
         }
     }
 
@@ -164,7 +182,7 @@ impl InFlight {
         match self.kind {
             OpKind::Get { .. } => true,
             OpKind::Amo { fetch, .. } => fetch,
-            OpKind::Put { .. } | OpKind::PutSignal { .. } => false,
+            OpKind::Put { .. } | OpKind::PutSignal { .. } | OpKind::SignalledData { .. } => false,
         }
     }
 }
@@ -185,7 +203,14 @@ pub(crate) struct World {
     pub(crate) now_ns: u64,
     pub(crate) events_processed: u64,
     events: EventQueue,
-    pub(crate) entropy: Entropy,
+    /// The one source of every nondeterministic choice: seeded, or scripted in an
+    /// exploration.
+    pub(crate) chooser: Chooser,
+    /// The coarse timing of an exploration (see [`crate::explore`]); `None` in normal runs.
+    explore: Option<Rounds>,
+    /// Whether writes through a NIC wait in the pending list (NVSHMEM semantics, unless
+    /// [`Fault::NoIbPending`]); decided once, as every write landing asks.
+    ib_pending: bool,
     pub(crate) mem: Memory,
     /// Scratch space for the ranges a flush or drain made visible, kept to avoid allocating.
     shown: Vec<Range>,
@@ -265,6 +290,7 @@ impl World {
         n_pes: u32,
         caps: Caps,
         params: WorldParams,
+        explore: Option<&Explore>,
     ) -> World {
         let words = (2 * n_pes as usize).div_ceil(64);
         let pes = (0..n_pes)
@@ -279,6 +305,7 @@ impl World {
                 imported: vec![0; words],
             })
             .collect();
+        let rounds = explore.map(|e| crate::explore::rounds(e, &topology, n_pes));
         let mut events = EventQueue::default();
         for pe in 0..n_pes {
             events.push(0, Event::Resume { pe });
@@ -293,7 +320,13 @@ impl World {
             now_ns: 0,
             events_processed: 0,
             events,
-            entropy: Entropy::from_seed(params.seed),
+            chooser: match explore {
+                Some(e) => Chooser::scripted(&e.prefix),
+                None => Chooser::seeded(params.seed),
+            },
+            explore: rounds,
+            ib_pending: params.semantics == Semantics::Nvshmem
+                && !params.faults.has(Fault::NoIbPending),
             pes,
             blocked_bits: vec![0; (n_pes as usize).div_ceil(64)],
             queues: Vec::new(),
@@ -531,8 +564,8 @@ impl World {
         let len = data.len();
         // Also keeps the pending list short: due drains go while it is in cache.
         self.catch_up(pe, self.now_ns);
-        if class == PathClass::Rdma && self.params.semantics == Semantics::Nvshmem {
-            let drain_ns = self.now_ns + 1 + self.entropy.below(self.params.drain_max_ns);
+        if class == PathClass::Rdma && self.ib_pending {
+            let drain_ns = self.now_ns + 1 + self.drain_delay_ns();
             let write_id = self.mem.push_pending(pe, kind, offset, data, drain_ns);
             if self.waits_on(pe, kind, offset, len) {
                 self.events.push(drain_ns, Event::Drain { pe, write_id });
@@ -570,6 +603,7 @@ impl World {
             tickets: Tickets::default(),
             fetched: BTreeMap::new(),
             order: FenceOrder::default(),
+            puts_outstanding: 0,
         });
         (self.queues.len() - 1) as u32
     }
@@ -583,8 +617,16 @@ impl World {
         self.trace.record(&[5, owner as u64, self.clock_ns(owner)]);
     }
 
+    /// Whether a quiet on `queue` may return: every ticket completed (but the puts, under
+    /// [`Fault::QuietSkipsNbiPuts`]).
     pub(crate) fn queue_idle(&self, queue: u32) -> bool {
-        self.queues[queue as usize].tickets.incomplete() == 0
+        let q = &self.queues[queue as usize];
+        let ignored = if self.params.faults.has(Fault::QuietSkipsNbiPuts) {
+            q.puts_outstanding
+        } else {
+            0
+        };
+        q.tickets.incomplete() == ignored
     }
 
     pub(crate) fn ticket_done(&self, queue: u32, ticket: Ticket) -> bool {
@@ -604,6 +646,7 @@ impl World {
             offset: dst.offset,
             data: Payload::new(data),
         };
+        self.queues[queue as usize].puts_outstanding += 1;
         self.post(queue, dst.pe.0, kind)
     }
 
@@ -667,10 +710,74 @@ impl World {
         if latency_ns == 0 {
             return 0;
         }
-        if self.entropy.below(8) == 0 {
-            self.entropy.below(2 * latency_ns + 1)
+        if self.chooser.below(8) == 0 {
+            self.chooser.below(2 * latency_ns + 1)
         } else {
-            self.entropy.below(latency_ns / 4 + 1)
+            self.chooser.below(latency_ns / 4 + 1)
+        }
+    }
+
+    /// A delay of a chosen number of rounds, in an exploration.
+    fn rounds_ns(&mut self, rounds: Rounds) -> u64 {
+        let c = self.chooser.below(rounds.rounds.into());
+        rounds.delay_ns(c)
+    }
+
+    /// Extra delay of an operation travelling to its target over a path of `latency_ns`.
+    #[inline]
+    fn forward_delay_ns(&mut self, latency_ns: u64) -> u64 {
+        match self.explore {
+            None => self.jitter_ns(latency_ns),
+            Some(rounds) => self.rounds_ns(rounds),
+        }
+    }
+
+    /// Extra delay of a response or acknowledgement travelling back: none in an exploration,
+    /// where it would only move completions, which later choices cover (see
+    /// [`crate::explore`]).
+    #[inline]
+    fn return_delay_ns(&mut self, latency_ns: u64) -> u64 {
+        match self.explore {
+            None => self.jitter_ns(latency_ns),
+            Some(_) => 0,
+        }
+    }
+
+    /// How long after its delivery a pending InfiniBand write drains on its own (beyond 1 ns).
+    fn drain_delay_ns(&mut self) -> u64 {
+        match self.explore {
+            None => self.chooser.below(self.params.drain_max_ns),
+            Some(rounds) => self.rounds_ns(rounds),
+        }
+    }
+
+    /// In an exploration, `pe` may stall for a chosen number of rounds before a consistency
+    /// step that has something to show (it has pending InfiniBand writes at its clock): a
+    /// PE may be slow to take the step, and until it does, peers that read its memory over
+    /// NVLink see the old values. Without pending writes the step shows nothing, so no
+    /// choice is made. Returns whether the PE's clock moved; if it did, the caller yields to
+    /// the world (`PeHandle::pace`) before taking the step.
+    pub(crate) fn stall_before_consistency(&mut self, pe: u32) -> bool {
+        let Some(rounds) = self.explore else {
+            return false;
+        };
+        self.observe(pe);
+        if !self.mem.has_pending(pe) {
+            return false;
+        }
+        let stall_ns = self.rounds_ns(rounds);
+        self.advance_clock(pe, stall_ns);
+        stall_ns > 0
+    }
+
+    /// In an exploration, `pe` stalls for a chosen number of rounds before a plain load or
+    /// store of its own memory, so the access may fall before or after remote writes. The
+    /// caller yields to the world after this (`PeHandle::pace`), so the access happens at the
+    /// stalled clock, after every event before it.
+    pub(crate) fn stall_local_access(&mut self, pe: u32) {
+        if let Some(rounds) = self.explore {
+            let stall_ns = self.rounds_ns(rounds);
+            self.advance_clock(pe, stall_ns);
         }
     }
 
@@ -720,13 +827,13 @@ impl World {
         let issued_ns = self.now_ns;
         let sent = self.net.send(src, &route, false, issued_ns, out_bytes);
         let transfer = sent.transfer;
-        let jitter_ns = self.jitter_ns(sent.latency_ns);
+        let jitter_ns = self.forward_delay_ns(sent.latency_ns);
         let mut arrive_ns = transfer.begin_ns
             + transfer.serialise_ns
             + sent.latency_ns
             + u64::from(sent.nics) * self.topology.timing().nic_ns
             + jitter_ns;
-        if fenced {
+        if fenced && !self.params.faults.has(Fault::FenceIgnored) {
             let order = &mut self.queues[queue as usize].order;
             arrive_ns = order.order(dst, arrive_ns, issued_ns, epoch);
         }
@@ -756,6 +863,12 @@ impl World {
         let mut flight = self.ops[slot as usize]
             .take()
             .expect("a delivered op is in flight");
+        if matches!(flight.kind, OpKind::PutSignal { .. })
+            && self.params.faults.has(Fault::SignalBeforeData)
+        {
+            self.signal_before_data(slot, flight);
+            return;
+        }
         let class = flight.route.class();
         let target = flight.dst;
         let mut back_bytes = 0;
@@ -807,6 +920,10 @@ impl World {
                 let amo = op.as_amo(*value);
                 self.atomic(class, target, *signal_kind, *signal_offset, amo);
             }
+            OpKind::SignalledData { kind, offset, data } => {
+                let data = std::mem::take(data);
+                self.land(class, target, *kind, *offset, data);
+            }
         }
         self.trace.record(&[
             2,
@@ -818,7 +935,7 @@ impl World {
         let sent = self
             .net
             .send(flight.src, &flight.route, true, self.now_ns, back_bytes);
-        let jitter_ns = self.jitter_ns(sent.latency_ns);
+        let jitter_ns = self.return_delay_ns(sent.latency_ns);
         let done_ns = sent.transfer.begin_ns
             + sent.transfer.serialise_ns
             + sent.latency_ns
@@ -855,6 +972,48 @@ impl World {
         }
     }
 
+    /// [`Fault::SignalBeforeData`]: the signal of a put-with-signal is applied on delivery,
+    /// and its data is delivered as a second step after a chosen gap.
+    fn signal_before_data(&mut self, slot: u32, mut flight: InFlight) {
+        let class = flight.route.class();
+        let OpKind::PutSignal {
+            kind,
+            offset,
+            data,
+            signal_kind,
+            signal_offset,
+            op,
+            value,
+        } = std::mem::replace(
+            &mut flight.kind,
+            OpKind::Put {
+                kind: MemKind::Device,
+                offset: 0,
+                data: Payload::default(),
+            },
+        )
+        else {
+            unreachable!("only a put-with-signal is split");
+        };
+        self.atomic(
+            class,
+            flight.dst,
+            signal_kind,
+            signal_offset,
+            op.as_amo(value),
+        );
+        self.trace
+            .record(&[11, flight.src as u64, flight.dst as u64, self.now_ns]);
+        flight.kind = OpKind::SignalledData { kind, offset, data };
+        let gap_ns = match self.explore {
+            None => self.chooser.below(self.params.drain_max_ns),
+            Some(rounds) => self.rounds_ns(rounds),
+        };
+        self.ops[slot as usize] = Some(flight);
+        self.events
+            .push(self.now_ns + 1 + gap_ns, Event::Deliver { op: slot });
+    }
+
     fn complete(&mut self, slot: u32) {
         let flight = self.ops[slot as usize]
             .take()
@@ -881,7 +1040,7 @@ impl World {
                 let bytes = old.to_le_bytes().to_vec();
                 self.queues[queue as usize].fetched.insert(ticket, bytes);
             }
-            OpKind::Put { .. } | OpKind::PutSignal { .. } => {
+            OpKind::Put { .. } | OpKind::PutSignal { .. } | OpKind::SignalledData { .. } => {
                 unreachable!("operations without a response are acknowledged, not completed")
             }
         }
@@ -890,6 +1049,9 @@ impl World {
 
     /// An operation without a result is acknowledged.
     fn acknowledge(&mut self, code: u8, queue: u32, ticket: u64) {
+        if code == OpKind::PUT {
+            self.queues[queue as usize].puts_outstanding -= 1;
+        }
         self.record_completion(code, queue, ticket);
         self.ticket_completed(queue, ticket);
     }
