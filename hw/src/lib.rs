@@ -23,6 +23,8 @@ mod amo;
 mod backend;
 mod caps;
 mod error;
+pub mod host;
+mod sync;
 pub mod topology;
 mod types;
 

@@ -1,0 +1,92 @@
+//! The bootstrap all-gather ([`crate::Device::exchange`]): a reusable rendezvous.
+//!
+//! PEs deposit their bytes under one lock; the last to arrive publishes the gathered vector,
+//! resets the count and bumps the generation, and wakes the others. A waiter sleeps until the
+//! generation moves past the one it arrived in. Reuse is safe: the next episode cannot
+//! complete (and overwrite the published result) before every PE arrived in it, that is after
+//! every PE took the previous result. The mutex gives every PE's actions before the exchange
+//! a happens-before edge to every PE's actions after it.
+
+use crate::sync::{self, Arc, Clock, Condvar, Mutex};
+use crate::types::Pe;
+
+#[derive(Debug)]
+struct State {
+    /// Completed episodes.
+    generation: u64,
+    /// Each PE's bytes in the current episode.
+    slots: Vec<Option<Vec<u8>>>,
+    arrived: u32,
+    /// The result of the last completed episode.
+    result: Option<Arc<Vec<Vec<u8>>>>,
+}
+
+/// A reusable all-gather over a fixed set of PEs.
+#[derive(Debug)]
+pub(crate) struct Rendezvous {
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+impl Rendezvous {
+    pub(crate) fn new(n_pes: u32) -> Rendezvous {
+        Rendezvous {
+            state: Mutex::new(State {
+                generation: 0,
+                slots: vec![None; n_pes as usize],
+                arrived: 0,
+                result: None,
+            }),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Deposits `mine` for `pe` and returns every PE's bytes in PE order, or on timeout the
+    /// PEs that had not arrived.
+    pub(crate) fn all_gather(
+        &self,
+        pe: Pe,
+        mine: &[u8],
+        deadline: Option<Clock>,
+    ) -> Result<Vec<Vec<u8>>, Vec<Pe>> {
+        let mut st = sync::lock(&self.state);
+        let slot = &mut st.slots[pe.idx()];
+        assert!(slot.is_none(), "{pe} entered one exchange twice");
+        *slot = Some(mine.to_vec());
+        st.arrived += 1;
+        if st.arrived as usize == st.slots.len() {
+            let all: Vec<Vec<u8>> = st
+                .slots
+                .iter_mut()
+                .map(|s| s.take().unwrap_or_default())
+                .collect();
+            st.arrived = 0;
+            st.generation += 1;
+            st.result = Some(Arc::new(all.clone()));
+            self.cv.notify_all();
+            return Ok(all);
+        }
+        let generation = st.generation;
+        loop {
+            let (g, timed_out) = sync::wait(&self.cv, st, deadline);
+            st = g;
+            if st.generation != generation {
+                let all = st
+                    .result
+                    .as_ref()
+                    .expect("a completed episode has a result");
+                return Ok(Vec::clone(all));
+            }
+            if timed_out {
+                // Leave the episode so the others can still report who is missing.
+                st.slots[pe.idx()] = None;
+                st.arrived -= 1;
+                let missing = (0..st.slots.len() as u32)
+                    .map(Pe)
+                    .filter(|p| *p != pe && st.slots[p.idx()].is_none())
+                    .collect();
+                return Err(missing);
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! The harness that runs conformance bodies on the host backend (`hw::host`): one OS thread
+//! per PE, real atomics and real races, so a body can fail only some of the time; the suites
+//! run each body several times.
+
+use hw::host::{Host, HostBackend, HostReport, single_host};
+use rshmem::{Config, Shmem};
+
+use crate::BodyError;
+
+/// The PE counts each body runs with on the host backend.
+pub const HOST_PES: [u32; 3] = [2, 4, 8];
+
+/// How many times each body runs per PE count (thread schedules differ from run to run).
+pub const HOST_REPEATS: u32 = 5;
+
+/// Runs `body` on `n_pes` host PEs and returns the report, failing with every PE's error if
+/// any PE's check failed.
+pub fn run_on_host(
+    n_pes: u32,
+    body: impl Fn(&Shmem<HostBackend>) -> Result<(), BodyError> + Sync,
+) -> Result<HostReport, String> {
+    let topology = single_host(n_pes).map_err(|e| e.to_string())?;
+    let host = Host::builder(topology)
+        .pes(n_pes)
+        .build()
+        .map_err(|e| e.to_string())?;
+    // A small heap keeps the zeroed allocation cheap; the bodies need a few KiB.
+    let config = Config::default().symmetric_size(4 << 20);
+    let output = rshmem::run(host, config, body).map_err(|e| e.to_string())?;
+    let failures: Vec<String> = output
+        .results
+        .iter()
+        .enumerate()
+        .filter_map(|(pe, r)| match r {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(format!("PE {pe}: {e}")),
+            Err(e) => Some(format!("PE {pe}: {e}")),
+        })
+        .collect();
+    if failures.is_empty() {
+        Ok(output.report)
+    } else {
+        Err(format!("{n_pes} host PEs:\n  {}", failures.join("\n  ")))
+    }
+}
+
+/// Runs `body` with every PE count of [`HOST_PES`], [`HOST_REPEATS`] times each.
+///
+/// # Panics
+/// With every failing run and its errors, if any run failed.
+pub fn host_conformance(body: impl Fn(&Shmem<HostBackend>) -> Result<(), BodyError> + Sync + Copy) {
+    let failures: Vec<String> = HOST_PES
+        .iter()
+        .flat_map(|&n| (0..HOST_REPEATS).map(move |_| n))
+        .filter_map(|n| run_on_host(n, body).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
