@@ -5,6 +5,7 @@
 //! every backend (the CUDA backend runs them on GPUs), so they only use the public API.
 
 pub mod bodies;
+pub mod host;
 pub mod litmus;
 
 use std::fmt;

@@ -1,5 +1,6 @@
 //! `rshmem`: run SHMEM workloads on simulated GPU clusters and inspect topologies.
 
+mod litmus;
 mod run;
 mod topo;
 mod workloads;
@@ -25,6 +26,10 @@ enum Command {
     /// seed gives the same events, simulated time and trace hash.
     #[command(after_help = run::AFTER_HELP)]
     Run(run::RunArgs),
+    /// Check litmus tests: the outcomes the ordering model allows against every execution of
+    /// the simulator, and both against the verdict each file expects.
+    #[command(after_help = litmus::AFTER_HELP)]
+    Litmus(litmus::LitmusArgs),
     /// Describe a topology (a preset name or a TOML file) and optionally draw it.
     ///
     /// Presets: h200x2 (2 GPUs on NV18), hgx8 (8 GPUs on NVSwitch), ib-N (N hosts x 8 GPUs,
@@ -45,6 +50,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::main(args),
+        Command::Litmus(args) => litmus::main(args),
         Command::Topo { topology, dot, svg } => topo_main(&topology, dot, svg),
     };
     match result {

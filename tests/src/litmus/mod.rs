@@ -1,12 +1,18 @@
 //! Litmus tests on a backend: the machine a configuration names, one PE's program run through
 //! the hardware contract, and the outcome the PEs' runs make together.
 
+mod check;
+mod explore;
+mod files;
 mod machine;
 mod on_sim;
 mod pe;
 
+pub use check::{Check, check, check_all};
+pub use explore::{EXECUTION_LIMIT, Exploration, explore};
+pub use files::{LitmusFile, LoadError, load_paths};
 pub use machine::topology;
-pub use on_sim::{ExecutionError, run_once, semantics};
+pub use on_sim::{Execution, ExecutionError, run_once, semantics};
 pub use pe::{N_REGS, PeRun, PeRunError, run_pe};
 
 use model::litmus::{Litmus, Observable, Outcome};

@@ -6,7 +6,7 @@ use sim::{Sim, SimBackend, SimBuilder, SimReport};
 
 use super::{outcome, run_pe};
 
-/// Why an execution produced no outcome.
+/// Why an execution could not be run at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecutionError {
     /// The configuration's machine could not be built.
@@ -15,9 +15,16 @@ pub enum ExecutionError {
     /// The simulator could not start.
     #[error("launch: {0}")]
     Launch(#[from] hw::LaunchError),
-    /// Some PE did not finish its program (a wait never satisfied, a deadlock, a panic).
-    #[error("{0}")]
-    Pes(String),
+}
+
+/// One execution: its outcome, or why some PE did not finish (a wait never satisfied, a
+/// deadlock, a panic), and the simulator's report either way.
+#[derive(Debug)]
+pub struct Execution {
+    /// The outcome, or every PE's error.
+    pub outcome: Result<Outcome, String>,
+    /// What the simulator reports (with the choices made, when exploring).
+    pub report: SimReport,
 }
 
 /// The semantics the simulator runs a configuration with.
@@ -30,15 +37,15 @@ pub fn semantics(config: &Config) -> Semantics {
 }
 
 /// Runs `test` once under `config` on a simulator that `customise` finishes configuring
-/// (seed, exploration prefix, faults), and returns the outcome and the simulator's report.
+/// (seed, exploration prefix, faults).
 ///
 /// # Errors
-/// [`ExecutionError`] if the run could not start or some PE did not finish.
+/// [`ExecutionError`] if the run could not start.
 pub fn run_once(
     test: &Litmus,
     config: &Config,
     customise: impl FnOnce(SimBuilder) -> SimBuilder,
-) -> Result<(Outcome, SimReport), ExecutionError> {
+) -> Result<Execution, ExecutionError> {
     let topology = super::topology(config, test.n_pes)?;
     let builder = Sim::builder(topology)
         .pes(test.n_pes)
@@ -56,11 +63,12 @@ pub fn run_once(
             Err(e) => failures.push(format!("P{pe}: {}", e.message)),
         }
     }
-    if failures.is_empty() {
-        Ok((outcome(test, &runs), report))
+    let outcome = if failures.is_empty() {
+        Ok(outcome(test, &runs))
     } else {
-        Err(ExecutionError::Pes(failures.join("; ")))
-    }
+        Err(failures.join("; "))
+    };
+    Ok(Execution { outcome, report })
 }
 
 #[cfg(test)]
@@ -92,7 +100,10 @@ mod tests {
                 cmp: Cmp::Eq,
                 value: 1,
             },
-            Instr::Load { reg: Reg(0), var: x },
+            Instr::Load {
+                reg: Reg(0),
+                var: x,
+            },
         ];
         let spans = |p: Vec<Instr>| p.into_iter().map(|i| (i, Span::default())).collect();
         Litmus {
@@ -116,7 +127,12 @@ mod tests {
 
     fn outcomes(test: &Litmus, config: &Config) -> std::collections::BTreeSet<Outcome> {
         (0..64)
-            .map(|seed| run_once(test, config, |b| b.seed(seed)).unwrap().0)
+            .map(|seed| {
+                run_once(test, config, |b| b.seed(seed))
+                    .unwrap()
+                    .outcome
+                    .unwrap()
+            })
             .collect()
     }
 

@@ -8,8 +8,8 @@
 //! litmus tests check the ordering rules, not the runtime's barrier algorithm.
 
 use hw::{
-    AmoKind, AmoOp, AmoWidth, Backend, Device, Instant, LocalRange, MemKind, Pe, Queue,
-    QueueError, RemoteRange, Ticket, WaitSpec,
+    AmoKind, AmoOp, AmoWidth, Backend, Device, Instant, LocalRange, MemKind, Pe, Queue, QueueError,
+    RemoteRange, Ticket, WaitSpec,
 };
 use model::litmus::{self as lt, Config, Ctx, Instr, Litmus, Reg, Value};
 
@@ -147,7 +147,10 @@ pub fn run_pe<B: Backend>(
     dev: &B::Device,
 ) -> Result<PeRun, PeRunError> {
     let me = dev.pe().0;
-    let program = test.programs.get(me as usize).map_or(&[][..], Vec::as_slice);
+    let program = test
+        .programs
+        .get(me as usize)
+        .map_or(&[][..], Vec::as_slice);
     let n_vars = test.vars.len().max(1);
     let deadline = || Instant(dev.now().0.saturating_add(WAIT_NS));
 
@@ -188,9 +191,13 @@ pub fn run_pe<B: Backend>(
     }
     dev.exchange(&[], deadline())
         .map_err(queue_err("end rendezvous"))?;
+    // A wait returns the value it read before its consistency step, so the first wait on a
+    // word may still show an old value; the second reads after the step.
     let memory = (0..test.vars.len())
         .map(|v| {
-            dev.wait_until(settled(lt::VarId(v as u16)), deadline())
+            let word = settled(lt::VarId(v as u16));
+            dev.wait_until(word, deadline())
+                .and_then(|_| dev.wait_until(word, deadline()))
                 .map_err(queue_err("final read"))
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -217,8 +224,7 @@ impl<B: Backend> Interpreter<'_, B> {
             if which(&self.fetches[i]) {
                 let f = self.fetches.swap_remove(i);
                 let q = self.queue(f.ctx);
-                q.wait_ticket(f.ticket, deadline)
-                    .map_err(queue_err(what))?;
+                q.wait_ticket(f.ticket, deadline).map_err(queue_err(what))?;
                 let bytes = q.take_fetched(f.ticket);
                 let mut le = [0u8; 8];
                 le.copy_from_slice(&bytes[..8]);
@@ -260,7 +266,9 @@ impl<B: Backend> Interpreter<'_, B> {
             nbi,
         });
         if !nbi && !self.nvshmem {
-            self.settle(deadline, "blocking fetch", |f| f.ticket == ticket && f.ctx == ctx)?;
+            self.settle(deadline, "blocking fetch", |f| {
+                f.ticket == ticket && f.ctx == ctx
+            })?;
         }
         Ok(())
     }
@@ -324,7 +332,13 @@ impl<B: Backend> Interpreter<'_, B> {
                     lt::SignalOp::Add => hw::SignalOp::Add,
                 };
                 self.queue(ctx)
-                    .put_signal(remote(dst), &v.to_le_bytes(), remote(signal), op, signal_value)
+                    .put_signal(
+                        remote(dst),
+                        &v.to_le_bytes(),
+                        remote(signal),
+                        op,
+                        signal_value,
+                    )
                     .map_err(queue_err(what("put_signal")))?;
             }
             Instr::Fence { ctx } => {

@@ -1,0 +1,230 @@
+//! `rshmem litmus`: run litmus tests against the model and an exhaustive exploration of the
+//! simulator, and print a table (or JSON lines).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use model::litmus::{Litmus, Observation, Outcome};
+use serde::Serialize;
+use tests::litmus::{Check, LitmusFile, check_all, load_paths};
+
+pub(crate) const AFTER_HELP: &str = "Examples:
+  rshmem litmus tests/litmus
+  rshmem litmus tests/litmus/a2-mp-put-fence-put.litmus --json
+  rshmem litmus tests/litmus --break fence-ignored
+
+Each test is checked under every configuration it has an `expect` line for. A check matches
+when the outcomes the simulator can produce (every execution, by depth-first search over its
+choices) equal the outcomes the model allows, and the condition's observation over them is
+the expected one. Every simulator outcome comes with a choice string that replays it.
+The exit status is 0 when every check matches, 1 otherwise, 2 for bad files or arguments.
+With --break, the simulator runs with a deliberately broken rule; the status is 0 when some
+check caught it. The format: docs/litmus-format.md.";
+
+#[derive(Args, Debug)]
+pub(crate) struct LitmusArgs {
+    /// Litmus files, or folders searched recursively for *.litmus.
+    #[arg(required = true, value_name = "PATHS")]
+    paths: Vec<PathBuf>,
+    /// Print one JSON object per (test, configuration) check instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Break one simulator rule on purpose, to see which tests catch it.
+    #[arg(long = "break", value_name = "RULE", value_parser = FAULT_NAMES)]
+    broken: Option<String>,
+}
+
+/// The simulator's test-only broken rules, by command-line name.
+const FAULTS: [(&str, sim::Fault); 5] = [
+    ("fence-ignored", sim::Fault::FenceIgnored),
+    ("quiet-skips-nbi-puts", sim::Fault::QuietSkipsNbiPuts),
+    ("no-ib-pending", sim::Fault::NoIbPending),
+    ("wait-skips-consistency", sim::Fault::WaitSkipsConsistency),
+    ("signal-before-data", sim::Fault::SignalBeforeData),
+];
+const FAULT_NAMES: [&str; 5] = [
+    FAULTS[0].0,
+    FAULTS[1].0,
+    FAULTS[2].0,
+    FAULTS[3].0,
+    FAULTS[4].0,
+];
+
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    name: &'a str,
+    file: String,
+    config: String,
+    verdict: &'static str,
+    expected: String,
+    model_derived: bool,
+    observed_observation: Option<String>,
+    observed: Vec<OutcomeJson>,
+    model: Vec<String>,
+    model_states: u64,
+    executions: u64,
+    seconds: f64,
+    problems: &'a [String],
+}
+
+#[derive(Serialize)]
+struct OutcomeJson {
+    outcome: String,
+    replay: String,
+}
+
+fn observation(o: Option<Observation>) -> String {
+    o.map_or("-".into(), |o| format!("{o:?}").to_lowercase())
+}
+
+pub(crate) fn main(args: LitmusArgs) -> anyhow::Result<ExitCode> {
+    let files = load_paths(&args.paths)?;
+    let faults: Vec<sim::Fault> = args
+        .broken
+        .iter()
+        // clap has already checked the name against FAULT_NAMES.
+        .filter_map(|name| FAULTS.iter().find(|(n, _)| n == name).map(|(_, f)| *f))
+        .collect();
+    let n_checks: usize = files.iter().map(|f| f.test.expect.len()).sum();
+    if n_checks == 0 {
+        bail!("none of the tests has an `expect` line, so there is nothing to check");
+    }
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(n_checks as u64).with_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} checks  {msg}")
+                .expect("the template is valid"),
+        )
+    };
+    let mut results: Vec<(&LitmusFile, Vec<Check>)> = Vec::new();
+    for file in &files {
+        bar.set_message(file.test.name.clone());
+        let checks = check_all(&file.test, &faults);
+        bar.inc(checks.len() as u64);
+        results.push((file, checks));
+    }
+    bar.finish_and_clear();
+
+    let mismatched: Vec<String> = results
+        .iter()
+        .flat_map(|(f, checks)| {
+            checks
+                .iter()
+                .filter(|c| !c.matches())
+                .map(|c| format!("{} [{}]", f.test.name, c.config))
+        })
+        .collect();
+    if args.json {
+        for (file, checks) in &results {
+            for c in checks {
+                println!("{}", serde_json::to_string(&json(file, c))?);
+            }
+        }
+    } else {
+        print_table(&results);
+    }
+    let total_s: f64 = results.iter().flat_map(|(_, c)| c).map(|c| c.seconds).sum();
+    if let Some(name) = &args.broken {
+        if !args.json {
+            println!(
+                "broken rule {name}: caught by {} of {n_checks} checks{}{}",
+                mismatched.len(),
+                if mismatched.is_empty() { "" } else { ": " },
+                mismatched.join(", ")
+            );
+        }
+        return Ok(if mismatched.is_empty() {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    if !args.json {
+        println!(
+            "{} tests, {n_checks} checks, {} match, {} mismatch, {total_s:.2} s",
+            files.len(),
+            n_checks - mismatched.len(),
+            mismatched.len()
+        );
+    }
+    Ok(if mismatched.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn json<'a>(file: &'a LitmusFile, c: &'a Check) -> CheckJson<'a> {
+    let test = &file.test;
+    let observables = test.observables();
+    let show = |o: &Outcome| test.show_outcome(&observables, o);
+    CheckJson {
+        name: &test.name,
+        file: file.path.display().to_string(),
+        config: c.config.to_string(),
+        verdict: if c.matches() { "match" } else { "mismatch" },
+        expected: observation(Some(c.expected)),
+        model_derived: c.model_derived,
+        observed_observation: c.sim_observation(test).map(|o| observation(Some(o))),
+        observed: c
+            .sim
+            .outcomes
+            .iter()
+            .map(|(o, replay)| OutcomeJson {
+                outcome: show(o),
+                replay: replay.clone(),
+            })
+            .collect(),
+        model: c
+            .model
+            .as_ref()
+            .map(|m| m.iter().map(show).collect())
+            .unwrap_or_default(),
+        model_states: c.model_states,
+        executions: c.sim.executions,
+        seconds: c.seconds,
+        problems: &c.problems,
+    }
+}
+
+fn print_table(results: &[(&LitmusFile, Vec<Check>)]) {
+    let name_w = results
+        .iter()
+        .map(|(f, _)| f.test.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!(
+        "{:name_w$}  {:16}  {:9}  {:9}  {:>8}  {:>10}  {:>8}  verdict",
+        "test", "config", "expected", "observed", "outcomes", "executions", "time"
+    );
+    for (file, checks) in results {
+        let test: &Litmus = &file.test;
+        for c in checks {
+            let expected = format!(
+                "{}{}",
+                observation(Some(c.expected)),
+                if c.model_derived { "*" } else { "" }
+            );
+            println!(
+                "{:name_w$}  {:16}  {:9}  {:9}  {:>8}  {:>10}  {:>6.0}ms  {}",
+                test.name,
+                c.config.to_string(),
+                expected,
+                observation(c.sim_observation(test)),
+                c.sim.outcomes.len(),
+                c.sim.executions,
+                c.seconds * 1e3,
+                if c.matches() { "match" } else { "MISMATCH" }
+            );
+            for p in &c.problems {
+                println!("{:name_w$}    - {p}", "");
+            }
+        }
+    }
+    println!("(* = verdict derived from the implementation reading, marked `(model)`)");
+}
