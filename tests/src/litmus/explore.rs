@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use model::litmus::{Config, Litmus, Outcome};
 
-use super::run_once;
+use super::run_on;
 
 /// Executions after which an exploration gives up (and says so).
 pub const EXECUTION_LIMIT: u64 = 200_000;
@@ -32,13 +32,26 @@ fn rounds(test: &Litmus) -> u32 {
 /// Explores every execution of `test` under `config` on a simulator with `faults` on.
 pub fn explore(test: &Litmus, config: &Config, faults: &[sim::Fault]) -> Exploration {
     let mut found = Exploration::default();
+    let topology = match super::topology(config, test.n_pes) {
+        Ok(topology) => topology,
+        Err(e) => {
+            // No machine, so no execution of this test can run.
+            found
+                .failures
+                .push((String::new(), format!("topology: {e}")));
+            return found;
+        }
+    };
+    // Found once here rather than by every run (it costs a route search per PE).
+    let round_ns = sim::Explore::default_round_ns(&topology, test.n_pes);
     let summary = sim::explore::dfs(EXECUTION_LIMIT, |prefix| {
-        let run = run_once(test, config, |mut b| {
+        let run = run_on(topology.clone(), test, config, |mut b| {
             for &fault in faults {
                 b = b.fault(fault);
             }
             b.explore(sim::Explore {
                 rounds: rounds(test),
+                round_ns: Some(round_ns),
                 ..sim::Explore::new(prefix.clone())
             })
         });

@@ -12,7 +12,7 @@ pub use check::{Check, check, check_all};
 pub use explore::{EXECUTION_LIMIT, Exploration, explore};
 pub use files::{LitmusFile, LoadError, load_paths};
 pub use machine::topology;
-pub use on_sim::{Execution, ExecutionError, run_once, semantics};
+pub use on_sim::{Execution, ExecutionError, run_on, run_once, semantics};
 pub use pe::{N_REGS, PeRun, PeRunError, run_pe};
 
 use model::litmus::{Litmus, Observable, Outcome};

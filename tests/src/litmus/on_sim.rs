@@ -1,6 +1,6 @@
 //! One execution of a litmus test on the simulator.
 
-use hw::{Launcher, Semantics};
+use hw::{Launcher, Semantics, Topology};
 use model::litmus::{Config, Litmus, Outcome};
 use sim::{Sim, SimBackend, SimBuilder, SimReport};
 
@@ -46,7 +46,25 @@ pub fn run_once(
     config: &Config,
     customise: impl FnOnce(SimBuilder) -> SimBuilder,
 ) -> Result<Execution, ExecutionError> {
-    let topology = super::topology(config, test.n_pes)?;
+    run_on(
+        super::topology(config, test.n_pes)?,
+        test,
+        config,
+        customise,
+    )
+}
+
+/// [`run_once`] on a machine already built for `config` (a search over many executions
+/// builds it once).
+///
+/// # Errors
+/// [`ExecutionError`] if the run could not start.
+pub fn run_on(
+    topology: Topology,
+    test: &Litmus,
+    config: &Config,
+    customise: impl FnOnce(SimBuilder) -> SimBuilder,
+) -> Result<Execution, ExecutionError> {
     let builder = Sim::builder(topology)
         .pes(test.n_pes)
         .semantics(semantics(config))
