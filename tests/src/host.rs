@@ -19,13 +19,23 @@ pub fn run_on_host(
     n_pes: u32,
     body: impl Fn(&Shmem<HostBackend>) -> Result<(), BodyError> + Sync,
 ) -> Result<HostReport, String> {
+    // A small heap keeps the zeroed allocation cheap; the bodies need a few KiB.
+    run_on_host_with_heap(n_pes, 4 << 20, body)
+}
+
+/// [`run_on_host`] with a symmetric heap of `heap_bytes` per PE. Under shuttle every word
+/// of the heap is a modelled atomic, so its suite uses a heap of a few KiB.
+pub fn run_on_host_with_heap(
+    n_pes: u32,
+    heap_bytes: u64,
+    body: impl Fn(&Shmem<HostBackend>) -> Result<(), BodyError> + Sync,
+) -> Result<HostReport, String> {
     let topology = single_host(n_pes).map_err(|e| e.to_string())?;
     let host = Host::builder(topology)
         .pes(n_pes)
         .build()
         .map_err(|e| e.to_string())?;
-    // A small heap keeps the zeroed allocation cheap; the bodies need a few KiB.
-    let config = Config::default().symmetric_size(4 << 20);
+    let config = Config::default().symmetric_size(heap_bytes);
     let output = rshmem::run(host, config, body).map_err(|e| e.to_string())?;
     let failures: Vec<String> = output
         .results

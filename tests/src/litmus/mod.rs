@@ -5,6 +5,7 @@ mod check;
 mod explore;
 mod files;
 mod machine;
+mod on_host;
 mod on_sim;
 mod pe;
 
@@ -12,9 +13,11 @@ pub use check::{Check, check, check_all};
 pub use explore::{EXECUTION_LIMIT, Exploration, explore};
 pub use files::{LitmusFile, LoadError, load_paths};
 pub use machine::topology;
+pub use on_host::run_on_host;
 pub use on_sim::{Execution, ExecutionError, run_on, run_once, semantics};
 pub use pe::{N_REGS, PeRun, PeRunError, run_pe};
 
+use hw::PeFailure;
 use model::litmus::{Litmus, Observable, Outcome};
 
 /// The outcome of one run: the value of each of `test.observables()` from the PEs' runs.
@@ -33,4 +36,25 @@ pub fn outcome(test: &Litmus, runs: &[PeRun]) -> Outcome {
             })
             .collect(),
     )
+}
+
+/// The outcome of a run from every PE's result, or every failing PE's error.
+fn outcome_of_pes(
+    test: &Litmus,
+    results: Vec<Result<Result<PeRun, PeRunError>, PeFailure>>,
+) -> Result<Outcome, String> {
+    let mut runs = Vec::with_capacity(results.len());
+    let mut failures = Vec::new();
+    for (pe, result) in results.into_iter().enumerate() {
+        match result {
+            Ok(Ok(run)) => runs.push(run),
+            Ok(Err(e)) => failures.push(format!("P{pe}: {e}")),
+            Err(e) => failures.push(format!("P{pe}: {}", e.message)),
+        }
+    }
+    if failures.is_empty() {
+        Ok(outcome(test, &runs))
+    } else {
+        Err(failures.join("; "))
+    }
 }

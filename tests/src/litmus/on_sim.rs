@@ -4,7 +4,7 @@ use hw::{Launcher, Semantics, Topology};
 use model::litmus::{Config, Litmus, Outcome};
 use sim::{Sim, SimBackend, SimBuilder, SimReport};
 
-use super::{outcome, run_pe};
+use super::{outcome_of_pes, run_pe};
 
 /// Why an execution could not be run at all.
 #[derive(Debug, thiserror::Error)]
@@ -72,20 +72,7 @@ pub fn run_on(
         .stack_bytes(64 << 10);
     let sim = customise(builder).build()?;
     let (results, report) = sim.launch(|dev| run_pe::<SimBackend>(test, config, &dev))?;
-    let mut runs = Vec::with_capacity(results.len());
-    let mut failures = Vec::new();
-    for (pe, result) in results.into_iter().enumerate() {
-        match result {
-            Ok(Ok(run)) => runs.push(run),
-            Ok(Err(e)) => failures.push(format!("P{pe}: {e}")),
-            Err(e) => failures.push(format!("P{pe}: {}", e.message)),
-        }
-    }
-    let outcome = if failures.is_empty() {
-        Ok(outcome(test, &runs))
-    } else {
-        Err(failures.join("; "))
-    };
+    let outcome = outcome_of_pes(test, results);
     Ok(Execution { outcome, report })
 }
 
