@@ -1,26 +1,31 @@
 //! `rshmem litmus`: run litmus tests against the model and an exhaustive exploration of the
 //! simulator, and print a table (or JSON lines).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use model::litmus::{Litmus, Observation, Outcome};
+use model::om::allowed_outcomes;
 use serde::Serialize;
-use tests::litmus::{Check, LitmusFile, check_all, load_paths};
+use tests::litmus::{Check, LitmusFile, check_all, load_paths, replay};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem litmus tests/litmus
   rshmem litmus tests/litmus/a2-mp-put-fence-put.litmus --json
   rshmem litmus tests/litmus --break fence-ignored
+  rshmem litmus tests/litmus/f1-sb-put-put.litmus --config nv-ib --replay 1.0.2 --trace sb.json
 
 Each test is checked under every configuration it has an `expect` line for. A check matches
 when the outcomes the simulator can produce (every execution, by depth-first search over its
 choices) equal the outcomes the model allows, and the condition's observation over them is
 the expected one. Every simulator outcome comes with a choice string that replays it.
 The exit status is 0 when every check matches, 1 otherwise, 2 for bad files or arguments.
+With --replay, one execution is run again from its choice string (the `replay` of an
+outcome in --json, or the witness a mismatch prints) and its outcome printed; --trace
+writes its timeline as a Chrome/Perfetto trace.
 With --break, the simulator runs with a deliberately broken rule; the status is 0 when some
 check caught it. The format: docs/litmus-format.md.";
 
@@ -35,6 +40,15 @@ pub(crate) struct LitmusArgs {
     /// Break one simulator rule on purpose, to see which tests catch it.
     #[arg(long = "break", value_name = "RULE", value_parser = FAULT_NAMES)]
     broken: Option<String>,
+    /// Run the one execution this choice string names (needs one test and --config).
+    #[arg(long, value_name = "CHOICES", requires = "config")]
+    replay: Option<sim::Choices>,
+    /// The configuration to replay under, as the test's `expect` line writes it.
+    #[arg(long, value_name = "CONFIG", requires = "replay")]
+    config: Option<String>,
+    /// With --replay: write the execution's timeline as a Chrome/Perfetto trace.
+    #[arg(long, value_name = "FILE", requires = "replay")]
+    trace: Option<PathBuf>,
 }
 
 /// The simulator's test-only broken rules, by command-line name.
@@ -88,6 +102,15 @@ pub(crate) fn main(args: LitmusArgs) -> anyhow::Result<ExitCode> {
         // clap has already checked the name against FAULT_NAMES.
         .filter_map(|name| FAULTS.iter().find(|(n, _)| n == name).map(|(_, f)| *f))
         .collect();
+    if let (Some(choices), Some(config)) = (&args.replay, &args.config) {
+        let [file] = files.as_slice() else {
+            bail!(
+                "--replay runs one execution of one test, but the paths name {} tests",
+                files.len()
+            );
+        };
+        return replay_one(file, config, &faults, choices, args.trace.as_deref());
+    }
     let n_checks: usize = files.iter().map(|f| f.test.expect.len()).sum();
     if n_checks == 0 {
         bail!("none of the tests has an `expect` line, so there is nothing to check");
@@ -227,4 +250,63 @@ fn print_table(results: &[(&LitmusFile, Vec<Check>)]) {
         }
     }
     println!("(* = verdict derived from the implementation reading, marked `(model)`)");
+}
+
+/// `--replay`: runs one execution and prints its outcome and whether the model allows it.
+fn replay_one(
+    file: &LitmusFile,
+    config_name: &str,
+    faults: &[sim::Fault],
+    choices: &sim::Choices,
+    trace: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let test = &file.test;
+    let Some(config) = test
+        .expect
+        .iter()
+        .map(|e| &e.config)
+        .find(|c| c.to_string() == config_name)
+    else {
+        let known: Vec<String> = test.expect.iter().map(|e| e.config.to_string()).collect();
+        bail!(
+            "{} has no `expect` line for configuration `{config_name}`; it has: {}",
+            test.name,
+            known.join(", ")
+        );
+    };
+    let execution = replay(test, config, faults, choices, trace.is_some())?;
+    let observables = test.observables();
+    println!("{} [{config}] choices {choices}", test.name);
+    match &execution.outcome {
+        Ok(outcome) => {
+            let allowed = allowed_outcomes(test, config)
+                .map(|m| m.outcomes.contains(outcome))
+                .map_err(|e| anyhow::anyhow!("the model cannot run {}: {e}", test.name))?;
+            println!(
+                "  outcome {}  ({} by the model)",
+                test.show_outcome(&observables, outcome),
+                if allowed { "allowed" } else { "FORBIDDEN" }
+            );
+        }
+        Err(failure) => println!("  no outcome: {failure}"),
+    }
+    println!(
+        "  simulated time {} ns, {} events, {} choices",
+        execution.report.sim_time_ns, execution.report.events, execution.report.choices
+    );
+    if let Some(path) = trace {
+        let timeline = execution
+            .report
+            .timeline
+            .as_ref()
+            .context("the simulator recorded no timeline")?;
+        let topology = tests::litmus::topology(config, test.n_pes)?;
+        std::fs::write(path, timeline.to_chrome_json(&topology))
+            .with_context(|| format!("cannot write the trace to {}", path.display()))?;
+        println!(
+            "  trace written to {} (open in https://ui.perfetto.dev)",
+            path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use model::litmus::{Config, Litmus, Outcome};
 
-use super::run_on;
+use super::{Execution, ExecutionError, run_on};
 
 /// Executions after which an exploration gives up (and says so).
 pub const EXECUTION_LIMIT: u64 = 200_000;
@@ -29,6 +29,45 @@ fn rounds(test: &Litmus) -> u32 {
     if test.n_pes >= 4 { 4 } else { 3 }
 }
 
+/// A simulator that runs the execution `prefix` names, with the timing every exploration of
+/// `test` uses, and `faults` on.
+fn exploring(
+    mut builder: sim::SimBuilder,
+    test: &Litmus,
+    faults: &[sim::Fault],
+    prefix: sim::Choices,
+    round_ns: u64,
+) -> sim::SimBuilder {
+    for &fault in faults {
+        builder = builder.fault(fault);
+    }
+    builder.explore(sim::Explore {
+        rounds: rounds(test),
+        round_ns: Some(round_ns),
+        ..sim::Explore::new(prefix)
+    })
+}
+
+/// Runs the one execution of `test` under `config` that `choices` names: a choice string of
+/// an exploration with the same `faults` ([`Exploration::outcomes`]). With `timeline`, the
+/// report carries the simulator's timeline, for a trace.
+///
+/// # Errors
+/// [`ExecutionError`] if the run could not start.
+pub fn replay(
+    test: &Litmus,
+    config: &Config,
+    faults: &[sim::Fault],
+    choices: &sim::Choices,
+    timeline: bool,
+) -> Result<Execution, ExecutionError> {
+    let topology = super::topology(config, test.n_pes)?;
+    let round_ns = sim::Explore::default_round_ns(&topology, test.n_pes);
+    run_on(topology, test, config, |b| {
+        exploring(b, test, faults, choices.clone(), round_ns).timeline(timeline)
+    })
+}
+
 /// Explores every execution of `test` under `config` on a simulator with `faults` on.
 pub fn explore(test: &Litmus, config: &Config, faults: &[sim::Fault]) -> Exploration {
     let mut found = Exploration::default();
@@ -45,15 +84,8 @@ pub fn explore(test: &Litmus, config: &Config, faults: &[sim::Fault]) -> Explora
     // Found once here rather than by every run (it costs a route search per PE).
     let round_ns = sim::Explore::default_round_ns(&topology, test.n_pes);
     let summary = sim::explore::dfs(EXECUTION_LIMIT, |prefix| {
-        let run = run_on(topology.clone(), test, config, |mut b| {
-            for &fault in faults {
-                b = b.fault(fault);
-            }
-            b.explore(sim::Explore {
-                rounds: rounds(test),
-                round_ns: Some(round_ns),
-                ..sim::Explore::new(prefix.clone())
-            })
+        let run = run_on(topology.clone(), test, config, |b| {
+            exploring(b, test, faults, prefix.clone(), round_ns)
         });
         let execution = match run {
             Ok(execution) => execution,

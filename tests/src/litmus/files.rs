@@ -26,7 +26,7 @@ pub enum LoadError {
         source: std::io::Error,
     },
     /// A file is not a valid litmus test (the message names file, line and column).
-    #[error("{0}")]
+    #[error(transparent)]
     Parse(#[from] model::litmus::ParseError),
     /// A folder held no litmus file.
     #[error("{0} holds no .litmus file; give litmus files or folders that hold some")]

@@ -10,7 +10,7 @@ mod on_sim;
 mod pe;
 
 pub use check::{Check, check, check_all};
-pub use explore::{EXECUTION_LIMIT, Exploration, explore};
+pub use explore::{EXECUTION_LIMIT, Exploration, explore, replay};
 pub use files::{LitmusFile, LoadError, load_paths};
 pub use machine::topology;
 pub use on_host::run_on_host;
