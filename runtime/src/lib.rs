@@ -34,12 +34,15 @@
 //!   the backend's clock (virtual time on the simulator) and report who waited for what.
 //! - **One configuration table.** [`config::table`] lists every environment variable; only
 //!   [`Config::from_env`] reads the environment.
+//! - **Races are checkable.** [`check::Checked`] wraps any launcher and reports the data
+//!   races on symmetric memory that no ordering rule prevents (`docs/check.md`).
 //! - **Tracing, not printing.** Collectives log at debug level and single operations at
 //!   trace level under the target [`TRACING_TARGET`].
 
 #![warn(missing_docs)]
 
 mod amo;
+pub mod check;
 mod collective;
 pub mod config;
 mod error;

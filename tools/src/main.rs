@@ -1,5 +1,6 @@
 //! `rshmem`: run SHMEM workloads on simulated GPU clusters and inspect topologies.
 
+mod check;
 mod litmus;
 mod run;
 mod topo;
@@ -22,10 +23,14 @@ struct Cli {
 enum Command {
     /// Run a built-in workload on simulated GPUs and check its result.
     ///
-    /// Workloads: hello, ring, reduce, alltoall, put-bw, msg-rate. The run is deterministic: the same
-    /// seed gives the same events, simulated time and trace hash.
+    /// Workloads: hello, ring, reduce, alltoall, put-bw, msg-rate, flag-nofence, flag-fence. The
+    /// run is deterministic: the same seed gives the same events, simulated time and trace hash.
     #[command(after_help = run::AFTER_HELP)]
     Run(run::RunArgs),
+    /// Run a built-in workload under many seeds with the race detector and report every data
+    /// race on symmetric memory: two accesses that no ordering rule orders.
+    #[command(after_help = check::AFTER_HELP)]
+    Check(check::CheckArgs),
     /// Check litmus tests: the outcomes the ordering model allows against every execution of
     /// the simulator, and both against the verdict each file expects.
     #[command(after_help = litmus::AFTER_HELP)]
@@ -50,6 +55,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::main(args),
+        Command::Check(args) => check::main(args),
         Command::Litmus(args) => litmus::main(args),
         Command::Topo { topology, dot, svg } => topo_main(&topology, dot, svg),
     };

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use hw::{Launcher, Pe, Semantics};
+use hw::{Launcher, Pe, Semantics, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use sim::{OpCounts, Sim, SimReport};
@@ -24,7 +24,8 @@ https://ui.perfetto.dev or chrome://tracing (one track per PE and per link direc
 
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
-    /// The workload: hello, ring, reduce, alltoall, put-bw or msg-rate.
+    /// The workload: hello, ring, reduce, alltoall, put-bw, msg-rate, flag-nofence or
+    /// flag-fence.
     workload: String,
     /// How many PEs (default: one per GPU of the topology).
     #[arg(long)]
@@ -101,40 +102,19 @@ impl From<OpCounts> for OpCountsJson {
 }
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let Some(workload) = workloads::find(&args.workload) else {
-        let list: Vec<String> = workloads::WORKLOADS
-            .iter()
-            .map(|w| format!("  {:<9} {}", w.name, w.about))
-            .collect();
-        bail!(
-            "unknown workload {:?}; the workloads are:\n{}",
-            args.workload,
-            list.join("\n")
-        );
-    };
+    let workload = workloads::lookup(&args.workload)?;
     let topology = sim::topology::load(&args.topology)?;
-    let semantics = if args.semantics == "nvshmem" {
-        Semantics::Nvshmem
-    } else {
-        Semantics::OpenShmem15
-    };
-    let mut builder = Sim::builder(topology)
-        .seed(args.seed)
-        .semantics(semantics)
-        .timeline(args.trace.is_some());
-    if let Some(n) = args.pes {
-        builder = builder.pes(n);
-    }
-    let sim = builder.build()?;
+    let sim = simulator(
+        workload,
+        SimChoice {
+            topology,
+            pes: args.pes,
+            seed: args.seed,
+            semantics: &args.semantics,
+            timeline: args.trace.is_some(),
+        },
+    )?;
     let n_pes = sim.n_pes();
-    if n_pes < workload.min_pes {
-        bail!(
-            "workload {} needs at least {} PEs; pass --pes {}",
-            workload.name,
-            workload.min_pes,
-            workload.min_pes
-        );
-    }
     let topology = sim.topology().clone();
     let config = rshmem::Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;
     let spinner = progress(&args, workload, n_pes);
@@ -183,6 +163,45 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// What a simulator for one run of a workload is built from.
+pub(crate) struct SimChoice<'a> {
+    pub(crate) topology: Topology,
+    pub(crate) pes: Option<u32>,
+    pub(crate) seed: u64,
+    /// `nvshmem` or `openshmem-1.5`, as clap checked it.
+    pub(crate) semantics: &'a str,
+    pub(crate) timeline: bool,
+}
+
+/// Builds the simulator for one run of `workload`.
+///
+/// # Errors
+/// If the topology cannot hold the PEs, or the workload needs more of them.
+pub(crate) fn simulator(workload: &Workload, choice: SimChoice<'_>) -> anyhow::Result<Sim> {
+    let semantics = if choice.semantics == "nvshmem" {
+        Semantics::Nvshmem
+    } else {
+        Semantics::OpenShmem15
+    };
+    let mut builder = Sim::builder(choice.topology)
+        .seed(choice.seed)
+        .semantics(semantics)
+        .timeline(choice.timeline);
+    if let Some(n) = choice.pes {
+        builder = builder.pes(n);
+    }
+    let sim = builder.build()?;
+    if sim.n_pes() < workload.min_pes {
+        bail!(
+            "workload {} needs at least {} PEs; pass --pes {}",
+            workload.name,
+            workload.min_pes,
+            workload.min_pes
+        );
+    }
+    Ok(sim)
 }
 
 fn record(

@@ -196,3 +196,59 @@ fn trace_and_drawings_are_written() {
             .ends_with("</svg>")
     );
 }
+
+#[test]
+fn check_finds_the_race_of_a_flag_put_without_a_fence() {
+    let out = rshmem(&["check", "flag-nofence"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("1 race"), "{text}");
+    assert!(text.contains("first:  PE 0 put of 128 B"), "{text}");
+    assert!(text.contains("second: PE 1 local read of 128 B"), "{text}");
+    assert!(
+        text.contains("replay: rshmem check flag-nofence --runs 1 --seed 0 --pes 8"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_finds_no_race_once_the_fence_is_there() {
+    let out = rshmem(&["check", "flag-fence"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("no races"), "{text}");
+}
+
+#[test]
+fn check_json_names_both_operations_and_the_seed() {
+    let out = rshmem(&[
+        "check",
+        "flag-nofence",
+        "--runs",
+        "3",
+        "--seed",
+        "5",
+        "--pes",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["workload"], "flag-nofence");
+    assert_eq!(v["runs"], 3);
+    let race = &v["races"][0];
+    assert_eq!(race["first"]["pe"], 0);
+    assert_eq!(race["first"]["kind"], "put");
+    assert_eq!(race["first"]["target"], 1);
+    assert_eq!(race["second"]["pe"], 1);
+    assert_eq!(race["second"]["kind"], "local read");
+    assert_eq!(race["seed"], 5);
+    assert_eq!(race["runs_with_race"], 3);
+}
+
+#[test]
+fn check_rejects_an_unknown_workload_with_status_2() {
+    let out = rshmem(&["check", "no-such-workload"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("flag-nofence"));
+}

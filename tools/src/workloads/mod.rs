@@ -2,6 +2,7 @@
 //! the backend, that checks its own result.
 
 mod alltoall;
+mod flag;
 mod hello;
 mod msg_rate;
 mod put_bw;
@@ -85,11 +86,34 @@ pub const WORKLOADS: &[Workload] = &[
         about: "every PE puts 1024 8-byte values to rotating partners, quiet every 64; checks every slot",
         min_pes: 1,
     },
+    Workload {
+        name: "flag-nofence",
+        about: "PE 0 puts data then a flag to PE 1 with no fence: a data race for `rshmem check`",
+        min_pes: 2,
+    },
+    Workload {
+        name: "flag-fence",
+        about: "PE 0 puts data, fences, then puts a flag to PE 1; checks PE 1 read the data",
+        min_pes: 2,
+    },
 ];
 
 /// Finds a workload by name.
-pub fn find(name: &str) -> Option<&'static Workload> {
-    WORKLOADS.iter().find(|w| w.name == name)
+///
+/// # Errors
+/// An unknown name, with the list of workloads.
+pub fn lookup(name: &str) -> anyhow::Result<&'static Workload> {
+    if let Some(workload) = WORKLOADS.iter().find(|w| w.name == name) {
+        return Ok(workload);
+    }
+    let list: Vec<String> = WORKLOADS
+        .iter()
+        .map(|w| format!("  {:<12} {}", w.name, w.about))
+        .collect();
+    anyhow::bail!(
+        "unknown workload {name:?}; the workloads are:\n{}",
+        list.join("\n")
+    )
 }
 
 /// Runs `workload` on this PE.
@@ -101,6 +125,8 @@ pub fn run_on_pe<B: Backend>(workload: &Workload, sh: &Shmem<B>) -> Result<PeOut
         "alltoall" => alltoall::run(sh),
         "put-bw" => put_bw::run(sh),
         "msg-rate" => msg_rate::run(sh),
+        "flag-nofence" => flag::run(sh, false),
+        "flag-fence" => flag::run(sh, true),
         other => unreachable!("workload {other} is listed but not dispatched"),
     }
 }

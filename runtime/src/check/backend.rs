@@ -1,0 +1,323 @@
+//! The checking backend: launcher, device and queue types that wrap any backend's, delegate
+//! every call to it, and tell the shared [`Detector`] what happened.
+//!
+//! An access is recorded after the wrapped call returns, so the order of the records is the
+//! order the backend performed the calls in. The lock is never held across a wrapped call: a
+//! call may block or hand the thread to another PE, which must be able to record meanwhile.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use hw::{
+    AmoOp, Backend, Caps, Device, DeviceError, Instant, LaunchError, LaunchOutput, Launcher,
+    LocalRange, MemKind, Pe, QueueError, RemoteRange, SegmentKey, SignalOp, Ticket, Topology,
+    WaitSpec,
+};
+
+use super::detector::{Detector, Part, QueueOp};
+use super::report::{AccessKind, Race};
+
+/// The detector of one run, shared by its PEs' devices and queues.
+type Shared = Arc<Mutex<Detector>>;
+
+fn lock(detector: &Mutex<Detector>) -> MutexGuard<'_, Detector> {
+    // Why recover from poison: the detector's state stays consistent between calls, and a
+    // PE that panicked must not keep the others from finishing their run.
+    detector.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A launcher whose runs record data races on symmetric memory; they come back in
+/// [`CheckedReport::races`]. Use it in place of the launcher it wraps:
+/// `rshmem::run(Checked::new(launcher), config, pe_main)`.
+pub struct Checked<L> {
+    inner: L,
+    detector: Shared,
+}
+
+impl<L: Launcher> Checked<L> {
+    /// Wraps `inner`.
+    pub fn new(inner: L) -> Checked<L> {
+        let detector = Arc::new(Mutex::new(Detector::new(inner.n_pes())));
+        Checked { inner, detector }
+    }
+}
+
+impl<L: Launcher> fmt::Debug for Checked<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Checked")
+            .field("n_pes", &self.inner.n_pes())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a checked run reports: the wrapped backend's report and the races found, each
+/// operation pair once, in the order they were found.
+#[derive(Debug)]
+pub struct CheckedReport<R> {
+    /// The wrapped launcher's report.
+    pub backend: R,
+    /// The data races.
+    pub races: Vec<Race>,
+}
+
+impl<L: Launcher> Launcher for Checked<L> {
+    type B = CheckedBackend<L::B>;
+    type Report = CheckedReport<L::Report>;
+
+    fn n_pes(&self) -> u32 {
+        self.inner.n_pes()
+    }
+
+    fn topology(&self) -> &Topology {
+        self.inner.topology()
+    }
+
+    fn launch<R, F>(self, pe_main: F) -> Result<LaunchOutput<R, Self::Report>, LaunchError>
+    where
+        F: Fn(CheckedDevice<L::B>) -> R + Sync,
+        R: Send,
+    {
+        let detector = &self.detector;
+        let (results, backend) = self
+            .inner
+            .launch(|device| pe_main(CheckedDevice::new(device, Arc::clone(detector))))?;
+        let races = lock(detector).take_races();
+        Ok((results, CheckedReport { backend, races }))
+    }
+}
+
+/// The backend of a checked run: `B`'s devices and queues, wrapped.
+pub struct CheckedBackend<B>(PhantomData<fn() -> B>);
+
+impl<B> fmt::Debug for CheckedBackend<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CheckedBackend")
+    }
+}
+
+impl<B: Backend> Backend for CheckedBackend<B> {
+    type Device = CheckedDevice<B>;
+    type Queue = CheckedQueue<B>;
+}
+
+/// A device of a checked run.
+pub struct CheckedDevice<B: Backend> {
+    inner: B::Device,
+    pe: u32,
+    detector: Shared,
+}
+
+impl<B: Backend> fmt::Debug for CheckedDevice<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CheckedDevice")
+            .field("pe", &self.pe)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Backend> CheckedDevice<B> {
+    fn new(inner: B::Device, detector: Shared) -> CheckedDevice<B> {
+        lock(&detector).set_semantics(inner.caps().semantics);
+        CheckedDevice {
+            pe: inner.pe().0,
+            inner,
+            detector,
+        }
+    }
+}
+
+impl<B: Backend> Device for CheckedDevice<B> {
+    type B = CheckedBackend<B>;
+
+    fn pe(&self) -> Pe {
+        self.inner.pe()
+    }
+
+    fn n_pes(&self) -> u32 {
+        self.inner.n_pes()
+    }
+
+    fn caps(&self) -> &Caps {
+        self.inner.caps()
+    }
+
+    fn topology(&self) -> &Topology {
+        self.inner.topology()
+    }
+
+    fn now(&self) -> Instant {
+        self.inner.now()
+    }
+
+    fn create_segment(&self, kind: MemKind, len_bytes: u64) -> Result<SegmentKey, DeviceError> {
+        self.inner.create_segment(kind, len_bytes)
+    }
+
+    fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
+        self.inner.import_segment(peer, kind, key)
+    }
+
+    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
+        let round = lock(&self.detector).enter_exchange(self.pe);
+        let all = self.inner.exchange(mine, deadline)?;
+        lock(&self.detector).leave_exchange(self.pe, round);
+        Ok(all)
+    }
+
+    fn create_queue(&self) -> Result<CheckedQueue<B>, DeviceError> {
+        let inner = self.inner.create_queue()?;
+        let index = lock(&self.detector).add_queue(self.pe);
+        Ok(CheckedQueue {
+            inner,
+            pe: self.pe,
+            index,
+            detector: Arc::clone(&self.detector),
+        })
+    }
+
+    fn read_local(&self, src: LocalRange, out: &mut [u8]) {
+        self.inner.read_local(src, out);
+        lock(&self.detector).local(self.pe, AccessKind::LocalRead, src);
+    }
+
+    fn write_local(&self, dst: LocalRange, data: &[u8]) {
+        self.inner.write_local(dst, data);
+        lock(&self.detector).local(self.pe, AccessKind::LocalWrite, dst);
+    }
+
+    fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
+        let value = self.inner.wait_until(spec, deadline)?;
+        lock(&self.detector).poll_satisfied(self.pe, spec.word);
+        Ok(value)
+    }
+
+    fn test(&self, spec: WaitSpec) -> Option<u64> {
+        let value = self.inner.test(spec)?;
+        lock(&self.detector).poll_satisfied(self.pe, spec.word);
+        Some(value)
+    }
+}
+
+/// A queue of a checked run.
+pub struct CheckedQueue<B: Backend> {
+    inner: B::Queue,
+    pe: u32,
+    /// The queue's index among its PE's queues: fence and quiet act per queue.
+    index: usize,
+    detector: Shared,
+}
+
+impl<B: Backend> fmt::Debug for CheckedQueue<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CheckedQueue")
+            .field("pe", &self.pe)
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Backend> CheckedQueue<B> {
+    /// Records an operation the wrapped queue accepted as `ticket`.
+    fn issued(
+        &self,
+        ticket: Ticket,
+        target: Pe,
+        fenceable: bool,
+        parts: &[Part],
+        fetches: Option<Part>,
+    ) -> Ticket {
+        lock(&self.detector).issue(
+            self.pe,
+            QueueOp {
+                queue: self.index,
+                ticket,
+                target: target.0,
+                fenceable,
+                parts,
+                fetches,
+            },
+        );
+        ticket
+    }
+}
+
+impl<B: Backend> hw::Queue for CheckedQueue<B> {
+    type B = CheckedBackend<B>;
+
+    fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError> {
+        let ticket = self.inner.put(dst, data)?;
+        let part = Part::remote(AccessKind::Put, dst);
+        Ok(self.issued(ticket, dst.pe, true, &[part], None))
+    }
+
+    fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
+        let ticket = self.inner.get(src)?;
+        let part = Part::remote(AccessKind::Get, src);
+        Ok(self.issued(ticket, src.pe, false, &[part], Some(part)))
+    }
+
+    fn get_into(&self, src: RemoteRange, dst: LocalRange) -> Result<Ticket, QueueError> {
+        let ticket = self.inner.get_into(src, dst)?;
+        let read = Part::remote(AccessKind::Get, src);
+        let landing = Part::local(AccessKind::GetNbiLanding, self.pe, dst);
+        Ok(self.issued(ticket, src.pe, false, &[read, landing], Some(read)))
+    }
+
+    fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
+        let ticket = self.inner.amo(dst, op, fetch)?;
+        let kind = if op.writes() {
+            AccessKind::AtomicUpdate
+        } else {
+            AccessKind::AtomicFetch
+        };
+        let part = Part::remote(kind, dst);
+        Ok(self.issued(ticket, dst.pe, op.writes(), &[part], fetch.then_some(part)))
+    }
+
+    fn put_signal(
+        &self,
+        dst: RemoteRange,
+        data: &[u8],
+        signal: RemoteRange,
+        op: SignalOp,
+        value: u64,
+    ) -> Result<Ticket, QueueError> {
+        let ticket = self.inner.put_signal(dst, data, signal, op, value)?;
+        let parts = [
+            Part::remote(AccessKind::PutSignalData, dst),
+            Part::remote(AccessKind::SignalUpdate, signal),
+        ];
+        Ok(self.issued(ticket, dst.pe, true, &parts, None))
+    }
+
+    fn fence(&self) -> Result<(), QueueError> {
+        self.inner.fence()?;
+        lock(&self.detector).fence(self.pe, self.index);
+        Ok(())
+    }
+
+    fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
+        self.inner.quiet(deadline)?;
+        lock(&self.detector).quiet(self.pe, self.index);
+        Ok(())
+    }
+
+    fn wait_ticket(&self, ticket: Ticket, deadline: Instant) -> Result<(), QueueError> {
+        self.inner.wait_ticket(ticket, deadline)?;
+        lock(&self.detector).complete(self.pe, self.index, ticket);
+        Ok(())
+    }
+
+    fn is_complete(&self, ticket: Ticket) -> bool {
+        let complete = self.inner.is_complete(ticket);
+        if complete {
+            lock(&self.detector).complete(self.pe, self.index, ticket);
+        }
+        complete
+    }
+
+    fn take_fetched(&self, ticket: Ticket) -> Vec<u8> {
+        self.inner.take_fetched(ticket)
+    }
+}

@@ -1,0 +1,135 @@
+//! What the detector reports: a pair of conflicting accesses that nothing orders.
+
+use std::fmt;
+
+/// The kind of a recorded access to symmetric memory.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum AccessKind {
+    /// A put (blocking or not), `p` included.
+    Put,
+    /// A get read at the source (blocking, `g`, or the read side of `get_nbi`).
+    Get,
+    /// The bytes a non-blocking get writes into the issuer's own memory.
+    GetNbiLanding,
+    /// An atomic that writes (with or without fetching the old value).
+    AtomicUpdate,
+    /// An atomic fetch that does not write.
+    AtomicFetch,
+    /// The data of a put-with-signal.
+    PutSignalData,
+    /// The signal update of a put-with-signal (an atomic).
+    SignalUpdate,
+    /// A plain load of the PE's own memory (`local`, `signal_fetch`).
+    LocalRead,
+    /// A plain store to the PE's own memory (`set_local`, `calloc`'s zeroing).
+    LocalWrite,
+}
+
+impl AccessKind {
+    /// Whether the access changes memory.
+    pub fn writes(self) -> bool {
+        !matches!(
+            self,
+            AccessKind::Get | AccessKind::AtomicFetch | AccessKind::LocalRead
+        )
+    }
+
+    /// Whether the access is an atomic: two atomics never race (rule R6).
+    pub fn is_atomic(self) -> bool {
+        matches!(
+            self,
+            AccessKind::AtomicUpdate | AccessKind::AtomicFetch | AccessKind::SignalUpdate
+        )
+    }
+
+    /// The name used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessKind::Put => "put",
+            AccessKind::Get => "get",
+            AccessKind::GetNbiLanding => "get_nbi landing",
+            AccessKind::AtomicUpdate => "atomic update",
+            AccessKind::AtomicFetch => "atomic fetch",
+            AccessKind::PutSignalData => "put_signal data",
+            AccessKind::SignalUpdate => "signal update",
+            AccessKind::LocalRead => "local read",
+            AccessKind::LocalWrite => "local write",
+        }
+    }
+}
+
+impl fmt::Display for AccessKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One side of a race: which PE accessed which bytes of whose memory, and how.
+///
+/// Two races with equal accesses are the same race (the same operation sites), whatever the
+/// epochs or the seed that showed them.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct RaceAccess {
+    /// The PE that issued the access.
+    pub pe: u32,
+    /// What it did.
+    pub kind: AccessKind,
+    /// The PE whose symmetric memory was accessed.
+    pub target: u32,
+    /// The first byte of the whole operation, as a symmetric offset.
+    pub offset: u64,
+    /// The length of the whole operation in bytes.
+    pub len_bytes: u64,
+}
+
+impl fmt::Display for RaceAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "PE {}: {} of {} B at offset {:#x}",
+            self.pe, self.kind, self.len_bytes, self.offset
+        )?;
+        if self.target != self.pe {
+            write!(f, " of PE {}", self.target)?;
+        }
+        Ok(())
+    }
+}
+
+/// A data race on symmetric memory: two accesses by different PEs to overlapping bytes, at
+/// least one a write, not both atomics, and no rule orders the first before the second.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Race {
+    /// The access issued first.
+    pub first: RaceAccess,
+    /// The access issued second, which the first is not ordered before.
+    pub second: RaceAccess,
+    /// The first byte both touch, as a symmetric offset.
+    pub conflict_offset: u64,
+    /// The first access's epoch: its issuer's count of accesses up to and including it.
+    pub first_epoch: u64,
+    /// The second access's epoch.
+    pub second_epoch: u64,
+}
+
+impl Race {
+    /// The operation sites: equal for reports of the same race from different runs.
+    pub fn site(&self) -> (RaceAccess, RaceAccess) {
+        (self.first, self.second)
+    }
+}
+
+impl fmt::Display for Race {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "race on PE {}'s byte {:#x}: {} (epoch {}) is not ordered before {} (epoch {})",
+            self.first.target,
+            self.conflict_offset,
+            self.first,
+            self.first_epoch,
+            self.second,
+            self.second_epoch
+        )
+    }
+}

@@ -1,0 +1,263 @@
+//! `rshmem check`: a built-in workload under many seeds on the simulator wrapped in the race
+//! detector (`rshmem::check`), with each distinct race reported once.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use rshmem::check::{Race, RaceAccess, run_checked};
+use serde::Serialize;
+
+use crate::run::{SimChoice, simulator};
+use crate::workloads::{self, Workload};
+
+pub(crate) const AFTER_HELP: &str = "Examples:
+  rshmem check flag-nofence
+  rshmem check ring --runs 100 --pes 8 --topology hgx8
+  rshmem check reduce --semantics openshmem-1.5 --json
+
+Run i uses seed FIRST+i. Two accesses by different PEs to the same bytes race when at least
+one writes, they are not both atomics, and no rule (fence, quiet, wait, barrier, ...) orders
+them; docs/check.md lists the rules. Each race is printed once, with the first seed that
+showed it and the command that replays that run. The exit status is 0 when no run had a race
+or failed its own check, 1 otherwise, and 2 for bad arguments.";
+
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// The workload (see `rshmem run --help`).
+    workload: String,
+    /// How many runs, each with the next seed.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
+    runs: u64,
+    /// How many PEs (default: one per GPU of the topology).
+    #[arg(long)]
+    pes: Option<u32>,
+    /// A topology preset (h200x2, hgx8, ib-N) or a TOML topology file.
+    #[arg(long, default_value = "hgx8")]
+    topology: String,
+    /// The seed of the first run.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Ordering rules: nvshmem (relaxed fetches) or openshmem-1.5.
+    #[arg(long, default_value = "nvshmem", value_parser = ["nvshmem", "openshmem-1.5"])]
+    semantics: String,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One distinct race over all runs.
+#[derive(Debug)]
+struct Found {
+    race: Race,
+    /// The first seed that showed it.
+    seed: u64,
+    /// How many runs showed it.
+    runs: u64,
+}
+
+#[derive(Serialize, Debug)]
+struct Summary {
+    workload: String,
+    pes: u32,
+    topology: String,
+    semantics: String,
+    first_seed: u64,
+    runs: u64,
+    ok: bool,
+    races: Vec<RaceJson>,
+    failures: Vec<FailureJson>,
+}
+
+#[derive(Serialize, Debug)]
+struct RaceJson {
+    first: AccessJson,
+    second: AccessJson,
+    conflict_offset: u64,
+    seed: u64,
+    runs_with_race: u64,
+    replay: String,
+}
+
+#[derive(Serialize, Debug)]
+struct AccessJson {
+    pe: u32,
+    kind: &'static str,
+    target: u32,
+    offset: u64,
+    bytes: u64,
+    epoch: u64,
+}
+
+impl AccessJson {
+    fn new(access: RaceAccess, epoch: u64) -> AccessJson {
+        AccessJson {
+            pe: access.pe,
+            kind: access.kind.name(),
+            target: access.target,
+            offset: access.offset,
+            bytes: access.len_bytes,
+            epoch,
+        }
+    }
+}
+
+#[derive(Serialize, Debug)]
+struct FailureJson {
+    seed: u64,
+    message: String,
+}
+
+pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let workload = workloads::lookup(&args.workload)?;
+    let topology = sim::topology::load(&args.topology)?;
+    let config = rshmem::Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;
+    let bar = progress(&args, workload);
+    let mut found: BTreeMap<(RaceAccess, RaceAccess), Found> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut n_pes = 0;
+    for seed in args.seed..args.seed.saturating_add(args.runs) {
+        let choice = SimChoice {
+            topology: topology.clone(),
+            pes: args.pes,
+            seed,
+            semantics: &args.semantics,
+            timeline: false,
+        };
+        let sim = simulator(workload, choice)?;
+        n_pes = hw::Launcher::n_pes(&sim);
+        let (output, races) =
+            run_checked(sim, config.clone(), |sh| workloads::run_on_pe(workload, sh))?;
+        for race in races {
+            found
+                .entry(race.site())
+                .and_modify(|f| f.runs += 1)
+                .or_insert(Found {
+                    race,
+                    seed,
+                    runs: 1,
+                });
+        }
+        for (pe, result) in output.results.into_iter().enumerate() {
+            let message = match result {
+                Ok(Ok(outcome)) if outcome.ok => continue,
+                Ok(Ok(outcome)) => format!("PE {pe}: check failed: {}", outcome.detail),
+                Ok(Err(err)) => format!("PE {pe}: {err}"),
+                Err(err) => format!("PE {pe}: {err}"),
+            };
+            failures.push(FailureJson { seed, message });
+        }
+        if let Some(message) = output.report.failure {
+            failures.push(FailureJson { seed, message });
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    // Races in the order of their first seed, then as found.
+    let mut found: Vec<Found> = found.into_values().collect();
+    found.sort_by_key(|f| f.seed);
+    let summary = Summary {
+        workload: workload.name.to_string(),
+        pes: n_pes,
+        topology: args.topology.clone(),
+        semantics: args.semantics.clone(),
+        first_seed: args.seed,
+        runs: args.runs,
+        ok: found.is_empty() && failures.is_empty(),
+        races: found
+            .iter()
+            .map(|f| RaceJson {
+                first: AccessJson::new(f.race.first, f.race.first_epoch),
+                second: AccessJson::new(f.race.second, f.race.second_epoch),
+                conflict_offset: f.race.conflict_offset,
+                seed: f.seed,
+                runs_with_race: f.runs,
+                replay: replay(&args, n_pes, f.seed),
+            })
+            .collect(),
+        failures,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        print_text(&summary);
+    }
+    Ok(if summary.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The command that repeats the run with `seed`.
+fn replay(args: &CheckArgs, n_pes: u32, seed: u64) -> String {
+    format!(
+        "rshmem check {} --runs 1 --seed {seed} --pes {n_pes} --topology {} --semantics {}",
+        args.workload, args.topology, args.semantics
+    )
+}
+
+fn print_text(s: &Summary) {
+    let last_seed = s.first_seed.saturating_add(s.runs - 1);
+    let races = match s.races.len() {
+        0 => "no races".to_string(),
+        1 => "1 race".to_string(),
+        n => format!("{n} races"),
+    };
+    println!(
+        "{}: {} run{} (seeds {} to {last_seed}) on {} PEs of {} ({}): {races}",
+        s.workload,
+        s.runs,
+        if s.runs == 1 { "" } else { "s" },
+        s.first_seed,
+        s.pes,
+        s.topology,
+        s.semantics
+    );
+    for (i, r) in s.races.iter().enumerate() {
+        println!(
+            "race {} on PE {}'s byte {:#x}, in {} of {} runs, first with seed {}:",
+            i + 1,
+            r.first.target,
+            r.conflict_offset,
+            r.runs_with_race,
+            s.runs,
+            r.seed
+        );
+        println!("  first:  {}", describe(&r.first));
+        println!("  second: {}", describe(&r.second));
+        println!("  no ordering rule puts the first before the second");
+        println!("  replay: {}", r.replay);
+    }
+    for f in &s.failures {
+        println!("failure with seed {}: {}", f.seed, f.message);
+    }
+}
+
+fn describe(a: &AccessJson) -> String {
+    let whose = if a.target == a.pe {
+        "its own memory".to_string()
+    } else {
+        format!("PE {}", a.target)
+    };
+    format!(
+        "PE {} {} of {} B at offset {:#x} on {whose} (epoch {})",
+        a.pe, a.kind, a.bytes, a.offset, a.epoch
+    )
+}
+
+/// A progress bar over the runs on standard error, for interactive text use only.
+fn progress(args: &CheckArgs, workload: &Workload) -> ProgressBar {
+    if args.json || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(args.runs);
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {msg} [{elapsed}]")
+    {
+        bar.set_style(style);
+    }
+    bar.set_message(format!("checking {}", workload.name));
+    bar
+}
