@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rshmem::check::{Race, RaceAccess, run_checked};
 use serde::Serialize;
 
-use crate::run::{SimChoice, simulator};
+use crate::run::{MachineArgs, SimChoice, simulator};
 use crate::workloads::{self, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
@@ -31,18 +31,11 @@ pub(crate) struct CheckArgs {
     /// How many runs, each with the next seed.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
     runs: u64,
-    /// How many PEs (default: one per GPU of the topology).
-    #[arg(long)]
-    pes: Option<u32>,
-    /// A topology preset (h200x2, hgx8, ib-N) or a TOML topology file.
-    #[arg(long, default_value = "hgx8")]
-    topology: String,
+    #[command(flatten)]
+    machine: MachineArgs,
     /// The seed of the first run.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Ordering rules: nvshmem (relaxed fetches) or openshmem-1.5.
-    #[arg(long, default_value = "nvshmem", value_parser = ["nvshmem", "openshmem-1.5"])]
-    semantics: String,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -112,7 +105,7 @@ struct FailureJson {
 
 pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let workload = workloads::lookup(&args.workload)?;
-    let topology = sim::topology::load(&args.topology)?;
+    let topology = sim::topology::load(&args.machine.topology)?;
     let config = rshmem::Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;
     let bar = progress(&args, workload);
     let mut found: BTreeMap<(RaceAccess, RaceAccess), Found> = BTreeMap::new();
@@ -121,9 +114,9 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for seed in args.seed..args.seed.saturating_add(args.runs) {
         let choice = SimChoice {
             topology: topology.clone(),
-            pes: args.pes,
+            pes: args.machine.pes,
             seed,
-            semantics: &args.semantics,
+            semantics: &args.machine.semantics,
             timeline: false,
         };
         let sim = simulator(workload, choice)?;
@@ -161,8 +154,8 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let summary = Summary {
         workload: workload.name.to_string(),
         pes: n_pes,
-        topology: args.topology.clone(),
-        semantics: args.semantics.clone(),
+        topology: args.machine.topology.clone(),
+        semantics: args.machine.semantics.clone(),
         first_seed: args.seed,
         runs: args.runs,
         ok: found.is_empty() && failures.is_empty(),
@@ -195,7 +188,7 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
 fn replay(args: &CheckArgs, n_pes: u32, seed: u64) -> String {
     format!(
         "rshmem check {} --runs 1 --seed {seed} --pes {n_pes} --topology {} --semantics {}",
-        args.workload, args.topology, args.semantics
+        args.workload, args.machine.topology, args.machine.semantics
     )
 }
 

@@ -22,23 +22,30 @@ The exit status is 0 when every PE's check passed, 1 when a check failed or the 
 deadlocked, and 2 for bad arguments. --trace writes Chrome trace-event JSON: open it in
 https://ui.perfetto.dev or chrome://tracing (one track per PE and per link direction).";
 
+/// The simulated machine a workload runs on (`run` and `check`).
+#[derive(Args, Debug)]
+pub(crate) struct MachineArgs {
+    /// How many PEs (default: one per GPU of the topology).
+    #[arg(long)]
+    pub(crate) pes: Option<u32>,
+    /// A topology preset (h200x2, hgx8, ib-N) or a TOML topology file.
+    #[arg(long, default_value = "hgx8")]
+    pub(crate) topology: String,
+    /// Ordering rules: nvshmem (relaxed fetches, InfiniBand visibility rule) or openshmem-1.5.
+    #[arg(long, default_value = "nvshmem", value_parser = ["nvshmem", "openshmem-1.5"])]
+    pub(crate) semantics: String,
+}
+
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
     /// The workload: hello, ring, reduce, alltoall, put-bw, msg-rate, flag-nofence or
     /// flag-fence.
     workload: String,
-    /// How many PEs (default: one per GPU of the topology).
-    #[arg(long)]
-    pes: Option<u32>,
-    /// A topology preset (h200x2, hgx8, ib-N) or a TOML topology file.
-    #[arg(long, default_value = "hgx8")]
-    topology: String,
+    #[command(flatten)]
+    machine: MachineArgs,
     /// The seed of every random choice of the simulator; the same seed replays the same run.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Ordering rules: nvshmem (relaxed fetches, InfiniBand visibility rule) or openshmem-1.5.
-    #[arg(long, default_value = "nvshmem", value_parser = ["nvshmem", "openshmem-1.5"])]
-    semantics: String,
     /// Write a Chrome/Perfetto trace of the run to this file.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
@@ -103,14 +110,14 @@ impl From<OpCounts> for OpCountsJson {
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let workload = workloads::lookup(&args.workload)?;
-    let topology = sim::topology::load(&args.topology)?;
+    let topology = sim::topology::load(&args.machine.topology)?;
     let sim = simulator(
         workload,
         SimChoice {
             topology,
-            pes: args.pes,
+            pes: args.machine.pes,
             seed: args.seed,
-            semantics: &args.semantics,
+            semantics: &args.machine.semantics,
             timeline: args.trace.is_some(),
         },
     )?;
