@@ -89,16 +89,19 @@ impl VectorClock {
     }
 }
 
+/// The component of `issuer`'s operations to `target`, as the tests of this module and its
+/// neighbours write it.
+#[cfg(test)]
+pub(crate) fn remote(issuer: u32, target: u32) -> Component {
+    Component {
+        issuer,
+        channel: Channel::Remote(target),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn remote(issuer: u32, target: u32) -> Component {
-        Component {
-            issuer,
-            channel: Channel::Remote(target),
-        }
-    }
 
     #[test]
     fn join_takes_the_larger_threshold_per_component() {

@@ -183,13 +183,7 @@ impl PeClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn remote(issuer: u32, target: u32) -> Component {
-        Component {
-            issuer,
-            channel: Channel::Remote(target),
-        }
-    }
+    use crate::check::clock::remote;
 
     /// Issues a put from PE 0 to `target` on queue 0 and returns its epoch.
     fn put(clock: &mut PeClock, ticket: u64, target: u32) -> u64 {
