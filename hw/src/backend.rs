@@ -58,6 +58,21 @@ pub struct WaitSpec {
     pub purpose: &'static str,
 }
 
+impl WaitSpec {
+    /// What a PE waiting on this spec waits for, for deadline reports; `holds` is the word's
+    /// value when the wait gave up.
+    pub(crate) fn waiting_for(&self, holds: u64) -> String {
+        format!(
+            "{}: the {:?} word at byte {} to become {} {} (it holds {holds})",
+            self.purpose,
+            self.word.kind,
+            self.word.offset,
+            self.cmp.symbol(),
+            self.value,
+        )
+    }
+}
+
 /// One PE's endpoint.
 ///
 /// A device is used only by the PE it was handed to; it is not shared between threads.

@@ -22,9 +22,12 @@
 mod amo;
 mod backend;
 mod caps;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod error;
 pub mod host;
 mod sync;
+mod threads;
 pub mod topology;
 mod types;
 

@@ -3,9 +3,9 @@
 //! run each body several times.
 
 use hw::host::{Host, HostBackend, HostReport, single_host};
-use rshmem::{Config, Shmem};
+use rshmem::Shmem;
 
-use crate::BodyError;
+use crate::{BodyError, run_body};
 
 /// The PE counts each body runs with on the host backend.
 pub const HOST_PES: [u32; 3] = [2, 4, 8];
@@ -35,20 +35,9 @@ pub fn run_on_host_with_heap(
         .pes(n_pes)
         .build()
         .map_err(|e| e.to_string())?;
-    let config = Config::default().symmetric_size(heap_bytes);
-    let output = rshmem::run(host, config, body).map_err(|e| e.to_string())?;
-    let failures: Vec<String> = output
-        .results
-        .iter()
-        .enumerate()
-        .filter_map(|(pe, r)| match r {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(format!("PE {pe}: {e}")),
-            Err(e) => Some(format!("PE {pe}: {e}")),
-        })
-        .collect();
+    let (report, failures) = run_body(host, heap_bytes, body)?;
     if failures.is_empty() {
-        Ok(output.report)
+        Ok(report)
     } else {
         Err(format!("{n_pes} host PEs:\n  {}", failures.join("\n  ")))
     }

@@ -5,6 +5,7 @@
 //! every backend (the CUDA backend runs them on GPUs), so they only use the public API.
 
 pub mod bodies;
+pub mod cuda;
 pub mod host;
 pub mod litmus;
 
@@ -45,6 +46,31 @@ pub const TOPOLOGIES: [&str; 3] = ["h200x2", "hgx8", "ib-2"];
 /// Seeds each body runs with.
 pub const SEEDS: std::ops::Range<u64> = 0..4;
 
+/// Runs `body` on every PE `launcher` starts, each with a symmetric heap of `heap_bytes`, and
+/// returns the backend's report and the error of each PE whose check failed ("PE 1: ...").
+///
+/// # Errors
+/// If the run could not happen at all (the PEs could not be launched).
+pub fn run_body<L: Launcher>(
+    launcher: L,
+    heap_bytes: u64,
+    body: impl Fn(&Shmem<L::B>) -> Result<(), BodyError> + Sync,
+) -> Result<(L::Report, Vec<String>), String> {
+    let config = Config::default().symmetric_size(heap_bytes);
+    let output = rshmem::run(launcher, config, body).map_err(|e| e.to_string())?;
+    let failures = output
+        .results
+        .iter()
+        .enumerate()
+        .filter_map(|(pe, r)| match r {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(format!("PE {pe}: {e}")),
+            Err(e) => Some(format!("PE {pe}: {e}")),
+        })
+        .collect();
+    Ok((output.report, failures))
+}
+
 /// Runs `body` on every PE of `topology` with `seed` and returns the report, failing with
 /// the seed and every PE's error if any PE's check failed.
 pub fn run_on_sim(
@@ -58,25 +84,14 @@ pub fn run_on_sim(
         .build()
         .map_err(|e| e.to_string())?;
     let n = sim.n_pes();
-    let config = Config::default().symmetric_size(64 << 20);
-    let output = rshmem::run(sim, config, body).map_err(|e| e.to_string())?;
-    let failures: Vec<String> = output
-        .results
-        .iter()
-        .enumerate()
-        .filter_map(|(pe, r)| match r {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(format!("PE {pe}: {e}")),
-            Err(e) => Some(format!("PE {pe}: {e}")),
-        })
-        .collect();
-    if failures.is_empty() && output.report.failure.is_none() {
-        Ok(output.report)
+    let (report, failures) = run_body(sim, 64 << 20, body)?;
+    if failures.is_empty() && report.failure.is_none() {
+        Ok(report)
     } else {
         Err(format!(
             "{n} PEs on {topology}, seed {seed} (rerun with this seed):\n  {}\n  report: {:?}",
             failures.join("\n  "),
-            output.report.failure
+            report.failure
         ))
     }
 }

@@ -194,22 +194,10 @@ impl Device for HostDevice {
     }
 
     fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
-        let pe = self.ctx.pe;
-        self.ctx
-            .world
+        let world = &self.ctx.world;
+        world
             .rendezvous
-            .all_gather(pe, mine, self.ctx.deadline(deadline))
-            .map_err(|missing| {
-                let list: Vec<String> = missing.iter().map(|p| p.0.to_string()).collect();
-                QueueError::Deadline {
-                    pe,
-                    waiting_for: format!(
-                        "the bootstrap exchange; PEs {} never arrived",
-                        list.join(", ")
-                    ),
-                    deadline,
-                }
-            })
+            .exchange(self.ctx.pe, mine, &world.start, deadline)
     }
 
     fn create_queue(&self) -> Result<HostQueue, DeviceError> {
@@ -257,15 +245,7 @@ impl Device for HostDevice {
                 self.read_local(spec.word, &mut now[..len]);
                 Err(QueueError::Deadline {
                     pe: self.ctx.pe,
-                    waiting_for: format!(
-                        "{}: the {:?} word at byte {} to become {} {} (it holds {})",
-                        spec.purpose,
-                        spec.word.kind,
-                        spec.word.offset,
-                        spec.cmp.symbol(),
-                        spec.value,
-                        u64::from_le_bytes(now)
-                    ),
+                    waiting_for: spec.waiting_for(u64::from_le_bytes(now)),
                     deadline,
                 })
             }

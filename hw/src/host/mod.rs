@@ -33,17 +33,16 @@
 
 mod device;
 mod queue;
-mod rendezvous;
+pub(crate) mod rendezvous;
 mod segment;
 mod waker;
-mod world;
+pub(crate) mod world;
 
 use crate::backend::{Backend, LaunchOutput, Launcher};
 use crate::caps::{Caps, Semantics};
 use crate::error::LaunchError;
-#[cfg(not(rshmem_loom))]
-use crate::error::PeFailure;
 use crate::sync::{self, Arc};
+use crate::threads::run_pe_threads;
 use crate::topology::{Link, LinkKind, NodeKind, Topology, TopologyBuilder, TopologyError};
 use crate::types::Pe;
 
@@ -217,16 +216,6 @@ pub fn single_host(n_gpus: u32) -> Result<Topology, TopologyError> {
     b.build()
 }
 
-/// The message of a panic payload.
-#[cfg(not(rshmem_loom))]
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic with a non-string payload".into())
-}
-
 impl Launcher for Host {
     type B = HostBackend;
     type Report = HostReport;
@@ -249,73 +238,14 @@ impl Launcher for Host {
         F: Fn(HostDevice) -> R + Sync,
         R: Send,
     {
-        #[cfg(rshmem_loom)]
-        {
-            let _ = pe_main;
-            panic!("Host::launch cannot run under loom; start threads and use HostWorld::device");
-        }
-        #[cfg(not(rshmem_loom))]
-        {
-            let n_pes = self.n_pes;
-            let world = self.into_world();
-            let start = sync::clock_now();
-            let run_pe = |pe: u32| {
-                let device = world.device(Pe(pe));
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pe_main(device))).map_err(
-                    |payload| PeFailure {
-                        pe: Pe(pe),
-                        message: panic_message(&*payload),
-                    },
-                )
-            };
-            let run_pe = &run_pe;
-            let results = sync::scope(|s| {
-                let handles = (0..n_pes)
-                    .map(|pe| spawn_pe(s, pe, move || run_pe(pe)))
-                    .collect::<Result<Vec<_>, LaunchError>>()?;
-                Ok::<_, LaunchError>(
-                    handles
-                        .into_iter()
-                        .enumerate()
-                        .map(|(pe, h)| {
-                            h.join().unwrap_or_else(|payload| {
-                                Err(PeFailure {
-                                    pe: Pe(pe as u32),
-                                    message: panic_message(&*payload),
-                                })
-                            })
-                        })
-                        .collect::<Vec<_>>(),
-                )
-            })?;
-            let report = HostReport {
-                n_pes,
-                wall_ns: sync::nanos_since(&start),
-            };
-            Ok((results, report))
-        }
+        let n_pes = self.n_pes;
+        let world = self.into_world();
+        let start = sync::clock_now();
+        let results = run_pe_threads(n_pes, |pe| pe_main(world.device(pe)))?;
+        let report = HostReport {
+            n_pes,
+            wall_ns: sync::nanos_since(&start),
+        };
+        Ok((results, report))
     }
-}
-
-/// Starts PE `pe`'s thread in scope `s`.
-#[cfg(not(any(rshmem_loom, rshmem_shuttle)))]
-fn spawn_pe<'scope, T: Send + 'scope>(
-    s: &'scope sync::Scope<'scope, '_>,
-    pe: u32,
-    f: impl FnOnce() -> T + Send + 'scope,
-) -> Result<sync::ScopedJoinHandle<'scope, T>, LaunchError> {
-    std::thread::Builder::new()
-        .name(format!("rshmem-pe-{pe}"))
-        .spawn_scoped(s, f)
-        .map_err(|e| LaunchError::Init(format!("cannot start the thread of PE {pe}: {e}")))
-}
-
-/// Starts PE `pe`'s thread in scope `s` (shuttle's threads are not named).
-#[cfg(all(rshmem_shuttle, not(rshmem_loom)))]
-fn spawn_pe<'scope, T: Send + 'scope>(
-    s: &'scope sync::Scope<'scope, '_>,
-    _pe: u32,
-    f: impl FnOnce() -> T + Send + 'scope,
-) -> Result<sync::ScopedJoinHandle<'scope, T>, LaunchError> {
-    Ok(s.spawn(f))
 }

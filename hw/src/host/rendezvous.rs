@@ -7,8 +7,9 @@
 //! every PE took the previous result. The mutex gives every PE's actions before the exchange
 //! a happens-before edge to every PE's actions after it.
 
+use crate::error::QueueError;
 use crate::sync::{self, Arc, Clock, Condvar, Mutex};
-use crate::types::Pe;
+use crate::types::{Instant, Pe};
 
 #[derive(Debug)]
 struct State {
@@ -39,6 +40,30 @@ impl Rendezvous {
             }),
             cv: Condvar::new(),
         }
+    }
+
+    /// [`crate::Device::exchange`] for `pe`: [`Rendezvous::all_gather`] with the contract's
+    /// deadline (`deadline` nanoseconds after `start`) and its error, which names the PEs that
+    /// never arrived.
+    pub(crate) fn exchange(
+        &self,
+        pe: Pe,
+        mine: &[u8],
+        start: &Clock,
+        deadline: Instant,
+    ) -> Result<Vec<Vec<u8>>, QueueError> {
+        self.all_gather(pe, mine, sync::clock_after(start, deadline.0))
+            .map_err(|missing| {
+                let list: Vec<String> = missing.iter().map(|p| p.0.to_string()).collect();
+                QueueError::Deadline {
+                    pe,
+                    waiting_for: format!(
+                        "the bootstrap exchange; PEs {} never arrived",
+                        list.join(", ")
+                    ),
+                    deadline,
+                }
+            })
     }
 
     /// Deposits `mine` for `pe` and returns every PE's bytes in PE order, or on timeout the

@@ -33,6 +33,25 @@ pub enum LoadError {
     Empty(PathBuf),
 }
 
+/// The environment variable that names the catalogue folder, for test binaries run away from
+/// the machine that built them.
+pub const LITMUS_DIR_VAR: &str = "RSHMEM_LITMUS_DIR";
+
+/// The folder of the litmus catalogue: `$RSHMEM_LITMUS_DIR` if set; else `tests/litmus` of
+/// the checkout that built this crate, if it exists; else `tests/litmus` under the current
+/// directory (a test binary carried to another machine and run from the repository root).
+pub fn catalogue_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(LITMUS_DIR_VAR) {
+        return PathBuf::from(dir);
+    }
+    let built_here = Path::new(env!("CARGO_MANIFEST_DIR")).join("litmus");
+    if built_here.is_dir() {
+        built_here
+    } else {
+        PathBuf::from("tests/litmus")
+    }
+}
+
 /// Loads every litmus file `paths` name, files as given and folders recursively.
 ///
 /// # Errors

@@ -5,14 +5,16 @@ mod check;
 mod explore;
 mod files;
 mod machine;
+mod on_cuda;
 mod on_host;
 mod on_sim;
 mod pe;
 
 pub use check::{Check, check, check_all};
 pub use explore::{EXECUTION_LIMIT, Exploration, explore, replay};
-pub use files::{LitmusFile, LoadError, load_paths};
+pub use files::{LitmusFile, LoadError, catalogue_dir, load_paths};
 pub use machine::topology;
+pub use on_cuda::run_on_cuda;
 pub use on_host::run_on_host;
 pub use on_sim::{Execution, ExecutionError, run_on, run_once, semantics};
 pub use pe::{N_REGS, PeRun, PeRunError, run_pe};

@@ -1,0 +1,402 @@
+//! [`CudaDevice`]: one PE's endpoint on its GPU.
+//!
+//! The PE's own memory is read and written with synchronous copies on a stream of the device
+//! (through a pinned staging buffer, so that a copy has completed, not just been staged, when
+//! the call returns); waits poll the word that way.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaStream, sys};
+
+use super::CudaBackend;
+use super::driver::Gpu;
+use super::error::{DriverCallError, During};
+use super::memory::{Pinned, Segment, Vmm};
+use super::poll::poll_until;
+use super::queue::CudaQueue;
+use super::staging::StagingPool;
+use super::world::{World, already_has};
+use crate::backend::{Device, WaitSpec};
+use crate::caps::Caps;
+use crate::error::{DeviceError, QueueError};
+use crate::host::world::kind_index;
+use crate::sync;
+use crate::topology::Topology;
+use crate::types::{Instant, LocalRange, MemKind, Pe, SegmentKey};
+
+/// A segment this PE can reach: its base address (the same in every context of the process)
+/// and length.
+#[derive(Clone, Copy, Debug)]
+struct Reachable {
+    base: u64,
+    len_bytes: u64,
+}
+
+/// What a device and its queues share. Used by the PE's thread only, hence `Rc`/`RefCell`.
+#[derive(Debug)]
+pub(crate) struct PeCtx {
+    pub(crate) world: Arc<World>,
+    pub(crate) pe: Pe,
+    pub(crate) gpu: Arc<Gpu>,
+    /// Reachable segments by PE and [`kind_index`]; this PE's own are entered at creation.
+    reachable: RefCell<Vec<[Option<Reachable>; 2]>>,
+    /// Pinned buffers for the copies of the device and its queues.
+    pub(crate) staging: RefCell<StagingPool>,
+}
+
+impl PeCtx {
+    /// The address of `len` bytes at `offset` of `pe`'s `kind` segment.
+    ///
+    /// # Panics
+    /// If the segment was not imported or the bytes are outside it (contract violations).
+    pub(crate) fn addr(&self, pe: Pe, kind: MemKind, offset: u64, len: u64, what: &str) -> u64 {
+        let reachable = self
+            .reachable
+            .borrow()
+            .get(pe.idx())
+            .and_then(|s| s[kind_index(kind)])
+            .unwrap_or_else(|| {
+                panic!(
+                    "{what}: {} used {pe}'s {kind:?} segment without importing it",
+                    self.pe
+                )
+            });
+        let end = offset.checked_add(len);
+        assert!(
+            end.is_some_and(|end| end <= reachable.len_bytes),
+            "{what}: bytes {offset}+{len} outside {pe}'s {kind:?} segment of {} bytes \
+             (contract violation)",
+            reachable.len_bytes
+        );
+        reachable.base + offset
+    }
+}
+
+/// One PE's endpoint: its GPU, its memory, waits, clock and bootstrap, on a thread of its own
+/// with the GPU's primary context current.
+#[derive(Debug)]
+pub struct CudaDevice {
+    ctx: Rc<PeCtx>,
+    /// The stream of this PE's own synchronous copies.
+    local: Arc<CudaStream>,
+}
+
+/// The key of a segment: the owner, the kind, the base address and the length, little-endian.
+fn key_bytes(pe: Pe, kind: MemKind, base: u64, len_bytes: u64) -> Vec<u8> {
+    let mut key = pe.0.to_le_bytes().to_vec();
+    key.push(kind_index(kind) as u8);
+    key.extend_from_slice(&base.to_le_bytes());
+    key.extend_from_slice(&len_bytes.to_le_bytes());
+    key
+}
+
+/// The owner, kind index, base address and length a key names, if it is one.
+fn parse_key(key: &[u8]) -> Option<(Pe, usize, u64, u64)> {
+    let (pe, rest) = key.split_first_chunk::<4>()?;
+    let (kind, rest) = rest.split_first()?;
+    let (base, rest) = rest.split_first_chunk::<8>()?;
+    let len: &[u8; 8] = rest.try_into().ok()?;
+    Some((
+        Pe(u32::from_le_bytes(*pe)),
+        usize::from(*kind),
+        u64::from_le_bytes(*base),
+        u64::from_le_bytes(*len),
+    ))
+}
+
+impl CudaDevice {
+    /// PE `pe`'s device; call it on the PE's thread, which it binds to the GPU's context.
+    ///
+    /// # Panics
+    /// If the context cannot be made current (the GPU is lost).
+    pub(crate) fn new(world: Arc<World>, pe: Pe) -> CudaDevice {
+        let gpu = Arc::clone(&world.gpus[pe.idx()]);
+        if let Err(e) = gpu.ctx.bind_to_thread().during("cuCtxSetCurrent") {
+            panic!("{pe} cannot use GPU {}: {e}", gpu.ordinal);
+        }
+        let local = Arc::clone(&world.local_streams[pe.idx()]);
+        let n = world.n_pes as usize;
+        let staging = RefCell::new(StagingPool::new(Arc::clone(&gpu.ctx)));
+        CudaDevice {
+            ctx: Rc::new(PeCtx {
+                world,
+                pe,
+                gpu,
+                reachable: RefCell::new(vec![[None, None]; n]),
+                staging,
+            }),
+            local,
+        }
+    }
+
+    /// Copies `len` bytes from `src` to `dst` (addresses of any memory of the run) and waits
+    /// until the copy has completed.
+    fn copy_sync(&self, dst: u64, src: u64, len: usize) -> Result<(), DriverCallError> {
+        // SAFETY: both ranges are mapped for this GPU (segments of the run or pinned staging)
+        // and stay so until the copy completes, which the synchronisation below waits for.
+        unsafe { sys::cuMemcpyAsync(dst, src, len, self.local.cu_stream()) }
+            .during("cuMemcpyAsync")?;
+        self.local.synchronize().during("cuStreamSynchronize")
+    }
+
+    /// Reads `out.len()` bytes at address `src` of this PE's memory.
+    fn read(&self, src: u64, out: &mut [u8]) -> Result<(), DriverCallError> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        let buffer = self.ctx.staging.borrow_mut().take(out.len())?;
+        self.copy_sync(buffer.addr(), src, out.len())?;
+        // SAFETY: the copy into the buffer has completed (copy_sync waited for it).
+        out.copy_from_slice(unsafe { buffer.bytes(out.len()) });
+        self.ctx.staging.borrow_mut().give_back(buffer);
+        Ok(())
+    }
+
+    /// Writes `data` at address `dst` of this PE's memory.
+    fn write(&self, dst: u64, data: &[u8]) -> Result<(), DriverCallError> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let mut buffer = self.ctx.staging.borrow_mut().take(data.len())?;
+        // SAFETY: a buffer in the pool has no copy in flight.
+        unsafe { buffer.bytes_mut(data.len()) }.copy_from_slice(data);
+        self.copy_sync(dst, buffer.addr(), data.len())?;
+        self.ctx.staging.borrow_mut().give_back(buffer);
+        Ok(())
+    }
+
+    /// Reads the word of `spec` once; `Some(value)` if the comparison holds.
+    fn check(&self, spec: &WaitSpec) -> Result<Option<u64>, DriverCallError> {
+        let value = self.word(spec)?;
+        let width = spec.width;
+        Ok(spec
+            .cmp
+            .eval(width, spec.signed, value, width.truncate(spec.value))
+            .then_some(value))
+    }
+
+    /// The current value of the word of `spec`, zero-extended.
+    fn word(&self, spec: &WaitSpec) -> Result<u64, DriverCallError> {
+        let len = spec.width.bytes();
+        assert_eq!(spec.word.len, len, "wait: word length is not its width");
+        let addr = self
+            .ctx
+            .addr(self.ctx.pe, spec.word.kind, spec.word.offset, len, "wait");
+        let mut le = [0u8; 8];
+        self.read(addr, &mut le[..len as usize])?;
+        Ok(u64::from_le_bytes(le))
+    }
+
+    /// Panics with what failed: the device methods that cannot return an error have lost
+    /// their GPU.
+    fn lost(&self, what: &str, e: DriverCallError) -> ! {
+        panic!(
+            "{} on GPU {}: {what}: {e}",
+            self.ctx.pe, self.ctx.gpu.ordinal
+        )
+    }
+
+    fn new_segment(&self, kind: MemKind, len_bytes: u64) -> Result<Segment, DriverCallError> {
+        let ctx = &self.ctx.gpu.ctx;
+        match kind {
+            MemKind::Device => {
+                let access = self.ctx.world.ordinals();
+                Vmm::new(ctx, len_bytes, &access, &self.local).map(Segment::Device)
+            }
+            MemKind::Host => {
+                let len = usize::try_from(len_bytes).map_err(|_| DriverCallError {
+                    call: "cuMemHostAlloc",
+                    error: "CUDA_ERROR_OUT_OF_MEMORY".into(),
+                })?;
+                let mut pinned = Pinned::new(ctx, len)?;
+                // SAFETY: the buffer is new: nothing else uses it.
+                unsafe { pinned.bytes_mut(len) }.fill(0);
+                Ok(Segment::Host(pinned))
+            }
+        }
+    }
+}
+
+impl Device for CudaDevice {
+    type B = CudaBackend;
+
+    fn pe(&self) -> Pe {
+        self.ctx.pe
+    }
+
+    fn n_pes(&self) -> u32 {
+        self.ctx.world.n_pes
+    }
+
+    fn caps(&self) -> &Caps {
+        &self.ctx.world.caps
+    }
+
+    fn topology(&self) -> &Topology {
+        &self.ctx.world.topology
+    }
+
+    /// Nanoseconds since the run started, on the host's monotonic clock.
+    fn now(&self) -> Instant {
+        Instant(sync::nanos_since(&self.ctx.world.start))
+    }
+
+    /// A `Device` segment is physical memory of this PE's GPU (`cuMemCreate`, rounded up to
+    /// the allocation granularity) mapped at a reserved address that every GPU of the run may
+    /// read and write; a `Host` segment is pinned host memory. Both are zeroed before this
+    /// returns and live until the run ends.
+    fn create_segment(&self, kind: MemKind, len_bytes: u64) -> Result<SegmentKey, DeviceError> {
+        let world = &self.ctx.world;
+        let pe = self.ctx.pe;
+        let oom = DeviceError::OutOfMemory {
+            kind,
+            requested_bytes: len_bytes,
+            limit_bytes: world.caps.max_segment_bytes,
+        };
+        if len_bytes > world.caps.max_segment_bytes {
+            return Err(oom);
+        }
+        if world.has_segment(pe, kind) {
+            return Err(already_has(pe, kind));
+        }
+        let segment = self
+            .new_segment(kind, len_bytes)
+            .map_err(|e| if e.is_out_of_memory() { oom } else { e.into() })?;
+        let base = segment.addr();
+        world.keep_segment(pe, kind, segment)?;
+        self.ctx.reachable.borrow_mut()[pe.idx()][kind_index(kind)] =
+            Some(Reachable { base, len_bytes });
+        Ok(SegmentKey(key_bytes(pe, kind, base, len_bytes)))
+    }
+
+    /// In one process a segment's address is valid on every GPU of the run (its access was
+    /// granted to all of them at creation), so importing records the address the key names.
+    fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
+        let import_error = |reason: &str| DeviceError::Import {
+            peer,
+            kind,
+            reason: reason.into(),
+        };
+        if peer.0 >= self.ctx.world.n_pes {
+            return Err(import_error("no such PE"));
+        }
+        let (owner, kind_idx, base, len_bytes) =
+            parse_key(&key.0).ok_or_else(|| import_error("the key is not a CUDA segment key"))?;
+        if owner != peer || kind_idx != kind_index(kind) {
+            return Err(import_error("the key describes another segment"));
+        }
+        self.ctx.reachable.borrow_mut()[peer.idx()][kind_idx] = Some(Reachable { base, len_bytes });
+        Ok(())
+    }
+
+    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
+        let world = &self.ctx.world;
+        world
+            .rendezvous
+            .exchange(self.ctx.pe, mine, &world.start, deadline)
+    }
+
+    fn create_queue(&self) -> Result<CudaQueue, DeviceError> {
+        CudaQueue::new(Rc::clone(&self.ctx)).map_err(DeviceError::from)
+    }
+
+    /// A synchronous copy from the GPU.
+    ///
+    /// # Ordering
+    /// Reads memory after every copy and kernel that completed before it (this PE's own
+    /// queues included once their tickets completed); NVLink writes of peers are visible
+    /// once they completed.
+    ///
+    /// # Panics
+    /// On a contract violation, or if the GPU is lost.
+    fn read_local(&self, src: LocalRange, out: &mut [u8]) {
+        assert_eq!(
+            src.len,
+            out.len() as u64,
+            "read_local: range and buffer lengths differ"
+        );
+        let addr = self
+            .ctx
+            .addr(self.ctx.pe, src.kind, src.offset, src.len, "read_local");
+        if let Err(e) = self.read(addr, out) {
+            self.lost("read_local", e);
+        }
+    }
+
+    /// A synchronous copy to the GPU, complete when this returns.
+    ///
+    /// # Ordering
+    /// Visible to this PE at once, and to peers as soon as it returns (stronger than the
+    /// contract's "after a later quiet or barrier").
+    ///
+    /// # Panics
+    /// On a contract violation, or if the GPU is lost.
+    fn write_local(&self, dst: LocalRange, data: &[u8]) {
+        assert_eq!(
+            dst.len,
+            data.len() as u64,
+            "write_local: range and data lengths differ"
+        );
+        let addr = self
+            .ctx
+            .addr(self.ctx.pe, dst.kind, dst.offset, dst.len, "write_local");
+        if let Err(e) = self.write(addr, data) {
+            self.lost("write_local", e);
+        }
+    }
+
+    /// Polls the word with synchronous copies, pausing from about 1 µs up to 100 µs between
+    /// reads.
+    ///
+    /// # Ordering
+    /// The value read is in memory, so the update that wrote it has completed. Every peer
+    /// operation is an NVLink copy or a system-scope atomic whose completion makes it visible
+    /// in GPU memory, so after the wait every delivered update is visible to this PE's reads:
+    /// no separate consistency step is needed.
+    fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
+        let start = &self.ctx.world.start;
+        match poll_until(start, deadline, || self.check(&spec))? {
+            Some(value) => Ok(value),
+            None => Err(QueueError::Deadline {
+                pe: self.ctx.pe,
+                waiting_for: spec.waiting_for(self.word(&spec)?),
+                deadline,
+            }),
+        }
+    }
+
+    /// One read of the word.
+    ///
+    /// # Ordering
+    /// As [`Device::wait_until`] when it returns `Some`.
+    ///
+    /// # Panics
+    /// If the GPU is lost.
+    fn test(&self, spec: WaitSpec) -> Option<u64> {
+        self.check(&spec).unwrap_or_else(|e| self.lost("test", e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_round_trip_and_reject_other_bytes() {
+        let key = key_bytes(Pe(3), MemKind::Device, 0x7f00_0000_0000, 4 << 20);
+        assert_eq!(
+            parse_key(&key),
+            Some((
+                Pe(3),
+                kind_index(MemKind::Device),
+                0x7f00_0000_0000,
+                4 << 20
+            ))
+        );
+        assert_eq!(parse_key(&key[..key.len() - 1]), None);
+        assert_eq!(parse_key(&[key.clone(), vec![0]].concat()), None);
+        assert_eq!(parse_key(&[]), None);
+    }
+}

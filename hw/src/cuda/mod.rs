@@ -1,0 +1,330 @@
+//! The CUDA backend: one process, one thread per PE, PE `i` on GPU `i`, GPUs joined by
+//! NVLink, every operation initiated by the host.
+//!
+//! The driver is loaded at run time through cudarc (bindings of CUDA 13.0), so this module
+//! builds on a machine without CUDA; [`probe`] says whether CUDA can run here, and why not.
+//!
+//! Design:
+//!
+//! - **Threads.** The launcher starts a thread per PE (the host backend's launch loop) and
+//!   makes that PE's GPU's primary context current on it. Primary contexts stay retained for
+//!   the process, and the atomics kernel stays loaded in them, so a run starts in about a
+//!   millisecond after the first (`driver.rs`).
+//! - **Memory.** A device segment is CUDA virtual memory: physical memory of the PE's GPU
+//!   (`cuMemCreate`) mapped at a reserved address that every GPU of the run may read and
+//!   write (`cuMemSetAccess`). In one process that address means the same memory on every
+//!   GPU and on the host, so importing a peer's segment records its base address from the
+//!   key. A host segment is pinned host memory. Segments live until the run ends
+//!   (`memory.rs`).
+//! - **Queues.** A queue is a non-blocking stream: puts and gets are `cuMemcpyAsync` through
+//!   pinned staging buffers, atomics and signals a one-thread kernel with system-scope atomics
+//!   compiled by NVRTC (`kernel.rs`), tickets the events recorded after each operation. The
+//!   stream runs operations in issue order, so fence is free and quiet waits for the last
+//!   event (`queue.rs`).
+//! - **Waits.** A PE reads its own memory with synchronous copies; `wait_until` polls the word
+//!   with a backoff from about 1 µs to 100 µs (`poll.rs`) until the deadline.
+//! - **Bootstrap.** [`crate::Device::exchange`] is the host backend's rendezvous.
+//!
+//! Done: host-initiated put, get, get-into, every atomic of [`crate::AmoKind`] at 32 and 64
+//! bits, put-with-signal, fence, quiet, tickets, waits, device and host segments, on one host
+//! with NVLink between all GPUs. Not yet: the device-side API (kernels that call SHMEM, built
+//! with NVRTC), a launcher of one process per GPU (`rshmem run -n`) with a bootstrap between
+//! processes, InfiniBand, collectives on the GPU, and `rshmem bench` against NVSHMEM.
+
+mod device;
+mod driver;
+mod error;
+mod kernel;
+mod memory;
+mod poll;
+mod queue;
+mod staging;
+mod world;
+
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+
+use crate::backend::{Backend, LaunchOutput, Launcher};
+use crate::caps::{Caps, Semantics};
+use crate::error::LaunchError;
+use crate::host::single_host;
+use crate::sync;
+use crate::threads::run_pe_threads;
+use crate::topology::{Link, LinkKind, Topology, TopologyError};
+use crate::types::Pe;
+
+pub use device::CudaDevice;
+pub use driver::{GpuInfo, GpuInventory, probe};
+pub use error::{CudaUnavailable, DriverCallError};
+pub use queue::CudaQueue;
+
+use driver::Gpu;
+use error::During;
+use world::World;
+
+/// NV18 between the two H200s of the test machine: 18 links of 25 GB/s per direction, of
+/// which a copy-engine peer copy measured 394.8 GB/s (SPEC section 7).
+const NV18_BYTES_PER_S: u64 = 394_800_000_000;
+/// One-way NVLink latency: half the measured remote `atomic_fetch_add` round trip of
+/// 0.915 µs (SPEC section 7).
+const NV18_LATENCY_NS: u64 = 450;
+
+/// The CUDA backend as a [`Backend`].
+#[derive(Debug)]
+pub enum CudaBackend {}
+
+impl Backend for CudaBackend {
+    type Device = CudaDevice;
+    type Queue = CudaQueue;
+}
+
+/// A checked CUDA run, ready to launch PEs.
+#[derive(Debug)]
+pub struct Cuda {
+    n_pes: u32,
+    topology: Topology,
+    semantics: Semantics,
+    inventory: GpuInventory,
+}
+
+/// Configures a [`Cuda`] run.
+#[derive(Debug, Default)]
+pub struct CudaBuilder {
+    n_pes: Option<u32>,
+    semantics: Semantics,
+}
+
+/// What a CUDA run reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaReport {
+    /// How many PEs ran.
+    pub n_pes: u32,
+    /// The GPUs they ran on, PE `i` on the `i`th.
+    pub gpus: Vec<String>,
+    /// Wall-clock time of the run in nanoseconds.
+    pub wall_ns: u64,
+}
+
+impl CudaBuilder {
+    /// Sets how many PEs run (default: one per GPU of the machine).
+    pub fn pes(mut self, n_pes: u32) -> Self {
+        self.n_pes = Some(n_pes);
+        self
+    }
+
+    /// Sets the ordering rules the run declares in its [`Caps`] (default NVSHMEM; the backend
+    /// is stronger than both).
+    pub fn semantics(mut self, semantics: Semantics) -> Self {
+        self.semantics = semantics;
+        self
+    }
+
+    /// Loads the driver and checks the configuration against the machine.
+    ///
+    /// # Errors
+    /// [`LaunchError::Pes`] for zero PEs or more PEs than GPUs; [`LaunchError::Init`] if CUDA
+    /// is unavailable (the message says why) or two GPUs of the run cannot access each other.
+    pub fn build(self) -> Result<Cuda, LaunchError> {
+        if self.n_pes == Some(0) {
+            return Err(check_pes(0, 0).unwrap_err());
+        }
+        let inventory = probe()?;
+        let n_gpus = inventory.gpus.len() as u32;
+        let n_pes = check_pes(self.n_pes.unwrap_or(n_gpus), n_gpus)?;
+        check_peer_access(&inventory, n_pes)?;
+        let topology = nvlink_topology(n_pes)
+            .map_err(|e| LaunchError::Init(format!("the topology of {n_pes} GPUs: {e}")))?;
+        Ok(Cuda {
+            n_pes,
+            topology,
+            semantics: self.semantics,
+            inventory,
+        })
+    }
+}
+
+/// `requested` if a run of one PE per GPU can have that many PEs on `n_gpus` GPUs.
+fn check_pes(requested: u32, n_gpus: u32) -> Result<u32, LaunchError> {
+    if requested == 0 || requested > n_gpus {
+        return Err(LaunchError::Pes {
+            requested,
+            reason: format!(
+                "this machine has {n_gpus} GPUs and the CUDA backend runs one PE per GPU; ask \
+                 for 1 to {n_gpus} PEs"
+            ),
+        });
+    }
+    Ok(requested)
+}
+
+/// Checks that the first `n_pes` GPUs can all access each other.
+fn check_peer_access(inventory: &GpuInventory, n_pes: u32) -> Result<(), LaunchError> {
+    for from in 0..n_pes {
+        for to in 0..n_pes {
+            if !inventory.can_access_peer(from, to) {
+                return Err(LaunchError::Init(format!(
+                    "GPU {from} cannot access GPU {to}'s memory (no peer access between them: \
+                     check `nvidia-smi topo -m`); the CUDA backend needs NVLink or PCIe peer \
+                     access between every pair of its GPUs"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The topology of `n_gpus` GPUs of one host joined by NVLink: for two, the NV18 pair of the
+/// 2×H200 test machine (SPEC section 7); otherwise the host backend's NVSwitch box.
+///
+/// # Errors
+/// [`TopologyError`] if `n_gpus` is zero.
+pub fn nvlink_topology(n_gpus: u32) -> Result<Topology, TopologyError> {
+    if n_gpus == 2 {
+        Topology::pair(Link {
+            kind: LinkKind::NvLink,
+            latency_ns: NV18_LATENCY_NS,
+            bandwidth_bytes_per_s: NV18_BYTES_PER_S,
+        })
+    } else {
+        single_host(n_gpus)
+    }
+}
+
+impl Cuda {
+    /// Starts configuring a CUDA run.
+    pub fn builder() -> CudaBuilder {
+        CudaBuilder::default()
+    }
+
+    /// The machine's GPUs, as [`probe`] found them when the run was built.
+    pub fn inventory(&self) -> &GpuInventory {
+        &self.inventory
+    }
+
+    /// The retained contexts of the run's GPUs, with peer access enabled between every pair
+    /// and the atomics kernel loaded into each.
+    fn gpus(&self) -> Result<Vec<Arc<Gpu>>, LaunchError> {
+        let gpus = (0..self.n_pes)
+            .map(driver::gpu)
+            .collect::<Result<Vec<_>, _>>()?;
+        for a in &gpus {
+            a.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
+            for b in gpus.iter().filter(|b| b.ordinal != a.ordinal) {
+                // SAFETY: both are live contexts the process retains; a's is current.
+                let enabled = unsafe { sys::cuCtxEnablePeerAccess(b.ctx.cu_ctx(), 0) };
+                if enabled != sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+                    enabled.during("cuCtxEnablePeerAccess")?;
+                }
+            }
+            a.amo_kernel()
+                .map_err(|e| LaunchError::Init(format!("GPU {}: {e}", a.ordinal)))?;
+        }
+        Ok(gpus)
+    }
+}
+
+impl Launcher for Cuda {
+    type B = CudaBackend;
+    type Report = CudaReport;
+
+    fn n_pes(&self) -> u32 {
+        self.n_pes
+    }
+
+    fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// Runs each PE on a thread of its own with its GPU's context current, and joins them.
+    /// The run's segments are freed after every PE returned.
+    fn launch<R, F>(self, pe_main: F) -> Result<LaunchOutput<R, CudaReport>, LaunchError>
+    where
+        F: Fn(CudaDevice) -> R + Sync,
+        R: Send,
+    {
+        let gpus = self.gpus()?;
+        let max_segment_bytes = self.inventory.gpus[..self.n_pes as usize]
+            .iter()
+            .map(|g| g.memory_bytes)
+            .min()
+            .unwrap_or(0);
+        let caps = Caps {
+            backend_name: "cuda",
+            semantics: self.semantics,
+            max_segment_bytes,
+        };
+        let names = self.inventory.gpus[..self.n_pes as usize]
+            .iter()
+            .map(|g| g.name.clone())
+            .collect();
+        let world = Arc::new(World::new(self.topology, caps, gpus)?);
+        let start = sync::clock_now();
+        let results = run_pe_threads(self.n_pes, |pe: Pe| {
+            pe_main(CudaDevice::new(Arc::clone(&world), pe))
+        })?;
+        let report = CudaReport {
+            n_pes: self.n_pes,
+            gpus: names,
+            wall_ns: sync::nanos_since(&start),
+        };
+        Ok((results, report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn more_pes_than_gpus_names_both_numbers() {
+        let e = check_pes(3, 2).unwrap_err().to_string();
+        assert!(e.contains("cannot run 3 PEs"), "{e}");
+        assert!(e.contains("has 2 GPUs"), "{e}");
+        assert_eq!(check_pes(2, 2).unwrap(), 2);
+    }
+
+    #[test]
+    fn zero_pes_is_refused_before_the_driver_is_touched() {
+        let e = Cuda::builder().pes(0).build().unwrap_err();
+        assert!(matches!(e, LaunchError::Pes { requested: 0, .. }), "{e}");
+    }
+
+    #[test]
+    fn a_pair_without_peer_access_is_named() {
+        let gpu = |ordinal| GpuInfo {
+            ordinal,
+            name: "test".into(),
+            compute_capability: (9, 0),
+            memory_bytes: 1 << 30,
+        };
+        let inventory = GpuInventory {
+            gpus: vec![gpu(0), gpu(1), gpu(2)],
+            peer_access: vec![(0, 1), (1, 0), (0, 2), (2, 0), (1, 2)],
+        };
+        assert!(check_peer_access(&inventory, 2).is_ok());
+        let e = check_peer_access(&inventory, 3).unwrap_err().to_string();
+        assert!(e.contains("GPU 2 cannot access GPU 1"), "{e}");
+    }
+
+    /// On a machine without CUDA the probe and the builder say why, as errors.
+    #[test]
+    fn without_cuda_probe_is_an_error_not_a_panic() {
+        match probe() {
+            Ok(inventory) => assert!(!inventory.gpus.is_empty()),
+            Err(e) => {
+                assert!(!e.to_string().is_empty());
+                let built = Cuda::builder().build().unwrap_err();
+                assert!(matches!(built, LaunchError::Init(_)), "{built}");
+            }
+        }
+    }
+
+    #[test]
+    fn two_gpus_are_the_nv18_pair() {
+        let t = nvlink_topology(2).unwrap();
+        assert_eq!(t.n_gpus(), 2);
+        assert_eq!(nvlink_topology(4).unwrap().n_gpus(), 4);
+        assert!(nvlink_topology(0).is_err());
+    }
+}

@@ -1,0 +1,350 @@
+//! [`CudaQueue`]: one non-blocking CUDA stream; every operation is a copy or the atomics
+//! kernel on it, followed by an event that is its ticket.
+//!
+//! A stream runs its work in issue order, each operation starting after the previous one
+//! completed. That makes this queue stronger than the contract, and simple:
+//!
+//! - delivery is in issue order, to every target, so `fence` has nothing to do;
+//! - tickets complete in issue order, so a queue keeps its operations in flight in a FIFO
+//!   and completion is a watermark: every ticket below `done_below` has completed;
+//! - `quiet` waits for the last ticket.
+//!
+//! Host bytes travel through pinned staging buffers: a put copies its data into one before
+//! it returns (so the caller may reuse its buffer) and a get's bytes land in one. A buffer
+//! goes back to the pool only when its operation's completion was observed.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaEvent, CudaStream, sys};
+
+use super::CudaBackend;
+use super::device::PeCtx;
+use super::error::{DriverCallError, During};
+use super::memory::Pinned;
+use super::poll::poll_until;
+use crate::amo::{AmoOp, SignalOp};
+use crate::backend::Queue;
+use crate::error::QueueError;
+use crate::types::{Instant, LocalRange, RemoteRange, Ticket};
+
+/// An operation whose completion has not been observed yet.
+#[derive(Debug)]
+struct InFlight {
+    ticket: u64,
+    /// Recorded on the stream right after the operation.
+    event: CudaEvent,
+    /// The staging buffer the operation reads or writes.
+    staging: Option<Pinned>,
+    /// For a fetch: how many bytes of `staging` it fetched.
+    fetched_len: Option<usize>,
+}
+
+/// An ordered submission channel of one CUDA PE: a non-blocking stream of its GPU.
+#[derive(Debug)]
+pub struct CudaQueue {
+    ctx: Rc<PeCtx>,
+    stream: Arc<CudaStream>,
+    next: Cell<u64>,
+    /// Every ticket below this has completed.
+    done_below: Cell<u64>,
+    in_flight: RefCell<VecDeque<InFlight>>,
+    /// Events of completed operations, for reuse (creating one is a driver call).
+    idle_events: RefCell<Vec<CudaEvent>>,
+    /// Bytes of completed fetching operations, by ticket, until taken.
+    fetched: RefCell<BTreeMap<u64, Vec<u8>>>,
+}
+
+impl CudaQueue {
+    pub(crate) fn new(ctx: Rc<PeCtx>) -> Result<CudaQueue, DriverCallError> {
+        let stream = ctx.gpu.ctx.new_stream().during("cuStreamCreate")?;
+        Ok(CudaQueue {
+            ctx,
+            stream,
+            next: Cell::new(0),
+            done_below: Cell::new(0),
+            in_flight: RefCell::new(VecDeque::new()),
+            idle_events: RefCell::new(Vec::new()),
+            fetched: RefCell::new(BTreeMap::new()),
+        })
+    }
+
+    /// The address of `range` (imported, inside its segment: else a contract violation).
+    fn remote(&self, range: RemoteRange, what: &str) -> u64 {
+        self.ctx
+            .addr(range.pe, range.kind, range.offset, range.len, what)
+    }
+
+    /// Enqueues a copy of `len` bytes from address `src` to address `dst`.
+    fn copy(&self, dst: u64, src: u64, len: usize) -> Result<(), DriverCallError> {
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges are mapped for this GPU (segments of the run, or a staging
+        // buffer that is kept until the copy's completion is observed) and stay mapped while
+        // the copy is in flight: segments live until the run ends, after every queue drained.
+        unsafe { sys::cuMemcpyAsync(dst, src, len, self.stream.cu_stream()) }
+            .during("cuMemcpyAsync")
+    }
+
+    /// A staging buffer holding `data`.
+    fn stage(&self, data: &[u8]) -> Result<Pinned, DriverCallError> {
+        let mut buffer = self.ctx.staging.borrow_mut().take(data.len())?;
+        // SAFETY: a buffer in the pool has no copy in flight.
+        unsafe { buffer.bytes_mut(data.len()) }.copy_from_slice(data);
+        Ok(buffer)
+    }
+
+    /// Enqueues `op` on the word at `target` with the atomics kernel.
+    fn atomic(&self, target: u64, op: AmoOp, old_out: Option<&Pinned>) -> Result<(), QueueError> {
+        assert_eq!(
+            target % op.width.bytes(),
+            0,
+            "atomic on a misaligned word (contract violation)"
+        );
+        let kernel = self
+            .ctx
+            .gpu
+            .amo_kernel()
+            .map_err(|e| QueueError::Lost(e.to_string()))?;
+        // SAFETY: `target` is an aligned word of a segment of the run, mapped for this GPU
+        // until the run ends; `old_out` is a pinned buffer of at least 8 bytes kept until
+        // the operation's completion is observed.
+        unsafe { kernel.enqueue(&self.stream, target, op, old_out.map(Pinned::addr)) }?;
+        Ok(())
+    }
+
+    /// Records the completion event of the operation just enqueued and returns its ticket.
+    fn issue(
+        &self,
+        staging: Option<Pinned>,
+        fetched_len: Option<usize>,
+    ) -> Result<Ticket, QueueError> {
+        let event = match self.idle_events.borrow_mut().pop() {
+            Some(event) => event,
+            None => self.ctx.gpu.ctx.new_event(None).during("cuEventCreate")?,
+        };
+        event.record(&self.stream).during("cuEventRecord")?;
+        let ticket = self.next.get();
+        self.next.set(ticket + 1);
+        self.in_flight.borrow_mut().push_back(InFlight {
+            ticket,
+            event,
+            staging,
+            fetched_len,
+        });
+        Ok(Ticket(ticket))
+    }
+
+    /// Moves every operation whose completion event has fired out of the FIFO: its fetched
+    /// bytes are kept, its staging buffer and event reused.
+    fn retire(&self) -> Result<(), DriverCallError> {
+        let mut in_flight = self.in_flight.borrow_mut();
+        while let Some(front) = in_flight.front() {
+            if !front.event.try_is_complete().during("cuEventQuery")? {
+                break;
+            }
+            let done = in_flight.pop_front().expect("the front exists");
+            if let (Some(staging), Some(len)) = (&done.staging, done.fetched_len) {
+                // SAFETY: the copy or kernel that wrote the buffer has completed.
+                let bytes = unsafe { staging.bytes(len) }.to_vec();
+                self.fetched.borrow_mut().insert(done.ticket, bytes);
+            }
+            if let Some(staging) = done.staging {
+                self.ctx.staging.borrow_mut().give_back(staging);
+            }
+            self.idle_events.borrow_mut().push(done.event);
+            self.done_below.set(done.ticket + 1);
+        }
+        Ok(())
+    }
+
+    /// Waits until every ticket below `end` has completed, or `deadline`.
+    fn wait_below(
+        &self,
+        end: u64,
+        deadline: Instant,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), QueueError> {
+        let done = poll_until(&self.ctx.world.start, deadline, || {
+            self.retire()?;
+            Ok::<_, DriverCallError>((self.done_below.get() >= end).then_some(()))
+        })?;
+        done.ok_or_else(|| QueueError::Deadline {
+            pe: self.ctx.pe,
+            waiting_for: format!(
+                "{} on the CUDA stream of GPU {} ({} operations still in flight)",
+                what(),
+                self.ctx.gpu.ordinal,
+                self.in_flight.borrow().len()
+            ),
+            deadline,
+        })
+    }
+}
+
+impl Queue for CudaQueue {
+    type B = CudaBackend;
+
+    /// Stages `data` in pinned memory, then enqueues a copy to the target.
+    ///
+    /// # Ordering
+    /// The data is staged before this returns. The copy starts after every operation issued
+    /// before it on this queue completed (stream order), so delivery is in issue order.
+    fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            dst.len,
+            data.len() as u64,
+            "put: range and data lengths differ"
+        );
+        let target = self.remote(dst, "put");
+        if data.is_empty() {
+            return self.issue(None, None);
+        }
+        let staging = self.stage(data)?;
+        self.copy(target, staging.addr(), data.len())?;
+        self.issue(Some(staging), None)
+    }
+
+    /// Enqueues a copy from the source into a pinned staging buffer.
+    ///
+    /// # Ordering
+    /// In stream order with every operation of this queue (stronger than the contract).
+    fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
+        let source = self.remote(src, "get");
+        let len = src.len as usize;
+        let staging = self.ctx.staging.borrow_mut().take(len)?;
+        self.copy(staging.addr(), source, len)?;
+        self.issue(Some(staging), Some(len))
+    }
+
+    /// Enqueues a copy from the source into this PE's own segment.
+    ///
+    /// # Ordering
+    /// In stream order with every operation of this queue (stronger than the contract).
+    fn get_into(&self, src: RemoteRange, dst: LocalRange) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            src.len, dst.len,
+            "get_into: source and destination lengths differ"
+        );
+        let source = self.remote(src, "get_into");
+        let target = self
+            .ctx
+            .addr(self.ctx.pe, dst.kind, dst.offset, dst.len, "get_into");
+        self.copy(target, source, src.len as usize)?;
+        self.issue(None, None)
+    }
+
+    /// Launches the atomics kernel (one thread, system-scope atomic) on the stream; a fetched
+    /// value lands in pinned staging memory.
+    ///
+    /// # Ordering
+    /// In stream order with every operation of this queue; the kernel fences
+    /// (`__threadfence_system`) before its atomic.
+    fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            dst.len,
+            op.width.bytes(),
+            "amo: range length is not the op's width"
+        );
+        let target = self.remote(dst, "amo");
+        let old_out = if fetch {
+            Some(self.ctx.staging.borrow_mut().take(8)?)
+        } else {
+            None
+        };
+        self.atomic(target, op, old_out.as_ref())?;
+        self.issue(old_out, fetch.then_some(8))
+    }
+
+    /// The data's copy, then the atomics kernel on the signal word, on the same stream.
+    ///
+    /// # Ordering
+    /// The kernel starts only after the copy completed, and fences before the signal's
+    /// atomic: whoever sees the signal sees the data.
+    fn put_signal(
+        &self,
+        dst: RemoteRange,
+        data: &[u8],
+        signal: RemoteRange,
+        op: SignalOp,
+        value: u64,
+    ) -> Result<Ticket, QueueError> {
+        assert_eq!(signal.len, 8, "put_signal: the signal is a 64-bit word");
+        assert_eq!(
+            dst.len,
+            data.len() as u64,
+            "put_signal: range and data lengths differ"
+        );
+        let target = self.remote(dst, "put_signal");
+        let signal_word = self.remote(signal, "put_signal");
+        let staging = if data.is_empty() {
+            None
+        } else {
+            let staging = self.stage(data)?;
+            self.copy(target, staging.addr(), data.len())?;
+            Some(staging)
+        };
+        self.atomic(signal_word, op.as_amo(value), None)?;
+        self.issue(staging, None)
+    }
+
+    /// Nothing to do.
+    ///
+    /// # Ordering
+    /// The stream already delivers every operation in issue order, to every target, so the
+    /// operations before a fence are delivered before those after it.
+    fn fence(&self) -> Result<(), QueueError> {
+        Ok(())
+    }
+
+    /// Waits for the last ticket (polling its event).
+    ///
+    /// # Ordering
+    /// Every operation of the queue has then completed: its copy engine writes or
+    /// system-scope atomics reached the target memory over NVLink, visible to every PE.
+    fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
+        let end = self.next.get();
+        self.wait_below(end, deadline, || format!("quiet ({end} operations issued)"))
+    }
+
+    fn wait_ticket(&self, ticket: Ticket, deadline: Instant) -> Result<(), QueueError> {
+        assert!(
+            ticket.0 < self.next.get(),
+            "wait_ticket: ticket {} was never issued",
+            ticket.0
+        );
+        self.wait_below(ticket.0 + 1, deadline, || format!("ticket {}", ticket.0))
+    }
+
+    /// Queries the completion events (a driver error reads as "not complete"; the next wait
+    /// reports it).
+    fn is_complete(&self, ticket: Ticket) -> bool {
+        self.retire().is_ok() && ticket.0 < self.done_below.get()
+    }
+
+    fn take_fetched(&self, ticket: Ticket) -> Vec<u8> {
+        self.fetched
+            .borrow_mut()
+            .remove(&ticket.0)
+            .unwrap_or_else(|| {
+                panic!(
+                    "take_fetched: ticket {} did not fetch, has not completed, or was taken \
+                     already",
+                    ticket.0
+                )
+            })
+    }
+}
+
+impl Drop for CudaQueue {
+    /// Waits for the stream, so that no copy is in flight when staging buffers and, at the
+    /// end of the run, segments are freed.
+    fn drop(&mut self) {
+        if let Err(e) = self.stream.synchronize().during("cuStreamSynchronize") {
+            tracing::warn!(target: "rshmem::hw::cuda", pe = self.ctx.pe.0, "dropping a queue: {e}");
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! The CUDA backend (one thread per PE, PE `i` on GPU `i`): every conformance body, every
+//! atomic at both widths, and the litmus catalogue's two-PE NVLink tests, each outcome checked
+//! against the model. Each test skips, printing why, where the GPUs it needs are missing.
+//!
+//! On a machine away from the checkout that built the binary, run it from the repository
+//! root or set `RSHMEM_LITMUS_DIR` to the catalogue folder. `RSHMEM_CUDA_LITMUS_RUNS` sets the
+//! executions per litmus test (default 200).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use hw::cuda::{Cuda, CudaBackend};
+use hw::{
+    AmoKind, AmoOp, AmoWidth, Backend, Device, Instant, Launcher, MemKind, Pe, Queue, RemoteRange,
+    SegmentKey,
+};
+use model::litmus::{Config, Outcome};
+use model::om::allowed_outcomes;
+use rshmem::Shmem;
+use tests::cuda::{run_on_cuda, unavailable};
+use tests::litmus::{catalogue_dir, load_paths, run_on_cuda as litmus_on_cuda};
+use tests::{BodyError, bodies};
+
+/// Runs of each body per PE count: thread and GPU timing differ from run to run.
+const REPEATS: u32 = 5;
+
+/// Whether `n_pes` CUDA PEs can run here; prints why not.
+fn available(n_pes: u32) -> bool {
+    match unavailable(n_pes) {
+        Some(reason) => {
+            eprintln!("skipped {n_pes} PEs: {reason}");
+            false
+        }
+        None => true,
+    }
+}
+
+/// Runs `body` on 1 and on 2 PEs (where there are the GPUs), [`REPEATS`] times each.
+fn conformance(body: fn(&Shmem<CudaBackend>) -> Result<(), BodyError>) {
+    for n_pes in [1, 2] {
+        if !available(n_pes) {
+            continue;
+        }
+        for _ in 0..REPEATS {
+            if let Err(e) = run_on_cuda(n_pes, body) {
+                panic!("{e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn ring() {
+    conformance(bodies::ring);
+}
+
+#[test]
+fn fenced_message_passing() {
+    conformance(bodies::fenced_message_passing);
+}
+
+#[test]
+fn signal_message_passing() {
+    conformance(bodies::signal_message_passing);
+}
+
+#[test]
+fn fetch_add_counter() {
+    conformance(bodies::fetch_add_counter);
+}
+
+#[test]
+fn get_after_barrier() {
+    conformance(bodies::get_after_barrier);
+}
+
+/// Every atomic kind at both widths, applied by PE 0 to a word of the last PE, returns the
+/// old value and leaves the value `AmoOp::apply` computes; the neighbouring half of a 32-bit
+/// word is untouched.
+fn every_atomic<B: Backend>(dev: &B::Device) -> Result<(), String> {
+    let deadline = || Instant(dev.now().0 + 10_000_000_000);
+    let key = dev
+        .create_segment(MemKind::Device, 64)
+        .map_err(|e| e.to_string())?;
+    let keys = dev
+        .exchange(&key.0, deadline())
+        .map_err(|e| e.to_string())?;
+    for (peer, bytes) in keys.into_iter().enumerate() {
+        dev.import_segment(Pe(peer as u32), MemKind::Device, &SegmentKey(bytes))
+            .map_err(|e| e.to_string())?;
+    }
+    let target = Pe(dev.n_pes() - 1);
+    if dev.pe() == Pe(0) {
+        let q = dev.create_queue().map_err(|e| e.to_string())?;
+        let kinds = [
+            AmoKind::Fetch,
+            AmoKind::Set,
+            AmoKind::Swap,
+            AmoKind::CompareSwap { compare: 0x1234 },
+            AmoKind::CompareSwap { compare: 7 },
+            AmoKind::Add,
+            AmoKind::And,
+            AmoKind::Or,
+            AmoKind::Xor,
+        ];
+        let start = 0xdead_beef_0000_1234u64;
+        let operand = 0xffff_ffff_0000_00ffu64;
+        for width in [AmoWidth::W32, AmoWidth::W64] {
+            for kind in kinds {
+                let op = AmoOp {
+                    kind,
+                    operand: width.truncate(operand),
+                    width,
+                };
+                let word = RemoteRange {
+                    pe: target,
+                    kind: MemKind::Device,
+                    offset: 8,
+                    len: width.bytes(),
+                };
+                let whole = RemoteRange { len: 8, ..word };
+                let set = |v: u64| q.put(whole, &v.to_le_bytes());
+                set(start).map_err(|e| e.to_string())?;
+                q.quiet(deadline()).map_err(|e| e.to_string())?;
+                let t = q.amo(word, op, true).map_err(|e| e.to_string())?;
+                q.wait_ticket(t, deadline()).map_err(|e| e.to_string())?;
+                let old = u64::from_le_bytes(q.take_fetched(t).try_into().expect("8 bytes"));
+                let g = q.get(whole).map_err(|e| e.to_string())?;
+                q.quiet(deadline()).map_err(|e| e.to_string())?;
+                let after = u64::from_le_bytes(q.take_fetched(g).try_into().expect("8 bytes"));
+                let keep = !width.truncate(u64::MAX);
+                let want_after = (start & keep) | op.apply(width.truncate(start));
+                if old != width.truncate(start) || after != want_after {
+                    return Err(format!(
+                        "{kind:?} at {width:?}: fetched {old:#x}, word {after:#x}; wanted \
+                         {:#x} and {want_after:#x}",
+                        width.truncate(start)
+                    ));
+                }
+            }
+        }
+    }
+    dev.exchange(&[], deadline()).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+#[test]
+fn every_atomic_at_both_widths() {
+    for n_pes in [1, 2] {
+        if !available(n_pes) {
+            continue;
+        }
+        let cuda = Cuda::builder().pes(n_pes).build().unwrap();
+        let (results, _) = cuda
+            .launch(|dev| every_atomic::<CudaBackend>(&dev))
+            .unwrap();
+        for (pe, r) in results.into_iter().enumerate() {
+            match r {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => panic!("{n_pes} PEs, PE {pe}: {e}"),
+                Err(f) => panic!("{n_pes} PEs, PE {pe} panicked: {}", f.message),
+            }
+        }
+    }
+}
+
+/// Executions of each litmus test.
+fn litmus_runs() -> u32 {
+    std::env::var("RSHMEM_CUDA_LITMUS_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200)
+}
+
+/// Every two-PE test of the catalogue with an `nv-nvl` expectation, run many times on two
+/// GPUs: every outcome must be one the model allows. Prints how often each outcome appeared.
+#[test]
+fn litmus_catalogue_on_two_gpus() {
+    if !available(2) {
+        return;
+    }
+    let dir = catalogue_dir();
+    let files = load_paths(std::slice::from_ref(&dir))
+        .unwrap_or_else(|e| panic!("the catalogue at {} does not load: {e}", dir.display()));
+    let config = Config::NvNvl;
+    let runs = litmus_runs();
+    let mut forbidden = Vec::new();
+    let mut table = Vec::new();
+    for file in files {
+        let test = &file.test;
+        if test.n_pes != 2 || !test.expect.iter().any(|e| e.config == config) {
+            continue;
+        }
+        let allowed: BTreeSet<Outcome> = allowed_outcomes(test, &config)
+            .unwrap_or_else(|e| panic!("{}: the model fails: {e}", test.name))
+            .outcomes;
+        let mut counts: BTreeMap<Outcome, u32> = BTreeMap::new();
+        for _ in 0..runs {
+            let outcome = litmus_on_cuda(test, &config)
+                .unwrap_or_else(|e| panic!("{} [{config}]: a run failed: {e}", test.name));
+            *counts.entry(outcome).or_default() += 1;
+        }
+        let observables = test.observables();
+        for outcome in counts.keys().filter(|o| !allowed.contains(o)) {
+            forbidden.push(format!(
+                "{} [{config}]: {} ({} of {runs} runs), which the model forbids",
+                test.name,
+                test.show_outcome(&observables, outcome),
+                counts[outcome]
+            ));
+        }
+        let shown: Vec<String> = counts
+            .iter()
+            .map(|(o, n)| format!("{} x{n}", test.show_outcome(&observables, o)))
+            .collect();
+        table.push(format!(
+            "{:<44} {:>2}/{:<2} allowed seen | {}",
+            test.name,
+            counts.keys().filter(|o| allowed.contains(o)).count(),
+            allowed.len(),
+            shown.join(" | ")
+        ));
+    }
+    eprintln!(
+        "litmus on two GPUs, {runs} runs each:\n{}",
+        table.join("\n")
+    );
+    assert!(
+        !table.is_empty(),
+        "no two-PE nv-nvl test in {}",
+        dir.display()
+    );
+    assert!(forbidden.is_empty(), "{}", forbidden.join("\n"));
+}
