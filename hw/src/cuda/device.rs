@@ -47,6 +47,12 @@ pub(crate) struct PeCtx {
 }
 
 impl PeCtx {
+    /// The base address and length of `pe`'s `kind` segment, if this PE knows it.
+    pub(crate) fn segment(&self, pe: Pe, kind: MemKind) -> Option<(u64, u64)> {
+        let reachable = self.reachable.borrow().get(pe.idx())?[kind_index(kind)]?;
+        Some((reachable.base, reachable.len_bytes))
+    }
+
     /// The address of `len` bytes at `offset` of `pe`'s `kind` segment.
     ///
     /// # Panics
@@ -129,6 +135,11 @@ impl CudaDevice {
             }),
             local,
         }
+    }
+
+    /// What the device shares with its queues and kernels.
+    pub(crate) fn pe_ctx(&self) -> &Rc<PeCtx> {
+        &self.ctx
     }
 
     /// Copies `len` bytes from `src` to `dst` (addresses of any memory of the run) and waits

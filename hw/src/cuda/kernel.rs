@@ -7,15 +7,14 @@
 //! the host (waits copy it out) and written by other GPUs over NVLink.
 
 use std::collections::BTreeMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::{self, CompileError, CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 
 use super::error::{DriverCallError, During};
+use super::nvrtc::{NvrtcError, arch, compile_ptx};
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
-use crate::threads::panic_message;
 
 /// The kernel's name in [`SOURCE`].
 const ENTRY: &str = "rshmem_amo";
@@ -89,20 +88,9 @@ extern "C" __global__ void rshmem_amo(unsigned long long target, unsigned int op
 /// Why the atomics kernel cannot be had.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum KernelError {
-    /// NVRTC's library could not be loaded.
-    #[error(
-        "NVRTC (libnvrtc.so), which compiles the atomics kernel, was not found; add the CUDA \
-         toolkit's library folder (/usr/local/cuda/lib64) to LD_LIBRARY_PATH"
-    )]
-    NoNvrtc,
-    /// NVRTC failed or panicked.
-    #[error("NVRTC could not compile the atomics kernel for {arch}: {message}")]
-    Compile {
-        /// The virtual architecture compiled for (`compute_90`).
-        arch: String,
-        /// NVRTC's log or error.
-        message: String,
-    },
+    /// NVRTC is missing or failed.
+    #[error("the atomics kernel: {0}")]
+    Nvrtc(#[from] NvrtcError),
     /// The driver refused the compiled kernel.
     #[error("the atomics kernel does not load: {0}")]
     Load(#[from] DriverCallError),
@@ -178,42 +166,13 @@ impl AmoKernel {
 
 /// The kernel's PTX for compute capability `major.minor`, compiled on first use.
 fn ptx_for(major: i32, minor: i32) -> Result<Ptx, KernelError> {
-    static PTX: Mutex<BTreeMap<(i32, i32), Result<Ptx, KernelError>>> = Mutex::new(BTreeMap::new());
+    static PTX: Mutex<BTreeMap<(i32, i32), Result<Ptx, NvrtcError>>> = Mutex::new(BTreeMap::new());
     let mut cache = PTX.lock().unwrap_or_else(|e| e.into_inner());
     cache
         .entry((major, minor))
-        .or_insert_with(|| compile(&format!("compute_{major}{minor}")))
+        .or_insert_with(|| compile_ptx(SOURCE, "rshmem_amo.cu", &arch(major, minor), &[]))
         .clone()
-}
-
-/// Compiles [`SOURCE`] to PTX for the virtual architecture `arch` (`compute_90`): PTX is what
-/// the driver loads, and a virtual architecture is what makes NVRTC produce it.
-fn compile(arch: &str) -> Result<Ptx, KernelError> {
-    // SAFETY: this opens libnvrtc by name and closes it again; loading runs the library's
-    // initialisers, and nothing here relies on it staying unloaded.
-    if !unsafe { nvrtc::sys::is_culib_present() } {
-        return Err(KernelError::NoNvrtc);
-    }
-    let options = CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}")],
-        name: Some("rshmem_amo.cu".into()),
-        ..CompileOptions::default()
-    };
-    let compile_error = |message| KernelError::Compile {
-        arch: arch.to_string(),
-        message,
-    };
-    // The bindings panic if a symbol is missing from the library they found.
-    catch_unwind(AssertUnwindSafe(|| {
-        nvrtc::compile_ptx_with_opts(SOURCE, options)
-    }))
-    .map_err(|payload| compile_error(panic_message(&*payload)))?
-    .map_err(|e| {
-        compile_error(match e {
-            CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
-            other => other.to_string(),
-        })
-    })
+        .map_err(KernelError::from)
 }
 
 #[cfg(test)]
@@ -253,9 +212,9 @@ mod tests {
     /// the kernel compiles.
     #[test]
     fn compiling_gives_ptx_or_a_typed_error() {
-        match compile("compute_90") {
+        match compile_ptx(SOURCE, "rshmem_amo.cu", "compute_90", &[]) {
             Ok(ptx) => assert!(ptx.to_src().contains(ENTRY)),
-            Err(e) => assert_eq!(e, KernelError::NoNvrtc, "{e}"),
+            Err(e) => assert_eq!(e, NvrtcError::NoNvrtc, "{e}"),
         }
     }
 }

@@ -27,15 +27,18 @@
 //!
 //! Done: host-initiated put, get, get-into, every atomic of [`crate::AmoKind`] at 32 and 64
 //! bits, put-with-signal, fence, quiet, tickets, waits, device and host segments, on one host
-//! with NVLink between all GPUs. Not yet: the device-side API (kernels that call SHMEM, built
-//! with NVRTC), a launcher of one process per GPU (`rshmem run -n`) with a bootstrap between
-//! processes, InfiniBand, collectives on the GPU, and `rshmem bench` against NVSHMEM.
+//! with NVLink between all GPUs; the device-side API, kernels that call SHMEM compiled by NVRTC
+//! behind a shipped header ([`device_api`]). Not yet: a launcher of one process per GPU
+//! (`rshmem run -n`) with a bootstrap between processes, InfiniBand, collectives on the GPU,
+//! and `rshmem bench` against NVSHMEM.
 
 mod device;
+pub mod device_api;
 mod driver;
 mod error;
 mod kernel;
 mod memory;
+mod nvrtc;
 mod poll;
 mod queue;
 mod staging;
@@ -55,8 +58,10 @@ use crate::topology::{Link, LinkKind, Topology, TopologyError};
 use crate::types::Pe;
 
 pub use device::CudaDevice;
+pub use device_api::{DeviceApiError, DeviceKernel, KernelArg, KernelOptions};
 pub use driver::{GpuInfo, GpuInventory, probe};
 pub use error::{CudaUnavailable, DriverCallError};
+pub use nvrtc::NvrtcError;
 pub use queue::CudaQueue;
 
 use driver::Gpu;

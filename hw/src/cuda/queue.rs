@@ -28,7 +28,7 @@ use super::poll::poll_until;
 use crate::amo::{AmoOp, SignalOp};
 use crate::backend::Queue;
 use crate::error::QueueError;
-use crate::types::{Instant, LocalRange, RemoteRange, Ticket};
+use crate::types::{Instant, LocalRange, Pe, RemoteRange, Ticket};
 
 /// An operation whose completion has not been observed yet.
 #[derive(Debug)]
@@ -69,6 +69,24 @@ impl CudaQueue {
             idle_events: RefCell::new(Vec::new()),
             fetched: RefCell::new(BTreeMap::new()),
         })
+    }
+
+    /// The PE whose queue this is.
+    pub(crate) fn pe(&self) -> Pe {
+        self.ctx.pe
+    }
+
+    /// Enqueues work on the stream with `enqueue` (a kernel of the device-side API) and
+    /// returns the ticket of its completion, in order with the queue's other operations.
+    pub(crate) fn enqueue_with<E>(
+        &self,
+        enqueue: impl FnOnce(&Arc<CudaStream>) -> Result<(), E>,
+    ) -> Result<Ticket, E>
+    where
+        E: From<QueueError>,
+    {
+        enqueue(&self.stream)?;
+        Ok(self.issue(None, None)?)
     }
 
     /// The address of `range` (imported, inside its segment: else a contract violation).

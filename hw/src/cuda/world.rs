@@ -1,12 +1,13 @@
 //! What the PEs of a CUDA run share: the GPUs, the segments, the rendezvous and the clock.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::CudaStream;
 
+use super::device_api::state::SYNC_BYTES;
 use super::driver::Gpu;
 use super::error::{DriverCallError, During};
-use super::memory::Segment;
+use super::memory::{Segment, Vmm};
 use crate::caps::Caps;
 use crate::error::DeviceError;
 use crate::host::rendezvous::Rendezvous;
@@ -31,6 +32,9 @@ pub(crate) struct World {
     /// Every PE's segments by [`kind_index`]. The world owns them so that they are freed only
     /// when the run is over: a PE that returns early must not unmap memory a peer still writes.
     segments: Mutex<Vec<[Option<Segment>; 2]>>,
+    /// Every PE's synchronisation memory of the device-side API, by PE, made by the first
+    /// kernel launch of the run: most runs launch none.
+    device_sync: OnceLock<Result<Vec<Vmm>, DriverCallError>>,
 }
 
 impl World {
@@ -54,7 +58,30 @@ impl World {
             segments: Mutex::new((0..n_pes).map(|_| [None, None]).collect()),
             gpus,
             local_streams,
+            device_sync: OnceLock::new(),
         })
+    }
+
+    /// The base address of every PE's synchronisation memory for the device-side API
+    /// ([`SYNC_BYTES`] of zeroed device memory on the PE's GPU, mapped for every GPU of the
+    /// run), made on first use. `caller`'s context is current again when this returns.
+    ///
+    /// # Errors
+    /// The driver call that failed making it; the error is kept for the run.
+    pub(crate) fn device_sync_bases(&self, caller: &Gpu) -> Result<Vec<u64>, DriverCallError> {
+        let made = self.device_sync.get_or_init(|| {
+            let access = self.ordinals();
+            self.gpus
+                .iter()
+                .zip(&self.local_streams)
+                .map(|(gpu, stream)| Vmm::new(&gpu.ctx, SYNC_BYTES, &access, stream))
+                .collect()
+        });
+        // Making the memory bound each GPU's context to this thread in turn.
+        caller.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
+        made.as_ref()
+            .map(|memory| memory.iter().map(Vmm::addr).collect())
+            .map_err(Clone::clone)
     }
 
     /// The ordinals of the run's GPUs: who may access a segment.

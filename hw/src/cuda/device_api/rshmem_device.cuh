@@ -1,0 +1,404 @@
+// rshmem's device-side API (SPEC section 4, Tier-0): SHMEM calls from CUDA kernels on the
+// default context, for peers whose memory this GPU reaches by loads and stores (NVLink or
+// PCIe peer access). The runtime compiles it with NVRTC in front of the user's source;
+// docs/device-api.md is the user's guide, hw/src/cuda/device_api/mod.rs the design.
+//
+// Ordering (SPEC section 3). A remote put or p is a store the thread issues at once; a get
+// or g is a load that completes before the call returns. `__threadfence_system()` orders a
+// thread's earlier loads and stores before its later ones as every thread of the system
+// observes them, so it is fence, and it is also quiet: a load/store transport has no
+// operation in flight beyond what the fence orders, and the observer's own synchronisation
+// (wait_until, signal_wait_until, barrier_all, all of which end with a fence) makes the
+// writes visible to it. Fences order only the calling thread's operations; scoped calls
+// (_warp, _block) are collective, and a fence by one thread after them covers the whole
+// group's operations because the group's barrier (__syncwarp, __syncthreads) is in the
+// causality order of the CUDA memory model.
+
+#ifndef RSHMEM_DEVICE_CUH
+#define RSHMEM_DEVICE_CUH
+
+// The most PEs a kernel's state describes (hw::cuda's MAX_PES).
+#define RSHMEM_MAX_PES 128
+// Bytes of the synchronisation memory the runtime reserves per PE (hw::cuda's SYNC_BYTES).
+#define RSHMEM_SYNC_BYTES 4096
+
+// 0 waits forever. Otherwise a wait that has not been satisfied after this many nanoseconds
+// prints what it waits for and traps, which fails the kernel (and the GPU's context) instead
+// of hanging the program. The runtime sets it with -D when asked to.
+#ifndef RSHMEM_WAIT_TIMEOUT_NS
+#define RSHMEM_WAIT_TIMEOUT_NS 0
+#endif
+
+typedef unsigned long long rshmem_u64;
+
+// What the runtime binds before each launch (hw::cuda::device_api::state, byte for byte).
+typedef struct {
+    int my_pe;
+    int n_pes;
+    // The smallest PE's device heap, in bytes: an offset below it is inside every heap.
+    rshmem_u64 heap_bytes;
+    // The base address of every PE's device heap, valid on this GPU (one process, UVA).
+    rshmem_u64 heap_base[RSHMEM_MAX_PES];
+    // The base address of every PE's synchronisation memory (rshmem_sync_t).
+    rshmem_u64 sync_base[RSHMEM_MAX_PES];
+} rshmem_state_t;
+
+__constant__ rshmem_state_t rshmem_state;
+
+// One PE's synchronisation memory: zeroed by the runtime, kept for the whole run.
+typedef struct {
+    // How many barrier_all calls this PE began; only this PE writes it.
+    rshmem_u64 barrier_epoch;
+    // arrived[pe]: the last barrier_all epoch PE `pe` reached, written by `pe`.
+    rshmem_u64 arrived[RSHMEM_MAX_PES];
+} rshmem_sync_t;
+
+static_assert(sizeof(rshmem_sync_t) <= RSHMEM_SYNC_BYTES, "rshmem_sync_t outgrew its memory");
+
+// Comparisons of wait_until and signal_wait_until (hw::Cmp's order).
+#define RSHMEM_CMP_EQ 0
+#define RSHMEM_CMP_NE 1
+#define RSHMEM_CMP_GT 2
+#define RSHMEM_CMP_GE 3
+#define RSHMEM_CMP_LT 4
+#define RSHMEM_CMP_LE 5
+
+// Signal operators of put_signal.
+#define RSHMEM_SIGNAL_SET 0
+#define RSHMEM_SIGNAL_ADD 1
+
+// `T` where it must not take part in template argument deduction, so that
+// `rshmem_atomic_add(counter, 1, pe)` takes its type from `counter` alone.
+template <typename T> struct rshmem_detail_same { typedef T type; };
+#define RSHMEM_SAME(T) typename rshmem_detail_same<T>::type
+
+// ---- Setup and addressing ----------------------------------------------------------------
+
+__device__ inline int rshmem_my_pe() { return rshmem_state.my_pe; }
+__device__ inline int rshmem_n_pes() { return rshmem_state.n_pes; }
+
+// Symmetric address `ptr` of this PE translated to `pe`: the same offset in its heap. No
+// checks: the callers below, like SHMEM's, leave validation to the program.
+__device__ inline void *rshmem_detail_remote(const void *ptr, int pe) {
+    rshmem_u64 offset = (rshmem_u64)ptr - rshmem_state.heap_base[rshmem_state.my_pe];
+    return (void *)(rshmem_state.heap_base[pe] + offset);
+}
+
+// A pointer that loads and stores reach `pe`'s copy of the symmetric object at `ptr`, or
+// NULL if `pe` is not a PE of the run or `ptr` is not in the symmetric heap. Every peer of
+// the CUDA backend is load/store reachable, so it is never NULL for a valid object.
+__device__ inline void *rshmem_ptr(const void *ptr, int pe) {
+    rshmem_u64 offset = (rshmem_u64)ptr - rshmem_state.heap_base[rshmem_state.my_pe];
+    if (pe < 0 || pe >= rshmem_state.n_pes || offset >= rshmem_state.heap_bytes) {
+        return nullptr;
+    }
+    return rshmem_detail_remote(ptr, pe);
+}
+
+// ---- Ordering ------------------------------------------------------------------------------
+
+// Orders this thread's puts, p's, atomics and put_signals to each PE before those it issues
+// later (SPEC section 3: fence orders delivery per destination). One system-scope fence
+// orders them to every PE at once, and also orders its blocking gets (the relaxed-fetch
+// rule's restoring fence).
+__device__ inline void rshmem_fence() { __threadfence_system(); }
+
+// Completes this thread's operations, nbi ones included, and makes them visible: a store to
+// a peer over NVLink is complete once a system-scope fence has ordered it, because any
+// observer synchronises through a later write of this thread (or a barrier) that the fence
+// orders after it. Call it from every thread that issued operations (or after a
+// __syncthreads, from the thread that then synchronises) to cover a block's.
+__device__ inline void rshmem_quiet() { __threadfence_system(); }
+
+// ---- Copies --------------------------------------------------------------------------------
+
+// Copies `nbytes` from `src` to `dst` (either may be remote): the part of thread `rank` of
+// `n_threads`, in 16-, 8- or 1-byte units by the common alignment, interleaved so that
+// neighbouring threads touch neighbouring words.
+__device__ inline void rshmem_detail_copy(void *dst, const void *src, size_t nbytes,
+                                          unsigned rank, unsigned n_threads) {
+    rshmem_u64 alignment = (rshmem_u64)dst | (rshmem_u64)src | (rshmem_u64)nbytes;
+    if (alignment % 16 == 0) {
+        uint4 *d = (uint4 *)dst;
+        const uint4 *s = (const uint4 *)src;
+        for (size_t i = rank; i < nbytes / 16; i += n_threads) d[i] = s[i];
+    } else if (alignment % 8 == 0) {
+        rshmem_u64 *d = (rshmem_u64 *)dst;
+        const rshmem_u64 *s = (const rshmem_u64 *)src;
+        for (size_t i = rank; i < nbytes / 8; i += n_threads) d[i] = s[i];
+    } else {
+        char *d = (char *)dst;
+        const char *s = (const char *)src;
+        for (size_t i = rank; i < nbytes; i += n_threads) d[i] = s[i];
+    }
+}
+
+// This thread's rank in its block, and the block's size.
+__device__ inline unsigned rshmem_detail_block_rank() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+__device__ inline unsigned rshmem_detail_block_size() {
+    return blockDim.x * blockDim.y * blockDim.z;
+}
+
+// Thread scope: the calling thread alone. A put returns when `src` may be reused (its loads
+// are done); its stores are ordered by a later fence or quiet. A get returns with the data
+// in `dst`.
+__device__ inline void rshmem_putmem(void *dst, const void *src, size_t nbytes, int pe) {
+    rshmem_detail_copy(rshmem_detail_remote(dst, pe), src, nbytes, 0, 1);
+}
+__device__ inline void rshmem_getmem(void *dst, const void *src, size_t nbytes, int pe) {
+    rshmem_detail_copy(dst, rshmem_detail_remote(src, pe), nbytes, 0, 1);
+}
+
+// Warp scope: every thread of a full, converged warp calls with the same arguments; each
+// copies a strided part. The __syncwarp before makes the warp's earlier writes of `src`
+// visible to the lanes that copy them; the one after makes the call complete for every lane.
+__device__ inline void rshmem_putmem_warp(void *dst, const void *src, size_t nbytes, int pe) {
+    __syncwarp();
+    rshmem_detail_copy(rshmem_detail_remote(dst, pe), src, nbytes,
+                       rshmem_detail_block_rank() % 32, 32);
+    __syncwarp();
+}
+__device__ inline void rshmem_getmem_warp(void *dst, const void *src, size_t nbytes, int pe) {
+    __syncwarp();
+    rshmem_detail_copy(dst, rshmem_detail_remote(src, pe), nbytes,
+                       rshmem_detail_block_rank() % 32, 32);
+    __syncwarp();
+}
+
+// Block scope: every thread of the block calls with the same arguments, as for
+// __syncthreads; each copies a strided part.
+__device__ inline void rshmem_putmem_block(void *dst, const void *src, size_t nbytes, int pe) {
+    __syncthreads();
+    rshmem_detail_copy(rshmem_detail_remote(dst, pe), src, nbytes, rshmem_detail_block_rank(),
+                       rshmem_detail_block_size());
+    __syncthreads();
+}
+__device__ inline void rshmem_getmem_block(void *dst, const void *src, size_t nbytes, int pe) {
+    __syncthreads();
+    rshmem_detail_copy(dst, rshmem_detail_remote(src, pe), nbytes, rshmem_detail_block_rank(),
+                       rshmem_detail_block_size());
+    __syncthreads();
+}
+
+// Non-blocking variants. Loads and stores are issued at once, so they behave as the blocking
+// calls; what differs is only what the program may assume (SPEC section 3): the source of an
+// nbi put and the destination of an nbi get are reusable or valid only after quiet, and
+// fence does not order nbi gets. Code written to those rules stays correct on transports
+// where nbi operations are truly in flight.
+__device__ inline void rshmem_putmem_nbi(void *dst, const void *src, size_t nbytes, int pe) {
+    rshmem_putmem(dst, src, nbytes, pe);
+}
+__device__ inline void rshmem_getmem_nbi(void *dst, const void *src, size_t nbytes, int pe) {
+    rshmem_getmem(dst, src, nbytes, pe);
+}
+__device__ inline void rshmem_putmem_nbi_warp(void *dst, const void *src, size_t nbytes,
+                                              int pe) {
+    rshmem_putmem_warp(dst, src, nbytes, pe);
+}
+__device__ inline void rshmem_getmem_nbi_warp(void *dst, const void *src, size_t nbytes,
+                                              int pe) {
+    rshmem_getmem_warp(dst, src, nbytes, pe);
+}
+__device__ inline void rshmem_putmem_nbi_block(void *dst, const void *src, size_t nbytes,
+                                               int pe) {
+    rshmem_putmem_block(dst, src, nbytes, pe);
+}
+__device__ inline void rshmem_getmem_nbi_block(void *dst, const void *src, size_t nbytes,
+                                               int pe) {
+    rshmem_getmem_block(dst, src, nbytes, pe);
+}
+
+// Typed copies of `nelems` elements.
+template <typename T>
+__device__ inline void rshmem_put(T *dst, const T *src, size_t nelems, int pe) {
+    rshmem_putmem(dst, src, nelems * sizeof(T), pe);
+}
+template <typename T>
+__device__ inline void rshmem_get(T *dst, const T *src, size_t nelems, int pe) {
+    rshmem_getmem(dst, src, nelems * sizeof(T), pe);
+}
+
+// One element (any type of 1, 2, 4 or 8 bytes, naturally aligned). Volatile so that the
+// store is issued now and the load reads memory, not a register or a stale cache line.
+template <typename T>
+__device__ inline void rshmem_p(T *dst, RSHMEM_SAME(T) value, int pe) {
+    *(volatile T *)rshmem_detail_remote(dst, pe) = value;
+}
+template <typename T>
+__device__ inline T rshmem_g(const T *src, int pe) {
+    return *(const volatile T *)rshmem_detail_remote(src, pe);
+}
+
+// ---- Atomics -------------------------------------------------------------------------------
+// System-scope atomics on `pe`'s copy of `dest`, for the types CUDA's *_system intrinsics
+// take (unsigned long long, unsigned int and int; add also float and double). Atomicity holds
+// among atomics on the same word with the same type (SPEC section 3). Fetch and set are
+// naturally aligned volatile accesses, single-copy atomic with the read-modify-writes.
+
+template <typename T>
+__device__ inline T rshmem_atomic_fetch(const T *dest, int pe) {
+    return rshmem_g(dest, pe);
+}
+template <typename T>
+__device__ inline void rshmem_atomic_set(T *dest, RSHMEM_SAME(T) value, int pe) {
+    rshmem_p(dest, value, pe);
+}
+template <typename T>
+__device__ inline T rshmem_atomic_swap(T *dest, RSHMEM_SAME(T) value, int pe) {
+    return atomicExch_system((T *)rshmem_detail_remote(dest, pe), value);
+}
+template <typename T>
+__device__ inline T rshmem_atomic_compare_swap(T *dest, RSHMEM_SAME(T) cond,
+                                             RSHMEM_SAME(T) value, int pe) {
+    return atomicCAS_system((T *)rshmem_detail_remote(dest, pe), cond, value);
+}
+template <typename T>
+__device__ inline T rshmem_atomic_fetch_add(T *dest, RSHMEM_SAME(T) value, int pe) {
+    return atomicAdd_system((T *)rshmem_detail_remote(dest, pe), value);
+}
+template <typename T>
+__device__ inline void rshmem_atomic_add(T *dest, RSHMEM_SAME(T) value, int pe) {
+    rshmem_atomic_fetch_add(dest, value, pe);
+}
+template <typename T>
+__device__ inline T rshmem_atomic_fetch_and(T *dest, RSHMEM_SAME(T) value, int pe) {
+    return atomicAnd_system((T *)rshmem_detail_remote(dest, pe), value);
+}
+template <typename T>
+__device__ inline T rshmem_atomic_fetch_or(T *dest, RSHMEM_SAME(T) value, int pe) {
+    return atomicOr_system((T *)rshmem_detail_remote(dest, pe), value);
+}
+template <typename T>
+__device__ inline T rshmem_atomic_fetch_xor(T *dest, RSHMEM_SAME(T) value, int pe) {
+    return atomicXor_system((T *)rshmem_detail_remote(dest, pe), value);
+}
+
+// ---- Waiting -------------------------------------------------------------------------------
+
+template <typename T>
+__device__ inline bool rshmem_detail_holds(T lhs, int cmp, T rhs) {
+    switch (cmp) {
+    case RSHMEM_CMP_EQ: return lhs == rhs;
+    case RSHMEM_CMP_NE: return lhs != rhs;
+    case RSHMEM_CMP_GT: return lhs > rhs;
+    case RSHMEM_CMP_GE: return lhs >= rhs;
+    case RSHMEM_CMP_LT: return lhs < rhs;
+    default: return lhs <= rhs;
+    }
+}
+
+__device__ inline rshmem_u64 rshmem_detail_now_ns() {
+    rshmem_u64 now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    return now;
+}
+
+// Polls `word` of this PE's memory until `word <cmp> value`, then fences: the volatile load
+// that saw the writer's value, followed by a system-scope fence, is the acquire half of the
+// writer's fence-then-write, so this thread's later loads see what the writer ordered before
+// it (SPEC section 3: wait_until returns after the update is complete, with visibility).
+template <typename T>
+__device__ inline T rshmem_detail_wait(const T *word, int cmp, RSHMEM_SAME(T) value,
+                                     const char *what) {
+    const volatile T *v = (const volatile T *)word;
+    rshmem_u64 start = RSHMEM_WAIT_TIMEOUT_NS ? rshmem_detail_now_ns() : 0;
+    T seen;
+    while (!rshmem_detail_holds(seen = *v, cmp, value)) {
+        if (RSHMEM_WAIT_TIMEOUT_NS &&
+            rshmem_detail_now_ns() - start > (rshmem_u64)RSHMEM_WAIT_TIMEOUT_NS) {
+            unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+            printf("rshmem: PE %d, block %u, thread %u: %s timed out after %llu ns: the word "
+                   "holds %llu, waiting for comparison %d with %llu\n",
+                   rshmem_state.my_pe, block, rshmem_detail_block_rank(), what,
+                   (rshmem_u64)RSHMEM_WAIT_TIMEOUT_NS, (rshmem_u64)seen, cmp, (rshmem_u64)value);
+            __trap();
+        }
+    }
+    __threadfence_system();
+    return seen;
+}
+
+// Waits until this PE's `ivar <cmp> value` and returns the value that satisfied it. `ivar`
+// is a symmetric object a peer updates with p, put or an atomic.
+template <typename T>
+__device__ inline T rshmem_wait_until(T *ivar, int cmp, RSHMEM_SAME(T) value) {
+    return rshmem_detail_wait((const T *)ivar, cmp, value, "wait_until");
+}
+
+// ---- Signals -------------------------------------------------------------------------------
+
+// Copies `nbytes` to `pe` as putmem does, then updates `pe`'s 64-bit `sig_addr` with `signal`
+// (RSHMEM_SIGNAL_SET or RSHMEM_SIGNAL_ADD) atomically. The fence between them is what makes
+// the SPEC's guarantee hold: whoever sees the signal sees this call's data.
+__device__ inline void rshmem_put_signal(void *dest, const void *src, size_t nbytes,
+                                         rshmem_u64 *sig_addr, rshmem_u64 signal, int sig_op,
+                                         int pe) {
+    rshmem_putmem(dest, src, nbytes, pe);
+    __threadfence_system();
+    rshmem_u64 *word = (rshmem_u64 *)rshmem_detail_remote(sig_addr, pe);
+    if (sig_op == RSHMEM_SIGNAL_ADD) {
+        atomicAdd_system(word, signal);
+    } else {
+        atomicExch_system(word, signal);
+    }
+}
+
+// The same; the source may be reused only after quiet (see the nbi copies).
+__device__ inline void rshmem_put_signal_nbi(void *dest, const void *src, size_t nbytes,
+                                             rshmem_u64 *sig_addr, rshmem_u64 signal,
+                                             int sig_op, int pe) {
+    rshmem_put_signal(dest, src, nbytes, sig_addr, signal, sig_op, pe);
+}
+
+// This PE's signal word, read atomically.
+__device__ inline rshmem_u64 rshmem_signal_fetch(const rshmem_u64 *sig_addr) {
+    return *(const volatile rshmem_u64 *)sig_addr;
+}
+
+// Waits until this PE's `sig_addr <cmp> value`, as wait_until, and returns the signal.
+__device__ inline rshmem_u64 rshmem_signal_wait_until(rshmem_u64 *sig_addr, int cmp,
+                                                      rshmem_u64 value) {
+    return rshmem_detail_wait((const rshmem_u64 *)sig_addr, cmp, value, "signal_wait_until");
+}
+
+// ---- Barrier -------------------------------------------------------------------------------
+
+__device__ inline rshmem_sync_t *rshmem_detail_sync(int pe) {
+    return (rshmem_sync_t *)rshmem_state.sync_base[pe];
+}
+
+// Quiet, then waits until every PE has arrived (SPEC section 3: barrier_all is quiet on the
+// default context plus all PEs arriving; on NVLink it makes every update visible).
+//
+// Called by every thread of exactly one block per PE, the same number of times on every PE
+// (it contains __syncthreads; a second block calling it at once would count as a second
+// arrival of its PE). It persists across launches: barrier k of one kernel meets barrier k of
+// the peers, whatever kernels they are in.
+//
+// Every thread fences its own operations, the block synchronises, and thread 0 fences again
+// (cumulative over the block), then writes the new epoch into its slot on every PE and polls
+// its own slots until each PE's epoch reached it. Epochs only grow, so no reset is needed
+// and a fast PE already in the next barrier still satisfies the wait.
+__device__ inline void rshmem_barrier_all() {
+    __threadfence_system();
+    __syncthreads();
+    if (rshmem_detail_block_rank() == 0) {
+        __threadfence_system();
+        int me = rshmem_state.my_pe;
+        volatile rshmem_u64 *epoch = &rshmem_detail_sync(me)->barrier_epoch;
+        rshmem_u64 now = *epoch + 1;
+        *epoch = now;
+        for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
+            *(volatile rshmem_u64 *)&rshmem_detail_sync(pe)->arrived[me] = now;
+        }
+        for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
+            rshmem_detail_wait((const rshmem_u64 *)&rshmem_detail_sync(me)->arrived[pe],
+                               RSHMEM_CMP_GE, now, "barrier_all");
+        }
+    }
+    __syncthreads();
+}
+
+#endif // RSHMEM_DEVICE_CUH
