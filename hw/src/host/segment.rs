@@ -32,12 +32,13 @@ fn byte_mask(lo: usize, hi: usize) -> u64 {
     bits(hi) & !bits(lo)
 }
 
-/// The load ordering that matches `order` (a load cannot release).
+/// The load ordering that matches `order`: its acquire half (a load cannot release).
 fn load_order(order: Ordering) -> Ordering {
     match order {
-        Ordering::AcqRel | Ordering::Acquire => Ordering::Acquire,
-        Ordering::SeqCst => Ordering::SeqCst,
-        _ => Ordering::Relaxed,
+        Ordering::AcqRel => Ordering::Acquire,
+        Ordering::Release => Ordering::Relaxed,
+        // Relaxed, Acquire and SeqCst are load orderings already.
+        other => other,
     }
 }
 
