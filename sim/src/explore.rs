@@ -233,6 +233,34 @@ pub fn dfs(limit: u64, mut execute: impl FnMut(&Choices) -> Vec<(u32, u32)>) -> 
     search.summary()
 }
 
+/// A random execution with at most `depth` late events: the simulator's counterpart of PCT
+/// (probabilistic concurrency testing), for programs too large to search exhaustively.
+///
+/// PCT finds a bug that needs `d` scheduling decisions to go a particular way with a
+/// probability of about `1 / (n k^(d-1))` per run. Here a run of the program with every choice
+/// 0 (nothing late) made `n_choices` choices; this picks `depth` of those positions uniformly
+/// (with `seed`) and gives each a delay of 1 to `rounds - 1` rounds; every other choice stays
+/// 0. An ordering bug that needs `d ≤ depth` events to be late thus shows with a probability
+/// of about `(depth/n_choices)^d` per run, whatever the interleaving of the PEs. The prefix
+/// replays with [`Explore`] like any other; if the program takes another path, positions past
+/// its last choice are ignored and values above a choice's arity are clamped to it.
+pub fn random_delays(seed: u64, n_choices: u64, depth: u32, rounds: u32) -> Choices {
+    if n_choices == 0 || depth == 0 || rounds < 2 {
+        return Choices::default();
+    }
+    let mut entropy = crate::Entropy::from_seed(seed);
+    let mut values = Vec::new();
+    for _ in 0..depth {
+        let at = entropy.below(n_choices) as usize;
+        let delay = 1 + entropy.below(u64::from(rounds - 1)) as u32;
+        if values.len() <= at {
+            values.resize(at + 1, 0);
+        }
+        values[at] = delay;
+    }
+    Choices(values)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -335,5 +363,19 @@ mod tests {
         assert!(summary.complete);
         // "1" failed, so its subtree ("1.0" was its own trace, "1.1" is skipped) is gone.
         assert_eq!(prefixes, ["", "1", "2", "2.0.1", "2.1", "2.1.1", "2.1.2"]);
+    }
+
+    #[test]
+    fn random_delays_are_few_in_range_and_reproducible() {
+        for seed in 0..50 {
+            let c = random_delays(seed, 1000, 3, 3);
+            assert!(c.0.len() <= 1000);
+            let late: Vec<u32> = c.0.iter().copied().filter(|&v| v > 0).collect();
+            assert!((1..=3).contains(&late.len()), "{c}");
+            assert!(late.iter().all(|&v| (1..3).contains(&v)), "{c}");
+            assert_eq!(c, random_delays(seed, 1000, 3, 3));
+        }
+        assert_ne!(random_delays(1, 1000, 3, 3), random_delays(2, 1000, 3, 3));
+        assert_eq!(random_delays(1, 0, 3, 3), Choices::default());
     }
 }

@@ -17,12 +17,18 @@ pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem check flag-nofence
   rshmem check ring --runs 100 --pes 8 --topology hgx8
   rshmem check reduce --semantics openshmem-1.5 --json
+  rshmem check flag-nofence --schedule delays --depth 2
 
-Run i uses seed FIRST+i. Two accesses by different PEs to the same bytes race when at least
+Run i uses seed FIRST+i: for the simulator's random timing, or with --schedule delays to
+pick which --depth events are late (PCT-style; a first run with everything on time counts
+the events). Two accesses by different PEs to the same bytes race when at least
 one writes, they are not both atomics, and no rule (fence, quiet, wait, barrier, ...) orders
 them; docs/check.md lists the rules. Each race is printed once, with the first seed that
 showed it and the command that replays that run. The exit status is 0 when no run had a race
 or failed its own check, 1 otherwise, and 2 for bad arguments.";
+
+/// Delays a late event may have, in rounds (1 or 2; see `sim::explore`).
+const DELAY_ROUNDS: u32 = 3;
 
 #[derive(Args, Debug)]
 pub(crate) struct CheckArgs {
@@ -36,6 +42,13 @@ pub(crate) struct CheckArgs {
     /// The seed of the first run.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// How runs differ: `seeded` (the simulator's random timing, from the seed) or `delays`
+    /// (everything on time except --depth events made late at random positions, PCT-style).
+    #[arg(long, default_value = "seeded", value_parser = ["seeded", "delays"])]
+    schedule: String,
+    /// With --schedule delays: how many events each run makes late.
+    #[arg(long, default_value_t = 3)]
+    depth: u32,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -57,6 +70,8 @@ struct Summary {
     pes: u32,
     topology: String,
     semantics: String,
+    /// `seeded`, or `delays(DEPTH)`.
+    schedule: String,
     first_seed: u64,
     runs: u64,
     ok: bool,
@@ -111,15 +126,31 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut found: BTreeMap<(RaceAccess, RaceAccess), Found> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut n_pes = 0;
+    let choice = |seed, explore| SimChoice {
+        topology: topology.clone(),
+        pes: args.machine.pes,
+        seed,
+        semantics: &args.machine.semantics,
+        timeline: false,
+        explore,
+    };
+    // With delays, the on-time run says how many choices there are to make late.
+    let n_choices = if args.schedule == "delays" {
+        let sim = simulator(workload, choice(0, Some(sim::Explore::default())))?;
+        let output = rshmem::run(sim, config.clone(), |sh| workloads::run_on_pe(workload, sh))?;
+        output.report.choices
+    } else {
+        0
+    };
     for seed in args.seed..args.seed.saturating_add(args.runs) {
-        let choice = SimChoice {
-            topology: topology.clone(),
-            pes: args.machine.pes,
-            seed,
-            semantics: &args.machine.semantics,
-            timeline: false,
-        };
-        let sim = simulator(workload, choice)?;
+        let explore = (args.schedule == "delays").then(|| {
+            let prefix = sim::explore::random_delays(seed, n_choices, args.depth, DELAY_ROUNDS);
+            sim::Explore {
+                rounds: DELAY_ROUNDS,
+                ..sim::Explore::new(prefix)
+            }
+        });
+        let sim = simulator(workload, choice(seed, explore))?;
         n_pes = hw::Launcher::n_pes(&sim);
         let (output, races) =
             run_checked(sim, config.clone(), |sh| workloads::run_on_pe(workload, sh))?;
@@ -156,6 +187,11 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
         pes: n_pes,
         topology: args.machine.topology.clone(),
         semantics: args.machine.semantics.clone(),
+        schedule: if args.schedule == "delays" {
+            format!("delays({})", args.depth)
+        } else {
+            args.schedule.clone()
+        },
         first_seed: args.seed,
         runs: args.runs,
         ok: found.is_empty() && failures.is_empty(),
@@ -186,8 +222,13 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
 
 /// The command that repeats the run with `seed`.
 fn replay(args: &CheckArgs, n_pes: u32, seed: u64) -> String {
+    let delays = if args.schedule == "delays" {
+        format!(" --schedule delays --depth {}", args.depth)
+    } else {
+        String::new()
+    };
     format!(
-        "rshmem check {} --runs 1 --seed {seed} --pes {n_pes} --topology {} --semantics {}",
+        "rshmem check {} --runs 1 --seed {seed} --pes {n_pes} --topology {} --semantics {}{delays}",
         args.workload, args.machine.topology, args.machine.semantics
     )
 }
@@ -200,9 +241,10 @@ fn print_text(s: &Summary) {
         n => format!("{n} races"),
     };
     println!(
-        "{}: {} run{} (seeds {} to {last_seed}) on {} PEs of {} ({}): {races}",
+        "{}: {} {} run{} (seeds {} to {last_seed}) on {} PEs of {} ({}): {races}",
         s.workload,
         s.runs,
+        s.schedule,
         if s.runs == 1 { "" } else { "s" },
         s.first_seed,
         s.pes,

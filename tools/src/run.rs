@@ -119,6 +119,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             seed: args.seed,
             semantics: &args.machine.semantics,
             timeline: args.trace.is_some(),
+            explore: None,
         },
     )?;
     let n_pes = sim.n_pes();
@@ -180,6 +181,8 @@ pub(crate) struct SimChoice<'a> {
     /// `nvshmem` or `openshmem-1.5`, as clap checked it.
     pub(crate) semantics: &'a str,
     pub(crate) timeline: bool,
+    /// Run the one execution an exploration names instead of a seeded run.
+    pub(crate) explore: Option<sim::Explore>,
 }
 
 /// Builds the simulator for one run of `workload`.
@@ -196,6 +199,9 @@ pub(crate) fn simulator(workload: &Workload, choice: SimChoice<'_>) -> anyhow::R
         .seed(choice.seed)
         .semantics(semantics)
         .timeline(choice.timeline);
+    if let Some(explore) = choice.explore {
+        builder = builder.explore(explore);
+    }
     if let Some(n) = choice.pes {
         builder = builder.pes(n);
     }

@@ -247,6 +247,30 @@ fn check_json_names_both_operations_and_the_seed() {
 }
 
 #[test]
+fn check_with_random_delays_finds_the_race_and_replays_it() {
+    let args = [
+        "--schedule",
+        "delays",
+        "--depth",
+        "2",
+        "--runs",
+        "4",
+        "--pes",
+        "2",
+    ];
+    let out = rshmem(&[&["check", "flag-nofence"][..], &args[..]].concat());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("4 delays(2) runs"), "{text}");
+    assert!(text.contains("--schedule delays --depth 2"), "{text}");
+
+    let out = rshmem(&[&["check", "flag-fence"][..], &args[..]].concat());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("no races"), "{text}");
+}
+
+#[test]
 fn check_rejects_an_unknown_workload_with_status_2() {
     let out = rshmem(&["check", "no-such-workload"]);
     assert_eq!(out.status.code(), Some(2));
