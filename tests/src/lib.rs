@@ -108,3 +108,36 @@ pub fn conformance(body: impl Fn(&Shmem<SimBackend>) -> Result<(), BodyError> + 
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// One `#[test]` per conformance body of [`bodies`], each handing the body to `$run` (a
+/// function that runs a body on some backend and panics on failure). Every backend's suite
+/// uses it, so a new body runs on every backend.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($run:path) => {
+        #[test]
+        fn ring() {
+            $run($crate::bodies::ring);
+        }
+
+        #[test]
+        fn fenced_message_passing() {
+            $run($crate::bodies::fenced_message_passing);
+        }
+
+        #[test]
+        fn signal_message_passing() {
+            $run($crate::bodies::signal_message_passing);
+        }
+
+        #[test]
+        fn fetch_add_counter() {
+            $run($crate::bodies::fetch_add_counter);
+        }
+
+        #[test]
+        fn get_after_barrier() {
+            $run($crate::bodies::get_after_barrier);
+        }
+    };
+}

@@ -1,32 +1,9 @@
 //! Every conformance body on the simulator: three topologies (NVLink pair, NVSwitch, two
 //! InfiniBand hosts) times four seeds each.
 
-use tests::{bodies, conformance};
+use tests::conformance;
 
-#[test]
-fn ring() {
-    conformance(bodies::ring);
-}
-
-#[test]
-fn fenced_message_passing() {
-    conformance(bodies::fenced_message_passing);
-}
-
-#[test]
-fn signal_message_passing() {
-    conformance(bodies::signal_message_passing);
-}
-
-#[test]
-fn fetch_add_counter() {
-    conformance(bodies::fetch_add_counter);
-}
-
-#[test]
-fn get_after_barrier() {
-    conformance(bodies::get_after_barrier);
-}
+tests::conformance_tests!(conformance);
 
 /// The harness can fail: a body whose promise does not hold is reported with its seed.
 #[test]

@@ -16,9 +16,9 @@ use hw::{
 use model::litmus::{Config, Outcome};
 use model::om::allowed_outcomes;
 use rshmem::Shmem;
+use tests::BodyError;
 use tests::cuda::{run_on_cuda, unavailable};
 use tests::litmus::{catalogue_dir, load_paths, run_on_cuda as litmus_on_cuda};
-use tests::{BodyError, bodies};
 
 /// Runs of each body per PE count: thread and GPU timing differ from run to run.
 const REPEATS: u32 = 5;
@@ -48,30 +48,7 @@ fn conformance(body: fn(&Shmem<CudaBackend>) -> Result<(), BodyError>) {
     }
 }
 
-#[test]
-fn ring() {
-    conformance(bodies::ring);
-}
-
-#[test]
-fn fenced_message_passing() {
-    conformance(bodies::fenced_message_passing);
-}
-
-#[test]
-fn signal_message_passing() {
-    conformance(bodies::signal_message_passing);
-}
-
-#[test]
-fn fetch_add_counter() {
-    conformance(bodies::fetch_add_counter);
-}
-
-#[test]
-fn get_after_barrier() {
-    conformance(bodies::get_after_barrier);
-}
+tests::conformance_tests!(conformance);
 
 /// Every atomic kind at both widths, applied by PE 0 to a word of the last PE, returns the
 /// old value and leaves the value `AmoOp::apply` computes; the neighbouring half of a 32-bit

@@ -3,33 +3,10 @@
 
 use hw::Backend;
 use rshmem::{Cmp, Shmem, SignalOp};
+use tests::BodyError;
 use tests::host::{HOST_PES, host_conformance, run_on_host};
-use tests::{BodyError, bodies};
 
-#[test]
-fn ring() {
-    host_conformance(bodies::ring);
-}
-
-#[test]
-fn fenced_message_passing() {
-    host_conformance(bodies::fenced_message_passing);
-}
-
-#[test]
-fn signal_message_passing() {
-    host_conformance(bodies::signal_message_passing);
-}
-
-#[test]
-fn fetch_add_counter() {
-    host_conformance(bodies::fetch_add_counter);
-}
-
-#[test]
-fn get_after_barrier() {
-    host_conformance(bodies::get_after_barrier);
-}
+tests::conformance_tests!(host_conformance);
 
 /// The ring example: a token passes PE 0 → 1 → … → 0 by put-with-signal, each PE adding its
 /// number; PE 0 gets it back as n(n-1)/2.

@@ -26,7 +26,7 @@ use model::litmus::{Config, Litmus, Outcome};
 use model::om::allowed_outcomes;
 use rshmem::Shmem;
 use tests::litmus::{load_paths, run_on_host};
-use tests::{BodyError, bodies, host::run_on_host_with_heap};
+use tests::{BodyError, host::run_on_host_with_heap};
 
 /// PCT's bug depth: the number of priority change points per schedule.
 const PCT_DEPTH: usize = 3;
@@ -132,27 +132,4 @@ fn body_under_pct(body: fn(&Shmem<HostBackend>) -> Result<(), BodyError>) {
     );
 }
 
-#[test]
-fn ring_under_pct() {
-    body_under_pct(bodies::ring);
-}
-
-#[test]
-fn fenced_message_passing_under_pct() {
-    body_under_pct(bodies::fenced_message_passing);
-}
-
-#[test]
-fn signal_message_passing_under_pct() {
-    body_under_pct(bodies::signal_message_passing);
-}
-
-#[test]
-fn fetch_add_counter_under_pct() {
-    body_under_pct(bodies::fetch_add_counter);
-}
-
-#[test]
-fn get_after_barrier_under_pct() {
-    body_under_pct(bodies::get_after_barrier);
-}
+tests::conformance_tests!(body_under_pct);
