@@ -1,47 +1,13 @@
 //! The simulator against the hardware contract directly, without the runtime.
 
-use hw::topology::{Link, LinkKind};
+mod common;
+use common::{FAR, ib_pair, nvlink_pair, setup};
+
 use hw::{
     AmoKind, AmoOp, AmoWidth, Cmp, Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue,
     QueueError, RemoteRange, SignalOp, Topology, WaitSpec,
 };
-use sim::{Sim, SimDevice};
-
-const FAR: Instant = Instant(u64::MAX);
-
-fn nvlink_pair() -> Topology {
-    Topology::pair(Link {
-        kind: LinkKind::NvLink,
-        latency_ns: 500,
-        bandwidth_bytes_per_s: 100_000_000_000,
-    })
-    .unwrap()
-}
-
-/// Two hosts with one GPU and one NIC each, behind one InfiniBand switch.
-fn ib_pair() -> Topology {
-    let pcie = Link {
-        kind: LinkKind::Pcie,
-        latency_ns: 100,
-        bandwidth_bytes_per_s: 64_000_000_000,
-    };
-    let ib = Link {
-        kind: LinkKind::Ib,
-        latency_ns: 600,
-        bandwidth_bytes_per_s: 48_000_000_000,
-    };
-    Topology::ib_pair(pcie, ib).unwrap()
-}
-
-/// Creates a 4 KiB device segment on every PE and imports every peer's.
-fn setup(dev: &SimDevice) {
-    let key = dev.create_segment(MemKind::Device, 4096).unwrap();
-    let all = dev.exchange(&key.0, FAR).unwrap();
-    for (peer, k) in all.into_iter().enumerate() {
-        dev.import_segment(Pe(peer as u32), MemKind::Device, &hw::SegmentKey(k))
-            .unwrap();
-    }
-}
+use sim::Sim;
 
 fn remote(pe: u32, offset: u64, len: u64) -> RemoteRange {
     RemoteRange {

@@ -1,47 +1,21 @@
 //! Explorations: every execution of a litmus test, replayable, and the test-only faults that
 //! the litmus cross-check must notice, each shown to change the outcome set.
 
+mod common;
+use common::{FAR, ib_pair, nvlink_pair, setup};
+
 use std::collections::BTreeMap;
 use std::time::Instant as WallClock;
 
-use hw::topology::{Link, LinkKind};
 use hw::{
-    AmoWidth, Cmp, Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue, RemoteRange,
-    SegmentKey, SignalOp, Topology, WaitSpec,
+    AmoWidth, Cmp, Device, Launcher, LocalRange, MemKind, Pe, Queue, RemoteRange, SignalOp,
+    Topology, WaitSpec,
 };
 use sim::explore::dfs;
 use sim::{Choices, Explore, Fault, Sim, SimDevice};
 
-const FAR: Instant = Instant(u64::MAX);
-
 /// Enough for every test here; a test that hits it has more executions than it should.
 const LIMIT: u64 = 100_000;
-
-fn nvlink_pair() -> Topology {
-    Topology::pair(Link {
-        kind: LinkKind::NvLink,
-        latency_ns: 500,
-        bandwidth_bytes_per_s: 100_000_000_000,
-    })
-    .unwrap()
-}
-
-fn ib_pair() -> Topology {
-    let link = |kind, latency_ns| Link {
-        kind,
-        latency_ns,
-        bandwidth_bytes_per_s: 50_000_000_000,
-    };
-    Topology::ib_pair(link(LinkKind::Pcie, 100), link(LinkKind::Ib, 600)).unwrap()
-}
-
-fn setup(dev: &SimDevice) {
-    let key = dev.create_segment(MemKind::Device, 4096).unwrap();
-    for (peer, k) in dev.exchange(&key.0, FAR).unwrap().into_iter().enumerate() {
-        dev.import_segment(Pe(peer as u32), MemKind::Device, &SegmentKey(k))
-            .unwrap();
-    }
-}
 
 /// Word `i` (8 bytes) of `pe`'s device segment.
 fn word(pe: u32, i: u64) -> RemoteRange {
