@@ -10,7 +10,8 @@ use hw::{LaunchError, Pe, PeFailure};
 use crate::device::SimDevice;
 use crate::handle::{PeHandle, Shared};
 
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+/// The message of a caught panic.
+pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

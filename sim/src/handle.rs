@@ -19,10 +19,20 @@ pub(crate) struct Shared {
 pub(crate) struct PeHandle {
     pub(crate) shared: Rc<Shared>,
     pub(crate) pe: u32,
-    /// The yielder of this PE's coroutine. It lives on the coroutine's stack for as long as
-    /// the PE's program runs; `suspend` checks that the world says this PE is running before
-    /// touching it, so a handle smuggled out of its PE panics instead of using a dead pointer.
-    yielder: *const Yielder<(), ()>,
+    executor: Executor,
+}
+
+/// How a PE gives control back: which executor runs it.
+#[derive(Clone)]
+enum Executor {
+    /// The yielder of this PE's coroutine ([`crate::exec`]). It lives on the coroutine's
+    /// stack for as long as the PE's program runs; `suspend` checks that the world says this
+    /// PE is running before touching it, so a handle smuggled out of its PE panics instead of
+    /// using a dead pointer.
+    Coroutine(*const Yielder<(), ()>),
+    /// The rounds of the shuttle executor ([`crate::exec_shuttle`]).
+    #[cfg(rshmem_shuttle)]
+    ShuttleTask(Rc<crate::exec_shuttle::Rounds>),
 }
 
 impl std::fmt::Debug for PeHandle {
@@ -38,7 +48,21 @@ impl PeHandle {
         PeHandle {
             shared,
             pe,
-            yielder,
+            executor: Executor::Coroutine(yielder),
+        }
+    }
+
+    /// The handle of a PE that runs as a shuttle task.
+    #[cfg(rshmem_shuttle)]
+    pub(crate) fn for_shuttle_task(
+        shared: Rc<Shared>,
+        pe: u32,
+        rounds: Rc<crate::exec_shuttle::Rounds>,
+    ) -> PeHandle {
+        PeHandle {
+            shared,
+            pe,
+            executor: Executor::ShuttleTask(rounds),
         }
     }
 
@@ -49,17 +73,23 @@ impl PeHandle {
     /// Gives control back to the executor until the world resumes this PE. The world must
     /// not be borrowed.
     fn suspend(&self) {
-        let running = self.world().running;
-        assert_eq!(
-            running,
-            Some(self.pe),
-            "a device or queue of PE {} was used outside that PE's program",
-            self.pe
-        );
-        // SAFETY: the world says this PE's coroutine is the one running, and a handle of PE
-        // `pe` is only created inside that coroutine with its own yielder, which outlives the
-        // coroutine body.
-        unsafe { (*self.yielder).suspend(()) };
+        match &self.executor {
+            Executor::Coroutine(yielder) => {
+                let running = self.world().running;
+                assert_eq!(
+                    running,
+                    Some(self.pe),
+                    "a device or queue of PE {} was used outside that PE's program",
+                    self.pe
+                );
+                // SAFETY: the world says this PE's coroutine is the one running, and a handle
+                // of PE `pe` is only created inside that coroutine with its own yielder, which
+                // outlives the coroutine body.
+                unsafe { (**yielder).suspend(()) };
+            }
+            #[cfg(rshmem_shuttle)]
+            Executor::ShuttleTask(rounds) => rounds.suspend(self.pe),
+        }
         if let Some(reason) = self.world().abort.clone() {
             // The run is over (time limit): unwind this PE's program; the executor reports it.
             panic!("{reason}");
@@ -75,7 +105,17 @@ impl PeHandle {
     /// Yields if this PE's clock ran too far past the next event to post an operation (see
     /// `world::ISSUE_LOOKAHEAD_NS`). Call before posting an operation.
     pub(crate) fn pace_post(&self) {
+        self.switch_point();
         self.yield_if(World::must_yield_to_post);
+    }
+
+    /// Lets shuttle run another PE of the same round here, before this PE posts an operation
+    /// (see [`crate::exec_shuttle`]); nothing for a coroutine.
+    fn switch_point(&self) {
+        #[cfg(rshmem_shuttle)]
+        if let Executor::ShuttleTask(rounds) = &self.executor {
+            rounds.switch_point();
+        }
     }
 
     /// Yields until the world resumes this PE at its clock, if `must_yield` says so.

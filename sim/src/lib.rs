@@ -28,6 +28,8 @@ mod device;
 mod entropy;
 mod events;
 mod exec;
+#[cfg(rshmem_shuttle)]
+mod exec_shuttle;
 pub mod explore;
 mod fault;
 mod handle;
@@ -77,6 +79,17 @@ pub struct Sim {
     params: WorldParams,
     explore: Option<Explore>,
     stack_bytes: usize,
+    executor: Executor,
+}
+
+/// What runs the PEs' programs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Executor {
+    /// A coroutine per PE on the calling thread ([`exec`]): the normal executor.
+    Coroutines,
+    /// A shuttle task per PE ([`exec_shuttle`]), under `--cfg rshmem_shuttle`.
+    #[cfg(rshmem_shuttle)]
+    ShuttleTasks,
 }
 
 /// Configures a [`Sim`].
@@ -87,6 +100,7 @@ pub struct SimBuilder {
     params: WorldParams,
     explore: Option<Explore>,
     stack_bytes: usize,
+    executor: Executor,
 }
 
 /// The largest segment a simulated GPU grants: the 141 GB of an H200's HBM3e (memory is
@@ -138,6 +152,16 @@ impl SimBuilder {
         self
     }
 
+    /// Runs each PE as a shuttle task, so that shuttle's scheduler (PCT, DFS, replay) orders
+    /// the operations PEs issue at the same virtual time, and checks the executor's hand-offs.
+    /// Only under `--cfg rshmem_shuttle`, inside a shuttle test; see `exec_shuttle.rs`. The
+    /// stack size is shuttle's (`shuttle::Config::stack_size`).
+    #[cfg(rshmem_shuttle)]
+    pub fn shuttle_tasks(mut self) -> Self {
+        self.executor = Executor::ShuttleTasks;
+        self
+    }
+
     /// Breaks an ordering rule on purpose (test-only: see [`Fault`]). Faults add up.
     pub fn fault(mut self, fault: Fault) -> Self {
         self.params.faults = self.params.faults.with(fault);
@@ -174,6 +198,7 @@ impl SimBuilder {
             params: self.params,
             explore: self.explore,
             stack_bytes: self.stack_bytes,
+            executor: self.executor,
         })
     }
 }
@@ -198,6 +223,7 @@ impl Sim {
             },
             explore: None,
             stack_bytes: 256 * 1024,
+            executor: Executor::Coroutines,
         }
     }
 
@@ -252,7 +278,11 @@ impl Launcher for Sim {
         let shared = Rc::new(Shared {
             world: RefCell::new(world),
         });
-        let results = exec::run_pes(&shared, self.stack_bytes, &pe_main)?;
+        let results = match self.executor {
+            Executor::Coroutines => exec::run_pes(&shared, self.stack_bytes, &pe_main)?,
+            #[cfg(rshmem_shuttle)]
+            Executor::ShuttleTasks => exec_shuttle::run_pes(&shared, &pe_main)?,
+        };
         let mut world = shared.world.borrow_mut();
         let failure = world.failure.clone();
         if let Some(message) = &failure {

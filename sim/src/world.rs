@@ -1177,6 +1177,32 @@ impl World {
         }
     }
 
+    /// The PEs to resume next: [`World::next_pe`]'s, and every other runnable PE whose resume
+    /// is due at the same nanosecond right behind it. Empty when the run is over. The shuttle
+    /// executor runs them side by side and lets shuttle order their operations; any order of
+    /// operations issued at the same virtual time is one the hardware could produce.
+    #[cfg(rshmem_shuttle)]
+    pub(crate) fn next_round(&mut self) -> Vec<u32> {
+        let Some(first) = self.next_pe() else {
+            return Vec::new();
+        };
+        let mut round = vec![first];
+        while self.events.next_time_ns() == Some(self.now_ns)
+            && self.deadlines.first().is_none_or(|&(t, _)| t > self.now_ns)
+            && let Some(Event::Resume { pe }) = self.events.ahead(0)
+            && !round.contains(&pe)
+        {
+            self.events.pop();
+            self.events_processed += 1;
+            let state = &mut self.pes[pe as usize];
+            if state.status == Status::Runnable {
+                state.clock_ns = state.clock_ns.max(self.now_ns);
+                round.push(pe);
+            }
+        }
+        round
+    }
+
     /// Asks the CPU to start loading what `event` will touch first. A big run holds hundreds
     /// of megabytes of operations in flight, touched in time order, which is no order in
     /// memory: without this, most events begin with a few cache misses in a row. Events of

@@ -13,7 +13,7 @@ use std::fmt;
 
 use hw::Launcher;
 use rshmem::{Config, Shmem, ShmemError};
-use sim::{Sim, SimBackend, SimReport};
+use sim::{Sim, SimBackend, SimBuilder, SimReport};
 
 /// Why a body failed on a PE.
 #[derive(Debug)]
@@ -78,9 +78,19 @@ pub fn run_on_sim(
     seed: u64,
     body: impl Fn(&Shmem<SimBackend>) -> Result<(), BodyError> + Sync,
 ) -> Result<SimReport, String> {
+    run_on_sim_with(topology, seed, |b| b, body)
+}
+
+/// [`run_on_sim`] on a simulator that `customise` finishes configuring (the shuttle suite
+/// runs the PEs as shuttle tasks, for instance).
+pub fn run_on_sim_with(
+    topology: &str,
+    seed: u64,
+    customise: impl FnOnce(SimBuilder) -> SimBuilder,
+    body: impl Fn(&Shmem<SimBackend>) -> Result<(), BodyError> + Sync,
+) -> Result<SimReport, String> {
     let topo = sim::topology::load(topology).map_err(|e| e.to_string())?;
-    let sim = Sim::builder(topo)
-        .seed(seed)
+    let sim = customise(Sim::builder(topo).seed(seed))
         .build()
         .map_err(|e| e.to_string())?;
     let n = sim.n_pes();

@@ -8,6 +8,8 @@ mod msg_rate;
 mod put_bw;
 mod reduce;
 mod ring;
+#[cfg(all(test, rshmem_shuttle))]
+mod under_shuttle;
 
 use hw::Backend;
 use rshmem::{Shmem, ShmemError};
