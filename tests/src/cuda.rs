@@ -1,5 +1,7 @@
 //! The harness that runs conformance bodies on the CUDA backend (`hw::cuda`): a thread per
-//! PE, PE `i` on GPU `i`. Suites skip, saying why, on a machine without enough GPUs.
+//! PE, PE `i` on GPU `i`. On a machine with fewer GPUs than the test has PEs, the PEs share
+//! them (`CudaBuilder::share_gpus`, PE `i` on GPU `i % n_gpus`) and the harness says so; suites
+//! skip, saying why, on a machine without CUDA.
 
 use hw::cuda::{Cuda, CudaBackend, CudaReport, probe};
 use rshmem::Shmem;
@@ -10,12 +12,27 @@ use crate::{BodyError, run_body};
 pub fn unavailable(n_pes: u32) -> Option<String> {
     match probe() {
         Err(e) => Some(e.to_string()),
-        Ok(inventory) if (inventory.gpus.len() as u32) < n_pes => Some(format!(
-            "{n_pes} PEs need {n_pes} GPUs and this machine has {}",
-            inventory.gpus.len()
-        )),
-        Ok(_) => None,
+        Ok(inventory) if inventory.gpus.is_empty() => Some("the machine has no GPU".into()),
+        Ok(inventory) => {
+            let n_gpus = inventory.gpus.len() as u32;
+            if n_gpus < n_pes {
+                println!("{n_pes} PEs share {n_gpus} GPU(s): PE i runs on GPU i mod {n_gpus}");
+            }
+            None
+        }
     }
+}
+
+/// A CUDA run of `n_pes` PEs, sharing GPUs if the machine has fewer.
+///
+/// # Errors
+/// The launcher's, as text.
+pub fn cuda(n_pes: u32) -> Result<Cuda, String> {
+    Cuda::builder()
+        .pes(n_pes)
+        .share_gpus(true)
+        .build()
+        .map_err(|e| e.to_string())
 }
 
 /// Runs `body` on `n_pes` CUDA PEs and returns the report, failing with every PE's error if
@@ -24,10 +41,7 @@ pub fn run_on_cuda(
     n_pes: u32,
     body: impl Fn(&Shmem<CudaBackend>) -> Result<(), BodyError> + Sync,
 ) -> Result<CudaReport, String> {
-    let cuda = Cuda::builder()
-        .pes(n_pes)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let cuda = cuda(n_pes)?;
     // The bodies need a few KiB; device segments are whole 2 MiB granules anyway.
     let (report, failures) = run_body(cuda, 4 << 20, body)?;
     if failures.is_empty() {

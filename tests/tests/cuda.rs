@@ -1,6 +1,7 @@
 //! The CUDA backend (one thread per PE, PE `i` on GPU `i`): every conformance body, every
 //! atomic at both widths, and the litmus catalogue's two-PE NVLink tests, each outcome checked
-//! against the model. Each test skips, printing why, where the GPUs it needs are missing.
+//! against the model. Each test skips, printing why, where CUDA is missing; with fewer GPUs than PEs the PEs share
+//! them (`tests::cuda`).
 //!
 //! On a machine away from the checkout that built the binary, run it from the repository
 //! root or set `RSHMEM_LITMUS_DIR` to the catalogue folder. `RSHMEM_CUDA_LITMUS_RUNS` sets the
@@ -8,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use hw::cuda::{Cuda, CudaBackend};
+use hw::cuda::CudaBackend;
 use hw::{
     AmoKind, AmoOp, AmoWidth, Backend, Device, Instant, Launcher, MemKind, Pe, Queue, RemoteRange,
     SegmentKey,
@@ -34,7 +35,7 @@ fn available(n_pes: u32) -> bool {
     }
 }
 
-/// Runs `body` on 1 and on 2 PEs (where there are the GPUs), [`REPEATS`] times each.
+/// Runs `body` on 1 and on 2 PEs (sharing a GPU where there is one), [`REPEATS`] times each.
 fn conformance(body: fn(&Shmem<CudaBackend>) -> Result<(), BodyError>) {
     for n_pes in [1, 2] {
         if !available(n_pes) {
@@ -126,7 +127,7 @@ fn every_atomic_at_both_widths() {
         if !available(n_pes) {
             continue;
         }
-        let cuda = Cuda::builder().pes(n_pes).build().unwrap();
+        let cuda = tests::cuda::cuda(n_pes).unwrap();
         let (results, _) = cuda
             .launch(|dev| every_atomic::<CudaBackend>(&dev))
             .unwrap();

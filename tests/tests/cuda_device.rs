@@ -1,11 +1,11 @@
 //! The device-side API of the CUDA backend (`hw::cuda::device_api`): kernels compiled with
 //! the header call SHMEM on their PE's GPU. Each test runs on 1 PE (sending to itself) and
-//! on 2 PEs (sending to the peer) where there are the GPUs, and skips, printing why, where
-//! there are not. The kernels are in `cuda_device_kernels.cu`; each check counts failures
+//! on 2 PEs (sending to the peer; they share the GPU on a machine with one), and skips,
+//! printing why, without CUDA. The kernels are in `cuda_device_kernels.cu`; each check counts failures
 //! on the GPU and the host reads the memory back itself as well.
 
 use hw::cuda::{
-    Cuda, CudaDevice, CudaQueue, DeviceApiError, DeviceKernel, KernelArg, KernelOptions, NvrtcError,
+    CudaDevice, CudaQueue, DeviceApiError, DeviceKernel, KernelArg, KernelOptions, NvrtcError,
 };
 use hw::{Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue, SegmentKey};
 use tests::cuda::unavailable;
@@ -95,10 +95,7 @@ impl Pe1<'_> {
 /// Runs `body` on each PE of a run of `n_pes` after every PE made its device heap and
 /// imported every other's; fails with every PE's error.
 fn on_pes(n_pes: u32, body: impl Fn(&Pe1) -> Result<(), String> + Sync) -> Result<(), String> {
-    let cuda = Cuda::builder()
-        .pes(n_pes)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let cuda = tests::cuda::cuda(n_pes)?;
     let (results, _) = cuda
         .launch(|dev| {
             let deadline = Instant(dev.now().0 + 60_000_000_000);
@@ -129,7 +126,8 @@ fn on_pes(n_pes: u32, body: impl Fn(&Pe1) -> Result<(), String> + Sync) -> Resul
     }
 }
 
-/// Runs `body` on 1 and on 2 PEs, skipping (and saying so) where the GPUs are missing.
+/// Runs `body` on 1 and on 2 PEs (sharing a GPU where there is one), skipping (and saying
+/// so) without CUDA.
 fn on_1_and_2_pes(body: impl Fn(&Pe1) -> Result<(), String> + Sync) {
     for n_pes in [1, 2] {
         if let Some(reason) = unavailable(n_pes) {

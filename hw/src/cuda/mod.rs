@@ -7,7 +7,8 @@
 //! Design:
 //!
 //! - **Threads.** The launcher starts a thread per PE (the host backend's launch loop) and
-//!   makes that PE's GPU's primary context current on it. Primary contexts stay retained for
+//!   makes that PE's GPU's primary context current on it. PE `i` runs on GPU `i`; with
+//!   [`CudaBuilder::share_gpus`], on GPU `i % n_gpus`, so that two-PE tests run on one GPU. Primary contexts stay retained for
 //!   the process, and the atomics kernel stays loaded in them, so a run starts in about a
 //!   millisecond after the first (`driver.rs`).
 //! - **Memory.** A device segment is CUDA virtual memory: physical memory of the PE's GPU
@@ -88,6 +89,8 @@ impl Backend for CudaBackend {
 #[derive(Debug)]
 pub struct Cuda {
     n_pes: u32,
+    /// The GPUs the PEs run on: PE `i` on GPU `i % n_gpus`.
+    n_gpus: u32,
     topology: Topology,
     semantics: Semantics,
     inventory: GpuInventory,
@@ -98,6 +101,7 @@ pub struct Cuda {
 pub struct CudaBuilder {
     n_pes: Option<u32>,
     semantics: Semantics,
+    share_gpus: bool,
 }
 
 /// What a CUDA run reports.
@@ -105,7 +109,7 @@ pub struct CudaBuilder {
 pub struct CudaReport {
     /// How many PEs ran.
     pub n_pes: u32,
-    /// The GPUs they ran on, PE `i` on the `i`th.
+    /// The GPU each PE ran on, by PE: "ordinal: name".
     pub gpus: Vec<String>,
     /// Wall-clock time of the run in nanoseconds.
     pub wall_ns: u64,
@@ -125,23 +129,39 @@ impl CudaBuilder {
         self
     }
 
+    /// Lets PEs share GPUs when there are more PEs than GPUs: PE `i` runs on GPU
+    /// `i % n_gpus` (default off: one PE per GPU). For development and tests on machines with
+    /// fewer GPUs than the program has PEs; PEs on one GPU reach each other through that GPU's
+    /// memory, not NVLink, so their timing says nothing about NVLink.
+    pub fn share_gpus(mut self, on: bool) -> Self {
+        self.share_gpus = on;
+        self
+    }
+
     /// Loads the driver and checks the configuration against the machine.
     ///
     /// # Errors
-    /// [`LaunchError::Pes`] for zero PEs or more PEs than GPUs; [`LaunchError::Init`] if CUDA
-    /// is unavailable (the message says why) or two GPUs of the run cannot access each other.
+    /// [`LaunchError::Pes`] for zero PEs, more PEs than GPUs without [`Self::share_gpus`], or
+    /// more than [`MAX_PES_PER_GPU`] PEs per GPU with it; [`LaunchError::Init`] if CUDA is
+    /// unavailable (the message says why) or two GPUs of the run cannot access each other.
     pub fn build(self) -> Result<Cuda, LaunchError> {
         if self.n_pes == Some(0) {
-            return Err(check_pes(0, 0).unwrap_err());
+            return Err(check_pes(0, 0, false).unwrap_err());
         }
         let inventory = probe()?;
-        let n_gpus = inventory.gpus.len() as u32;
-        let n_pes = check_pes(self.n_pes.unwrap_or(n_gpus), n_gpus)?;
-        check_peer_access(&inventory, n_pes)?;
+        let machine_gpus = inventory.gpus.len() as u32;
+        let n_pes = check_pes(
+            self.n_pes.unwrap_or(machine_gpus),
+            machine_gpus,
+            self.share_gpus,
+        )?;
+        let n_gpus = n_pes.min(machine_gpus);
+        check_peer_access(&inventory, n_gpus)?;
         let topology = nvlink_topology(n_pes)
             .map_err(|e| LaunchError::Init(format!("the topology of {n_pes} GPUs: {e}")))?;
         Ok(Cuda {
             n_pes,
+            n_gpus,
             topology,
             semantics: self.semantics,
             inventory,
@@ -149,16 +169,31 @@ impl CudaBuilder {
     }
 }
 
-/// `requested` if a run of one PE per GPU can have that many PEs on `n_gpus` GPUs.
-fn check_pes(requested: u32, n_gpus: u32) -> Result<u32, LaunchError> {
-    if requested == 0 || requested > n_gpus {
-        return Err(LaunchError::Pes {
-            requested,
-            reason: format!(
+/// The most PEs that may share one GPU ([`CudaBuilder::share_gpus`]): each PE holds a
+/// context's streams and a thread, and more than this is a mistake rather than a test.
+pub const MAX_PES_PER_GPU: u32 = 16;
+
+/// `requested` if a run can have that many PEs on `n_gpus` GPUs, sharing them or not.
+fn check_pes(requested: u32, n_gpus: u32, share: bool) -> Result<u32, LaunchError> {
+    let most = if share {
+        n_gpus * MAX_PES_PER_GPU
+    } else {
+        n_gpus
+    };
+    if requested == 0 || requested > most {
+        let reason = if share {
+            format!(
+                "this machine has {n_gpus} GPUs and at most {MAX_PES_PER_GPU} PEs may share \
+                 one; ask for 1 to {most} PEs"
+            )
+        } else {
+            format!(
                 "this machine has {n_gpus} GPUs and the CUDA backend runs one PE per GPU; ask \
-                 for 1 to {n_gpus} PEs"
-            ),
-        });
+                 for 1 to {n_gpus} PEs, or let PEs share GPUs (CudaBuilder::share_gpus, for \
+                 tests)"
+            )
+        };
+        return Err(LaunchError::Pes { requested, reason });
     }
     Ok(requested)
 }
@@ -211,7 +246,7 @@ impl Cuda {
     /// and the atomics kernel loaded into each.
     fn gpus(&self) -> Result<Vec<Arc<Gpu>>, LaunchError> {
         let gpus = (0..self.n_pes)
-            .map(driver::gpu)
+            .map(|pe| driver::gpu(pe % self.n_gpus))
             .collect::<Result<Vec<_>, _>>()?;
         for a in &gpus {
             a.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
@@ -249,9 +284,11 @@ impl Launcher for Cuda {
         R: Send,
     {
         let gpus = self.gpus()?;
-        let max_segment_bytes = self.inventory.gpus[..self.n_pes as usize]
+        // PEs sharing a GPU share its memory.
+        let pes_per_gpu = u64::from(self.n_pes.div_ceil(self.n_gpus));
+        let max_segment_bytes = self.inventory.gpus[..self.n_gpus as usize]
             .iter()
-            .map(|g| g.memory_bytes)
+            .map(|g| g.memory_bytes / pes_per_gpu)
             .min()
             .unwrap_or(0);
         let caps = Caps {
@@ -259,9 +296,11 @@ impl Launcher for Cuda {
             semantics: self.semantics,
             max_segment_bytes,
         };
-        let names = self.inventory.gpus[..self.n_pes as usize]
-            .iter()
-            .map(|g| g.name.clone())
+        let names = (0..self.n_pes)
+            .map(|pe| {
+                let gpu = &self.inventory.gpus[(pe % self.n_gpus) as usize];
+                format!("{}: {}", gpu.ordinal, gpu.name)
+            })
             .collect();
         let world = Arc::new(World::new(self.topology, caps, gpus)?);
         let start = sync::clock_now();
@@ -283,10 +322,20 @@ mod tests {
 
     #[test]
     fn more_pes_than_gpus_names_both_numbers() {
-        let e = check_pes(3, 2).unwrap_err().to_string();
+        let e = check_pes(3, 2, false).unwrap_err().to_string();
         assert!(e.contains("cannot run 3 PEs"), "{e}");
         assert!(e.contains("has 2 GPUs"), "{e}");
-        assert_eq!(check_pes(2, 2).unwrap(), 2);
+        assert!(e.contains("share_gpus"), "{e}");
+        assert_eq!(check_pes(2, 2, false).unwrap(), 2);
+    }
+
+    #[test]
+    fn shared_gpus_take_up_to_the_limit_per_gpu() {
+        assert_eq!(check_pes(3, 1, true).unwrap(), 3);
+        let e = check_pes(2 * MAX_PES_PER_GPU + 1, 2, true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("may share"), "{e}");
     }
 
     #[test]

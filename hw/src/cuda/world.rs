@@ -86,7 +86,11 @@ impl World {
 
     /// The ordinals of the run's GPUs: who may access a segment.
     pub(crate) fn ordinals(&self) -> Vec<u32> {
-        self.gpus.iter().map(|gpu| gpu.ordinal).collect()
+        let mut ordinals: Vec<u32> = self.gpus.iter().map(|gpu| gpu.ordinal).collect();
+        // PEs may share a GPU; an access list names each GPU once.
+        ordinals.sort_unstable();
+        ordinals.dedup();
+        ordinals
     }
 
     /// Whether `pe` already has a segment of `kind`.

@@ -1,8 +1,9 @@
 //! One execution of a litmus test on the CUDA backend (`hw::cuda`): a thread per PE, PE `i`
-//! on GPU `i`, every operation a copy or an atomic kernel on a CUDA stream.
+//! on GPU `i` (or GPU `i mod n` on a machine with fewer GPUs, see `crate::cuda`), every
+//! operation a copy or an atomic kernel on a CUDA stream.
 
 use hw::Launcher;
-use hw::cuda::{Cuda, CudaBackend};
+use hw::cuda::CudaBackend;
 use model::litmus::{Config, Litmus, Outcome};
 
 use super::{outcome_of_pes, run_pe};
@@ -16,10 +17,7 @@ use super::{outcome_of_pes, run_pe};
 /// # Errors
 /// A description of what failed, naming the PEs.
 pub fn run_on_cuda(test: &Litmus, config: &Config) -> Result<Outcome, String> {
-    let cuda = Cuda::builder()
-        .pes(test.n_pes)
-        .build()
-        .map_err(|e| format!("cuda: {e}"))?;
+    let cuda = crate::cuda::cuda(test.n_pes).map_err(|e| format!("cuda: {e}"))?;
     let (results, _report) = cuda
         .launch(|dev| run_pe::<CudaBackend>(test, config, &dev))
         .map_err(|e| format!("launch: {e}"))?;
