@@ -1,11 +1,13 @@
 //! The CUDA backend (one thread per PE, PE `i` on GPU `i`): every conformance body, every
-//! atomic at both widths, and the litmus catalogue's two-PE NVLink tests, each outcome checked
-//! against the model. Each test skips, printing why, where CUDA is missing; with fewer GPUs than PEs the PEs share
-//! them (`tests::cuda`).
+//! atomic at both widths, and the litmus catalogue, each outcome checked against the model:
+//! its two-PE NVLink tests through the host API, and every `nv-nvl` test as a kernel of the
+//! device-side API. Each test skips, printing why, where CUDA is missing; with fewer GPUs than
+//! PEs the PEs share them (`tests::cuda`).
 //!
 //! On a machine away from the checkout that built the binary, run it from the repository
 //! root or set `RSHMEM_LITMUS_DIR` to the catalogue folder. `RSHMEM_CUDA_LITMUS_RUNS` sets the
-//! executions per litmus test (default 200).
+//! executions per litmus test through the host API (default 200),
+//! `RSHMEM_CUDA_LITMUS_KERNEL_RUNS` those as kernels (default 100000).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,12 +16,14 @@ use hw::{
     AmoKind, AmoOp, AmoWidth, Backend, Device, Instant, Launcher, MemKind, Pe, Queue, RemoteRange,
     SegmentKey,
 };
-use model::litmus::{Config, Outcome};
+use model::litmus::{Config, Litmus, Outcome};
 use model::om::allowed_outcomes;
 use rshmem::Shmem;
 use tests::BodyError;
 use tests::cuda::{run_on_cuda, unavailable};
-use tests::litmus::{catalogue_dir, load_paths, run_on_cuda as litmus_on_cuda};
+use tests::litmus::{
+    MAX_DELAY_CYCLES, catalogue_dir, load_paths, run_on_cuda as litmus_on_cuda, run_on_gpu_kernel,
+};
 
 /// Runs of each body per PE count: thread and GPU timing differ from run to run.
 const REPEATS: u32 = 5;
@@ -171,35 +175,18 @@ fn litmus_catalogue_on_two_gpus() {
         let allowed: BTreeSet<Outcome> = allowed_outcomes(test, &config)
             .unwrap_or_else(|e| panic!("{}: the model fails: {e}", test.name))
             .outcomes;
-        let mut counts: BTreeMap<Outcome, u32> = BTreeMap::new();
+        let mut counts: BTreeMap<Outcome, u64> = BTreeMap::new();
         for _ in 0..runs {
             let outcome = litmus_on_cuda(test, &config)
                 .unwrap_or_else(|e| panic!("{} [{config}]: a run failed: {e}", test.name));
             *counts.entry(outcome).or_default() += 1;
         }
-        let observables = test.observables();
-        for outcome in counts.keys().filter(|o| !allowed.contains(o)) {
-            forbidden.push(format!(
-                "{} [{config}]: {} ({} of {runs} runs), which the model forbids",
-                test.name,
-                test.show_outcome(&observables, outcome),
-                counts[outcome]
-            ));
-        }
-        let shown: Vec<String> = counts
-            .iter()
-            .map(|(o, n)| format!("{} x{n}", test.show_outcome(&observables, o)))
-            .collect();
-        table.push(format!(
-            "{:<44} {:>2}/{:<2} allowed seen | {}",
-            test.name,
-            counts.keys().filter(|o| allowed.contains(o)).count(),
-            allowed.len(),
-            shown.join(" | ")
-        ));
+        let (row, bad) = tally(test, &config, &allowed, &counts);
+        table.push(row);
+        forbidden.extend(bad);
     }
     eprintln!(
-        "litmus on two GPUs, {runs} runs each:\n{}",
+        "litmus through the host API, {runs} runs each:\n{}",
         table.join("\n")
     );
     assert!(
@@ -207,5 +194,108 @@ fn litmus_catalogue_on_two_gpus() {
         "no two-PE nv-nvl test in {}",
         dir.display()
     );
+    assert!(forbidden.is_empty(), "{}", forbidden.join("\n"));
+}
+
+/// A table row for `test` (name, allowed outcomes seen, each outcome with its count, allowed
+/// outcomes never seen) and a line for each outcome the model forbids.
+fn tally(
+    test: &Litmus,
+    config: &Config,
+    allowed: &BTreeSet<Outcome>,
+    counts: &BTreeMap<Outcome, u64>,
+) -> (String, Vec<String>) {
+    let observables = test.observables();
+    let runs: u64 = counts.values().sum();
+    let forbidden = counts
+        .keys()
+        .filter(|o| !allowed.contains(o))
+        .map(|o| {
+            format!(
+                "{} [{config}]: {} ({} of {runs} runs), which the model forbids",
+                test.name,
+                test.show_outcome(&observables, o),
+                counts[o]
+            )
+        })
+        .collect();
+    let shown: Vec<String> = counts
+        .iter()
+        .map(|(o, n)| format!("{} x{n}", test.show_outcome(&observables, o)))
+        .collect();
+    let unseen: Vec<String> = allowed
+        .iter()
+        .filter(|o| !counts.contains_key(o))
+        .map(|o| test.show_outcome(&observables, o))
+        .collect();
+    let row = format!(
+        "| {} | {} | {}/{} | {} | {} |",
+        test.name,
+        test.n_pes,
+        counts.keys().filter(|o| allowed.contains(o)).count(),
+        allowed.len(),
+        shown.join("; "),
+        if unseen.is_empty() {
+            "-".to_string()
+        } else {
+            unseen.join("; ")
+        }
+    );
+    (row, forbidden)
+}
+
+/// Executions of each litmus test as a GPU kernel.
+fn kernel_runs() -> u32 {
+    std::env::var("RSHMEM_CUDA_LITMUS_KERNEL_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000)
+}
+
+/// Every catalogue test with an `nv-nvl` expectation, as a kernel of the device-side API
+/// (`tests::litmus::run_on_gpu_kernel`) executed [`kernel_runs`] times with random delays:
+/// every outcome must be one the model allows. Prints the table of outcomes (markdown), and
+/// writes it to `$RSHMEM_LITMUS_TABLE` if set.
+#[test]
+fn litmus_catalogue_as_gpu_kernels() {
+    if !available(2) {
+        return;
+    }
+    let dir = catalogue_dir();
+    let files = load_paths(std::slice::from_ref(&dir))
+        .unwrap_or_else(|e| panic!("the catalogue at {} does not load: {e}", dir.display()));
+    let config = Config::NvNvl;
+    let runs = kernel_runs();
+    let start = std::time::Instant::now();
+    let mut forbidden = Vec::new();
+    let mut table = vec![
+        "| test | PEs | allowed seen | outcomes (count) | allowed, never seen |".to_string(),
+        "|---|---|---|---|---|".to_string(),
+    ];
+    for (k, file) in files.iter().enumerate() {
+        let test = &file.test;
+        if !test.expect.iter().any(|e| e.config == config) {
+            continue;
+        }
+        let allowed: BTreeSet<Outcome> = allowed_outcomes(test, &config)
+            .unwrap_or_else(|e| panic!("{}: the model fails: {e}", test.name))
+            .outcomes;
+        let counts = run_on_gpu_kernel(test, runs, k as u64)
+            .unwrap_or_else(|e| panic!("{} [{config}]: {e}", test.name));
+        let (row, bad) = tally(test, &config, &allowed, &counts);
+        table.push(row);
+        forbidden.extend(bad);
+    }
+    let table = format!(
+        "Litmus tests as device-API kernels, {runs} executions each, random delays up to {} \
+         cycles, checked against [{config}]; {} s in all.\n\n{}\n",
+        MAX_DELAY_CYCLES,
+        start.elapsed().as_secs(),
+        table.join("\n")
+    );
+    eprintln!("{table}");
+    if let Ok(path) = std::env::var("RSHMEM_LITMUS_TABLE") {
+        std::fs::write(&path, &table).unwrap_or_else(|e| panic!("writing {path}: {e}"));
+    }
     assert!(forbidden.is_empty(), "{}", forbidden.join("\n"));
 }

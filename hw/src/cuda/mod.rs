@@ -29,7 +29,7 @@
 //! Done: host-initiated put, get, get-into, every atomic of [`crate::AmoKind`] at 32 and 64
 //! bits, put-with-signal, fence, quiet, tickets, waits, device and host segments, on one host
 //! with NVLink between all GPUs; the device-side API, kernels that call SHMEM compiled by NVRTC
-//! behind a shipped header ([`device_api`]). Not yet: a launcher of one process per GPU
+//! behind a shipped header ([`device_api`]); PEs sharing a GPU for tests. Not yet: a launcher of one process per GPU
 //! (`rshmem run -n`) with a bootstrap between processes, InfiniBand, collectives on the GPU,
 //! and `rshmem bench` against NVSHMEM.
 
