@@ -1,5 +1,6 @@
 //! `rshmem`: run SHMEM workloads on simulated GPU clusters and inspect topologies.
 
+mod bench;
 mod check;
 mod litmus;
 mod run;
@@ -35,6 +36,10 @@ enum Command {
     /// the simulator, and both against the verdict each file expects.
     #[command(after_help = litmus::AFTER_HELP)]
     Litmus(litmus::LitmusArgs),
+    /// Measure the CUDA backend on this machine's GPUs the way NVSHMEM's benchmark does, and
+    /// compare with NVSHMEM's results from the same machine.
+    #[command(after_help = bench::AFTER_HELP)]
+    Bench(bench::BenchArgs),
     /// Describe a topology (a preset name or a TOML file) and optionally draw it.
     ///
     /// Presets: h200x2 (2 GPUs on NV18), hgx8 (8 GPUs on NVSwitch), ib-N (N hosts x 8 GPUs,
@@ -57,6 +62,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::main(args),
         Command::Check(args) => check::main(args),
         Command::Litmus(args) => litmus::main(args),
+        Command::Bench(args) => bench::main(args),
         Command::Topo { topology, dot, svg } => topo_main(&topology, dot, svg),
     };
     match result {

@@ -89,6 +89,67 @@ impl CudaQueue {
         Ok(self.issue(None, None)?)
     }
 
+    /// Copies this PE's own `src` to `dst` on a peer (or itself) with the GPU's copy engine:
+    /// the host-initiated put of symmetric data that NVSHMEM calls `putmem_on_stream`, with
+    /// no staging through host memory. The source may be changed again once the ticket
+    /// completes.
+    ///
+    /// # Ordering
+    /// As [`Queue::put`]: in stream order with every operation of this queue, kernels of the
+    /// device-side API launched on it included.
+    ///
+    /// # Errors
+    /// A driver error enqueuing the copy.
+    ///
+    /// # Panics
+    /// If the lengths differ or a range is outside its segment or not imported (contract
+    /// violations; the runtime checks them first).
+    pub fn put_from_local(&self, dst: RemoteRange, src: LocalRange) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            dst.len, src.len,
+            "put_from_local: source and destination lengths differ"
+        );
+        let target = self.remote(dst, "put_from_local");
+        let source = self
+            .ctx
+            .addr(self.ctx.pe, src.kind, src.offset, src.len, "put_from_local");
+        self.copy(target, source, src.len as usize)?;
+        self.issue(None, None)
+    }
+
+    /// Runs `enqueue` (which issues work on this queue) between two timing events of the
+    /// queue's stream, waits for the second, and returns `enqueue`'s value and the GPU time
+    /// between the events in milliseconds: how CUDA programs time stream work (NVSHMEM's
+    /// benchmarks included), so that `rshmem bench` measures the way they do.
+    ///
+    /// # Errors
+    /// `enqueue`'s error, or a driver error creating, recording or waiting for the events.
+    pub fn time_on_stream<R, E>(
+        &self,
+        enqueue: impl FnOnce(&CudaQueue) -> Result<R, E>,
+    ) -> Result<(R, f64), E>
+    where
+        E: From<QueueError>,
+    {
+        let timed = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .stream
+            .record_event(timed)
+            .during("cuEventRecord")
+            .map_err(QueueError::from)?;
+        let value = enqueue(self)?;
+        let end = self
+            .stream
+            .record_event(timed)
+            .during("cuEventRecord")
+            .map_err(QueueError::from)?;
+        let ms = start
+            .elapsed_ms(&end)
+            .during("cuEventElapsedTime")
+            .map_err(QueueError::from)?;
+        Ok((value, f64::from(ms)))
+    }
+
     /// The address of `range` (imported, inside its segment: else a contract violation).
     fn remote(&self, range: RemoteRange, what: &str) -> u64 {
         self.ctx

@@ -1,0 +1,368 @@
+//! One PE's part of `rshmem bench`: the heap, the kernels, each measurement. PE 0 reports.
+//!
+//! Every measurement times stream work between two CUDA events (`CudaQueue::time_on_stream`),
+//! as NVSHMEM's benchmark does, after a warm-up of the same work; sizes and iteration counts
+//! are NVSHMEM's, so each line compares with the line of the same name there.
+
+use std::time::Instant as WallClock;
+
+use hw::cuda::{CudaDevice, CudaQueue, DeviceKernel, KernelArg, KernelOptions};
+use hw::{Device, Instant, LocalRange, MemKind, Pe, Queue, RemoteRange, SegmentKey};
+
+use super::lines::Line;
+
+/// The kernels, behind the device-side API's header.
+const KERNELS: &str = include_str!("kernels.cu");
+
+/// The heap: the 1 GiB allocation NVSHMEM's benchmark times, which holds everything else.
+const HEAP_BYTES: u64 = 1 << 30;
+/// The largest transfer, and the two buffers of that size.
+const MAX_BYTES: u64 = 256 << 20;
+const BUF: u64 = 0;
+const SRC: u64 = MAX_BYTES;
+/// Small words after the buffers, each on its own line.
+const FLAG: u64 = 2 * MAX_BYTES;
+const SIG: u64 = FLAG + 128;
+const CTR: u64 = FLAG + 256;
+const OUT: u64 = FLAG + 384;
+/// A wait not satisfied in this long traps the kernel instead of hanging the GPU.
+const WAIT_TIMEOUT_NS: u64 = 30_000_000_000;
+
+/// What a PE measured (PE 0's lines; PE 1 returns none), or why it could not.
+pub(super) type PeResult = Result<Vec<Line>, String>;
+
+struct Pe2<'a> {
+    dev: &'a CudaDevice,
+    queue: CudaQueue,
+    me: u32,
+    peer: i32,
+}
+
+impl Pe2<'_> {
+    fn deadline(&self) -> Instant {
+        Instant(self.dev.now().0 + 120_000_000_000)
+    }
+
+    /// Both PEs reach this point.
+    fn sync(&self) -> Result<(), String> {
+        self.dev
+            .exchange(&[], self.deadline())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn kernel(&self, name: &str) -> Result<DeviceKernel, String> {
+        let options = KernelOptions {
+            wait_timeout_ns: Some(WAIT_TIMEOUT_NS),
+        };
+        self.dev
+            .compile_kernel_with(KERNELS, name, &options)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Launches `kernel` and returns the GPU milliseconds from before the launch to its end.
+    fn timed(
+        &self,
+        kernel: &DeviceKernel,
+        grid: u32,
+        block: u32,
+        args: &[KernelArg],
+    ) -> Result<f64, String> {
+        let ((), ms) = self
+            .queue
+            .time_on_stream(|q| {
+                // SAFETY: every kernel of kernels.cu takes the arguments its callers here pass
+                // (heap offsets inside HEAP_BYTES for pointers, then the integers declared),
+                // touches only the heaps within those ranges, and makes collective calls with
+                // whole warps or blocks; barrier_all is called by one block per PE, the same
+                // number of times on both, and the ping-pong kernels of the two PEs run at
+                // once (both PEs launch them between the same two syncs).
+                unsafe { kernel.launch(q, (grid, 1, 1), (block, 1, 1), args) }
+                    .map(|_| ())
+                    .map_err(|e| hw::QueueError::Lost(e.to_string()))
+            })
+            .map_err(|e| format!("{}: {e}", kernel.name()))?;
+        Ok(ms)
+    }
+}
+
+/// Runs every measurement on this PE. `started` is when the launcher was first called, for
+/// the init time.
+pub(super) fn run(dev: &CudaDevice, started: WallClock) -> PeResult {
+    let me = dev.pe().0;
+    let init_ms = started.elapsed().as_secs_f64() * 1e3;
+    let malloc_started = WallClock::now();
+    let deadline = Instant(dev.now().0 + 120_000_000_000);
+    let key = dev
+        .create_segment(MemKind::Device, HEAP_BYTES)
+        .map_err(|e| e.to_string())?;
+    let keys = dev.exchange(&key.0, deadline).map_err(|e| e.to_string())?;
+    for (peer, bytes) in (0..).zip(keys) {
+        dev.import_segment(Pe(peer), MemKind::Device, &SegmentKey(bytes))
+            .map_err(|e| e.to_string())?;
+    }
+    let malloc_ms = malloc_started.elapsed().as_secs_f64() * 1e3;
+    let pe = Pe2 {
+        dev,
+        queue: dev.create_queue().map_err(|e| e.to_string())?,
+        me,
+        peer: i32::from(me == 0),
+    };
+    let mut lines = vec![
+        Line::new("init_ms", None, init_ms),
+        Line::new("malloc_1GiB_ms", None, malloc_ms),
+    ];
+    // The source buffer holds a pattern, as NVSHMEM's does.
+    let pattern = vec![1 + me as u8; 1 << 20];
+    for chunk in 0..MAX_BYTES / (1 << 20) {
+        dev.write_local(
+            LocalRange {
+                kind: MemKind::Device,
+                offset: SRC + chunk * (1 << 20),
+                len: 1 << 20,
+            },
+            &pattern,
+        );
+    }
+    pe.sync()?;
+    device_put_bandwidth(&pe, &mut lines)?;
+    host_put_bandwidth(&pe, &mut lines)?;
+    small_puts(&pe, &mut lines)?;
+    signal_pingpong(&pe, &mut lines)?;
+    device_barrier(&pe, &mut lines)?;
+    p_pingpong(&pe, &mut lines)?;
+    fetch_add_latency(&pe, &mut lines)?;
+    pe.sync()?;
+    Ok(if me == 0 { lines } else { Vec::new() })
+}
+
+/// Block-scoped device puts PE 0 → PE 1, 4 KiB to 256 MiB.
+fn device_put_bandwidth(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+    let kernel = pe.kernel("put_bw")?;
+    let mut bytes = 4096u64;
+    while bytes <= MAX_BYTES {
+        if pe.me == 0 {
+            let blocks: u32 = if bytes >= 1 << 20 { 32 } else { 1 };
+            let chunk = bytes / u64::from(blocks);
+            let iters: u32 = if bytes >= 16 << 20 { 20 } else { 200 };
+            let args = |iters: u32| {
+                [
+                    KernelArg::Heap(BUF),
+                    KernelArg::Heap(SRC),
+                    KernelArg::U64(chunk),
+                    KernelArg::U32(iters),
+                    KernelArg::I32(pe.peer),
+                ]
+            };
+            pe.timed(&kernel, blocks, 1024, &args(2))?;
+            let ms = pe.timed(&kernel, blocks, 1024, &args(iters))?;
+            lines.push(Line::new("put_bw", Some(bytes), gbps(bytes, iters, ms)).field("GBps"));
+        }
+        pe.sync()?;
+        bytes *= 4;
+    }
+    Ok(())
+}
+
+/// Host-initiated puts of symmetric data on the queue's stream (the copy engine), PE 0 →
+/// PE 1, 4 KiB to 256 MiB.
+fn host_put_bandwidth(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+    let mut bytes = 4096u64;
+    while bytes <= MAX_BYTES {
+        if pe.me == 0 {
+            let iters: u32 = if bytes >= 16 << 20 { 20 } else { 200 };
+            let dst = RemoteRange {
+                pe: Pe(1),
+                kind: MemKind::Device,
+                offset: BUF,
+                len: bytes,
+            };
+            let src = LocalRange {
+                kind: MemKind::Device,
+                offset: SRC,
+                len: bytes,
+            };
+            pe.queue
+                .put_from_local(dst, src)
+                .map_err(|e| e.to_string())?;
+            pe.queue.quiet(pe.deadline()).map_err(|e| e.to_string())?;
+            let ((), ms) = pe
+                .queue
+                .time_on_stream(|q| {
+                    for _ in 0..iters {
+                        q.put_from_local(dst, src)?;
+                    }
+                    Ok::<(), hw::QueueError>(())
+                })
+                .map_err(|e| e.to_string())?;
+            pe.queue.quiet(pe.deadline()).map_err(|e| e.to_string())?;
+            lines.push(
+                Line::new("host_put_on_stream", Some(bytes), gbps(bytes, iters, ms)).field("GBps"),
+            );
+            lines.push(
+                Line::new(
+                    "host_put_on_stream",
+                    Some(bytes),
+                    ms * 1e3 / f64::from(iters),
+                )
+                .field("us_per_op"),
+            );
+        }
+        pe.sync()?;
+        bytes *= 16;
+    }
+    Ok(())
+}
+
+/// One warp's and one block's puts, 1 KiB to 1 MiB.
+fn small_puts(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+    let (warp, block) = (pe.kernel("put_warp")?, pe.kernel("put_block")?);
+    let mut bytes = 1024u64;
+    while bytes <= 1 << 20 {
+        if pe.me == 0 {
+            let iters = 500;
+            let args = |iters: u32| {
+                [
+                    KernelArg::Heap(BUF),
+                    KernelArg::Heap(SRC),
+                    KernelArg::U64(bytes),
+                    KernelArg::U32(iters),
+                    KernelArg::I32(pe.peer),
+                ]
+            };
+            pe.timed(&warp, 1, 32, &args(10))?;
+            let warp_ms = pe.timed(&warp, 1, 32, &args(iters))?;
+            let block_ms = pe.timed(&block, 1, 1024, &args(iters))?;
+            lines.push(
+                Line::new("small_put", Some(bytes), gbps(bytes, iters, warp_ms)).field("warp_GBps"),
+            );
+            lines.push(
+                Line::new("small_put", Some(bytes), gbps(bytes, iters, block_ms))
+                    .field("block_GBps"),
+            );
+        }
+        pe.sync()?;
+        bytes *= 4;
+    }
+    Ok(())
+}
+
+/// put_signal ping-pong of 8 B, 512 B and 32 KiB; half a round trip.
+fn signal_pingpong(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+    let kernel = pe.kernel("signal_pingpong")?;
+    let mut bytes = 8u64;
+    while bytes <= 65_536 {
+        zero_word(pe, SIG);
+        pe.sync()?;
+        let iters = 5000;
+        let ms = pe.timed(
+            &kernel,
+            1,
+            1,
+            &[
+                KernelArg::Heap(BUF),
+                KernelArg::Heap(SIG),
+                KernelArg::U64(bytes),
+                KernelArg::U32(iters),
+                KernelArg::I32(pe.me as i32),
+                KernelArg::I32(pe.peer),
+            ],
+        )?;
+        if pe.me == 0 {
+            lines.push(
+                Line::new("put_signal_pingpong", Some(bytes), half_rtt_us(ms, iters))
+                    .field("half_rtt_us"),
+            );
+        }
+        pe.sync()?;
+        bytes *= 64;
+    }
+    Ok(())
+}
+
+/// `barrier_all` from the device, averaged over 5000.
+fn device_barrier(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+    let kernel = pe.kernel("barrier")?;
+    pe.sync()?;
+    pe.timed(&kernel, 1, 1, &[KernelArg::U32(10)])?;
+    let iters = 5000;
+    let ms = pe.timed(&kernel, 1, 1, &[KernelArg::U32(iters)])?;
+    if pe.me == 0 {
+        lines.push(Line::new(
+            "device_barrier_all_us",
+            None,
+            ms * 1e3 / f64::from(iters),
+        ));
+    }
+    pe.sync()
+}
+
+/// p ping-pong on a 32-bit flag; half a round trip.
+fn p_pingpong(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+    let kernel = pe.kernel("p_pingpong")?;
+    zero_word(pe, FLAG);
+    pe.sync()?;
+    let iters = 10_000;
+    let ms = pe.timed(
+        &kernel,
+        1,
+        1,
+        &[
+            KernelArg::Heap(FLAG),
+            KernelArg::U32(iters),
+            KernelArg::I32(pe.me as i32),
+            KernelArg::I32(pe.peer),
+        ],
+    )?;
+    if pe.me == 0 {
+        lines.push(Line::new("p_pingpong", None, half_rtt_us(ms, iters)).field("half_rtt_us"));
+    }
+    pe.sync()
+}
+
+/// Dependent fetch-adds PE 0 → PE 1.
+fn fetch_add_latency(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+    let kernel = pe.kernel("fetch_add_latency")?;
+    zero_word(pe, CTR);
+    pe.sync()?;
+    if pe.me == 0 {
+        let args = |iters: u32| {
+            [
+                KernelArg::Heap(CTR),
+                KernelArg::U32(iters),
+                KernelArg::I32(pe.peer),
+                KernelArg::Heap(OUT),
+            ]
+        };
+        pe.timed(&kernel, 1, 1, &args(100))?;
+        let iters = 10_000;
+        let ms = pe.timed(&kernel, 1, 1, &args(iters))?;
+        lines.push(Line::new(
+            "fetch_add_latency_us",
+            None,
+            ms * 1e3 / f64::from(iters),
+        ));
+    }
+    pe.sync()
+}
+
+fn zero_word(pe: &Pe2<'_>, offset: u64) {
+    pe.dev.write_local(
+        LocalRange {
+            kind: MemKind::Device,
+            offset,
+            len: 8,
+        },
+        &[0; 8],
+    );
+}
+
+/// GB/s (10^9 bytes per second) of `iters` transfers of `bytes` in `ms`.
+fn gbps(bytes: u64, iters: u32, ms: f64) -> f64 {
+    bytes as f64 * f64::from(iters) / (ms * 1e6)
+}
+
+/// Half a round trip in µs, of `iters` round trips in `ms`.
+fn half_rtt_us(ms: f64, iters: u32) -> f64 {
+    ms * 1e3 / f64::from(iters) / 2.0
+}
