@@ -14,7 +14,8 @@ pub trait Backend: Sized + 'static {
     type Queue: Queue<B = Self>;
 }
 
-/// What [`Launcher::launch`] returns: each PE's result in PE order, and the backend's report.
+/// What [`Launcher::launch`] returns: the result of each PE this process ran, in PE order, and
+/// the backend's report.
 pub type LaunchOutput<R, Report> = (Vec<Result<R, PeFailure>>, Report);
 
 /// Starts the PEs of a run.
@@ -24,14 +25,16 @@ pub trait Launcher {
     /// What the backend reports about a finished run (simulated time, counters, ...).
     type Report;
 
-    /// How many PEs [`Launcher::launch`] will start.
+    /// How many PEs the run has (in a multi-process run, across all its processes).
     fn n_pes(&self) -> u32;
 
     /// The topology the PEs run on.
     fn topology(&self) -> &Topology;
 
-    /// Runs `pe_main` once per PE, each with its own device, and returns each PE's result in
-    /// PE order (a panicking PE yields its [`PeFailure`]) and the backend's report.
+    /// Runs `pe_main` once per PE of this process, each with its own device, and returns each
+    /// one's result in PE order (a panicking PE yields its [`PeFailure`]) and the backend's
+    /// report. Launchers of one process run every PE; a process of a multi-process run (the
+    /// CUDA backend under `rshmem run -n`) runs its own PE only and returns one result.
     ///
     /// # Errors
     /// [`LaunchError`] if the PEs could not be started at all.

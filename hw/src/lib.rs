@@ -21,6 +21,7 @@
 
 mod amo;
 mod backend;
+pub mod bootstrap;
 mod caps;
 #[cfg(feature = "cuda")]
 pub mod cuda;

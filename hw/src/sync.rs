@@ -1,5 +1,6 @@
-//! The synchronisation facade: the only place in `hw` that names `std::sync`, `std::thread`,
-//! `loom` or `shuttle`.
+//! The synchronisation facade: the only place in the host backend's synchronisation that
+//! names `std::sync`, `std::thread`, `loom` or `shuttle` (the bootstrap of multi-process runs,
+//! `crate::bootstrap`, is socket I/O between processes and uses `std` directly).
 //!
 //! Code built on it (the host backend, [`crate::host`]) runs unchanged under three schedulers:
 //!

@@ -8,8 +8,8 @@ use crate::error::{LaunchError, PeFailure};
 use crate::sync;
 use crate::types::Pe;
 
-/// Runs `run_pe` once per PE of `0..n_pes`, each on its own thread, and returns each PE's
-/// result in PE order.
+/// Runs `run_pe` once per PE of `pes` (all of a run's PEs, or the ones this process runs),
+/// each on its own thread, and returns each PE's result in PE order.
 ///
 /// # Errors
 /// [`LaunchError::Init`] if a thread could not be started.
@@ -17,7 +17,7 @@ use crate::types::Pe;
 /// # Panics
 /// In loom builds, which have no scoped threads: loom models start their threads themselves.
 pub(crate) fn run_pe_threads<R, F>(
-    n_pes: u32,
+    pes: std::ops::Range<u32>,
     run_pe: F,
 ) -> Result<Vec<Result<R, PeFailure>>, LaunchError>
 where
@@ -26,7 +26,7 @@ where
 {
     #[cfg(rshmem_loom)]
     {
-        let _ = (n_pes, run_pe);
+        let _ = (pes, run_pe);
         panic!("PE threads cannot run under loom; start threads and use HostWorld::device");
     }
     #[cfg(not(rshmem_loom))]
@@ -41,16 +41,15 @@ where
         };
         let run_pe = &run_pe;
         sync::scope(|s| {
-            let handles = (0..n_pes)
-                .map(|pe| spawn_pe(s, pe, move || run_pe(pe)))
+            let handles = pes
+                .map(|pe| spawn_pe(s, pe, move || run_pe(pe)).map(|h| (pe, h)))
                 .collect::<Result<Vec<_>, LaunchError>>()?;
             Ok(handles
                 .into_iter()
-                .enumerate()
                 .map(|(pe, h)| {
                     h.join().unwrap_or_else(|payload| {
                         Err(PeFailure {
-                            pe: Pe(pe as u32),
+                            pe: Pe(pe),
                             message: panic_message(&*payload),
                         })
                     })

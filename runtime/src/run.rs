@@ -42,7 +42,8 @@ pub enum RunError {
 /// What a run produced.
 #[derive(Debug)]
 pub struct RunOutput<R, Report> {
-    /// Each PE's result, in PE order.
+    /// The result of each PE this process ran, in PE order: every PE's, except in a process
+    /// of a multi-process run (`rshmem run -n`), which has its own PE's only.
     pub results: Vec<Result<R, PeError>>,
     /// What the backend reports about the run (simulated time, counters, ...).
     pub report: Report,

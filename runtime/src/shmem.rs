@@ -123,6 +123,20 @@ impl<B: Backend> Shmem<B> {
         self.device.caps()
     }
 
+    /// This PE's device of the backend, for what the runtime does not wrap. With the CUDA
+    /// backend that is the device-side API: `CudaDevice::compile_kernel` compiles a kernel
+    /// behind `rshmem_device.cuh`, and a symmetric object is passed to it as
+    /// `KernelArg::Heap(sym.addr().0)` (heap offsets are the same on every PE).
+    pub fn device(&self) -> &B::Device {
+        &self.device
+    }
+
+    /// The default context's queue. Work launched on it (a device-API kernel) is ordered with
+    /// this PE's operations on the default context, and [`Shmem::quiet`] waits for it.
+    pub fn queue(&self) -> &B::Queue {
+        &self.queue
+    }
+
     /// The configuration this PE runs with.
     pub fn config(&self) -> &Config {
         &self.config

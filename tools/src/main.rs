@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod launch;
 mod litmus;
 mod run;
 mod topo;
@@ -22,10 +23,12 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a built-in workload on simulated GPUs and check its result.
+    /// Run a built-in workload on simulated GPUs and check its result, or, with -n N, start N
+    /// processes of a program on this machine.
     ///
     /// Workloads: hello, ring, reduce, alltoall, put-bw, msg-rate, flag-nofence, flag-fence. The
     /// run is deterministic: the same seed gives the same events, simulated time and trace hash.
+    /// `rshmem run -n N PROGRAM [ARGS...]` is the launcher (docs/launcher.md).
     #[command(after_help = run::AFTER_HELP)]
     Run(run::RunArgs),
     /// Run a built-in workload under many seeds with the race detector and report every data
@@ -57,7 +60,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(launch::program_args_verbatim(std::env::args_os().collect()));
     let result = match cli.command {
         Command::Run(args) => run::main(args),
         Command::Check(args) => check::main(args),

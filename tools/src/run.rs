@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use sim::{OpCounts, Sim, SimReport};
 
+use crate::launch::{self, LaunchArgs};
 use crate::workloads::{self, BandwidthPoint, PeOutcome, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
@@ -20,7 +21,17 @@ pub(crate) const AFTER_HELP: &str = "Examples:
 
 The exit status is 0 when every PE's check passed, 1 when a check failed or the run
 deadlocked, and 2 for bad arguments. --trace writes Chrome trace-event JSON: open it in
-https://ui.perfetto.dev or chrome://tracing (one track per PE and per link direction).";
+https://ui.perfetto.dev or chrome://tracing (one track per PE and per link direction).
+
+Launcher mode (-n N): start N processes of PROGRAM on this machine instead of simulating.
+  rshmem run -n 2 ./target/release/examples/hello
+  rshmem run -n 4 --timeout-s 60 my-prog --size 1m
+Every argument after PROGRAM is PROGRAM's (put -- before PROGRAM if it starts with -). Each
+rank gets RSHMEM_RANK, RSHMEM_N_RANKS and RSHMEM_BOOTSTRAP (the bootstrap socket). When a
+rank fails, the others are killed 2 s later. The simulator's options (--pes, --topology,
+--semantics, --seed, --trace, --json) do not apply and are refused with -n. The exit status
+is 0 when every rank exited 0, else the status of the lowest rank that failed (128 + signal
+when killed), and 2 when the launcher itself could not run. See docs/launcher.md.";
 
 /// The simulated machine a workload runs on (`run` and `check`).
 #[derive(Args, Debug)]
@@ -39,8 +50,18 @@ pub(crate) struct MachineArgs {
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
     /// The workload: hello, ring, reduce, alltoall, put-bw, msg-rate, flag-nofence or
-    /// flag-fence.
-    workload: String,
+    /// flag-fence. With -n: the program to start, a path or a name looked up in PATH.
+    #[arg(value_name = "WORKLOAD|PROGRAM")]
+    target: String,
+    /// With -n: the program's arguments, passed on as given (options included).
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    args: Vec<String>,
+    #[command(flatten)]
+    launch: LaunchArgs,
     #[command(flatten)]
     machine: MachineArgs,
     /// The seed of every random choice of the simulator; the same seed replays the same run.
@@ -109,7 +130,26 @@ impl From<OpCounts> for OpCountsJson {
 }
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let workload = workloads::lookup(&args.workload)?;
+    if let Some(n_ranks) = args.launch.np {
+        return launch::main(n_ranks, &args.target, &args.args, &args.launch);
+    }
+    if !args.args.is_empty() {
+        bail!(
+            "unexpected arguments after the workload: {}; to start a program with arguments, \
+             pass -n N (`rshmem run -n 2 PROGRAM ARGS...`)",
+            args.args.join(" ")
+        );
+    }
+    let workload = workloads::lookup(&args.target).map_err(|e| {
+        if args.target.contains('/') {
+            e.context(format!(
+                "{} looks like a program: to start it as N processes, pass -n N",
+                args.target
+            ))
+        } else {
+            e
+        }
+    })?;
     let topology = sim::topology::load(&args.machine.topology)?;
     let sim = simulator(
         workload,

@@ -15,6 +15,7 @@ use super::driver::Gpu;
 use super::error::{DriverCallError, During};
 use super::memory::{Pinned, Segment, Vmm};
 use super::poll::poll_until;
+use super::process::{SHARED_MEMORY_BYTES, SharedMemory, map_shared};
 use super::queue::CudaQueue;
 use super::staging::StagingPool;
 use super::world::{World, already_has};
@@ -89,27 +90,52 @@ pub struct CudaDevice {
     local: Arc<CudaStream>,
 }
 
-/// The key of a segment: the owner, the kind, the base address and the length, little-endian.
-fn key_bytes(pe: Pe, kind: MemKind, base: u64, len_bytes: u64) -> Vec<u8> {
-    let mut key = pe.0.to_le_bytes().to_vec();
-    key.push(kind_index(kind) as u8);
-    key.extend_from_slice(&base.to_le_bytes());
-    key.extend_from_slice(&len_bytes.to_le_bytes());
-    key
+/// What a segment key names: the owner, the kind, the base address in the owner's process,
+/// the length, and for a segment shared between processes where to take it from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Key {
+    pe: Pe,
+    kind_idx: usize,
+    base: u64,
+    len_bytes: u64,
+    shared: Option<SharedMemory>,
 }
 
-/// The owner, kind index, base address and length a key names, if it is one.
-fn parse_key(key: &[u8]) -> Option<(Pe, usize, u64, u64)> {
-    let (pe, rest) = key.split_first_chunk::<4>()?;
-    let (kind, rest) = rest.split_first()?;
-    let (base, rest) = rest.split_first_chunk::<8>()?;
-    let len: &[u8; 8] = rest.try_into().ok()?;
-    Some((
-        Pe(u32::from_le_bytes(*pe)),
-        usize::from(*kind),
-        u64::from_le_bytes(*base),
-        u64::from_le_bytes(*len),
-    ))
+/// The bytes of a key without [`Key::shared`].
+const KEY_BYTES: usize = 4 + 1 + 8 + 8;
+
+impl Key {
+    /// Little-endian fields in order, the shared part appended when there is one.
+    fn to_bytes(self) -> Vec<u8> {
+        let mut key = self.pe.0.to_le_bytes().to_vec();
+        key.push(self.kind_idx as u8);
+        key.extend_from_slice(&self.base.to_le_bytes());
+        key.extend_from_slice(&self.len_bytes.to_le_bytes());
+        if let Some(shared) = self.shared {
+            key.extend_from_slice(&shared.to_bytes());
+        }
+        key
+    }
+
+    /// The key `bytes` hold, if they hold one.
+    fn from_bytes(bytes: &[u8]) -> Option<Key> {
+        let (head, tail) = bytes.split_at_checked(KEY_BYTES)?;
+        let (pe, rest) = head.split_first_chunk::<4>()?;
+        let (kind, rest) = rest.split_first()?;
+        let (base, len) = rest.split_first_chunk::<8>()?;
+        let shared = match tail.len() {
+            0 => None,
+            SHARED_MEMORY_BYTES => Some(SharedMemory::from_bytes(tail)?),
+            _ => return None,
+        };
+        Some(Key {
+            pe: Pe(u32::from_le_bytes(*pe)),
+            kind_idx: usize::from(*kind),
+            base: u64::from_le_bytes(*base),
+            len_bytes: u64::from_le_bytes(len.try_into().ok()?),
+            shared,
+        })
+    }
 }
 
 impl CudaDevice {
@@ -118,11 +144,11 @@ impl CudaDevice {
     /// # Panics
     /// If the context cannot be made current (the GPU is lost).
     pub(crate) fn new(world: Arc<World>, pe: Pe) -> CudaDevice {
-        let gpu = Arc::clone(&world.gpus[pe.idx()]);
+        let gpu = Arc::clone(world.gpu(pe));
         if let Err(e) = gpu.ctx.bind_to_thread().during("cuCtxSetCurrent") {
             panic!("{pe} cannot use GPU {}: {e}", gpu.ordinal);
         }
-        let local = Arc::clone(&world.local_streams[pe.idx()]);
+        let local = Arc::clone(world.local_stream(pe));
         let n = world.n_pes as usize;
         let staging = RefCell::new(StagingPool::new(Arc::clone(&gpu.ctx)));
         CudaDevice {
@@ -214,7 +240,8 @@ impl CudaDevice {
         match kind {
             MemKind::Device => {
                 let access = self.ctx.world.ordinals();
-                Vmm::new(ctx, len_bytes, &access, &self.local).map(Segment::Device)
+                let shareable = self.ctx.world.multi_process();
+                Vmm::new(ctx, len_bytes, &access, &self.local, shareable).map(Segment::Device)
             }
             MemKind::Host => {
                 let len = usize::try_from(len_bytes).map_err(|_| DriverCallError {
@@ -272,18 +299,44 @@ impl Device for CudaDevice {
         if world.has_segment(pe, kind) {
             return Err(already_has(pe, kind));
         }
+        if world.multi_process() && kind == MemKind::Host {
+            return Err(DeviceError::Lost(
+                "Host segments are not shared between the processes of a multi-process run \
+                 yet; use Device memory (the symmetric heap's kind) or run the PEs as threads \
+                 of one process"
+                    .into(),
+            ));
+        }
         let segment = self
             .new_segment(kind, len_bytes)
             .map_err(|e| if e.is_out_of_memory() { oom } else { e.into() })?;
         let base = segment.addr();
+        let shared = match (&segment, world.multi_process()) {
+            (Segment::Device(vmm), true) => {
+                let fd = vmm.export_fd()?;
+                let shared = SharedMemory::of(&fd, vmm.size());
+                world.keep_export(fd);
+                Some(shared)
+            }
+            _ => None,
+        };
         world.keep_segment(pe, kind, segment)?;
         self.ctx.reachable.borrow_mut()[pe.idx()][kind_index(kind)] =
             Some(Reachable { base, len_bytes });
-        Ok(SegmentKey(key_bytes(pe, kind, base, len_bytes)))
+        let key = Key {
+            pe,
+            kind_idx: kind_index(kind),
+            base,
+            len_bytes,
+            shared,
+        };
+        Ok(SegmentKey(key.to_bytes()))
     }
 
     /// In one process a segment's address is valid on every GPU of the run (its access was
     /// granted to all of them at creation), so importing records the address the key names.
+    /// A segment of another process is mapped here from the descriptor its key names
+    /// (`process.rs`), for this PE's GPU.
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
         let import_error = |reason: &str| DeviceError::Import {
             peer,
@@ -293,20 +346,31 @@ impl Device for CudaDevice {
         if peer.0 >= self.ctx.world.n_pes {
             return Err(import_error("no such PE"));
         }
-        let (owner, kind_idx, base, len_bytes) =
-            parse_key(&key.0).ok_or_else(|| import_error("the key is not a CUDA segment key"))?;
-        if owner != peer || kind_idx != kind_index(kind) {
+        let key = Key::from_bytes(&key.0)
+            .ok_or_else(|| import_error("the key is not a CUDA segment key"))?;
+        if key.pe != peer || key.kind_idx != kind_index(kind) {
             return Err(import_error("the key describes another segment"));
         }
-        self.ctx.reachable.borrow_mut()[peer.idx()][kind_idx] = Some(Reachable { base, len_bytes });
+        let base = match key.shared {
+            Some(shared) if !shared.is_local() => {
+                let gpu = &self.ctx.gpu;
+                let vmm = map_shared(&gpu.ctx, &shared, &[gpu.ordinal])
+                    .map_err(|reason| import_error(&reason))?;
+                let base = vmm.addr();
+                self.ctx.world.keep_import(vmm);
+                base
+            }
+            _ => key.base,
+        };
+        self.ctx.reachable.borrow_mut()[peer.idx()][key.kind_idx] = Some(Reachable {
+            base,
+            len_bytes: key.len_bytes,
+        });
         Ok(())
     }
 
     fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
-        let world = &self.ctx.world;
-        world
-            .rendezvous
-            .exchange(self.ctx.pe, mine, &world.start, deadline)
+        self.ctx.world.exchange(self.ctx.pe, mine, deadline)
     }
 
     fn create_queue(&self) -> Result<CudaQueue, DeviceError> {
@@ -396,18 +460,27 @@ mod tests {
 
     #[test]
     fn keys_round_trip_and_reject_other_bytes() {
-        let key = key_bytes(Pe(3), MemKind::Device, 0x7f00_0000_0000, 4 << 20);
-        assert_eq!(
-            parse_key(&key),
-            Some((
-                Pe(3),
-                kind_index(MemKind::Device),
-                0x7f00_0000_0000,
-                4 << 20
-            ))
-        );
-        assert_eq!(parse_key(&key[..key.len() - 1]), None);
-        assert_eq!(parse_key(&[key.clone(), vec![0]].concat()), None);
-        assert_eq!(parse_key(&[]), None);
+        let mut key = Key {
+            pe: Pe(3),
+            kind_idx: kind_index(MemKind::Device),
+            base: 0x7f00_0000_0000,
+            len_bytes: 4 << 20,
+            shared: None,
+        };
+        for shared in [
+            None,
+            Some(SharedMemory {
+                pid: 77,
+                fd: 9,
+                size: 4 << 20,
+            }),
+        ] {
+            key.shared = shared;
+            let bytes = key.to_bytes();
+            assert_eq!(Key::from_bytes(&bytes), Some(key));
+            assert_eq!(Key::from_bytes(&bytes[..bytes.len() - 1]), None);
+            assert_eq!(Key::from_bytes(&[bytes.clone(), vec![0]].concat()), None);
+        }
+        assert_eq!(Key::from_bytes(&[]), None);
     }
 }

@@ -5,6 +5,8 @@
 //! to the host and to every GPU, which is why importing a peer's segment only records its
 //! base address.
 
+use std::ffi::{c_int, c_void};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -130,17 +132,23 @@ fn device_location(ordinal: u32) -> sys::CUmemLocation {
 
 impl Vmm {
     /// At least `len_bytes` (rounded up to the allocation granularity) of zeroed memory on
-    /// `ctx`'s GPU, mapped for every GPU of `access`; zeroed on `stream` (of `ctx`).
+    /// `ctx`'s GPU, mapped for every GPU of `access`; zeroed on `stream` (of `ctx`). With
+    /// `shareable`, other processes may map it ([`Vmm::export_fd`], [`Vmm::import`]).
     pub(crate) fn new(
         ctx: &Arc<CudaContext>,
         len_bytes: u64,
         access: &[u32],
         stream: &CudaStream,
+        shareable: bool,
     ) -> Result<Vmm, DriverCallError> {
         ctx.bind_to_thread().during("cuCtxSetCurrent")?;
         let prop = sys::CUmemAllocationProp {
             type_: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
-            requestedHandleTypes: sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
+            requestedHandleTypes: if shareable {
+                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+            } else {
+                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE
+            },
             location: device_location(ctx.ordinal() as u32),
             win32HandleMetaData: std::ptr::null_mut(),
             allocFlags: sys::CUmemAllocationProp_st__bindgen_ty_1 {
@@ -167,11 +175,85 @@ impl Vmm {
         let mut handle = 0;
         // SAFETY: `handle` and `prop` are valid; `size` is a multiple of the granularity.
         unsafe { sys::cuMemCreate(&mut handle, size, &prop, 0) }.during("cuMemCreate")?;
+        let vmm = Self::map(ctx, Physical(handle), size, access)?;
+        // Zeroed on a stream of ours and waited for: the legacy stream's memset would not be
+        // ordered with the non-blocking streams that peers write with.
+        // SAFETY: the range is mapped and writable by this GPU.
+        unsafe { sys::cuMemsetD8Async(vmm.base, 0, size, stream.cu_stream()) }
+            .during("cuMemsetD8Async")?;
+        stream.synchronize().during("cuStreamSynchronize")?;
+        Ok(vmm)
+    }
+
+    /// The base address, valid on every GPU of the run.
+    pub(crate) fn addr(&self) -> u64 {
+        self.base
+    }
+
+    /// The mapped size: `len_bytes` rounded up to the granularity.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+
+    /// A file descriptor of the memory that another process can import with [`Vmm::import`]
+    /// (once it holds a copy of it: `process.rs`). Only for memory made `shareable`.
+    pub(crate) fn export_fd(&self) -> Result<OwnedFd, DriverCallError> {
+        self.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
+        let mut handle = 0;
+        // SAFETY: `base` is the start of a live mapping made by `new`.
+        unsafe { sys::cuMemRetainAllocationHandle(&mut handle, self.base as *mut c_void) }
+            .during("cuMemRetainAllocationHandle")?;
+        let retained = Physical(handle);
+        let mut fd: c_int = -1;
+        // SAFETY: the handle is live, and a POSIX descriptor is written to `fd` as an int.
+        unsafe {
+            sys::cuMemExportToShareableHandle(
+                (&raw mut fd).cast(),
+                retained.0,
+                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                0,
+            )
+        }
+        .during("cuMemExportToShareableHandle")?;
+        // SAFETY: the driver just opened `fd` for us; we own it.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Maps another process's memory, exported as `fd` with `size` bytes, at a new address of
+    /// this process, readable and writable by the GPUs of `access`.
+    pub(crate) fn import(
+        ctx: &Arc<CudaContext>,
+        fd: &OwnedFd,
+        size: usize,
+        access: &[u32],
+    ) -> Result<Vmm, DriverCallError> {
+        ctx.bind_to_thread().during("cuCtxSetCurrent")?;
+        let mut handle = 0;
+        // SAFETY: for POSIX descriptors the driver takes the descriptor's value as the pointer
+        // argument; `fd` is open for the whole call.
+        unsafe {
+            sys::cuMemImportFromShareableHandle(
+                &mut handle,
+                fd.as_raw_fd() as isize as *mut c_void,
+                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+            )
+        }
+        .during("cuMemImportFromShareableHandle")?;
         let physical = Physical(handle);
+        Self::map(ctx, physical, size, access)
+    }
+
+    /// Reserves `size` bytes of address space, maps `physical` there and grants `access`.
+    fn map(
+        ctx: &Arc<CudaContext>,
+        physical: Physical,
+        size: usize,
+        access: &[u32],
+    ) -> Result<Vmm, DriverCallError> {
         let mut base = 0;
-        // SAFETY: `base` is a valid place for the result; size and alignment are multiples of
-        // the granularity; address 0 and flags 0 let the driver choose.
-        unsafe { sys::cuMemAddressReserve(&mut base, size, granularity, 0, 0) }
+        // SAFETY: `base` is a valid place for the result; 0 for alignment, address and flags
+        // lets the driver choose (the granularity divides `size`).
+        unsafe { sys::cuMemAddressReserve(&mut base, size, 0, 0, 0) }
             .during("cuMemAddressReserve")?;
         let mut vmm = Vmm {
             ctx: Arc::clone(ctx),
@@ -183,29 +265,22 @@ impl Vmm {
         unsafe { sys::cuMemMap(base, size, 0, physical.0, 0) }.during("cuMemMap")?;
         vmm.mapped = true;
         drop(physical);
-        let descs: Vec<sys::CUmemAccessDesc> = access
-            .iter()
-            .map(|&gpu| sys::CUmemAccessDesc {
-                location: device_location(gpu),
-                flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-            })
-            .collect();
-        // SAFETY: the range is mapped, and `descs` holds `descs.len()` descriptors.
-        unsafe { sys::cuMemSetAccess(base, size, descs.as_ptr(), descs.len()) }
-            .during("cuMemSetAccess")?;
-        // Zeroed on a stream of ours and waited for: the legacy stream's memset would not be
-        // ordered with the non-blocking streams that peers write with.
-        // SAFETY: the range is mapped and writable by this GPU.
-        unsafe { sys::cuMemsetD8Async(base, 0, size, stream.cu_stream()) }
-            .during("cuMemsetD8Async")?;
-        stream.synchronize().during("cuStreamSynchronize")?;
+        set_access(base, size, access)?;
         Ok(vmm)
     }
+}
 
-    /// The base address, valid on every GPU of the run.
-    pub(crate) fn addr(&self) -> u64 {
-        self.base
-    }
+/// Lets the GPUs of `access` read and write the mapped range.
+fn set_access(base: sys::CUdeviceptr, size: usize, access: &[u32]) -> Result<(), DriverCallError> {
+    let descs: Vec<sys::CUmemAccessDesc> = access
+        .iter()
+        .map(|&gpu| sys::CUmemAccessDesc {
+            location: device_location(gpu),
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        })
+        .collect();
+    // SAFETY: the range is mapped, and `descs` holds `descs.len()` descriptors.
+    unsafe { sys::cuMemSetAccess(base, size, descs.as_ptr(), descs.len()) }.during("cuMemSetAccess")
 }
 
 impl Drop for Vmm {

@@ -25,13 +25,19 @@
 //! - **Waits.** A PE reads its own memory with synchronous copies; `wait_until` polls the word
 //!   with a backoff from about 1 µs to 100 µs (`poll.rs`) until the deadline.
 //! - **Bootstrap.** [`crate::Device::exchange`] is the host backend's rendezvous.
+//! - **Processes.** Started by `rshmem run -n N` (see [`crate::bootstrap`]), each process runs
+//!   one PE, its rank, and exchanges through the launcher's bootstrap instead. Device
+//!   segments are then made exportable, and their keys carry a file descriptor that peers take
+//!   with `pidfd_getfd` and map at addresses of their own (`process.rs`); the device-side
+//!   API's synchronisation memory is shared that way at launch. `Host` segments are not
+//!   shared between processes yet.
 //!
 //! Done: host-initiated put, get, get-into, every atomic of [`crate::AmoKind`] at 32 and 64
 //! bits, put-with-signal, fence, quiet, tickets, waits, device and host segments, on one host
 //! with NVLink between all GPUs; the device-side API, kernels that call SHMEM compiled by NVRTC
-//! behind a shipped header ([`device_api`]); PEs sharing a GPU for tests. Not yet: a launcher of one process per GPU
-//! (`rshmem run -n`) with a bootstrap between processes, InfiniBand, collectives on the GPU,
-//! and `rshmem bench` against NVSHMEM.
+//! behind a shipped header ([`device_api`]); PEs sharing a GPU for tests; one process per PE
+//! under `rshmem run -n`. Not yet: InfiniBand, collectives on the GPU other than the
+//! barrier, runs on two GPUs of the test machine.
 
 mod device;
 pub mod device_api;
@@ -41,6 +47,7 @@ mod kernel;
 mod memory;
 mod nvrtc;
 mod poll;
+mod process;
 mod queue;
 mod staging;
 mod world;
@@ -50,6 +57,7 @@ use std::sync::Arc;
 use cudarc::driver::sys;
 
 use crate::backend::{Backend, LaunchOutput, Launcher};
+use crate::bootstrap::{BootstrapClient, BootstrapEnv};
 use crate::caps::{Caps, Semantics};
 use crate::error::LaunchError;
 use crate::host::single_host;
@@ -94,6 +102,8 @@ pub struct Cuda {
     topology: Topology,
     semantics: Semantics,
     inventory: GpuInventory,
+    /// Set when this process is one PE of a run started by `rshmem run -n`.
+    process: Option<BootstrapEnv>,
 }
 
 /// Configures a [`Cuda`] run.
@@ -140,6 +150,12 @@ impl CudaBuilder {
 
     /// Loads the driver and checks the configuration against the machine.
     ///
+    /// A process started by `rshmem run -n N` (its environment names the launcher's bootstrap,
+    /// see [`crate::bootstrap`]) runs one PE, its rank, of the launcher's N on GPU
+    /// `rank % n_gpus`; [`CudaBuilder::pes`], if given, must then be N. PEs share GPUs there
+    /// when this builder allows it or the launcher was given `--share-gpus`
+    /// ([`SHARE_GPUS_VAR`]).
+    ///
     /// # Errors
     /// [`LaunchError::Pes`] for zero PEs, more PEs than GPUs without [`Self::share_gpus`], or
     /// more than [`MAX_PES_PER_GPU`] PEs per GPU with it; [`LaunchError::Init`] if CUDA is
@@ -150,11 +166,25 @@ impl CudaBuilder {
         }
         let inventory = probe()?;
         let machine_gpus = inventory.gpus.len() as u32;
-        let n_pes = check_pes(
-            self.n_pes.unwrap_or(machine_gpus),
-            machine_gpus,
-            self.share_gpus,
-        )?;
+        let process = BootstrapEnv::from_env().map_err(|e| LaunchError::Init(e.to_string()))?;
+        let (requested, share) = match &process {
+            Some(env) => {
+                if self.n_pes.is_some_and(|n| n != env.n_ranks) {
+                    return Err(LaunchError::Pes {
+                        requested: self.n_pes.unwrap_or(0),
+                        reason: format!(
+                            "this process is one of {} started by `rshmem run -n {}`; ask for \
+                             that many PEs or none",
+                            env.n_ranks, env.n_ranks
+                        ),
+                    });
+                }
+                let shared_by_launcher = std::env::var(SHARE_GPUS_VAR).is_ok_and(|v| v == "1");
+                (env.n_ranks, self.share_gpus || shared_by_launcher)
+            }
+            None => (self.n_pes.unwrap_or(machine_gpus), self.share_gpus),
+        };
+        let n_pes = check_pes(requested, machine_gpus, share)?;
         let n_gpus = n_pes.min(machine_gpus);
         check_peer_access(&inventory, n_gpus)?;
         let topology = nvlink_topology(n_pes)
@@ -165,9 +195,14 @@ impl CudaBuilder {
             topology,
             semantics: self.semantics,
             inventory,
+            process,
         })
     }
 }
+
+/// The environment variable with which `rshmem run -n N --share-gpus` lets the processes of
+/// a run share GPUs ("1").
+pub const SHARE_GPUS_VAR: &str = "RSHMEM_SHARE_GPUS";
 
 /// The most PEs that may share one GPU ([`CudaBuilder::share_gpus`]): each PE holds a
 /// context's streams and a thread, and more than this is a mistake rather than a test.
@@ -276,14 +311,16 @@ impl Launcher for Cuda {
         &self.topology
     }
 
-    /// Runs each PE on a thread of its own with its GPU's context current, and joins them.
-    /// The run's segments are freed after every PE returned.
+    /// Runs each PE on a thread of its own with its GPU's context current, and joins them;
+    /// in a process of a multi-process run, runs this process's PE only (after connecting
+    /// to the launcher's bootstrap and sharing the device-side API's memory with the other
+    /// processes) and returns its result alone. The run's segments are freed after every
+    /// local PE returned.
     fn launch<R, F>(self, pe_main: F) -> Result<LaunchOutput<R, CudaReport>, LaunchError>
     where
         F: Fn(CudaDevice) -> R + Sync,
         R: Send,
     {
-        let gpus = self.gpus()?;
         // PEs sharing a GPU share its memory.
         let pes_per_gpu = u64::from(self.n_pes.div_ceil(self.n_gpus));
         let max_segment_bytes = self.inventory.gpus[..self.n_gpus as usize]
@@ -296,15 +333,24 @@ impl Launcher for Cuda {
             semantics: self.semantics,
             max_segment_bytes,
         };
-        let names = (0..self.n_pes)
+        let local = match &self.process {
+            Some(env) => env.rank..env.rank + 1,
+            None => 0..self.n_pes,
+        };
+        let names = local
+            .clone()
             .map(|pe| {
                 let gpu = &self.inventory.gpus[(pe % self.n_gpus) as usize];
                 format!("{}: {}", gpu.ordinal, gpu.name)
             })
             .collect();
-        let world = Arc::new(World::new(self.topology, caps, gpus)?);
+        let world = match &self.process {
+            Some(env) => self.process_world(env, caps)?,
+            None => World::for_threads(self.topology.clone(), caps, self.gpus()?)?,
+        };
+        let world = Arc::new(world);
         let start = sync::clock_now();
-        let results = run_pe_threads(self.n_pes, |pe: Pe| {
+        let results = run_pe_threads(local, |pe: Pe| {
             pe_main(CudaDevice::new(Arc::clone(&world), pe))
         })?;
         let report = CudaReport {
@@ -313,6 +359,35 @@ impl Launcher for Cuda {
             wall_ns: sync::nanos_since(&start),
         };
         Ok((results, report))
+    }
+}
+
+impl Cuda {
+    /// The world of the process that runs PE `env.rank`: its GPU, the bootstrap, and the
+    /// device-side API's memory shared with the other processes (collective).
+    fn process_world(&self, env: &BootstrapEnv, caps: Caps) -> Result<World, LaunchError> {
+        let bootstrap_timeout = std::time::Duration::from_secs(120);
+        let client = BootstrapClient::connect(env, std::time::Instant::now() + bootstrap_timeout)
+            .map_err(|e| {
+            LaunchError::Init(format!("PE {}: the launcher's bootstrap: {e}", env.rank))
+        })?;
+        process::allow_peers_to_take_fds().map_err(|e| {
+            LaunchError::Init(format!(
+                "PE {}: cannot let the run's other processes map this one's memory \
+                 (prctl PR_SET_PTRACER): {e}",
+                env.rank
+            ))
+        })?;
+        let gpu = driver::gpu(env.rank % self.n_gpus)?;
+        gpu.amo_kernel()
+            .map_err(|e| LaunchError::Init(format!("GPU {}: {e}", gpu.ordinal)))?;
+        let pe = Pe(env.rank);
+        let world = World::for_process(self.topology.clone(), caps, gpu, pe, env.n_ranks, client)?;
+        let deadline = crate::types::Instant(bootstrap_timeout.as_nanos() as u64);
+        world
+            .share_device_sync(pe, deadline)
+            .map_err(|e| LaunchError::Init(format!("PE {}: {e}", env.rank)))?;
+        Ok(world)
     }
 }
 

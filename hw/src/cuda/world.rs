@@ -1,5 +1,11 @@
-//! What the PEs of a CUDA run share: the GPUs, the segments, the rendezvous and the clock.
+//! What the PEs of a CUDA run share in this process: the GPUs, the segments, the bootstrap
+//! and the clock.
+//!
+//! A run is either one process with a thread per PE (every PE is local), or one process per
+//! PE started by `rshmem run -n` (one local PE; peers' memory is mapped from the file
+//! descriptors they export, see `process.rs`).
 
+use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::CudaStream;
@@ -8,15 +14,25 @@ use super::device_api::state::SYNC_BYTES;
 use super::driver::Gpu;
 use super::error::{DriverCallError, During};
 use super::memory::{Segment, Vmm};
+use super::process::{self, SharedMemory};
+use crate::bootstrap::BootstrapClient;
 use crate::caps::Caps;
-use crate::error::DeviceError;
+use crate::error::{DeviceError, QueueError};
 use crate::host::rendezvous::Rendezvous;
 use crate::host::world::kind_index;
 use crate::sync::{self, Clock};
 use crate::topology::Topology;
-use crate::types::{MemKind, Pe};
+use crate::types::{Instant, MemKind, Pe};
 
-/// Everything the PEs of one run share.
+/// How the PEs exchange bytes: a rendezvous in memory, or the launcher's bootstrap.
+#[derive(Debug)]
+pub(crate) enum Exchange {
+    // Boxed: a rendezvous is large under shuttle's lock types, a client is small.
+    Threads(Box<Rendezvous>),
+    Processes(Mutex<BootstrapClient>),
+}
+
+/// Everything the PEs of one run share in this process.
 #[derive(Debug)]
 pub(crate) struct World {
     pub(crate) n_pes: u32,
@@ -24,67 +40,216 @@ pub(crate) struct World {
     pub(crate) topology: Topology,
     /// Time zero of [`crate::Device::now`].
     pub(crate) start: Clock,
-    pub(crate) rendezvous: Rendezvous,
-    /// PE `i`'s GPU.
-    pub(crate) gpus: Vec<Arc<Gpu>>,
-    /// PE `i`'s stream for its own synchronous copies (local reads, writes and waits).
-    pub(crate) local_streams: Vec<Arc<CudaStream>>,
-    /// Every PE's segments by [`kind_index`]. The world owns them so that they are freed only
-    /// when the run is over: a PE that returns early must not unmap memory a peer still writes.
+    exchange: Exchange,
+    /// The first PE this process runs; it runs `gpus.len()` PEs from there.
+    first_pe: u32,
+    /// The GPU of each PE this process runs, from `first_pe`.
+    gpus: Vec<Arc<Gpu>>,
+    /// The stream of each local PE's own synchronous copies (local reads, writes and waits).
+    local_streams: Vec<Arc<CudaStream>>,
+    /// Every PE's segments by [`kind_index`] (only local PEs' are ever filled). The world owns
+    /// them so that they are freed only when the run is over: a PE that returns early must
+    /// not unmap memory a peer still writes.
     segments: Mutex<Vec<[Option<Segment>; 2]>>,
-    /// Every PE's synchronisation memory of the device-side API, by PE, made by the first
-    /// kernel launch of the run: most runs launch none.
-    device_sync: OnceLock<Result<Vec<Vmm>, DriverCallError>>,
+    /// Peers' memory mapped into this process, and this process's exported descriptors:
+    /// kept until the run ends, as segments are.
+    imports: Mutex<Vec<Vmm>>,
+    exports: Mutex<Vec<OwnedFd>>,
+    /// The base address, in this process, of every PE's synchronisation memory of the
+    /// device-side API: made on first use by the threads of one process, at launch by each
+    /// process of a multi-process run (it is collective there).
+    device_sync: OnceLock<Result<Vec<u64>, DriverCallError>>,
+    /// The memory behind `device_sync`.
+    device_sync_memory: Mutex<Vec<Vmm>>,
 }
 
 impl World {
-    /// The shared state of a run of one PE per GPU of `gpus`.
-    pub(crate) fn new(
+    /// The shared state of a run of one process with a thread per PE, PE `i` on `gpus[i]`.
+    pub(crate) fn for_threads(
         topology: Topology,
         caps: Caps,
         gpus: Vec<Arc<Gpu>>,
+    ) -> Result<World, DriverCallError> {
+        let n_pes = gpus.len() as u32;
+        World::new(
+            topology,
+            caps,
+            gpus,
+            0,
+            n_pes,
+            Exchange::Threads(Box::new(Rendezvous::new(n_pes))),
+        )
+    }
+
+    /// The shared state of the process that runs PE `pe` of `n_pes` on `gpu`.
+    pub(crate) fn for_process(
+        topology: Topology,
+        caps: Caps,
+        gpu: Arc<Gpu>,
+        pe: Pe,
+        n_pes: u32,
+        bootstrap: BootstrapClient,
+    ) -> Result<World, DriverCallError> {
+        let exchange = Exchange::Processes(Mutex::new(bootstrap));
+        World::new(topology, caps, vec![gpu], pe.0, n_pes, exchange)
+    }
+
+    fn new(
+        topology: Topology,
+        caps: Caps,
+        gpus: Vec<Arc<Gpu>>,
+        first_pe: u32,
+        n_pes: u32,
+        exchange: Exchange,
     ) -> Result<World, DriverCallError> {
         let local_streams = gpus
             .iter()
             .map(|gpu| gpu.ctx.new_stream().during("cuStreamCreate"))
             .collect::<Result<Vec<_>, _>>()?;
-        let n_pes = gpus.len() as u32;
         Ok(World {
             n_pes,
             caps,
             topology,
             start: sync::clock_now(),
-            rendezvous: Rendezvous::new(n_pes),
+            exchange,
+            first_pe,
             segments: Mutex::new((0..n_pes).map(|_| [None, None]).collect()),
+            imports: Mutex::new(Vec::new()),
+            exports: Mutex::new(Vec::new()),
             gpus,
             local_streams,
             device_sync: OnceLock::new(),
+            device_sync_memory: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The PEs this process runs.
+    pub(crate) fn local_pes(&self) -> std::ops::Range<u32> {
+        self.first_pe..self.first_pe + self.gpus.len() as u32
+    }
+
+    /// Whether each PE is a process of its own (peers' memory comes through descriptors).
+    pub(crate) fn multi_process(&self) -> bool {
+        matches!(self.exchange, Exchange::Processes(_))
+    }
+
+    fn local_index(&self, pe: Pe) -> usize {
+        assert!(
+            self.local_pes().contains(&pe.0),
+            "{pe} does not run in this process"
+        );
+        (pe.0 - self.first_pe) as usize
+    }
+
+    /// Local PE `pe`'s GPU.
+    pub(crate) fn gpu(&self, pe: Pe) -> &Arc<Gpu> {
+        &self.gpus[self.local_index(pe)]
+    }
+
+    /// Local PE `pe`'s stream for its own synchronous copies.
+    pub(crate) fn local_stream(&self, pe: Pe) -> &Arc<CudaStream> {
+        &self.local_streams[self.local_index(pe)]
+    }
+
+    /// Every PE's `mine`, in PE order: the bootstrap exchange of the run.
+    pub(crate) fn exchange(
+        &self,
+        pe: Pe,
+        mine: &[u8],
+        deadline: Instant,
+    ) -> Result<Vec<Vec<u8>>, QueueError> {
+        match &self.exchange {
+            Exchange::Threads(rendezvous) => rendezvous.exchange(pe, mine, &self.start, deadline),
+            Exchange::Processes(client) => {
+                let wait_ns = deadline.0.saturating_sub(sync::nanos_since(&self.start));
+                let until = std::time::Instant::now() + std::time::Duration::from_nanos(wait_ns);
+                let mut client = client.lock().unwrap_or_else(|e| e.into_inner());
+                client
+                    .allgather(mine, until)
+                    .map_err(|e| QueueError::Deadline {
+                        pe,
+                        waiting_for: format!("the bootstrap exchange between processes: {e}"),
+                        deadline,
+                    })
+            }
+        }
     }
 
     /// The base address of every PE's synchronisation memory for the device-side API
     /// ([`SYNC_BYTES`] of zeroed device memory on the PE's GPU, mapped for every GPU of the
-    /// run), made on first use. `caller`'s context is current again when this returns.
+    /// run). In one process it is made on first use, and `caller`'s context is current again
+    /// when this returns; a multi-process run made it at launch ([`World::share_device_sync`]).
     ///
     /// # Errors
     /// The driver call that failed making it; the error is kept for the run.
     pub(crate) fn device_sync_bases(&self, caller: &Gpu) -> Result<Vec<u64>, DriverCallError> {
         let made = self.device_sync.get_or_init(|| {
             let access = self.ordinals();
-            self.gpus
+            let memory = self
+                .gpus
                 .iter()
                 .zip(&self.local_streams)
-                .map(|(gpu, stream)| Vmm::new(&gpu.ctx, SYNC_BYTES, &access, stream))
-                .collect()
+                .map(|(gpu, stream)| Vmm::new(&gpu.ctx, SYNC_BYTES, &access, stream, false))
+                .collect::<Result<Vec<Vmm>, _>>()?;
+            let bases = memory.iter().map(Vmm::addr).collect();
+            *self
+                .device_sync_memory
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = memory;
+            Ok(bases)
         });
         // Making the memory bound each GPU's context to this thread in turn.
         caller.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
-        made.as_ref()
-            .map(|memory| memory.iter().map(Vmm::addr).collect())
-            .map_err(Clone::clone)
+        made.clone()
     }
 
-    /// The ordinals of the run's GPUs: who may access a segment.
+    /// In a multi-process run, makes this process's synchronisation memory, shares it with
+    /// every other process and maps theirs (collective: every process calls it at launch).
+    ///
+    /// # Errors
+    /// A driver or bootstrap error, as text.
+    pub(crate) fn share_device_sync(&self, pe: Pe, deadline: Instant) -> Result<(), String> {
+        let gpu = self.gpu(pe);
+        let mine = Vmm::new(
+            &gpu.ctx,
+            SYNC_BYTES,
+            &[gpu.ordinal],
+            self.local_stream(pe),
+            true,
+        )
+        .map_err(|e| e.to_string())?;
+        let fd = mine.export_fd().map_err(|e| e.to_string())?;
+        let shared = SharedMemory::of(&fd, mine.size());
+        let all = self
+            .exchange(pe, &shared.to_bytes(), deadline)
+            .map_err(|e| e.to_string())?;
+        let mut bases = Vec::with_capacity(all.len());
+        let mut memory = vec![];
+        for (peer, bytes) in all.iter().enumerate() {
+            if peer == pe.idx() {
+                bases.push(mine.addr());
+                continue;
+            }
+            let theirs = SharedMemory::from_bytes(bytes)
+                .ok_or_else(|| format!("PE {peer} sent a malformed synchronisation key"))?;
+            let vmm = process::map_shared(&gpu.ctx, &theirs, &[gpu.ordinal])
+                .map_err(|e| format!("mapping PE {peer}'s synchronisation memory: {e}"))?;
+            bases.push(vmm.addr());
+            memory.push(vmm);
+        }
+        memory.push(mine);
+        *self
+            .device_sync_memory
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = memory;
+        self.keep_export(fd);
+        self.device_sync
+            .set(Ok(bases))
+            .map_err(|_| "the synchronisation memory was made twice".to_string())
+    }
+
+    /// The ordinals of this process's GPUs: who may access a segment made here (in a
+    /// multi-process run, each importer grants its own GPU access to what it maps).
     pub(crate) fn ordinals(&self) -> Vec<u32> {
         let mut ordinals: Vec<u32> = self.gpus.iter().map(|gpu| gpu.ordinal).collect();
         // PEs may share a GPU; an access list names each GPU once.
@@ -116,6 +281,22 @@ impl World {
         }
         *slot = Some(segment);
         Ok(())
+    }
+
+    /// Keeps a peer's memory mapped until the run ends.
+    pub(crate) fn keep_import(&self, vmm: Vmm) {
+        self.imports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(vmm);
+    }
+
+    /// Keeps an exported descriptor open until the run ends (peers take copies of it).
+    pub(crate) fn keep_export(&self, fd: OwnedFd) {
+        self.exports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(fd);
     }
 }
 

@@ -241,7 +241,7 @@ impl Launcher for Host {
         let n_pes = self.n_pes;
         let world = self.into_world();
         let start = sync::clock_now();
-        let results = run_pe_threads(n_pes, |pe| pe_main(world.device(pe)))?;
+        let results = run_pe_threads(0..n_pes, |pe| pe_main(world.device(pe)))?;
         let report = HostReport {
             n_pes,
             wall_ns: sync::nanos_since(&start),

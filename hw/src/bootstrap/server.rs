@@ -1,0 +1,508 @@
+//! The launcher's side: accepts one connection per rank and relays the allgather rounds.
+//!
+//! One reader thread per connection turns its frames into [`Event`]s on a channel; the thread
+//! that called [`BootstrapServer::serve`] owns all state and does all writing. A blocked
+//! `read` per connection is the simplest way to notice at once that any one peer closed its
+//! socket, and `recv_timeout` on the channel bounds everything by the deadline.
+
+use std::io;
+use std::net::Shutdown;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use super::BootstrapError;
+use super::wire::{self, Frame, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ReadError, kind};
+
+/// How often the acceptor looks at the stop flag between connections. The listener is
+/// nonblocking so that `serve` can end the acceptor without a self-connection trick; 10 ms is
+/// noise next to process start-up.
+const ACCEPT_POLL_MS: u64 = 10;
+
+/// How long one write to a rank may block. A rank that does not read its answer for this long
+/// is treated as gone rather than allowed to stall the whole run.
+const WRITE_TIMEOUT_MS: u64 = 10_000;
+
+/// The bootstrap server of one run: a bound Unix domain socket and the number of ranks.
+///
+/// The socket file is removed when the server is dropped (after [`serve`](Self::serve)).
+#[derive(Debug)]
+pub struct BootstrapServer {
+    listener: UnixListener,
+    path: PathBuf,
+    n_ranks: u32,
+}
+
+/// What a connection's reader thread reports.
+enum Event {
+    /// The connection's first frame, a well-formed hello.
+    Hello {
+        conn: usize,
+        rank: u32,
+        n_ranks: u32,
+        version: u32,
+        writer: UnixStream,
+    },
+    /// A frame after the hello.
+    Frame { conn: usize, frame: Frame },
+    /// The connection ended cleanly (`None`) or broke (`Some(why)`), which includes a first
+    /// frame that was not a hello.
+    Closed { conn: usize, why: Option<String> },
+    /// `accept` itself failed; the server can take no more connections.
+    AcceptFailed(io::Error),
+}
+
+/// Where one rank is in the run.
+enum Slot {
+    /// Not connected yet.
+    Absent,
+    /// Connected; `writer` is the server's end for answers.
+    Joined { conn: usize, writer: UnixStream },
+    /// Said goodbye or closed its connection.
+    Left,
+}
+
+impl BootstrapServer {
+    /// Binds the socket at `path` for a run of `n_ranks` ranks. Clients may connect from now
+    /// on; they wait until [`serve`](Self::serve) answers.
+    ///
+    /// # Errors
+    /// [`BootstrapError::InvalidArgument`] when `n_ranks` is 0; [`BootstrapError::Io`] when the
+    /// socket cannot be bound (the path exists, its directory does not, or it is too long for
+    /// a Unix socket, about 100 bytes).
+    pub fn bind(path: &Path, n_ranks: u32) -> Result<Self, BootstrapError> {
+        if n_ranks == 0 {
+            return Err(BootstrapError::InvalidArgument(
+                "a run needs at least one rank, not 0".to_string(),
+            ));
+        }
+        let listener = UnixListener::bind(path).map_err(|e| {
+            BootstrapError::io(
+                format!(
+                    "cannot bind the bootstrap socket {} (remove a stale file there, or choose a \
+                     shorter path in an existing directory)",
+                    path.display()
+                ),
+                e,
+            )
+        })?;
+        Ok(BootstrapServer {
+            listener,
+            path: path.to_path_buf(),
+            n_ranks,
+        })
+    }
+
+    /// The socket's path, for the clients' [`BOOTSTRAP_VAR`](super::BOOTSTRAP_VAR).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The number of ranks the server waits for.
+    pub fn n_ranks(&self) -> u32 {
+        self.n_ranks
+    }
+
+    /// Serves the run: accepts every rank, relays allgather rounds, and returns when every rank
+    /// has said goodbye or closed its connection outside a round.
+    ///
+    /// When a rank leaves while others wait in a round, or `deadline` passes first, every
+    /// connected rank gets an error frame naming the ranks waited for, and so does the caller.
+    ///
+    /// # Errors
+    /// [`BootstrapError::PeerLost`] and [`BootstrapError::Deadline`] naming the ranks waited
+    /// for; [`BootstrapError::Rejected`] for a duplicate rank, a rank out of range or a
+    /// different number of ranks; [`BootstrapError::Protocol`] and [`BootstrapError::TooLarge`]
+    /// for a peer that breaks the protocol; [`BootstrapError::Io`] if the socket fails.
+    pub fn serve(self, deadline: Instant) -> Result<(), BootstrapError> {
+        let listener = self
+            .listener
+            .try_clone()
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .map_err(|e| BootstrapError::io("cannot prepare the bootstrap socket", e))?;
+        let (tx, rx) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let acceptor = spawn_acceptor(listener, tx, Arc::clone(&stop), deadline)?;
+        let mut relay = Relay {
+            n_ranks: self.n_ranks,
+            slots: (0..self.n_ranks).map(|_| Slot::Absent).collect(),
+            pending: vec![None; self.n_ranks as usize],
+        };
+        let result = relay.run(&rx, deadline);
+        // Whatever the outcome, close every connection so that each reader thread sees the end
+        // of its stream and exits, and stop the acceptor before the socket file goes.
+        relay.close_all();
+        stop.store(true, Ordering::Relaxed);
+        let _ = acceptor.join();
+        result
+    }
+}
+
+impl Drop for BootstrapServer {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn spawn_acceptor(
+    listener: UnixListener,
+    tx: Sender<Event>,
+    stop: Arc<AtomicBool>,
+    deadline: Instant,
+) -> Result<JoinHandle<()>, BootstrapError> {
+    thread::Builder::new()
+        .name("rshmem-bootstrap-accept".to_string())
+        .spawn(move || {
+            let mut next_conn = 0;
+            while !stop.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let conn = next_conn;
+                        next_conn += 1;
+                        if let Err(e) = spawn_reader(conn, stream, tx.clone(), deadline) {
+                            let _ = tx.send(Event::AcceptFailed(e));
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        thread::sleep(Duration::from_millis(ACCEPT_POLL_MS));
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        let _ = tx.send(Event::AcceptFailed(e));
+                        return;
+                    }
+                }
+            }
+        })
+        .map_err(|e| BootstrapError::io("cannot start the bootstrap acceptor thread", e))
+}
+
+fn spawn_reader(
+    conn: usize,
+    stream: UnixStream,
+    tx: Sender<Event>,
+    deadline: Instant,
+) -> io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_write_timeout(Some(Duration::from_millis(WRITE_TIMEOUT_MS)))?;
+    let writer = stream.try_clone()?;
+    thread::Builder::new()
+        .name(format!("rshmem-bootstrap-conn{conn}"))
+        .spawn(move || read_connection(conn, stream, writer, &tx, deadline))?;
+    Ok(())
+}
+
+/// The reader thread of one connection: the hello first, then frames until the end.
+fn read_connection(
+    conn: usize,
+    mut stream: UnixStream,
+    writer: UnixStream,
+    tx: &Sender<Event>,
+    deadline: Instant,
+) {
+    // A connection that never says hello must not hold a thread past the deadline.
+    let hello = stream
+        .set_read_timeout(Some(wire::timeout_until(deadline)))
+        .map_err(ReadError::Io)
+        .and_then(|()| wire::read_frame(&mut stream));
+    let hello = match hello {
+        Ok(Some(f)) if f.kind == kind::HELLO && f.payload.len() == 8 => f,
+        Ok(Some(f)) => {
+            let why = format!(
+                "the first frame was of kind {} with {} bytes, not a hello",
+                f.kind,
+                f.payload.len()
+            );
+            let _ = tx.send(Event::Closed {
+                conn,
+                why: Some(why),
+            });
+            return;
+        }
+        Ok(None) => {
+            let _ = tx.send(Event::Closed { conn, why: None });
+            return;
+        }
+        Err(e) => {
+            let _ = tx.send(Event::Closed {
+                conn,
+                why: Some(describe(&e)),
+            });
+            return;
+        }
+    };
+    let word = |at: usize| {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&hello.payload[at..at + 4]);
+        u32::from_le_bytes(b)
+    };
+    let event = Event::Hello {
+        conn,
+        rank: hello.rank,
+        n_ranks: word(0),
+        version: word(4),
+        writer,
+    };
+    if tx.send(event).is_err() || stream.set_read_timeout(None).is_err() {
+        return;
+    }
+    // From here the serving thread owns every deadline; this thread only reports.
+    loop {
+        let event = match wire::read_frame(&mut stream) {
+            Ok(Some(frame)) => Event::Frame { conn, frame },
+            Ok(None) => Event::Closed { conn, why: None },
+            Err(e) => Event::Closed {
+                conn,
+                why: Some(describe(&e)),
+            },
+        };
+        let last = matches!(event, Event::Closed { .. });
+        if tx.send(event).is_err() || last {
+            return;
+        }
+    }
+}
+
+fn describe(e: &ReadError) -> String {
+    match e {
+        ReadError::Io(e) => e.to_string(),
+        ReadError::TooLarge(len) => {
+            format!("it announced a message of {len} bytes, over the limit of {MAX_MESSAGE_BYTES}")
+        }
+    }
+}
+
+/// The serving thread's state.
+struct Relay {
+    n_ranks: u32,
+    slots: Vec<Slot>,
+    /// Each rank's message of the current round, once it sent it.
+    pending: Vec<Option<Vec<u8>>>,
+}
+
+impl Relay {
+    fn run(&mut self, rx: &Receiver<Event>, deadline: Instant) -> Result<(), BootstrapError> {
+        loop {
+            if self.slots.iter().all(|s| matches!(s, Slot::Left)) {
+                return Ok(());
+            }
+            let wait = deadline.saturating_duration_since(Instant::now());
+            let event = match rx.recv_timeout(wait) {
+                Ok(event) => event,
+                Err(RecvTimeoutError::Timeout) => {
+                    let waited_for = self.waited_for();
+                    return Err(self.fail(BootstrapError::Deadline { waited_for }));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    // The acceptor only exits early after sending `AcceptFailed`.
+                    return Err(self.fail(BootstrapError::Protocol(
+                        "the bootstrap acceptor stopped".to_string(),
+                    )));
+                }
+            };
+            self.handle(event)?;
+            self.advance()?;
+        }
+    }
+
+    fn handle(&mut self, event: Event) -> Result<(), BootstrapError> {
+        match event {
+            Event::Hello {
+                conn,
+                rank,
+                n_ranks,
+                version,
+                writer,
+            } => self.hello(conn, rank, n_ranks, version, writer),
+            Event::Frame { conn, frame } => {
+                let Some(rank) = self.rank_of(conn) else {
+                    // A connection that was refused or has left: its frames no longer count.
+                    return Ok(());
+                };
+                self.frame(rank, frame)
+            }
+            Event::Closed { conn, why } => {
+                match (self.rank_of(conn), why) {
+                    (Some(rank), _) => self.slots[rank as usize] = Slot::Left,
+                    (None, Some(why)) => {
+                        return Err(self.fail(BootstrapError::Protocol(format!(
+                            "a connection to the bootstrap socket did not start with a valid \
+                             hello: {why}"
+                        ))));
+                    }
+                    // Connected and left without a word: nothing claimed a rank.
+                    (None, None) => {}
+                }
+                Ok(())
+            }
+            Event::AcceptFailed(e) => Err(self.fail(BootstrapError::io(
+                "cannot accept connections on the bootstrap socket",
+                e,
+            ))),
+        }
+    }
+
+    fn hello(
+        &mut self,
+        conn: usize,
+        rank: u32,
+        n_ranks: u32,
+        version: u32,
+        mut writer: UnixStream,
+    ) -> Result<(), BootstrapError> {
+        let reason = if version != PROTOCOL_VERSION {
+            Some(format!(
+                "it speaks bootstrap protocol version {version}, the launcher {PROTOCOL_VERSION}; \
+                 build the program and rshmem from the same sources"
+            ))
+        } else if n_ranks != self.n_ranks {
+            Some(format!(
+                "it was told of {n_ranks} ranks, the launcher runs {}",
+                self.n_ranks
+            ))
+        } else if rank >= self.n_ranks {
+            Some(format!("ranks are 0..{}", self.n_ranks))
+        } else {
+            match self.slots[rank as usize] {
+                Slot::Absent => None,
+                Slot::Joined { .. } => Some(format!("rank {rank} is already connected")),
+                Slot::Left => Some(format!("rank {rank} already connected and left")),
+            }
+        };
+        if let Some(reason) = reason {
+            let _ = wire::write_frame(&mut writer, kind::REJECTED, rank, reason.as_bytes());
+            let _ = writer.shutdown(Shutdown::Both);
+            return Err(self.fail(BootstrapError::Rejected { rank, reason }));
+        }
+        if wire::write_frame(&mut writer, kind::ACCEPTED, rank, &[]).is_err() {
+            // It is gone already; count it as having left.
+            self.slots[rank as usize] = Slot::Left;
+            return Ok(());
+        }
+        self.slots[rank as usize] = Slot::Joined { conn, writer };
+        Ok(())
+    }
+
+    fn frame(&mut self, rank: u32, frame: Frame) -> Result<(), BootstrapError> {
+        let r = rank as usize;
+        match frame.kind {
+            kind::DATA if frame.rank != rank => Err(self.fail(BootstrapError::Protocol(format!(
+                "rank {rank} sent a message marked as rank {}",
+                frame.rank
+            )))),
+            kind::DATA if self.pending[r].is_some() => Err(self.fail(BootstrapError::Protocol(
+                format!("rank {rank} sent a second message before the round ended"),
+            ))),
+            kind::DATA => {
+                self.pending[r] = Some(frame.payload);
+                Ok(())
+            }
+            kind::GOODBYE => {
+                if let Slot::Joined { writer, .. } = &self.slots[r] {
+                    let _ = writer.shutdown(Shutdown::Both);
+                }
+                self.slots[r] = Slot::Left;
+                Ok(())
+            }
+            other => Err(self.fail(BootstrapError::Protocol(format!(
+                "rank {rank} sent a frame of kind {other}, which only the server sends"
+            )))),
+        }
+    }
+
+    /// Ends the round if every rank has sent its message; fails if some rank never will.
+    fn advance(&mut self) -> Result<(), BootstrapError> {
+        if self.pending.iter().all(Option::is_none) {
+            return Ok(());
+        }
+        // A rank that left without a message for this round will never send one. A rank that
+        // sent its message and then left still counts for this round.
+        let lost: Vec<u32> = (0..self.n_ranks)
+            .filter(|&r| {
+                matches!(self.slots[r as usize], Slot::Left) && self.pending[r as usize].is_none()
+            })
+            .collect();
+        if !lost.is_empty() {
+            return Err(self.fail(BootstrapError::PeerLost { waited_for: lost }));
+        }
+        if self.pending.iter().any(Option::is_none) {
+            return Ok(());
+        }
+        let mut answer = Vec::new();
+        for (rank, message) in (0u32..).zip(self.pending.iter_mut()) {
+            let message = message.take().unwrap_or_default();
+            wire::encode(&mut answer, kind::DATA, rank, &message);
+        }
+        for slot in &mut self.slots {
+            if let Slot::Joined { writer, .. } = slot {
+                // A rank that cannot take its answer is gone; its reader reports the close,
+                // and the next round names it.
+                if io::Write::write_all(writer, &answer).is_err() {
+                    let _ = writer.shutdown(Shutdown::Both);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The ranks that hold up the run: those not connected or without a message this round,
+    /// or, between rounds, all that have not left.
+    fn waited_for(&self) -> Vec<u32> {
+        let in_round = self.pending.iter().any(Option::is_some);
+        (0..self.n_ranks)
+            .filter(|&r| {
+                let r = r as usize;
+                if in_round {
+                    self.pending[r].is_none()
+                } else {
+                    !matches!(self.slots[r], Slot::Left)
+                }
+            })
+            .collect()
+    }
+
+    fn rank_of(&self, conn: usize) -> Option<u32> {
+        (0u32..)
+            .zip(&self.slots)
+            .find_map(|(rank, slot)| match slot {
+                Slot::Joined { conn: c, .. } if *c == conn => Some(rank),
+                _ => None,
+            })
+    }
+
+    /// Tells every connected rank why the run failed, and hands the error back.
+    fn fail(&mut self, error: BootstrapError) -> BootstrapError {
+        let (frame_kind, payload) = match &error {
+            BootstrapError::PeerLost { waited_for } => {
+                (kind::PEER_LOST, wire::encode_ranks(waited_for))
+            }
+            BootstrapError::Deadline { waited_for } => {
+                (kind::DEADLINE, wire::encode_ranks(waited_for))
+            }
+            other => (kind::PROTOCOL, other.to_string().into_bytes()),
+        };
+        for (rank, slot) in (0u32..).zip(&mut self.slots) {
+            if let Slot::Joined { writer, .. } = slot {
+                let _ = wire::write_frame(writer, frame_kind, rank, &payload);
+            }
+        }
+        self.close_all();
+        error
+    }
+
+    fn close_all(&mut self) {
+        for slot in &mut self.slots {
+            if let Slot::Joined { writer, .. } = slot {
+                let _ = writer.shutdown(Shutdown::Both);
+            }
+            if !matches!(slot, Slot::Absent) {
+                *slot = Slot::Left;
+            }
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! `rshmem run -n N PROGRAM [ARGS...]`: start N processes of a program on this machine, one per
+//! rank, with a bootstrap server they find through the environment (`hw::bootstrap`).
+//!
+//! The launcher's job is small and its failure handling is the point: every rank gets its
+//! rank, the number of ranks and the bootstrap socket; when one rank fails, the others are
+//! given a short grace period (to print their own view of the failure, which the bootstrap
+//! makes "rank K left") and are then killed, so that a run never hangs on a dead peer.
+
+use std::ffi::OsString;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use hw::bootstrap::{BOOTSTRAP_VAR, BootstrapError, BootstrapServer, N_RANKS_VAR, RANK_VAR};
+use hw::cuda::SHARE_GPUS_VAR;
+
+use crate::workloads;
+
+/// How long the other ranks may still run after one failed: long enough to print their own
+/// error, short enough that nobody waits for a hung peer.
+const GRACE_MS: u64 = 2_000;
+
+/// How often the launcher looks at its children. `std` has no "wait for any child", and 20 ms
+/// is nothing next to a process's start-up.
+const POLL_MS: u64 = 20;
+
+/// The bootstrap's deadline when `--timeout-s` is 0: in effect none. Ranks still bound their
+/// own waits by their deadlines, and the launcher kills the rest when one fails.
+const NO_DEADLINE_S: u64 = 100 * 365 * 24 * 3600;
+
+/// The launcher's options of `rshmem run` (the others are the simulator's).
+#[derive(Args, Debug)]
+pub(crate) struct LaunchArgs {
+    /// Start N processes of PROGRAM on this machine (ranks 0..N) instead of simulating a
+    /// workload; every argument after PROGRAM goes to PROGRAM.
+    #[arg(
+        short = 'n',
+        long = "np",
+        value_name = "N",
+        conflicts_with_all = ["pes", "topology", "semantics", "seed", "trace", "json"]
+    )]
+    pub(crate) np: Option<u32>,
+    /// With -n: kill every rank that still runs after this many seconds (0: no limit).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0, requires = "np")]
+    pub(crate) timeout_s: u64,
+    /// With -n: let the ranks' CUDA PEs share GPUs when there are more ranks than GPUs (rank
+    /// i on GPU i mod the GPU count; for tests on small machines, not for timing)
+    #[arg(long, requires = "np")]
+    pub(crate) share_gpus: bool,
+}
+
+/// Why a rank ended.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Exited(ExitStatus),
+    /// Killed by the launcher after `rank` failed.
+    KilledAfter {
+        rank: u32,
+    },
+    /// Killed by the launcher when `--timeout-s` passed.
+    KilledAtTimeout,
+    /// Killed by the launcher after the bootstrap server failed.
+    KilledAfterBootstrap,
+}
+
+/// The private directory of one run, removed when the run ends.
+struct RunDir(PathBuf);
+
+impl RunDir {
+    /// `$TMPDIR/rshmem-<pid>-<nanos>`, mode 0700: only this user can reach the socket.
+    fn create() -> anyhow::Result<RunDir> {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = std::env::temp_dir().join(format!("rshmem-{}-{nanos}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .with_context(|| format!("cannot create the run directory {}", path.display()))?;
+        Ok(RunDir(path))
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The command line with `--` put after PROGRAM in `rshmem run -n N PROGRAM ARGS...`, so that
+/// every argument after PROGRAM is PROGRAM's even where `rshmem run` has an option of that name
+/// (`rshmem run -n 2 ./bench --seed 3`). clap alone passes on ARGS only from the first one it
+/// does not know. Any other command line comes back as it was.
+pub(crate) fn program_args_verbatim(mut argv: Vec<OsString>) -> Vec<OsString> {
+    // The options of `rshmem run` that take a value, so that the value is not taken for
+    // PROGRAM.
+    const WITH_VALUE: [&str; 8] = [
+        "-n",
+        "--np",
+        "--timeout-s",
+        "--pes",
+        "--topology",
+        "--semantics",
+        "--seed",
+        "--trace",
+    ];
+    if argv.get(1).is_none_or(|a| a != "run") {
+        return argv;
+    }
+    let mut launcher = false;
+    let mut i = 2;
+    while let Some(arg) = argv.get(i).and_then(|a| a.to_str()) {
+        if arg == "--" {
+            // PROGRAM is already escaped.
+            return argv;
+        }
+        if WITH_VALUE.contains(&arg) {
+            launcher |= arg == "-n" || arg == "--np";
+            i += 2;
+        } else if arg.starts_with('-') && arg.len() > 1 {
+            // `-n2`, `--np=2`, or an option without a value.
+            launcher |=
+                arg.starts_with("--np=") || (arg.starts_with("-n") && !arg.starts_with("--"));
+            i += 1;
+        } else {
+            if launcher {
+                argv.insert(i + 1, OsString::from("--"));
+            }
+            return argv;
+        }
+    }
+    argv
+}
+
+/// Runs `program` as `n_ranks` processes and waits for all of them.
+///
+/// # Errors
+/// When `n_ranks` is 0, the program cannot be found or started, or the bootstrap socket cannot
+/// be created. A rank that fails is not an error: it is reported on stderr and in the exit
+/// status.
+pub(crate) fn main(
+    n_ranks: u32,
+    program: &str,
+    args: &[String],
+    options: &LaunchArgs,
+) -> anyhow::Result<ExitCode> {
+    let timeout_s = options.timeout_s;
+    if n_ranks == 0 {
+        bail!("-n 0: a run needs at least one process; pass -n 1 or more");
+    }
+    let program = resolve(program)?;
+    let dir = RunDir::create()?;
+    let socket = dir.0.join("bootstrap.sock");
+    let server = BootstrapServer::bind(&socket, n_ranks)?;
+    let start = Instant::now();
+    let timeout = (timeout_s > 0).then(|| Duration::from_secs(timeout_s));
+    let deadline = start + timeout.unwrap_or(Duration::from_secs(NO_DEADLINE_S));
+    let serving = thread::Builder::new()
+        .name("rshmem-bootstrap".to_string())
+        .spawn(move || server.serve(deadline))
+        .context("cannot start the bootstrap server's thread")?;
+
+    let mut children = Vec::with_capacity(n_ranks as usize);
+    for rank in 0..n_ranks {
+        let mut command = Command::new(&program);
+        command
+            .args(args)
+            .env(RANK_VAR, rank.to_string())
+            .env(N_RANKS_VAR, n_ranks.to_string())
+            .env(BOOTSTRAP_VAR, &socket);
+        if options.share_gpus {
+            command.env(SHARE_GPUS_VAR, "1");
+        }
+        // As mpirun does: standard input goes to rank 0 only, so that ranks do not race for it.
+        if rank > 0 {
+            command.stdin(Stdio::null());
+        }
+        match command.spawn() {
+            Ok(child) => children.push(child),
+            Err(e) => {
+                for child in &mut children {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+                return Err(e)
+                    .with_context(|| format!("cannot start rank {rank} ({})", program.display()));
+            }
+        }
+    }
+
+    let (ends, first_failed) = supervise(&mut children, start, timeout, serving);
+    report(&ends, timeout_s);
+    drop(dir);
+    Ok(exit_code(&ends, first_failed))
+}
+
+/// Finds the program as the shell would: a name with a slash is a path, any other is looked
+/// up in `PATH`. Done before any rank starts, so that a typo is one clear error, not N.
+fn resolve(program: &str) -> anyhow::Result<PathBuf> {
+    let hint = || {
+        if workloads::lookup(program).is_ok() {
+            format!(
+                "; `{program}` is a built-in workload: drop -n to simulate it (`rshmem run \
+                 {program}`), or name a program of that name with a path (`./{program}`)"
+            )
+        } else {
+            String::new()
+        }
+    };
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        if !is_executable(&path) {
+            bail!("program {program} is not an executable file{}", hint());
+        }
+        return Ok(path);
+    }
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path_var)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+        .with_context(|| format!("program {program} not found in PATH{}", hint()))
+}
+
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Waits for every rank; kills the rest `GRACE_MS` after the first failure (a rank's non-zero
+/// exit or signal, or the bootstrap server's error) and all of them at the timeout. Returns how
+/// each rank ended and the first rank seen to fail.
+fn supervise(
+    children: &mut [Child],
+    start: Instant,
+    timeout: Option<Duration>,
+    serving: JoinHandle<Result<(), BootstrapError>>,
+) -> (Vec<Option<End>>, Option<u32>) {
+    let mut ends: Vec<Option<End>> = vec![None; children.len()];
+    let mut serving = Some(serving);
+    // The first failure: which rank (None for the bootstrap server) and when.
+    let mut failed: Option<(Option<u32>, Instant)> = None;
+    loop {
+        for (rank, child) in (0u32..).zip(children.iter_mut()) {
+            if ends[rank as usize].is_some() {
+                continue;
+            }
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    ends[rank as usize] = Some(End::Exited(status));
+                    if !status.success() && failed.is_none() {
+                        failed = Some((Some(rank), Instant::now()));
+                    }
+                }
+                Ok(None) => {}
+                // The child cannot be waited for: count it as failed and kill it below.
+                Err(_) => {
+                    if failed.is_none() {
+                        failed = Some((Some(rank), Instant::now()));
+                    }
+                }
+            }
+        }
+        if serving.as_ref().is_some_and(JoinHandle::is_finished)
+            && let Some(handle) = serving.take()
+        {
+            match handle.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    eprintln!("rshmem run: {e}");
+                    if failed.is_none() {
+                        failed = Some((None, Instant::now()));
+                    }
+                }
+                Err(_) => eprintln!("rshmem run: the bootstrap server's thread panicked"),
+            }
+        }
+        let first_failed = failed.and_then(|(rank, _)| rank);
+        if ends.iter().all(Option::is_some) {
+            return (ends, first_failed);
+        }
+        let now = Instant::now();
+        if timeout.is_some_and(|t| now >= start + t) {
+            kill_rest(children, &mut ends, End::KilledAtTimeout);
+            return (ends, first_failed);
+        }
+        if let Some((rank, at)) = failed
+            && now >= at + Duration::from_millis(GRACE_MS)
+        {
+            let end = rank.map_or(End::KilledAfterBootstrap, |rank| End::KilledAfter { rank });
+            kill_rest(children, &mut ends, end);
+            return (ends, first_failed);
+        }
+        thread::sleep(Duration::from_millis(POLL_MS));
+    }
+}
+
+fn kill_rest(children: &mut [Child], ends: &mut [Option<End>], why: End) {
+    for (child, end) in children.iter_mut().zip(ends.iter_mut()) {
+        if end.is_some() {
+            continue;
+        }
+        let _ = child.kill();
+        // Reap it, so that no zombie outlives the run; a rank that exited on its own in the
+        // meantime keeps its own status.
+        *end = Some(match child.wait() {
+            Ok(status) if status.signal() != Some(9) => End::Exited(status),
+            _ => why,
+        });
+    }
+}
+
+/// One line on stderr per rank that did not exit 0.
+fn report(ends: &[Option<End>], timeout_s: u64) {
+    let (mut n_failed, mut n_killed) = (0, 0);
+    for (rank, end) in ends.iter().enumerate() {
+        if matches!(
+            end,
+            Some(End::KilledAfter { .. } | End::KilledAtTimeout | End::KilledAfterBootstrap)
+        ) {
+            n_killed += 1;
+        } else if !matches!(end, Some(End::Exited(status)) if status.success()) {
+            n_failed += 1;
+        }
+        let line = match end {
+            Some(End::Exited(status)) if status.success() => continue,
+            Some(End::Exited(status)) => match (status.code(), status.signal()) {
+                (Some(code), _) => format!("rank {rank} exited with status {code}"),
+                (None, Some(sig)) => {
+                    format!("rank {rank} was killed by signal {sig}{}", signal_name(sig))
+                }
+                (None, None) => format!("rank {rank} ended abnormally ({status})"),
+            },
+            Some(End::KilledAfter { rank: first }) => format!(
+                "rank {rank} was killed by the launcher {} s after rank {first} failed",
+                GRACE_MS / 1000
+            ),
+            Some(End::KilledAtTimeout) => {
+                format!("rank {rank} was killed by the launcher: --timeout-s {timeout_s} passed")
+            }
+            Some(End::KilledAfterBootstrap) => format!(
+                "rank {rank} was killed by the launcher {} s after the bootstrap failed",
+                GRACE_MS / 1000
+            ),
+            None => format!("rank {rank}: its end is unknown"),
+        };
+        eprintln!("rshmem run: {line}");
+    }
+    if n_failed + n_killed > 0 {
+        eprintln!(
+            "rshmem run: {n_failed} of {} ranks failed, {n_killed} killed by the launcher",
+            ends.len()
+        );
+    }
+}
+
+/// 0 when every rank exited 0. Otherwise, as mpirun does, the status of the first rank seen to
+/// fail on its own (else the lowest such rank): its exit code, or 128 + its signal as a shell
+/// reports it; 1 when every failure was the launcher's kill.
+///
+/// "First seen" is as good as the launcher's polling: ranks that fail within one poll of each
+/// other (a rank and the peers the bootstrap told of it) are seen in rank order.
+fn exit_code(ends: &[Option<End>], first_failed: Option<u32>) -> ExitCode {
+    if ends
+        .iter()
+        .all(|e| matches!(e, Some(End::Exited(s)) if s.success()))
+    {
+        return ExitCode::SUCCESS;
+    }
+    let status_of = |e: &Option<End>| match e {
+        Some(End::Exited(s)) if !s.success() => s
+            .code()
+            .or_else(|| s.signal().map(|sig| 128 + sig))
+            .and_then(|c| u8::try_from(c).ok())
+            .filter(|&c| c != 0),
+        _ => None,
+    };
+    let first = first_failed
+        .and_then(|rank| ends.get(rank as usize))
+        .and_then(status_of)
+        .or_else(|| ends.iter().find_map(status_of));
+    ExitCode::from(first.unwrap_or(1))
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => " (SIGHUP)",
+        2 => " (SIGINT)",
+        3 => " (SIGQUIT)",
+        4 => " (SIGILL)",
+        6 => " (SIGABRT)",
+        7 => " (SIGBUS)",
+        8 => " (SIGFPE)",
+        9 => " (SIGKILL)",
+        11 => " (SIGSEGV)",
+        13 => " (SIGPIPE)",
+        15 => " (SIGTERM)",
+        _ => "",
+    }
+}
