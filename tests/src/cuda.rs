@@ -3,7 +3,8 @@
 //! them (`CudaBuilder::share_gpus`, PE `i` on GPU `i % n_gpus`) and the harness says so; suites
 //! skip, saying why, on a machine without CUDA.
 
-use hw::cuda::{Cuda, CudaBackend, CudaReport, probe};
+use hw::cuda::{Cuda, CudaBackend, CudaDevice, CudaReport, probe};
+use hw::{Device, Instant, MemKind, Pe, SegmentKey};
 use rshmem::Shmem;
 
 use crate::{BodyError, run_body};
@@ -53,4 +54,26 @@ pub fn run_on_cuda(
             failures.join("\n  ")
         ))
     }
+}
+
+/// Creates this PE's `Device` segment of `heap_bytes` and imports every PE's (collective): the
+/// symmetric heap that a test or benchmark of the device-side API works in, as `Shmem` makes
+/// its own at init.
+///
+/// # Errors
+/// The device's or the exchange's error, as text.
+pub fn share_device_heap(
+    dev: &CudaDevice,
+    heap_bytes: u64,
+    deadline: Instant,
+) -> Result<(), String> {
+    let key = dev
+        .create_segment(MemKind::Device, heap_bytes)
+        .map_err(|e| e.to_string())?;
+    let keys = dev.exchange(&key.0, deadline).map_err(|e| e.to_string())?;
+    for (peer, bytes) in (0..).zip(keys) {
+        dev.import_segment(Pe(peer), MemKind::Device, &SegmentKey(bytes))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }

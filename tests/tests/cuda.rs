@@ -145,12 +145,35 @@ fn every_atomic_at_both_widths() {
     }
 }
 
-/// Executions of each litmus test.
-fn litmus_runs() -> u32 {
-    std::env::var("RSHMEM_CUDA_LITMUS_RUNS")
+/// `var`'s number, or `default` when it is unset or not a number.
+fn count_from_env(var: &str, default: u32) -> u32 {
+    std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200)
+        .unwrap_or(default)
+}
+
+/// Every catalogue test of at most `max_pes` PEs with an `nv-nvl` expectation, with the
+/// outcomes the model allows for it there.
+fn nv_nvl_checks(max_pes: u32) -> Vec<(Litmus, BTreeSet<Outcome>)> {
+    let dir = catalogue_dir();
+    let files = load_paths(std::slice::from_ref(&dir))
+        .unwrap_or_else(|e| panic!("the catalogue at {} does not load: {e}", dir.display()));
+    let checks: Vec<(Litmus, BTreeSet<Outcome>)> = files
+        .into_iter()
+        .map(|file| file.test)
+        .filter(|test| {
+            test.n_pes <= max_pes && test.expect.iter().any(|e| e.config == Config::NvNvl)
+        })
+        .map(|test| {
+            let allowed = allowed_outcomes(&test, &Config::NvNvl)
+                .unwrap_or_else(|e| panic!("{}: the model fails: {e}", test.name))
+                .outcomes;
+            (test, allowed)
+        })
+        .collect();
+    assert!(!checks.is_empty(), "no nv-nvl test in {}", dir.display());
+    checks
 }
 
 /// Every two-PE test of the catalogue with an `nv-nvl` expectation, run many times on two
@@ -160,39 +183,24 @@ fn litmus_catalogue_on_two_gpus() {
     if !available(2) {
         return;
     }
-    let dir = catalogue_dir();
-    let files = load_paths(std::slice::from_ref(&dir))
-        .unwrap_or_else(|e| panic!("the catalogue at {} does not load: {e}", dir.display()));
     let config = Config::NvNvl;
-    let runs = litmus_runs();
+    let runs = count_from_env("RSHMEM_CUDA_LITMUS_RUNS", 200);
     let mut forbidden = Vec::new();
     let mut table = Vec::new();
-    for file in files {
-        let test = &file.test;
-        if test.n_pes != 2 || !test.expect.iter().any(|e| e.config == config) {
-            continue;
-        }
-        let allowed: BTreeSet<Outcome> = allowed_outcomes(test, &config)
-            .unwrap_or_else(|e| panic!("{}: the model fails: {e}", test.name))
-            .outcomes;
+    for (test, allowed) in &nv_nvl_checks(2) {
         let mut counts: BTreeMap<Outcome, u64> = BTreeMap::new();
         for _ in 0..runs {
             let outcome = litmus_on_cuda(test, &config)
                 .unwrap_or_else(|e| panic!("{} [{config}]: a run failed: {e}", test.name));
             *counts.entry(outcome).or_default() += 1;
         }
-        let (row, bad) = tally(test, &config, &allowed, &counts);
+        let (row, bad) = tally(test, &config, allowed, &counts);
         table.push(row);
         forbidden.extend(bad);
     }
     eprintln!(
         "litmus through the host API, {runs} runs each:\n{}",
         table.join("\n")
-    );
-    assert!(
-        !table.is_empty(),
-        "no two-PE nv-nvl test in {}",
-        dir.display()
     );
     assert!(forbidden.is_empty(), "{}", forbidden.join("\n"));
 }
@@ -244,16 +252,8 @@ fn tally(
     (row, forbidden)
 }
 
-/// Executions of each litmus test as a GPU kernel.
-fn kernel_runs() -> u32 {
-    std::env::var("RSHMEM_CUDA_LITMUS_KERNEL_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100_000)
-}
-
 /// Every catalogue test with an `nv-nvl` expectation, as a kernel of the device-side API
-/// (`tests::litmus::run_on_gpu_kernel`) executed [`kernel_runs`] times with random delays:
+/// (`tests::litmus::run_on_gpu_kernel`) executed `RSHMEM_CUDA_LITMUS_KERNEL_RUNS` times with random delays:
 /// every outcome must be one the model allows. Prints the table of outcomes (markdown), and
 /// writes it to `$RSHMEM_LITMUS_TABLE` if set.
 #[test]
@@ -261,28 +261,18 @@ fn litmus_catalogue_as_gpu_kernels() {
     if !available(2) {
         return;
     }
-    let dir = catalogue_dir();
-    let files = load_paths(std::slice::from_ref(&dir))
-        .unwrap_or_else(|e| panic!("the catalogue at {} does not load: {e}", dir.display()));
     let config = Config::NvNvl;
-    let runs = kernel_runs();
+    let runs = count_from_env("RSHMEM_CUDA_LITMUS_KERNEL_RUNS", 100_000);
     let start = std::time::Instant::now();
     let mut forbidden = Vec::new();
     let mut table = vec![
         "| test | PEs | allowed seen | outcomes (count) | allowed, never seen |".to_string(),
         "|---|---|---|---|---|".to_string(),
     ];
-    for (k, file) in files.iter().enumerate() {
-        let test = &file.test;
-        if !test.expect.iter().any(|e| e.config == config) {
-            continue;
-        }
-        let allowed: BTreeSet<Outcome> = allowed_outcomes(test, &config)
-            .unwrap_or_else(|e| panic!("{}: the model fails: {e}", test.name))
-            .outcomes;
+    for (k, (test, allowed)) in nv_nvl_checks(u32::MAX).iter().enumerate() {
         let counts = run_on_gpu_kernel(test, runs, k as u64)
             .unwrap_or_else(|e| panic!("{} [{config}]: {e}", test.name));
-        let (row, bad) = tally(test, &config, &allowed, &counts);
+        let (row, bad) = tally(test, &config, allowed, &counts);
         table.push(row);
         forbidden.extend(bad);
     }

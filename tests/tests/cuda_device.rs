@@ -7,7 +7,7 @@
 use hw::cuda::{
     CudaDevice, CudaQueue, DeviceApiError, DeviceKernel, KernelArg, KernelOptions, NvrtcError,
 };
-use hw::{Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue, SegmentKey};
+use hw::{Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue};
 use tests::cuda::unavailable;
 
 const KERNELS: &str = include_str!("cuda_device_kernels.cu");
@@ -99,14 +99,7 @@ fn on_pes(n_pes: u32, body: impl Fn(&Pe1) -> Result<(), String> + Sync) -> Resul
     let (results, _) = cuda
         .launch(|dev| {
             let deadline = Instant(dev.now().0 + 60_000_000_000);
-            let key = dev
-                .create_segment(MemKind::Device, HEAP_BYTES)
-                .map_err(|e| e.to_string())?;
-            let keys = dev.exchange(&key.0, deadline).map_err(|e| e.to_string())?;
-            for (peer, bytes) in (0..).zip(keys) {
-                dev.import_segment(Pe(peer), MemKind::Device, &SegmentKey(bytes))
-                    .map_err(|e| e.to_string())?;
-            }
+            tests::cuda::share_device_heap(&dev, HEAP_BYTES, deadline)?;
             let queue = dev.create_queue().map_err(|e| e.to_string())?;
             body(&Pe1 { dev: &dev, queue }).map_err(|e| format!("{}: {e}", dev.pe()))
         })

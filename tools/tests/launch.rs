@@ -143,46 +143,27 @@ fn timeout_s_kills_every_rank() {
     );
 }
 
+/// `rshmem args` exits with status 2 and says `says` on stderr.
+fn refused(args: &[&str], says: &str) {
+    let out = rshmem(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+}
+
 #[test]
 fn bad_launches_are_clear_errors() {
-    let out = rshmem(&["run", "-n", "0", "/bin/true"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("at least one process"),
-        "{}",
-        stderr(&out)
+    refused(&["run", "-n", "0", "/bin/true"], "at least one process");
+    refused(
+        &["run", "-n", "2", "no-such-program-rshmem"],
+        "not found in PATH",
     );
-
-    let out = rshmem(&["run", "-n", "2", "no-such-program-rshmem"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("not found in PATH"),
-        "{}",
-        stderr(&out)
+    refused(&["run", "-n", "2", "ring"], "built-in workload");
+    refused(
+        &["run", "-n", "2", "--seed", "1", "/bin/true"],
+        "cannot be used with",
     );
-
-    let out = rshmem(&["run", "-n", "2", "ring"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("built-in workload"),
-        "{}",
-        stderr(&out)
-    );
-
-    let out = rshmem(&["run", "-n", "2", "--seed", "1", "/bin/true"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("cannot be used with"),
-        "{}",
-        stderr(&out)
-    );
-
-    let out = rshmem(&["run", "hello", "--timeout-s", "5"]);
-    assert_eq!(out.status.code(), Some(2));
-
-    let out = rshmem(&["run", "hello", "extra"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("pass -n N"), "{}", stderr(&out));
+    refused(&["run", "hello", "--timeout-s", "5"], "--timeout-s");
+    refused(&["run", "hello", "extra"], "pass -n N");
 }
 
 #[test]

@@ -109,10 +109,10 @@ impl CudaQueue {
             dst.len, src.len,
             "put_from_local: source and destination lengths differ"
         );
-        let target = self.remote(dst, "put_from_local");
-        let source = self
-            .ctx
-            .addr(self.ctx.pe, src.kind, src.offset, src.len, "put_from_local");
+        let (target, source) = (
+            self.remote(dst, "put_from_local"),
+            self.local(src, "put_from_local"),
+        );
         self.copy(target, source, src.len as usize)?;
         self.issue(None, None)
     }
@@ -154,6 +154,13 @@ impl CudaQueue {
     fn remote(&self, range: RemoteRange, what: &str) -> u64 {
         self.ctx
             .addr(range.pe, range.kind, range.offset, range.len, what)
+    }
+
+    /// The address of `range` of this PE's own memory (inside its segment: else a contract
+    /// violation).
+    fn local(&self, range: LocalRange, what: &str) -> u64 {
+        self.ctx
+            .addr(self.ctx.pe, range.kind, range.offset, range.len, what)
     }
 
     /// Enqueues a copy of `len` bytes from address `src` to address `dst`.
@@ -308,10 +315,7 @@ impl Queue for CudaQueue {
             src.len, dst.len,
             "get_into: source and destination lengths differ"
         );
-        let source = self.remote(src, "get_into");
-        let target = self
-            .ctx
-            .addr(self.ctx.pe, dst.kind, dst.offset, dst.len, "get_into");
+        let (target, source) = (self.local(dst, "get_into"), self.remote(src, "get_into"));
         self.copy(target, source, src.len as usize)?;
         self.issue(None, None)
     }

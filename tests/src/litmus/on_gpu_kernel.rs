@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use hw::cuda::{CudaDevice, KernelArg, KernelOptions};
-use hw::{Device, Instant, Launcher, MemKind, Pe, Queue, SegmentKey};
+use hw::{Device, Instant, Launcher, MemKind, Queue};
 use model::litmus::{
     AmoOp, Cmp, GetKind, Instr, Litmus, Observable, Outcome, PutKind, SignalOp, Value,
 };
@@ -311,16 +311,7 @@ fn pe_records(
     seed: u64,
 ) -> Result<Vec<u64>, String> {
     let deadline = || Instant(dev.now().0 + 120_000_000_000);
-    let key = dev
-        .create_segment(MemKind::Device, HEAP_BYTES)
-        .map_err(|e| e.to_string())?;
-    let keys = dev
-        .exchange(&key.0, deadline())
-        .map_err(|e| e.to_string())?;
-    for (peer, bytes) in (0..).zip(keys) {
-        dev.import_segment(Pe(peer), MemKind::Device, &SegmentKey(bytes))
-            .map_err(|e| e.to_string())?;
-    }
+    crate::cuda::share_device_heap(dev, HEAP_BYTES, deadline())?;
     let options = KernelOptions {
         wait_timeout_ns: Some(WAIT_TIMEOUT_NS),
     };

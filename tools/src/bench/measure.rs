@@ -7,7 +7,7 @@
 use std::time::Instant as WallClock;
 
 use hw::cuda::{CudaDevice, CudaQueue, DeviceKernel, KernelArg, KernelOptions};
-use hw::{Device, Instant, LocalRange, MemKind, Pe, Queue, RemoteRange, SegmentKey};
+use hw::{Device, Instant, LocalRange, MemKind, Pe, Queue, RemoteRange};
 
 use super::lines::Line;
 
@@ -93,14 +93,7 @@ pub(super) fn run(dev: &CudaDevice, started: WallClock) -> PeResult {
     let init_ms = started.elapsed().as_secs_f64() * 1e3;
     let malloc_started = WallClock::now();
     let deadline = Instant(dev.now().0 + 120_000_000_000);
-    let key = dev
-        .create_segment(MemKind::Device, HEAP_BYTES)
-        .map_err(|e| e.to_string())?;
-    let keys = dev.exchange(&key.0, deadline).map_err(|e| e.to_string())?;
-    for (peer, bytes) in (0..).zip(keys) {
-        dev.import_segment(Pe(peer), MemKind::Device, &SegmentKey(bytes))
-            .map_err(|e| e.to_string())?;
-    }
+    tests::cuda::share_device_heap(dev, HEAP_BYTES, deadline)?;
     let malloc_ms = malloc_started.elapsed().as_secs_f64() * 1e3;
     let pe = Pe2 {
         dev,
