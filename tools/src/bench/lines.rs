@@ -196,8 +196,9 @@ fn target(metric: &Metric) -> Option<Target> {
 
 /// The markdown table of rshmem's lines beside NVSHMEM's (if given): each metric, both
 /// values, the speedup (above 1: rshmem is better) and the target with whether it is met.
-/// NVSHMEM's metrics that rshmem did not measure are listed too.
-pub(crate) fn table(ours: &[Line], nvshmem: Option<&[Line]>) -> String {
+/// NVSHMEM's metrics that rshmem did not measure are listed too. With `shared_gpu` (both PEs
+/// on one GPU) no target is judged: that traffic never crosses NVLink.
+pub(crate) fn table(ours: &[Line], nvshmem: Option<&[Line]>, shared_gpu: bool) -> String {
     let theirs: BTreeMap<Metric, f64> = nvshmem
         .unwrap_or_default()
         .iter()
@@ -219,6 +220,7 @@ pub(crate) fn table(ours: &[Line], nvshmem: Option<&[Line]>) -> String {
             }
         });
         let (target_text, met) = match target(&metric) {
+            Some(_) if shared_gpu => ("n/a: one GPU", None),
             Some(t) => (t.text, (t.met)(line.value, their)),
             None => ("", None),
         };
@@ -284,7 +286,7 @@ mod tests {
             Line::new("small_put", Some(64 << 10), 50.0).field("block_GBps"),
             Line::new("p_pingpong", None, 1.0).field("half_rtt_us"),
         ];
-        let table = table(&ours, Some(&theirs));
+        let table = table(&ours, Some(&theirs), false);
         assert!(
             table.contains("| init_ms | 300.000 | 877.100 | 2.92x | <= NVSHMEM / 2 | yes |"),
             "{table}"

@@ -94,6 +94,9 @@ pub(crate) fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     println!();
-    println!("{}", lines::table(&ours, nvshmem.as_deref()));
+    println!(
+        "{}",
+        lines::table(&ours, nvshmem.as_deref(), args.share_gpus)
+    );
     Ok(ExitCode::SUCCESS)
 }
