@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds, on a machine without CUDA, the x86-64 binaries that the GPU checks run
+# (tools/gpu/check.sh), stripped, into one folder (default .devbin, which git ignores).
+#
+#   tools/gpu/build.sh [DIR]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=${1:-.devbin}
+mkdir -p "$dir"
+
+# Copies the test executables that `cargo test --no-run` reports for the named targets.
+copy_tests() {
+    python3 -c '
+import json, shutil, sys
+dest, names = sys.argv[1], dict(a.split("=") for a in sys.argv[2:])
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in names:
+        shutil.copy(m["executable"], dest + "/" + names[m["target"]["name"]])
+' "$dir" "$@"
+}
+
+cargo test --release -p tests --test cuda --test cuda_device --no-run --message-format=json \
+    2>/dev/null | copy_tests cuda=cuda cuda_device=cuda_device
+cargo test --release -p hw --features cuda --lib --no-run --message-format=json \
+    2>/dev/null | copy_tests hw=hw-lib
+cargo build --release -p tools --bin rshmem
+cargo build --release -p tests --example cuda_conformance
+cp target/release/rshmem target/release/examples/cuda_conformance "$dir/"
+strip "$dir"/*
+ls -l "$dir"
