@@ -354,6 +354,25 @@ fn barrier_all_a_hundred_times_in_two_launches() {
     });
 }
 
+/// Sum reduction, broadcast, fcollect and alltoall of the device-side API, 1000 words per
+/// PE, one block of 256 threads per PE: every element checked on the GPU.
+#[test]
+fn collectives_sum_broadcast_fcollect_alltoall() {
+    on_1_and_2_pes(|pe| {
+        const N: u64 = 1000;
+        let (src, dst, bad) = (0, 64 << 10, 128 << 10);
+        let kernel = pe.kernel("collectives")?;
+        let args = [
+            KernelArg::Heap(src),
+            KernelArg::Heap(dst),
+            KernelArg::Heap(bad),
+            KernelArg::U64(N),
+        ];
+        pe.launch(&kernel, 1, 256, &args)?;
+        expect("wrong elements", pe.words(bad, 1)[0], 0)
+    });
+}
+
 /// Arguments and block sizes are checked before anything is launched.
 #[test]
 fn a_heap_offset_past_the_end_or_a_huge_block_is_refused() {

@@ -115,3 +115,40 @@ extern "C" __global__ void barrier_loop(u64 *slot, u64 *bad, unsigned rounds, un
         rshmem_barrier_all();
     }
 }
+
+// Every collective on `n` words per PE, with sources that name their PE and index; each
+// wrong element counts one in `bad`. `src` holds n_pes * n words (alltoall's source), `dst`
+// as many.
+extern "C" __global__ void collectives(u64 *src, u64 *dst, u64 *bad, u64 n) {
+    int me = rshmem_my_pe(), npes = rshmem_n_pes();
+    unsigned rank = threadIdx.x;
+    for (u64 i = rank; i < n * npes; i += blockDim.x) src[i] = 1000 * (u64)(me + 1) + i;
+    __syncthreads();
+    u64 wrong = 0;
+
+    rshmem_sum_reduce_block(dst, src, n);
+    for (u64 i = rank; i < n; i += blockDim.x) {
+        u64 want = 0;
+        for (int pe = 0; pe < npes; ++pe) want += 1000 * (u64)(pe + 1) + i;
+        wrong += dst[i] != want;
+    }
+    rshmem_barrier_all();
+
+    rshmem_broadcast_block(dst, src, n, npes - 1);
+    for (u64 i = rank; i < n; i += blockDim.x) wrong += dst[i] != 1000 * (u64)npes + i;
+    rshmem_barrier_all();
+
+    rshmem_fcollect_block(dst, src, n);
+    for (u64 i = rank; i < n * npes; i += blockDim.x) {
+        u64 pe = i / n;
+        wrong += dst[i] != 1000 * (pe + 1) + i % n;
+    }
+    rshmem_barrier_all();
+
+    rshmem_alltoall_block(dst, src, n);
+    for (u64 i = rank; i < n * npes; i += blockDim.x) {
+        u64 pe = i / n;
+        wrong += dst[i] != 1000 * (pe + 1) + (u64)me * n + i % n;
+    }
+    if (wrong) atomicAdd(bad, wrong);
+}

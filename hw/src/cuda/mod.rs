@@ -36,8 +36,8 @@
 //! bits, put-with-signal, fence, quiet, tickets, waits, device and host segments, on one host
 //! with NVLink between all GPUs; the device-side API, kernels that call SHMEM compiled by NVRTC
 //! behind a shipped header ([`device_api`]); PEs sharing a GPU for tests; one process per PE
-//! under `rshmem run -n`. Not yet: InfiniBand, collectives on the GPU other than the
-//! barrier, runs on two GPUs of the test machine.
+//! under `rshmem run -n`; device-side collectives over every PE. Not yet: InfiniBand, teams,
+//! runs on two GPUs of the test machine.
 
 mod device;
 pub mod device_api;

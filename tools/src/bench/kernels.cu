@@ -66,3 +66,9 @@ extern "C" __global__ void fetch_add_latency(unsigned long long *ctr, unsigned i
     for (unsigned int i = 0; i < iters; i++) v += rshmem_atomic_fetch_add(ctr, 1ull, peer);
     *out = v;
 }
+
+// `iters` sum reductions of `n` floats over every PE, by one block per PE.
+extern "C" __global__ void sum_reduce(float *dest, const float *source, unsigned long long n,
+                                      unsigned int iters) {
+    for (unsigned int i = 0; i < iters; i++) rshmem_sum_reduce_block(dest, source, n);
+}

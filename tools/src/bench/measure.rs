@@ -123,6 +123,7 @@ pub(super) fn run(dev: &CudaDevice, started: WallClock) -> PeResult {
     small_puts(&pe, &mut lines)?;
     signal_pingpong(&pe, &mut lines)?;
     device_barrier(&pe, &mut lines)?;
+    sum_reduce(&pe, &mut lines)?;
     p_pingpong(&pe, &mut lines)?;
     fetch_add_latency(&pe, &mut lines)?;
     pe.sync()?;
@@ -286,6 +287,34 @@ fn device_barrier(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
             None,
             ms * 1e3 / f64::from(iters),
         ));
+    }
+    pe.sync()
+}
+
+/// Sum reduction of 8 KiB of floats over both PEs, from the device (one block of 1024
+/// threads per PE, launched on the queue's stream: NVSHMEM's `sum_reduce_on_stream`).
+fn sum_reduce(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+    let kernel = pe.kernel("sum_reduce")?;
+    let bytes = 8192u64;
+    let args = |iters: u32| {
+        [
+            KernelArg::Heap(BUF),
+            KernelArg::Heap(SRC),
+            KernelArg::U64(bytes / 4),
+            KernelArg::U32(iters),
+        ]
+    };
+    pe.sync()?;
+    pe.timed(&kernel, 1, 1024, &args(10))?;
+    let iters = 1000;
+    let ms = pe.timed(&kernel, 1, 1024, &args(iters))?;
+    if pe.me == 0 {
+        let us = ms * 1e3 / f64::from(iters);
+        lines.push(Line::new("sum_reduce_on_stream", Some(bytes), us).field("us"));
+        lines.push(
+            Line::new("sum_reduce_on_stream", Some(bytes), gbps(bytes, iters, ms))
+                .field("algbw_GBps"),
+        );
     }
     pe.sync()
 }

@@ -45,4 +45,9 @@ extern "C" __global__ void every_call(unsigned long long *heap, unsigned long lo
     rshmem_signal_wait_until(heap + 16, RSHMEM_CMP_GE, rshmem_signal_fetch(heap + 16));
     heap[0] = rshmem_ptr(heap, pe) != nullptr;
     rshmem_barrier_all();
+    rshmem_sum_reduce_block((float *)(heap + 64), (const float *)(heap + 128), n);
+    rshmem_sum_reduce_block(heap + 64, heap + 128, n);
+    rshmem_broadcast_block(heap + 64, heap + 128, n, 0);
+    rshmem_fcollect_block(heap + 64, heap + 128, n);
+    rshmem_alltoall_block((int *)(heap + 64), (const int *)(heap + 128), n);
 }

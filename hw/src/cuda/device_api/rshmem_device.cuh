@@ -431,4 +431,64 @@ __device__ inline void rshmem_barrier_all() {
     __syncthreads();
 }
 
+// ---- Collectives over every PE -------------------------------------------------------------
+//
+// One-shot algorithms for peers the GPU reaches by loads and stores (NVLink): a barrier_all
+// (the sources are ready everywhere), then each thread of the block pulls its strided
+// elements straight from the peers' memory, then a barrier_all (no PE changes a source that
+// another still reads). Like barrier_all they are called by every thread of exactly one
+// block per PE, the same number of times on every PE. `dest` and `source` are symmetric and
+// must not overlap; `nelems` is the same on every PE.
+
+// dest[i] = the sum over every PE of its source[i].
+template <typename T>
+__device__ inline void rshmem_sum_reduce_block(T *dest, const T *source, size_t nelems) {
+    rshmem_barrier_all();
+    int n = rshmem_state.n_pes;
+    for (size_t i = rshmem_detail_block_rank(); i < nelems; i += rshmem_detail_block_size()) {
+        T sum = 0;
+        for (int pe = 0; pe < n; ++pe) {
+            sum += ((const T *)rshmem_detail_remote(source, pe))[i];
+        }
+        dest[i] = sum;
+    }
+    rshmem_barrier_all();
+}
+
+// dest on every PE = source of PE `root` (`nelems` elements).
+template <typename T>
+__device__ inline void rshmem_broadcast_block(T *dest, const T *source, size_t nelems,
+                                              int root) {
+    rshmem_barrier_all();
+    rshmem_detail_copy(dest, rshmem_detail_remote(source, root), nelems * sizeof(T),
+                       rshmem_detail_block_rank(), rshmem_detail_block_size());
+    rshmem_barrier_all();
+}
+
+// dest[pe * nelems + i] = PE pe's source[i]: every PE's block, in PE order.
+template <typename T>
+__device__ inline void rshmem_fcollect_block(T *dest, const T *source, size_t nelems) {
+    rshmem_barrier_all();
+    for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
+        rshmem_detail_copy(dest + (size_t)pe * nelems, rshmem_detail_remote(source, pe),
+                           nelems * sizeof(T), rshmem_detail_block_rank(),
+                           rshmem_detail_block_size());
+    }
+    rshmem_barrier_all();
+}
+
+// dest[pe * nelems + i] = PE pe's source[my_pe * nelems + i]: block `j` of PE `i`'s source
+// goes to block `i` of PE `j`'s dest.
+template <typename T>
+__device__ inline void rshmem_alltoall_block(T *dest, const T *source, size_t nelems) {
+    rshmem_barrier_all();
+    int me = rshmem_state.my_pe;
+    for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
+        const T *theirs = (const T *)rshmem_detail_remote(source, pe) + (size_t)me * nelems;
+        rshmem_detail_copy(dest + (size_t)pe * nelems, theirs, nelems * sizeof(T),
+                           rshmem_detail_block_rank(), rshmem_detail_block_size());
+    }
+    rshmem_barrier_all();
+}
+
 #endif // RSHMEM_DEVICE_CUH
