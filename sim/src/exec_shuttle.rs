@@ -45,8 +45,6 @@ pub(crate) struct Rounds {
     finished: Vec<Cell<bool>>,
     /// PEs released and not yet given back.
     active: Cell<usize>,
-    /// The run is over: a PE still suspended is unwound.
-    over: Cell<bool>,
     release_tx: Vec<Sender<()>>,
     release_rx: Vec<Receiver<()>>,
     idle_tx: Sender<()>,
@@ -57,7 +55,6 @@ impl std::fmt::Debug for Rounds {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rounds")
             .field("active", &self.active.get())
-            .field("over", &self.over.get())
             .finish_non_exhaustive()
     }
 }
@@ -70,7 +67,6 @@ impl Rounds {
             released: (0..n_pes).map(|_| Cell::new(false)).collect(),
             finished: (0..n_pes).map(|_| Cell::new(false)).collect(),
             active: Cell::new(0),
-            over: Cell::new(false),
             release_tx,
             release_rx,
             idle_tx,
@@ -133,7 +129,6 @@ impl Rounds {
 
     /// Unwinds every PE still suspended (none, when the world ended the run normally).
     fn end(&self) {
-        self.over.set(true);
         for (pe, tx) in self.release_tx.iter().enumerate() {
             if !self.finished[pe].get() {
                 tx.send(()).expect("a PE's task outlives its program");

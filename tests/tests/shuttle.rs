@@ -86,9 +86,14 @@ fn run_under(
     scheduler: impl Scheduler + 'static,
     schedule: impl Fn() + Send + Sync + 'static,
 ) -> usize {
+    shuttle::Runner::new(scheduler, shuttle_config()).run(schedule)
+}
+
+/// Shuttle's configuration with stacks big enough for simulated PEs.
+fn shuttle_config() -> shuttle::Config {
     let mut config = shuttle::Config::new();
     config.stack_size = TASK_STACK_BYTES;
-    shuttle::Runner::new(scheduler, config).run(schedule)
+    config
 }
 
 fn pct(iterations: usize, schedule: impl Fn() + Send + Sync + 'static) {
@@ -252,8 +257,7 @@ fn a_broken_rule_fails_on_simulator_tasks_and_the_schedule_replays_it() {
     };
     let dir = std::env::temp_dir().join(format!("rshmem-shuttle-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let mut config = shuttle::Config::new();
-    config.stack_size = TASK_STACK_BYTES;
+    let mut config = shuttle_config();
     config.failure_persistence = shuttle::FailurePersistence::File(Some(dir.clone()));
     let runner = shuttle::Runner::new(PctScheduler::new(PCT_DEPTH, 1_000), config);
     let schedule = Arc::new(schedule);
@@ -353,9 +357,7 @@ fn shuttle_orders_same_time_operations_of_simulator_tasks() {
     let traces = Arc::new(Mutex::new(BTreeSet::new()));
     let schedules = {
         let traces = Arc::clone(&traces);
-        let mut config = shuttle::Config::new();
-        config.stack_size = TASK_STACK_BYTES;
-        shuttle::Runner::new(DfsScheduler::new(Some(DFS_LIMIT), false), config).run(move || {
+        run_under(DfsScheduler::new(Some(DFS_LIMIT), false), move || {
             let execution =
                 run_once(&test, &Config::NvNvl, |b| b.seed(7).shuttle_tasks()).expect("F1 starts");
             assert!(execution.outcome.is_ok(), "{:?}", execution.outcome);

@@ -297,6 +297,33 @@ impl Cuda {
         }
         Ok(gpus)
     }
+
+    /// The world of the process that runs PE `env.rank`: its GPU, the bootstrap, and the
+    /// device-side API's memory shared with the other processes (collective).
+    fn process_world(&self, env: &BootstrapEnv, caps: Caps) -> Result<World, LaunchError> {
+        let bootstrap_timeout = std::time::Duration::from_secs(120);
+        let client = BootstrapClient::connect(env, std::time::Instant::now() + bootstrap_timeout)
+            .map_err(|e| {
+            LaunchError::Init(format!("PE {}: the launcher's bootstrap: {e}", env.rank))
+        })?;
+        process::allow_peers_to_take_fds().map_err(|e| {
+            LaunchError::Init(format!(
+                "PE {}: cannot let the run's other processes map this one's memory \
+                 (prctl PR_SET_PTRACER): {e}",
+                env.rank
+            ))
+        })?;
+        let gpu = driver::gpu(env.rank % self.n_gpus)?;
+        gpu.amo_kernel()
+            .map_err(|e| LaunchError::Init(format!("GPU {}: {e}", gpu.ordinal)))?;
+        let pe = Pe(env.rank);
+        let world = World::for_process(self.topology.clone(), caps, gpu, pe, env.n_ranks, client)?;
+        let deadline = crate::types::Instant(bootstrap_timeout.as_nanos() as u64);
+        world
+            .share_device_sync(pe, deadline)
+            .map_err(|e| LaunchError::Init(format!("PE {}: {e}", env.rank)))?;
+        Ok(world)
+    }
 }
 
 impl Launcher for Cuda {
@@ -359,35 +386,6 @@ impl Launcher for Cuda {
             wall_ns: sync::nanos_since(&start),
         };
         Ok((results, report))
-    }
-}
-
-impl Cuda {
-    /// The world of the process that runs PE `env.rank`: its GPU, the bootstrap, and the
-    /// device-side API's memory shared with the other processes (collective).
-    fn process_world(&self, env: &BootstrapEnv, caps: Caps) -> Result<World, LaunchError> {
-        let bootstrap_timeout = std::time::Duration::from_secs(120);
-        let client = BootstrapClient::connect(env, std::time::Instant::now() + bootstrap_timeout)
-            .map_err(|e| {
-            LaunchError::Init(format!("PE {}: the launcher's bootstrap: {e}", env.rank))
-        })?;
-        process::allow_peers_to_take_fds().map_err(|e| {
-            LaunchError::Init(format!(
-                "PE {}: cannot let the run's other processes map this one's memory \
-                 (prctl PR_SET_PTRACER): {e}",
-                env.rank
-            ))
-        })?;
-        let gpu = driver::gpu(env.rank % self.n_gpus)?;
-        gpu.amo_kernel()
-            .map_err(|e| LaunchError::Init(format!("GPU {}: {e}", gpu.ordinal)))?;
-        let pe = Pe(env.rank);
-        let world = World::for_process(self.topology.clone(), caps, gpu, pe, env.n_ranks, client)?;
-        let deadline = crate::types::Instant(bootstrap_timeout.as_nanos() as u64);
-        world
-            .share_device_sync(pe, deadline)
-            .map_err(|e| LaunchError::Init(format!("PE {}: {e}", env.rank)))?;
-        Ok(world)
     }
 }
 

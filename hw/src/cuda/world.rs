@@ -55,12 +55,10 @@ pub(crate) struct World {
     /// kept until the run ends, as segments are.
     imports: Mutex<Vec<Vmm>>,
     exports: Mutex<Vec<OwnedFd>>,
-    /// The base address, in this process, of every PE's synchronisation memory of the
-    /// device-side API: made on first use by the threads of one process, at launch by each
+    /// Every PE's synchronisation memory of the device-side API as mapped in this process,
+    /// in PE order: made on first use by the threads of one process, at launch by each
     /// process of a multi-process run (it is collective there).
-    device_sync: OnceLock<Result<Vec<u64>, DriverCallError>>,
-    /// The memory behind `device_sync`.
-    device_sync_memory: Mutex<Vec<Vmm>>,
+    device_sync: OnceLock<Result<Vec<Vmm>, DriverCallError>>,
 }
 
 impl World {
@@ -119,7 +117,6 @@ impl World {
             gpus,
             local_streams,
             device_sync: OnceLock::new(),
-            device_sync_memory: Mutex::new(Vec::new()),
         })
     }
 
@@ -185,22 +182,17 @@ impl World {
     pub(crate) fn device_sync_bases(&self, caller: &Gpu) -> Result<Vec<u64>, DriverCallError> {
         let made = self.device_sync.get_or_init(|| {
             let access = self.ordinals();
-            let memory = self
-                .gpus
+            self.gpus
                 .iter()
                 .zip(&self.local_streams)
                 .map(|(gpu, stream)| Vmm::new(&gpu.ctx, SYNC_BYTES, &access, stream, false))
-                .collect::<Result<Vec<Vmm>, _>>()?;
-            let bases = memory.iter().map(Vmm::addr).collect();
-            *self
-                .device_sync_memory
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = memory;
-            Ok(bases)
+                .collect()
         });
         // Making the memory bound each GPU's context to this thread in turn.
         caller.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
-        made.clone()
+        made.as_ref()
+            .map(|memory| memory.iter().map(Vmm::addr).collect())
+            .map_err(Clone::clone)
     }
 
     /// In a multi-process run, makes this process's synchronisation memory, shares it with
@@ -223,28 +215,22 @@ impl World {
         let all = self
             .exchange(pe, &shared.to_bytes(), deadline)
             .map_err(|e| e.to_string())?;
-        let mut bases = Vec::with_capacity(all.len());
-        let mut memory = vec![];
+        let mut mine = Some(mine);
+        let mut memory = Vec::with_capacity(all.len());
         for (peer, bytes) in all.iter().enumerate() {
             if peer == pe.idx() {
-                bases.push(mine.addr());
+                memory.extend(mine.take());
                 continue;
             }
             let theirs = SharedMemory::from_bytes(bytes)
                 .ok_or_else(|| format!("PE {peer} sent a malformed synchronisation key"))?;
             let vmm = process::map_shared(&gpu.ctx, &theirs, &[gpu.ordinal])
                 .map_err(|e| format!("mapping PE {peer}'s synchronisation memory: {e}"))?;
-            bases.push(vmm.addr());
             memory.push(vmm);
         }
-        memory.push(mine);
-        *self
-            .device_sync_memory
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = memory;
         self.keep_export(fd);
         self.device_sync
-            .set(Ok(bases))
+            .set(Ok(memory))
             .map_err(|_| "the synchronisation memory was made twice".to_string())
     }
 

@@ -8,12 +8,7 @@ use std::fmt;
 /// One measured value.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Line {
-    /// The group (`put_bw`), or `None` for a bare `key=value`.
-    group: Option<String>,
-    /// The transfer size, for groups measured per size.
-    bytes: Option<u64>,
-    /// What the value is (`GBps`, `half_rtt_us`, or the bare key).
-    key: String,
+    metric: Metric,
     value: f64,
 }
 
@@ -21,47 +16,48 @@ impl Line {
     /// A bare value named `key`; [`Line::field`] turns it into field `f` of group `key`.
     pub(crate) fn new(key: &str, bytes: Option<u64>, value: f64) -> Line {
         Line {
-            group: None,
-            bytes,
-            key: key.into(),
+            metric: Metric {
+                group: None,
+                bytes,
+                key: key.into(),
+            },
             value,
         }
     }
 
     pub(crate) fn field(self, field: &str) -> Line {
         Line {
-            group: Some(self.key),
-            key: field.into(),
-            ..self
-        }
-    }
-
-    /// What the line measures, without its value: the key of a comparison.
-    fn metric(&self) -> Metric {
-        Metric {
-            group: self.group.clone(),
-            bytes: self.bytes,
-            key: self.key.clone(),
+            metric: Metric {
+                group: Some(self.metric.key),
+                key: field.into(),
+                ..self.metric
+            },
+            value: self.value,
         }
     }
 }
 
 impl fmt::Display for Line {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(group) = &self.group {
+        let metric = &self.metric;
+        if let Some(group) = &metric.group {
             write!(f, "{group} ")?;
         }
-        if let Some(bytes) = self.bytes {
+        if let Some(bytes) = metric.bytes {
             write!(f, "bytes={bytes} ")?;
         }
-        write!(f, "{}={:.3}", self.key, self.value)
+        write!(f, "{}={:.3}", metric.key, self.value)
     }
 }
 
+/// What a line measures, without its value: the key of a comparison.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 struct Metric {
+    /// The group (`put_bw`), or `None` for a bare `key=value`.
     group: Option<String>,
+    /// The transfer size, for groups measured per size.
     bytes: Option<u64>,
+    /// What the value is (`GBps`, `half_rtt_us`, or the bare key).
     key: String,
 }
 
@@ -125,9 +121,11 @@ pub(crate) fn parse(text: &str) -> anyhow::Result<Vec<Line>> {
                 continue;
             }
             lines.push(Line {
-                group: group.clone(),
-                bytes,
-                key: key.to_string(),
+                metric: Metric {
+                    group: group.clone(),
+                    bytes,
+                    key: key.to_string(),
+                },
                 value: value.parse().map_err(|_| bad())?,
             });
         }
@@ -202,7 +200,7 @@ pub(crate) fn table(ours: &[Line], nvshmem: Option<&[Line]>, shared_gpu: bool) -
     let theirs: BTreeMap<Metric, f64> = nvshmem
         .unwrap_or_default()
         .iter()
-        .map(|l| (l.metric(), l.value))
+        .map(|l| (l.metric.clone(), l.value))
         .collect();
     let mut rows = vec![
         "| metric | rshmem | NVSHMEM | speedup | target | met |".to_string(),
@@ -210,7 +208,7 @@ pub(crate) fn table(ours: &[Line], nvshmem: Option<&[Line]>, shared_gpu: bool) -
     ];
     let mut seen = Vec::new();
     for line in ours {
-        let metric = line.metric();
+        let metric = line.metric.clone();
         let their = theirs.get(&metric).copied();
         let speedup = their.map(|t| {
             if metric.higher_is_better() {

@@ -31,14 +31,15 @@ const WAIT_TIMEOUT_NS: u64 = 30_000_000_000;
 /// What a PE measured (PE 0's lines; PE 1 returns none), or why it could not.
 pub(super) type PeResult = Result<Vec<Line>, String>;
 
-struct Pe2<'a> {
+/// One PE of the benchmark: its device, its queue, and its peer.
+struct BenchPe<'a> {
     dev: &'a CudaDevice,
     queue: CudaQueue,
     me: u32,
     peer: i32,
 }
 
-impl Pe2<'_> {
+impl BenchPe<'_> {
     fn deadline(&self) -> Instant {
         Instant(self.dev.now().0 + 120_000_000_000)
     }
@@ -95,7 +96,7 @@ pub(super) fn run(dev: &CudaDevice, started: WallClock) -> PeResult {
     let deadline = Instant(dev.now().0 + 120_000_000_000);
     tests::cuda::share_device_heap(dev, HEAP_BYTES, deadline)?;
     let malloc_ms = malloc_started.elapsed().as_secs_f64() * 1e3;
-    let pe = Pe2 {
+    let pe = BenchPe {
         dev,
         queue: dev.create_queue().map_err(|e| e.to_string())?,
         me,
@@ -131,7 +132,7 @@ pub(super) fn run(dev: &CudaDevice, started: WallClock) -> PeResult {
 }
 
 /// Block-scoped device puts PE 0 → PE 1, 4 KiB to 256 MiB.
-fn device_put_bandwidth(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+fn device_put_bandwidth(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let kernel = pe.kernel("put_bw")?;
     let mut bytes = 4096u64;
     while bytes <= MAX_BYTES {
@@ -160,7 +161,7 @@ fn device_put_bandwidth(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), Strin
 
 /// Host-initiated puts of symmetric data on the queue's stream (the copy engine), PE 0 →
 /// PE 1, 4 KiB to 256 MiB.
-fn host_put_bandwidth(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+fn host_put_bandwidth(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let mut bytes = 4096u64;
     while bytes <= MAX_BYTES {
         if pe.me == 0 {
@@ -209,7 +210,7 @@ fn host_put_bandwidth(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String>
 }
 
 /// One warp's and one block's puts, 1 KiB to 1 MiB.
-fn small_puts(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+fn small_puts(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let (warp, block) = (pe.kernel("put_warp")?, pe.kernel("put_block")?);
     let mut bytes = 1024u64;
     while bytes <= 1 << 20 {
@@ -242,7 +243,7 @@ fn small_puts(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
 }
 
 /// put_signal ping-pong of 8 B, 512 B and 32 KiB; half a round trip.
-fn signal_pingpong(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+fn signal_pingpong(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let kernel = pe.kernel("signal_pingpong")?;
     let mut bytes = 8u64;
     while bytes <= 65_536 {
@@ -275,7 +276,7 @@ fn signal_pingpong(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
 }
 
 /// `barrier_all` from the device, averaged over 5000.
-fn device_barrier(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+fn device_barrier(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let kernel = pe.kernel("barrier")?;
     pe.sync()?;
     pe.timed(&kernel, 1, 1, &[KernelArg::U32(10)])?;
@@ -293,7 +294,7 @@ fn device_barrier(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
 
 /// Sum reduction of 8 KiB of floats over both PEs, from the device (one block of 1024
 /// threads per PE, launched on the queue's stream: NVSHMEM's `sum_reduce_on_stream`).
-fn sum_reduce(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+fn sum_reduce(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let kernel = pe.kernel("sum_reduce")?;
     let bytes = 8192u64;
     let args = |iters: u32| {
@@ -320,7 +321,7 @@ fn sum_reduce(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
 }
 
 /// p ping-pong on a 32-bit flag; half a round trip.
-fn p_pingpong(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+fn p_pingpong(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let kernel = pe.kernel("p_pingpong")?;
     zero_word(pe, FLAG);
     pe.sync()?;
@@ -343,7 +344,7 @@ fn p_pingpong(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
 }
 
 /// Dependent fetch-adds PE 0 → PE 1.
-fn fetch_add_latency(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
+fn fetch_add_latency(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let kernel = pe.kernel("fetch_add_latency")?;
     zero_word(pe, CTR);
     pe.sync()?;
@@ -368,7 +369,7 @@ fn fetch_add_latency(pe: &Pe2<'_>, lines: &mut Vec<Line>) -> Result<(), String> 
     pe.sync()
 }
 
-fn zero_word(pe: &Pe2<'_>, offset: u64) {
+fn zero_word(pe: &BenchPe<'_>, offset: u64) {
     pe.dev.write_local(
         LocalRange {
             kind: MemKind::Device,
