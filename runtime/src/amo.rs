@@ -6,8 +6,9 @@
 use hw::{AmoKind, AmoOp, Backend, Queue, Ticket};
 
 use crate::TRACING_TARGET;
+use crate::ctx::Ctx;
 use crate::error::ShmemError;
-use crate::shmem::{Shmem, word_access};
+use crate::pe::word_access;
 use crate::sym::{AtomicElement, Sym};
 
 /// Generates atomics that fetch: `$name(target, [operands,] pe) -> T` doing `$kind` with
@@ -17,7 +18,7 @@ macro_rules! fetching {
         $(#[$doc])*
         ///
         /// # Ordering
-        /// The update is ordered by [`Shmem::fence`] like a put; with NVSHMEM semantics the
+        /// The update is ordered by [`Ctx::fence`] like a put; with NVSHMEM semantics the
         /// fetched value is unordered with other fetching operations unless a fence separates
         /// them (SPEC section 3).
         ///
@@ -39,10 +40,10 @@ macro_rules! fetching {
 macro_rules! posting {
     ($(#[$doc:meta])* $name:ident($($arg:ident),*) => $kind:expr, $operand:expr) => {
         $(#[$doc])*
-        /// Returns once issued; the update completes at the next [`Shmem::quiet`].
+        /// Returns once issued; the update completes at the next [`Ctx::quiet`].
         ///
         /// # Ordering
-        /// Ordered by [`Shmem::fence`] like a put (SPEC section 3).
+        /// Ordered by [`Ctx::fence`] like a put (SPEC section 3).
         ///
         /// # Errors
         /// [`ShmemError::LengthMismatch`] unless `target` is one element;
@@ -57,7 +58,7 @@ macro_rules! posting {
     };
 }
 
-impl<B: Backend> Shmem<B> {
+impl<B: Backend> Ctx<B> {
     fetching! {
         /// Atomically reads `target` on PE `pe`.
         atomic_fetch() => AmoKind::Fetch, T::from_bits(0)
@@ -157,7 +158,12 @@ impl<B: Backend> Shmem<B> {
         pe: u32,
         fetch: bool,
     ) -> Result<Ticket, ShmemError> {
-        let range = self.remote_range(word_access(target)?, pe)?;
+        let access = word_access(target)?;
+        let range = if kind == AmoKind::Fetch {
+            self.read_range(access, pe)?
+        } else {
+            self.store_range(access, pe, "atomic update")?
+        };
         let op = AmoOp {
             kind,
             operand: operand.to_bits(),

@@ -119,7 +119,7 @@ impl ConfigVar {
     }
 }
 
-static TABLE: [ConfigVar; 3] = [
+static TABLE: [ConfigVar; 5] = [
     ConfigVar {
         name: "SHMEM_SYMMETRIC_SIZE",
         default: "1g",
@@ -136,6 +136,24 @@ static TABLE: [ConfigVar; 3] = [
         field: Field::U64 {
             get: |c| c.wait_timeout_ms,
             set: |c, v| c.wait_timeout_ms = v,
+        },
+    },
+    ConfigVar {
+        name: "RSHMEM_TEAMS_MAX",
+        default: "16",
+        doc: "team slots each PE reserves in its heap, the 3 predefined teams included (3 to 64)",
+        field: Field::U64 {
+            get: |c| c.teams_max.into(),
+            set: |c, v| c.teams_max = u32::try_from(v).unwrap_or(u32::MAX),
+        },
+    },
+    ConfigVar {
+        name: "RSHMEM_CONTEXTS_MAX",
+        default: "32",
+        doc: "contexts at once on each predefined team, the default context included",
+        field: Field::U64 {
+            get: |c| c.contexts_max.into(),
+            set: |c, v| c.contexts_max = u32::try_from(v).unwrap_or(u32::MAX),
         },
     },
     ConfigVar {
@@ -185,6 +203,11 @@ pub struct Config {
     pub wait_timeout_ms: u64,
     /// Whether init logs the resolved table (`SHMEM_INFO`).
     pub info: bool,
+    /// Team slots each PE reserves, predefined teams included (`RSHMEM_TEAMS_MAX`).
+    pub teams_max: u32,
+    /// Contexts at once on each predefined team, the default included
+    /// (`RSHMEM_CONTEXTS_MAX`).
+    pub contexts_max: u32,
 }
 
 impl Default for Config {
@@ -193,6 +216,8 @@ impl Default for Config {
             symmetric_size_bytes: 1 << 30,
             wait_timeout_ms: 60_000,
             info: false,
+            teams_max: 16,
+            contexts_max: 32,
         }
     }
 }

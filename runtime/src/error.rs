@@ -139,6 +139,62 @@ pub enum ShmemError {
         /// The number of elements of the other side.
         actual: usize,
     },
+    /// A PE number is not a PE of the team (or context's team) it is counted in.
+    #[error("PE {pe} is not in {team}, which has {n_pes} PEs; pass a PE below the team's n_pes()")]
+    PeNotInTeam {
+        /// The PE asked for, in the team's numbering.
+        pe: u32,
+        /// The team.
+        team: &'static str,
+        /// The team's size.
+        n_pes: u32,
+    },
+    /// A team was used after `team_destroy`.
+    #[error("{team} was destroyed; make a new team with team_split_strided or team_split_2d")]
+    TeamDestroyed {
+        /// The team.
+        team: &'static str,
+    },
+    /// A split asks for a team that cannot exist.
+    #[error("invalid team split: {reason}")]
+    InvalidTeamSplit {
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+    /// No team slot is free on every member of a new team.
+    #[error(
+        "no team slot is free on every member of the new team (RSHMEM_TEAMS_MAX={max}); destroy \
+         teams no longer used, or raise RSHMEM_TEAMS_MAX (at most 64)"
+    )]
+    TeamsExhausted {
+        /// The number of slots.
+        max: u32,
+    },
+    /// A predefined team cannot be destroyed.
+    #[error("{op} refuses {team}: the predefined teams live from init to finalize")]
+    PredefinedTeam {
+        /// The team.
+        team: &'static str,
+        /// The call.
+        op: &'static str,
+    },
+    /// A team has as many contexts as its configuration allows.
+    #[error(
+        "{team} already has {max} contexts; destroy one with ctx_destroy, or ask for more \
+         (TeamConfig::num_contexts, or RSHMEM_CONTEXTS_MAX for the predefined teams)"
+    )]
+    ContextsExhausted {
+        /// The team.
+        team: &'static str,
+        /// Its limit.
+        max: u32,
+    },
+    /// A store on a context created with NOSTORE.
+    #[error("{op} on a context created with NOSTORE; use a context without NOSTORE for stores")]
+    StoreOnNostoreContext {
+        /// The operation.
+        op: &'static str,
+    },
     /// The configuration is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),

@@ -45,23 +45,29 @@ mod amo;
 pub mod check;
 mod collective;
 pub mod config;
+mod ctx;
 mod error;
 mod heap;
 mod memory;
 mod ordering;
+mod pe;
 mod rma;
 mod run;
 mod shmem;
 mod signal;
 mod sym;
+mod team;
 mod wait;
 
 pub use config::{Config, ConfigError, ConfigVar, VarKind};
+pub use ctx::{Ctx, CtxOptions};
 pub use error::ShmemError;
 pub use hw::{Cmp, SignalOp};
+pub use pe::PeState;
 pub use run::{PeError, RunError, RunOutput, run};
 pub use shmem::Shmem;
 pub use sym::{AtomicElement, Element, Sym, SymAddr};
+pub use team::{Team, TeamConfig, TeamKind};
 
 /// The `tracing` target of every event this crate emits.
 pub const TRACING_TARGET: &str = "rshmem::runtime";

@@ -4,16 +4,17 @@
 use hw::{Backend, Device, Queue, RemoteRange};
 
 use crate::TRACING_TARGET;
+use crate::ctx::Ctx;
 use crate::error::ShmemError;
-use crate::shmem::{Shmem, byte_access, same_len};
+use crate::pe::{byte_access, same_len};
 use crate::sym::{Element, Sym, SymAddr, as_bytes, as_bytes_mut};
 
-impl<B: Backend> Shmem<B> {
+impl<B: Backend> Ctx<B> {
     /// Copies `src` into `dst` on PE `pe`. Returns once `src` may be reused, not once the data
     /// has arrived.
     ///
     /// # Ordering
-    /// Unordered with other puts unless a [`Shmem::fence`] or [`Shmem::quiet`] separates them;
+    /// Unordered with other puts unless a [`Ctx::fence`] or [`Ctx::quiet`] separates them;
     /// complete (delivered) after the next quiet or barrier_all (SPEC section 3).
     ///
     /// # Errors
@@ -23,15 +24,15 @@ impl<B: Backend> Shmem<B> {
     /// queue was lost.
     pub fn put<T: Element>(&self, dst: Sym<T>, src: &[T], pe: u32) -> Result<(), ShmemError> {
         same_len(dst.len(), src.len())?;
-        self.put_checked(self.remote_range(dst.access(), pe)?, as_bytes(src))
+        self.put_checked(self.store_range(dst.access(), pe, "put")?, as_bytes(src))
     }
 
-    /// Non-blocking [`Shmem::put`]. The backend copies `src` when the put is issued, so `src`
+    /// Non-blocking [`Ctx::put`]. The backend copies `src` when the put is issued, so `src`
     /// may be reused at once; as with any put, delivery is guaranteed only after the next
-    /// [`Shmem::quiet`].
+    /// [`Ctx::quiet`].
     ///
     /// # Errors
-    /// As [`Shmem::put`].
+    /// As [`Ctx::put`].
     pub fn put_nbi<T: Element>(&self, dst: Sym<T>, src: &[T], pe: u32) -> Result<(), ShmemError> {
         self.put(dst, src, pe)
     }
@@ -39,10 +40,10 @@ impl<B: Backend> Shmem<B> {
     /// Writes the single element `dst` on PE `pe`.
     ///
     /// # Ordering
-    /// As [`Shmem::put`].
+    /// As [`Ctx::put`].
     ///
     /// # Errors
-    /// As [`Shmem::put`]; [`ShmemError::LengthMismatch`] unless `dst` is one element.
+    /// As [`Ctx::put`]; [`ShmemError::LengthMismatch`] unless `dst` is one element.
     pub fn p<T: Element>(&self, dst: Sym<T>, value: T, pe: u32) -> Result<(), ShmemError> {
         self.put(dst, &[value], pe)
     }
@@ -50,7 +51,7 @@ impl<B: Backend> Shmem<B> {
     /// Copies the bytes `src` to `dst` on PE `pe`; no alignment needed.
     ///
     /// # Ordering
-    /// As [`Shmem::put`].
+    /// As [`Ctx::put`].
     ///
     /// # Errors
     /// [`ShmemError::PeOutOfRange`]; [`ShmemError::NotInHeap`] or
@@ -58,7 +59,7 @@ impl<B: Backend> Shmem<B> {
     /// [`ShmemError::Queue`] if the queue was lost.
     pub fn put_bytes(&self, dst: SymAddr, src: &[u8], pe: u32) -> Result<(), ShmemError> {
         self.put_checked(
-            self.remote_range(byte_access(dst, src.len() as u64), pe)?,
+            self.store_range(byte_access(dst, src.len() as u64), pe, "put_bytes")?,
             src,
         )
     }
@@ -67,7 +68,7 @@ impl<B: Backend> Shmem<B> {
     ///
     /// # Ordering
     /// With NVSHMEM semantics, unordered with other fetching operations unless a
-    /// [`Shmem::fence`] separates them (SPEC section 3).
+    /// [`Ctx::fence`] separates them (SPEC section 3).
     ///
     /// # Errors
     /// [`ShmemError::PeOutOfRange`]; an address error ([`ShmemError::NotInHeap`],
@@ -82,10 +83,10 @@ impl<B: Backend> Shmem<B> {
     /// Reads `src` from PE `pe` into `out`.
     ///
     /// # Ordering
-    /// As [`Shmem::get`].
+    /// As [`Ctx::get`].
     ///
     /// # Errors
-    /// As [`Shmem::get`]; [`ShmemError::LengthMismatch`] if `out` and `src` differ in length.
+    /// As [`Ctx::get`]; [`ShmemError::LengthMismatch`] if `out` and `src` differ in length.
     pub fn get_into<T: Element>(
         &self,
         src: Sym<T>,
@@ -93,16 +94,16 @@ impl<B: Backend> Shmem<B> {
         out: &mut [T],
     ) -> Result<(), ShmemError> {
         same_len(src.len(), out.len())?;
-        self.get_checked(self.remote_range(src.access(), pe)?, as_bytes_mut(out))
+        self.get_checked(self.read_range(src.access(), pe)?, as_bytes_mut(out))
     }
 
     /// Reads the single element `src` from PE `pe`.
     ///
     /// # Ordering
-    /// As [`Shmem::get`].
+    /// As [`Ctx::get`].
     ///
     /// # Errors
-    /// As [`Shmem::get`]; [`ShmemError::LengthMismatch`] unless `src` is one element.
+    /// As [`Ctx::get`]; [`ShmemError::LengthMismatch`] unless `src` is one element.
     pub fn g<T: Element>(&self, src: Sym<T>, pe: u32) -> Result<T, ShmemError> {
         let mut out = [T::zeroed()];
         self.get_into(src, pe, &mut out)?;
@@ -113,7 +114,7 @@ impl<B: Backend> Shmem<B> {
     /// Reads `len_bytes` bytes at `src` from PE `pe`; no alignment needed.
     ///
     /// # Ordering
-    /// As [`Shmem::get`].
+    /// As [`Ctx::get`].
     ///
     /// # Errors
     /// As [`Shmem::put_bytes`]; [`ShmemError::Queue`] if the data does not arrive within
@@ -126,17 +127,17 @@ impl<B: Backend> Shmem<B> {
     ) -> Result<Vec<u8>, ShmemError> {
         let mut out = vec![0; len_bytes];
         self.get_checked(
-            self.remote_range(byte_access(src, len_bytes as u64), pe)?,
+            self.read_range(byte_access(src, len_bytes as u64), pe)?,
             &mut out,
         )?;
         Ok(out)
     }
 
     /// Starts reading `src` from PE `pe` into this PE's part of `dst`, and returns at once.
-    /// `dst` holds the data after the next [`Shmem::quiet`] (or barrier_all).
+    /// `dst` holds the data after the next [`Ctx::quiet`] (or barrier_all).
     ///
     /// # Ordering
-    /// Not ordered by [`Shmem::fence`]; only quiet completes it (SPEC section 3).
+    /// Not ordered by [`Ctx::fence`]; only quiet completes it (SPEC section 3).
     ///
     /// # Errors
     /// [`ShmemError::LengthMismatch`] if `dst` and `src` differ in length;
@@ -145,7 +146,7 @@ impl<B: Backend> Shmem<B> {
     /// [`ShmemError::Queue`] if the queue was lost.
     pub fn get_nbi<T: Element>(&self, dst: Sym<T>, src: Sym<T>, pe: u32) -> Result<(), ShmemError> {
         same_len(src.len(), dst.len())?;
-        let source = self.remote_range(src.access(), pe)?;
+        let source = self.read_range(src.access(), pe)?;
         let target = self.local_range(dst.access())?;
         tracing::trace!(
             target: TRACING_TARGET,

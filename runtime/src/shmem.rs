@@ -1,42 +1,37 @@
-//! [`Shmem`]: one PE's handle to the runtime, its setup and teardown, and the checks every
-//! operation makes before it reaches the hardware.
+//! [`Shmem`]: one PE's handle to the runtime, its setup and teardown, and its contexts.
 //!
-//! The operations themselves live in `impl` blocks of their own files: `memory.rs`, `rma.rs`,
-//! `amo.rs`, `wait.rs`, `signal.rs` and `ordering.rs`.
+//! `Shmem` dereferences to its default context ([`Ctx`]), whose methods are the operations
+//! (`rma.rs`, `amo.rs`, `wait.rs`, `signal.rs`, `ordering.rs`); `Ctx` in turn dereferences
+//! to the [`PeState`] every context shares. What only the PE as a whole does (memory
+//! management in `memory.rs`, barriers, teams in `team/`, creating contexts) is here.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::ops::Deref;
+use std::rc::Rc;
 
-use hw::{
-    Backend, Caps, Device, Duration, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey,
-};
+use hw::{Backend, Device, Pe, SegmentKey};
 
 use crate::TRACING_TARGET;
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
+use crate::ctx::{Ctx, CtxOptions};
 use crate::error::ShmemError;
-use crate::heap::{Access, Heap, Span};
-use crate::ordering::Barrier;
-use crate::sym::{AtomicElement, Sym, SymAddr};
+use crate::heap::{Heap, MIN_ALIGN_BYTES};
+use crate::pe::{HEAP_KIND, PeState, deadline};
+use crate::team::{Predefined, SlotLayout, Team, TeamConfig};
 
-/// The memory kind of the symmetric heap: GPU memory, the default of GPU-centric SHMEM
-/// (SPEC section 5).
-const HEAP_KIND: MemKind = MemKind::Device;
-
-/// One PE's handle to the runtime: the default context, the symmetric heap and the PE's
-/// place in the run. [`crate::run()`] creates one per PE and hands it to the PE's program.
+/// One PE's handle to the runtime: the default context, the teams and the symmetric heap.
+/// [`crate::run()`] creates one per PE and hands it to the PE's program.
 ///
-/// A `Shmem` belongs to its PE: it is not `Sync` (nor `Send` when its device is not), and its
-/// operations take `&self` because one PE's program is sequential.
+/// A `Shmem` belongs to its PE: it is neither `Send` nor `Sync`, and its operations take
+/// `&self` because one PE's program is sequential.
 pub struct Shmem<B: Backend> {
-    pub(crate) device: B::Device,
-    /// The queue of the default context.
-    pub(crate) queue: B::Queue,
-    // Why RefCell: allocation mutates the heap behind `&self`, and only this PE uses it.
-    pub(crate) heap: RefCell<Heap>,
-    pub(crate) config: Config,
-    pub(crate) barrier: Barrier,
-    pub(crate) my_pe: u32,
-    pub(crate) n_pes: u32,
+    /// The default context (Tier-0), on the world team.
+    pub(crate) ctx: Ctx<B>,
+    pub(crate) teams: Predefined,
+    pub(crate) team_layout: SlotLayout,
+    /// Team slots free on this PE, one bit each.
+    pub(crate) team_slots_free: Cell<u64>,
 }
 
 impl<B: Backend> fmt::Debug for Shmem<B> {
@@ -49,10 +44,18 @@ impl<B: Backend> fmt::Debug for Shmem<B> {
     }
 }
 
+impl<B: Backend> Deref for Shmem<B> {
+    type Target = Ctx<B>;
+
+    fn deref(&self) -> &Ctx<B> {
+        &self.ctx
+    }
+}
+
 impl<B: Backend> Shmem<B> {
     /// Sets up this PE: creates its heap segment, trades segment keys with every PE, imports
     /// every segment (its own included, so a PE reaches itself like any peer), creates the
-    /// default queue and the barrier counters, and synchronises with every PE.
+    /// default queue, reserves the teams' areas, and synchronises with every PE.
     ///
     /// Collective: every PE of the run must call it.
     ///
@@ -60,13 +63,15 @@ impl<B: Backend> Shmem<B> {
     /// [`ShmemError::HeapSegment`] if the device refuses the heap's memory;
     /// [`ShmemError::Device`] if a peer's segment cannot be imported or no queue can be had;
     /// [`ShmemError::Queue`] if a peer never arrives; [`ShmemError::HeapExhausted`] if the
-    /// heap cannot even hold the barrier counters.
+    /// heap cannot even hold the teams' areas; [`ShmemError::Config`] if
+    /// `RSHMEM_TEAMS_MAX` is out of range.
     pub(crate) fn init(device: B::Device, config: Config) -> Result<Shmem<B>, ShmemError> {
         let my_pe = device.pe().0;
         let n_pes = device.n_pes();
         if config.info && my_pe == 0 {
             config.log();
         }
+        check_teams_max(config.teams_max)?;
         let heap_bytes = config.symmetric_size_bytes;
         tracing::debug!(target: TRACING_TARGET, pe = my_pe, n_pes, bytes = heap_bytes, "init");
         let key = device
@@ -78,16 +83,45 @@ impl<B: Backend> Shmem<B> {
         }
         let queue = device.create_queue()?;
         let mut heap = Heap::new(heap_bytes);
-        // Why now: as the first allocation it lands at the same offset on every PE.
-        let barrier = Barrier::new(&mut heap, n_pes)?;
-        let shmem = Shmem {
+        // Why first: as the first allocation it lands at the same offset on every PE.
+        let areas = heap.alloc(
+            u64::from(config.teams_max) * SlotLayout::slot_bytes(n_pes),
+            MIN_ALIGN_BYTES,
+            true,
+        )?;
+        let team_layout = SlotLayout {
+            base: areas.offset,
+            n_pes,
+        };
+        let team_config = TeamConfig {
+            num_contexts: config.contexts_max,
+        };
+        let teams = Predefined::new(&device, team_layout, team_config);
+        let world = teams.world.clone();
+        world.add_context()?;
+        let pe = Rc::new(PeState {
             device,
-            queue,
             heap: RefCell::new(heap),
             config,
-            barrier,
             my_pe,
             n_pes,
+        });
+        let all_slots = if pe.config.teams_max >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << pe.config.teams_max) - 1
+        };
+        let predefined = (1u64 << crate::team::PREDEFINED_SLOTS) - 1;
+        let shmem = Shmem {
+            ctx: Ctx {
+                pe,
+                queue,
+                options: CtxOptions::default(),
+                team: world,
+            },
+            teams,
+            team_layout,
+            team_slots_free: Cell::new(all_slots & !predefined),
         };
         shmem.sync_all()?;
         Ok(shmem)
@@ -103,130 +137,82 @@ impl<B: Backend> Shmem<B> {
         self.barrier_all()
     }
 
-    /// The number of this PE, in `0..n_pes()`.
-    pub fn my_pe(&self) -> u32 {
-        self.my_pe
+    /// The team of every PE (`SHMEM_TEAM_WORLD`); its PE numbers are the run's.
+    pub fn team_world(&self) -> &Team {
+        &self.teams.world
     }
 
-    /// The number of PEs in the run.
-    pub fn n_pes(&self) -> u32 {
-        self.n_pes
+    /// The PEs whose symmetric memory this PE reaches with loads and stores, NVLink peers on
+    /// its host (`SHMEM_TEAM_SHARED`).
+    pub fn team_shared(&self) -> &Team {
+        &self.teams.shared
     }
 
-    /// The device clock in nanoseconds: virtual time on the simulator.
-    pub fn now_ns(&self) -> u64 {
-        self.device.now().0
+    /// The PEs on this PE's host (`SHMEMX_TEAM_NODE`).
+    pub fn team_node(&self) -> &Team {
+        &self.teams.node
     }
 
-    /// What the backend offers.
-    pub fn caps(&self) -> &Caps {
-        self.device.caps()
+    /// Creates a context on the world team (`shmem_ctx_create`): a queue of its own, so its
+    /// fence and quiet are independent of every other context's.
+    ///
+    /// # Errors
+    /// [`ShmemError::ContextsExhausted`] when the world team has `RSHMEM_CONTEXTS_MAX`
+    /// contexts (the default context included); [`ShmemError::Device`] if the backend has no
+    /// queue left.
+    pub fn ctx_create(&self, options: CtxOptions) -> Result<Ctx<B>, ShmemError> {
+        self.team_create_ctx(self.team_world(), options)
     }
 
-    /// This PE's device of the backend, for what the runtime does not wrap. With the CUDA
-    /// backend that is the device-side API: `CudaDevice::compile_kernel` compiles a kernel
-    /// behind `rshmem_device.cuh`, and a symmetric object is passed to it as
-    /// `KernelArg::Heap(sym.addr().0)` (heap offsets are the same on every PE).
-    pub fn device(&self) -> &B::Device {
-        &self.device
+    /// Creates a context on `team` (`shmem_team_create_ctx`): its operations take `team`'s
+    /// PE numbers.
+    ///
+    /// # Errors
+    /// [`ShmemError::ContextsExhausted`] when `team` has [`TeamConfig::num_contexts`]
+    /// contexts; [`ShmemError::TeamDestroyed`]; [`ShmemError::Device`] if the backend has no
+    /// queue left.
+    pub fn team_create_ctx(&self, team: &Team, options: CtxOptions) -> Result<Ctx<B>, ShmemError> {
+        team.add_context()?;
+        let queue = match self.device.create_queue() {
+            Ok(queue) => queue,
+            Err(source) => {
+                team.remove_context();
+                return Err(source.into());
+            }
+        };
+        tracing::debug!(target: TRACING_TARGET, pe = self.my_pe, ?options, team = ?team.kind(), "ctx_create");
+        Ok(Ctx {
+            pe: Rc::clone(&self.ctx.pe),
+            queue,
+            options,
+            team: team.clone(),
+        })
     }
 
-    /// The default context's queue. Work launched on it (a device-API kernel) is ordered with
-    /// this PE's operations on the default context, and [`Shmem::quiet`] waits for it.
-    pub fn queue(&self) -> &B::Queue {
-        &self.queue
-    }
-
-    /// The configuration this PE runs with.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// The deadline of a blocking call that starts now.
-    pub(crate) fn deadline(&self) -> Instant {
-        deadline(&self.device, &self.config)
-    }
-
-    /// Checks `pe` and `access`, and returns the range they name on `pe`.
-    pub(crate) fn remote_range(&self, access: Access, pe: u32) -> Result<RemoteRange, ShmemError> {
-        let pe = self.check_pe(pe)?;
-        Ok(remote(self.heap.borrow().check(access)?, pe))
-    }
-
-    /// Checks `access`, and returns the range it names on this PE.
-    pub(crate) fn local_range(&self, access: Access) -> Result<LocalRange, ShmemError> {
-        Ok(local(self.heap.borrow().check(access)?))
-    }
-
-    fn check_pe(&self, pe: u32) -> Result<Pe, ShmemError> {
-        if pe < self.n_pes {
-            Ok(Pe(pe))
-        } else {
-            Err(ShmemError::PeOutOfRange {
-                pe,
-                n_pes: self.n_pes,
-            })
-        }
+    /// Destroys `ctx` (`shmem_ctx_destroy`): completes its operations first, as OpenSHMEM
+    /// asks.
+    ///
+    /// # Errors
+    /// As [`Ctx::quiet`]; the context is gone either way.
+    pub fn ctx_destroy(&self, ctx: Ctx<B>) -> Result<(), ShmemError> {
+        let quiet = ctx.quiet();
+        ctx.team.remove_context();
+        tracing::debug!(target: TRACING_TARGET, pe = self.my_pe, "ctx_destroy");
+        quiet
     }
 }
 
-/// The deadline of a blocking call that starts now on `device`.
-fn deadline<D: Device>(device: &D, config: &Config) -> Instant {
-    device
-        .now()
-        .after(Duration(config.wait_timeout_ms.saturating_mul(1_000_000)))
-}
-
-/// `span` of `pe`'s heap.
-pub(crate) fn remote(span: Span, pe: Pe) -> RemoteRange {
-    RemoteRange {
-        pe,
-        kind: HEAP_KIND,
-        offset: span.offset,
-        len: span.len_bytes,
-    }
-}
-
-/// `span` of this PE's heap.
-pub(crate) fn local(span: Span) -> LocalRange {
-    LocalRange {
-        kind: HEAP_KIND,
-        offset: span.offset,
-        len: span.len_bytes,
-    }
-}
-
-/// What a byte operation on `len_bytes` at `addr` claims: no alignment, no known owner.
-pub(crate) fn byte_access(addr: SymAddr, len_bytes: u64) -> Access {
-    Access {
-        offset: addr.0,
-        len_bytes,
-        align: 1,
-        owner: None,
-    }
-}
-
-/// What an operation on the single atomic word `sym` claims: it must be one element, aligned
-/// to the word's width.
-///
-/// # Errors
-/// [`ShmemError::LengthMismatch`] if `sym` is not one element.
-pub(crate) fn word_access<T: AtomicElement>(sym: Sym<T>) -> Result<Access, ShmemError> {
-    same_len(sym.len(), 1)?;
-    Ok(Access {
-        align: T::WIDTH.bytes(),
-        ..sym.access()
-    })
-}
-
-/// Checks that the other side of an operation on a view of `expected` elements has as many.
-///
-/// # Errors
-/// [`ShmemError::LengthMismatch`] if not.
-pub(crate) fn same_len(expected: usize, actual: usize) -> Result<(), ShmemError> {
-    if expected == actual {
+/// Checks `RSHMEM_TEAMS_MAX`: the predefined teams need 3 slots, a slot mask has 64 bits.
+fn check_teams_max(teams_max: u32) -> Result<(), ShmemError> {
+    if (3..=64).contains(&teams_max) {
         Ok(())
     } else {
-        Err(ShmemError::LengthMismatch { expected, actual })
+        Err(ConfigError::Invalid {
+            name: "RSHMEM_TEAMS_MAX",
+            value: teams_max.to_string(),
+            expected: "an integer from 3 to 64",
+            example: "16",
+        }
+        .into())
     }
 }

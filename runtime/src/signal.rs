@@ -3,17 +3,18 @@
 use hw::{Backend, Cmp, Device, Queue, SignalOp};
 
 use crate::TRACING_TARGET;
+use crate::ctx::Ctx;
 use crate::error::ShmemError;
-use crate::shmem::{Shmem, same_len, word_access};
+use crate::pe::{same_len, word_access};
 use crate::sym::{Element, Sym, as_bytes};
 
-impl<B: Backend> Shmem<B> {
+impl<B: Backend> Ctx<B> {
     /// Copies `src` into `dst` on PE `pe`, then updates the signal word `sig` on `pe` with
     /// `op` and `value`. Returns once `src` may be reused.
     ///
     /// # Ordering
     /// Once the signal update is visible, this put's data has been delivered; earlier puts
-    /// only if a [`Shmem::fence`] separates them (SPEC section 3).
+    /// only if a [`Ctx::fence`] separates them (SPEC section 3).
     ///
     /// # Errors
     /// [`ShmemError::LengthMismatch`] if `src` and `dst` differ in length or `sig` is not one
@@ -30,8 +31,8 @@ impl<B: Backend> Shmem<B> {
         pe: u32,
     ) -> Result<(), ShmemError> {
         same_len(dst.len(), src.len())?;
-        let data = self.remote_range(dst.access(), pe)?;
-        let signal = self.remote_range(word_access(sig)?, pe)?;
+        let data = self.store_range(dst.access(), pe, "put_signal")?;
+        let signal = self.store_range(word_access(sig)?, pe, "put_signal")?;
         tracing::trace!(
             target: TRACING_TARGET,
             pe = self.my_pe,
@@ -46,15 +47,15 @@ impl<B: Backend> Shmem<B> {
         Ok(())
     }
 
-    /// Non-blocking [`Shmem::put_signal`]. The backend copies `src` when the operation is
+    /// Non-blocking [`Ctx::put_signal`]. The backend copies `src` when the operation is
     /// issued, so `src` may be reused at once; completion is guaranteed only after the next
-    /// [`Shmem::quiet`].
+    /// [`Ctx::quiet`].
     ///
     /// # Ordering
-    /// As [`Shmem::put_signal`].
+    /// As [`Ctx::put_signal`].
     ///
     /// # Errors
-    /// As [`Shmem::put_signal`].
+    /// As [`Ctx::put_signal`].
     pub fn put_signal_nbi<T: Element>(
         &self,
         dst: Sym<T>,
@@ -71,7 +72,7 @@ impl<B: Backend> Shmem<B> {
     ///
     /// # Ordering
     /// Sees remote updates once they are visible to this PE; use
-    /// [`Shmem::signal_wait_until`] to wait for one.
+    /// [`Ctx::signal_wait_until`] to wait for one.
     ///
     /// # Errors
     /// [`ShmemError::LengthMismatch`] unless `sig` is one word; an address error
@@ -87,11 +88,11 @@ impl<B: Backend> Shmem<B> {
     /// value that satisfied it.
     ///
     /// # Ordering
-    /// As [`Shmem::wait_until`]: the data of the put-with-signal that satisfied it is then
+    /// As [`Ctx::wait_until`]: the data of the put-with-signal that satisfied it is then
     /// visible to this PE.
     ///
     /// # Errors
-    /// As [`Shmem::wait_until`].
+    /// As [`Ctx::wait_until`].
     pub fn signal_wait_until(
         &self,
         sig: Sym<u64>,

@@ -3,8 +3,9 @@
 use hw::{Backend, Cmp, Device, LocalRange, WaitSpec};
 
 use crate::TRACING_TARGET;
+use crate::ctx::Ctx;
 use crate::error::ShmemError;
-use crate::shmem::{Shmem, word_access};
+use crate::pe::word_access;
 use crate::sym::{AtomicElement, Sym};
 
 /// The wait for the `T` word `word` to satisfy `cmp value`.
@@ -24,7 +25,7 @@ pub(crate) fn word_spec<T: AtomicElement>(
     }
 }
 
-impl<B: Backend> Shmem<B> {
+impl<B: Backend> Ctx<B> {
     /// Blocks until this PE's element `ivar` satisfies `ivar cmp value`, and returns the value
     /// that satisfied it.
     ///
@@ -49,7 +50,7 @@ impl<B: Backend> Shmem<B> {
     /// Tests once whether this PE's element `ivar` satisfies `ivar cmp value`.
     ///
     /// # Ordering
-    /// As [`Shmem::wait_until`] when it returns `true`.
+    /// As [`Ctx::wait_until`] when it returns `true`.
     ///
     /// # Errors
     /// [`ShmemError::LengthMismatch`] unless `ivar` is one element; an address error
