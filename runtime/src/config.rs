@@ -267,6 +267,18 @@ impl Config {
         self
     }
 
+    /// Sets the number of team slots each PE reserves (`RSHMEM_TEAMS_MAX`).
+    pub fn teams_max(mut self, slots: u32) -> Self {
+        self.teams_max = slots;
+        self
+    }
+
+    /// Sets the number of contexts at once on each predefined team (`RSHMEM_CONTEXTS_MAX`).
+    pub fn contexts_max(mut self, contexts: u32) -> Self {
+        self.contexts_max = contexts;
+        self
+    }
+
     /// Sets whether init logs the resolved table.
     pub fn info(mut self, on: bool) -> Self {
         self.info = on;

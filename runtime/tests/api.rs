@@ -2,24 +2,15 @@
 //! simulated HGX node and checks what every PE saw. Runs are deterministic; tests that depend
 //! on delivery order repeat over a few seeds, printed so a failure can be replayed.
 
-use rshmem::{Cmp, Config, PeError, Shmem, ShmemError, SignalOp, Sym, SymAddr, run};
+mod common;
+
+use common::config;
+use rshmem::{Cmp, PeError, Shmem, ShmemError, SignalOp, Sym, SymAddr, run};
 use sim::{Sim, SimBackend};
 
 /// A run of `n_pes` PEs on an 8-GPU NVSwitch node with `seed`.
 fn sim(n_pes: u32, seed: u64) -> Sim {
-    let topology = sim::topology::presets::preset("hgx8").expect("the hgx8 preset exists");
-    Sim::builder(topology)
-        .pes(n_pes)
-        .seed(seed)
-        .build()
-        .expect("hgx8 has 8 GPUs")
-}
-
-/// A small heap, so exhaustion is easy to reach, and a short deadline.
-fn config() -> Config {
-    Config::default()
-        .symmetric_size(1 << 20)
-        .wait_timeout_ms(100)
+    common::sim("hgx8", n_pes, seed)
 }
 
 /// Runs `pe_main` on `n_pes` PEs and returns every PE's value; panics naming the first PE
