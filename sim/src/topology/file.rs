@@ -46,6 +46,8 @@ struct TimingSpec {
     nic_ns: Option<u64>,
     poll_ns: Option<u64>,
     local_gbps: Option<Spanned<f64>>,
+    fence_ns: Option<u64>,
+    transfer_ns: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -201,6 +203,8 @@ fn read_timing(spec: &TimingSpec) -> Result<Timing, SpanError> {
             Some(gbps) => gbps_to_bytes_per_s(gbps, "local_gbps")?,
             None => defaults.local_bytes_per_s,
         },
+        fence_ns: spec.fence_ns.unwrap_or(defaults.fence_ns),
+        transfer_ns: spec.transfer_ns.unwrap_or(defaults.transfer_ns),
     })
 }
 
@@ -300,6 +304,7 @@ name = "pair"
 [timing]
 issue_ns = 25
 local_gbps = 4300
+transfer_ns = 40
 
 [[node]]
 name = "gpu0"
@@ -372,6 +377,7 @@ gbps = 394.8
         let timing = t.timing();
         assert_eq!(timing.issue_ns, 25);
         assert_eq!(timing.nic_ns, Timing::default().nic_ns);
+        assert_eq!((timing.fence_ns, timing.transfer_ns), (0, 40));
         assert_eq!(timing.local_bytes_per_s, 4_300_000_000_000);
         let path = t.routes_from(Pe(0)).path_to(&t, Pe(1));
         assert_eq!(path.class, PathClass::LoadStore);
