@@ -291,13 +291,11 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use hw::Pe;
     use hw::topology::PathClass;
 
     use super::*;
-    use crate::topology::presets;
+    use crate::topology::{presets, shape};
 
     const GOOD: &str = r#"
 name = "pair"
@@ -341,32 +339,6 @@ gbps = 394.8
     fn line_of(text: &str, needle: &str) -> usize {
         let offset = text.find(needle).expect("needle present");
         text[..offset].matches('\n').count() + 1
-    }
-
-    /// A link as (end, end, kind, latency in ns, bandwidth in bytes/s), ends sorted.
-    type LinkRow = (String, String, String, u64, u64);
-
-    /// Every GPU (in PE order) and every link with its ends, for comparing topologies.
-    fn shape(t: &Topology) -> (Vec<String>, BTreeSet<LinkRow>) {
-        let gpus = (0..t.n_gpus())
-            .map(|pe| t.graph()[t.gpu_node(Pe(pe))].name.clone())
-            .collect();
-        let links = (0..t.n_links())
-            .map(|i| {
-                let id = hw::topology::LinkId(i);
-                let (a, b) = t.link_ends(id);
-                let (a, b) = if a <= b { (a, b) } else { (b, a) };
-                let link = t.link(id);
-                (
-                    a.to_string(),
-                    b.to_string(),
-                    link.kind.word().to_string(),
-                    link.latency_ns,
-                    link.bandwidth_bytes_per_s,
-                )
-            })
-            .collect();
-        (gpus, links)
     }
 
     #[test]
