@@ -21,6 +21,16 @@ impl Line {
         }
     }
 
+    /// What the line measures.
+    pub(crate) fn metric(&self) -> &Metric {
+        &self.metric
+    }
+
+    /// The measured value.
+    pub(crate) fn value(&self) -> f64 {
+        self.value
+    }
+
     pub(crate) fn field(self, field: &str) -> Line {
         Line {
             metric: Metric {
@@ -48,7 +58,7 @@ impl fmt::Display for Line {
 
 /// What a line measures, without its value: the key of a comparison.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct Metric {
+pub(crate) struct Metric {
     /// The group (`put_bw`), or `None` for a bare `key=value`.
     group: Option<String>,
     /// The transfer size, for groups measured per size.
@@ -59,7 +69,7 @@ struct Metric {
 
 impl Metric {
     /// The metric of group `group` (`None` for a bare key) at `bytes`, named `key`.
-    fn new(group: Option<&str>, bytes: Option<u64>, key: &str) -> Metric {
+    pub(crate) fn new(group: Option<&str>, bytes: Option<u64>, key: &str) -> Metric {
         Metric {
             group: group.map(str::to_string),
             bytes,
@@ -67,8 +77,20 @@ impl Metric {
         }
     }
 
+    pub(crate) fn group(&self) -> Option<&str> {
+        self.group.as_deref()
+    }
+
+    pub(crate) fn bytes(&self) -> Option<u64> {
+        self.bytes
+    }
+
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
     /// Bandwidths are better higher; times lower.
-    fn higher_is_better(&self) -> bool {
+    pub(crate) fn higher_is_better(&self) -> bool {
         self.key.contains("GBps")
     }
 }
