@@ -124,16 +124,19 @@ pub(crate) fn rounds(explore: &Explore, topology: &Topology, n_pes: u32) -> Roun
     }
 }
 
-/// The longest one-way trip between two of the first `n_pes` GPUs, NICs included.
+/// The longest one-way trip of a small transfer between two of the first `n_pes` GPUs, NICs
+/// and the transfer's start-up included.
 fn longest_path_ns(topology: &Topology, n_pes: u32) -> u64 {
     let nic_ns = topology.timing().nic_ns;
+    let start_up_ns = topology.timing().transfer_ns;
     let mut longest = 0;
     for src in 0..n_pes {
         topology
             .routes_from(Pe(src))
             .for_each_path(topology, |dst, path| {
                 if dst.0 < n_pes {
-                    longest = longest.max(path.latency_ns + u64::from(path.nics) * nic_ns);
+                    let trip_ns = path.latency_ns + u64::from(path.nics) * nic_ns + start_up_ns;
+                    longest = longest.max(trip_ns);
                 }
             });
     }

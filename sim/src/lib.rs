@@ -16,8 +16,9 @@
 //!   rules of SPEC section 3 allow: unfenced operations reorder through jitter, fences order
 //!   delivery per target, InfiniBand writes stay invisible to the target's GPU until a
 //!   consistency step or a random drain.
-//! - **Timing.** An operation costs issue time, then latency plus size over bandwidth along
-//!   its route; concurrent transfers queue on shared links.
+//! - **Timing.** An operation costs issue time (and a fence's time for a put-with-signal),
+//!   then latency plus start-up plus size over bandwidth along its route; concurrent
+//!   transfers queue on shared links. `rshmem calibrate` fits these costs to GPUs.
 //! - **Failures are reports.** A deadlock, a missed deadline or the time limit ends the waits
 //!   involved with an error naming every PE and what it waited for; the seed is logged.
 

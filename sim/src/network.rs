@@ -1,9 +1,9 @@
 //! Link timing: latency, bandwidth, and links shared by concurrent transfers.
 //!
-//! Each direction of each link is a FIFO server: a transfer occupies every link of its path
-//! for `bytes / bottleneck bandwidth` (cut-through), starting when the last of those links is
-//! free. Concurrent transfers over a link therefore share its bandwidth, and a lone transfer
-//! takes `latency + bytes / bandwidth`.
+//! Each direction of each link is a FIFO server: a transfer of data occupies every link of its
+//! path for the start-up time plus `bytes / bottleneck bandwidth` (cut-through), starting when
+//! the last of those links is free. Concurrent transfers over a link therefore share its
+//! bandwidth, and a lone transfer takes `latency + start-up + bytes / bandwidth`.
 
 use hw::topology::{Hop, LinkId, Routes};
 use hw::{Path, PathClass, Pe, Topology};
@@ -66,6 +66,8 @@ pub(crate) struct Network {
     /// Per link: latency in ns and bandwidth in bytes per second.
     links: Vec<(u64, u64)>,
     local_bytes_per_s: u64,
+    /// The start-up of each transfer of data over links (`Timing::transfer_ns`).
+    transfer_ns: u64,
     /// Scratch space for filling route records without allocating.
     scratch: Path,
     /// Per link, per direction (forward, backward): when it is free again, in ns.
@@ -145,6 +147,7 @@ impl Network {
                 })
                 .collect(),
             local_bytes_per_s: topology.timing().local_bytes_per_s,
+            transfer_ns: topology.timing().transfer_ns,
             scratch: Path {
                 hops: Vec::new(),
                 latency_ns: 0,
@@ -255,7 +258,14 @@ impl Network {
         if hops.is_empty() {
             bytes_per_s = self.local_bytes_per_s;
         }
-        let serialise_ns = serialise_ns(bytes, bytes_per_s);
+        // A start-up is paid on links only, and only by transfers of data: a PE's access to its
+        // own memory has no copy to start, and a bare request or acknowledgement no bytes.
+        let start_up_ns = if hops.is_empty() || bytes == 0 {
+            0
+        } else {
+            self.transfer_ns
+        };
+        let serialise_ns = start_up_ns + serialise_ns(bytes, bytes_per_s);
         for &hop in hops {
             let d = (hop % 2) as usize ^ usize::from(reverse);
             self.busy_until_ns[(hop / 2) as usize][d] = begin_ns + serialise_ns;
@@ -321,6 +331,31 @@ mod tests {
         let back = n.send(0, &route, true, 0, 1000).transfer;
         assert_eq!(back.begin_ns, 0, "the reverse direction is free");
         assert_eq!(n.bytes_carried[0], [2000, 1000]);
+    }
+
+    #[test]
+    fn each_transfer_of_data_pays_the_start_up_and_nothing_else_does() {
+        let mut b = TopologyBuilder::new("pair");
+        b.timing(hw::topology::Timing {
+            transfer_ns: 50,
+            ..hw::topology::Timing::default()
+        });
+        let g0 = b.node("g0", NodeKind::Gpu { host: 0 });
+        let g1 = b.node("g1", NodeKind::Gpu { host: 0 });
+        b.link(g0, g1, pcie());
+        let t = b.build().unwrap();
+        let mut n = Network::new(&t, 2);
+        let route = n.route(&t, 0, 1);
+        let first = n.send(0, &route, false, 0, 1000).transfer;
+        assert_eq!(first.serialise_ns, 50 + 1000);
+        let second = n.send(0, &route, false, 0, 1000).transfer;
+        assert_eq!(
+            second.begin_ns, 1050,
+            "the link is held for the start-up too"
+        );
+        assert_eq!(n.send(0, &route, true, 0, 0).transfer.serialise_ns, 0);
+        let local = n.route(&t, 0, 0);
+        assert_eq!(n.send(0, &local, false, 0, 8).transfer.serialise_ns, 1);
     }
 
     /// A route longer than a [`Route`] carries is read from its record.

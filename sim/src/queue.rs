@@ -80,6 +80,8 @@ impl Queue for SimQueue {
     }
 
     fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
+        // The fence of a GPU's quiet overlaps the wait for the operations still in flight.
+        self.handle.world().pay_fence(self.handle.pe);
         self.handle.pace();
         self.handle.world().counts.quiets += 1;
         while !self.handle.world().queue_idle(self.id) {

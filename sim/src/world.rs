@@ -614,7 +614,14 @@ impl World {
         q.epoch = q.epoch.wrapping_add(1);
         self.counts.fences += 1;
         let owner = self.queues[queue as usize].owner;
+        self.pay_fence(owner);
         self.trace.record(&[5, owner as u64, self.clock_ns(owner)]);
+    }
+
+    /// `pe` spends the time of a memory fence (`Timing::fence_ns`): a GPU fences in fence and
+    /// quiet, and between the data and the signal of a put-with-signal.
+    pub(crate) fn pay_fence(&mut self, pe: u32) {
+        self.advance_clock(pe, self.topology.timing().fence_ns);
     }
 
     /// Whether a quiet on `queue` may return: every ticket completed (but the puts, under
@@ -689,6 +696,9 @@ impl World {
         let src = self.queues[queue as usize].owner;
         self.assert_imported(src, &dst);
         self.assert_imported(src, &signal);
+        // The fence that orders the data before the signal; one operation carries both, so
+        // the fence delays its departure.
+        self.pay_fence(src);
         self.counts.put_signals += 1;
         self.counts.bytes_put += data.len() as u64;
         let kind = OpKind::PutSignal {
@@ -1493,6 +1503,53 @@ mod tests {
         gaps.sort_unstable();
         gaps.dedup();
         assert!(gaps.len() > 20, "drain times vary with the seed: {gaps:?}");
+    }
+
+    /// A fence, a quiet and a put-with-signal each cost the PE one `fence_ns`, and the
+    /// put-with-signal leaves after its fence.
+    #[test]
+    fn fence_quiet_and_put_signal_pay_the_fence() {
+        let mut topology = hw::topology::TopologyBuilder::new("fenced");
+        topology.timing(Timing {
+            fence_ns: 1000,
+            ..Timing::default()
+        });
+        let g0 = topology.node("gpu0", hw::topology::NodeKind::Gpu { host: 0 });
+        let g1 = topology.node("gpu1", hw::topology::NodeKind::Gpu { host: 0 });
+        topology.link(g0, g1, nvlink_pair().link(hw::topology::LinkId(0)));
+        let sim = Sim::builder(topology.build().unwrap()).build().unwrap();
+        let (results, report) = sim
+            .launch(|dev| {
+                setup(&dev);
+                let q = dev.create_queue().unwrap();
+                if dev.pe().0 == 1 {
+                    dev.wait_until(flag_set(), FAR).unwrap();
+                    return dev.now().0;
+                }
+                let start = dev.now().0;
+                q.fence().unwrap();
+                q.quiet(FAR).unwrap();
+                let fenced = dev.now().0 - start;
+                let word = |offset| RemoteRange {
+                    pe: hw::Pe(1),
+                    kind: MemKind::Device,
+                    offset,
+                    len: 8,
+                };
+                q.put_signal(word(64), &[7; 8], word(0), hw::SignalOp::Set, 1)
+                    .unwrap();
+                let posted = dev.now().0;
+                assert_eq!(posted - start, fenced + 1000 + Timing::default().issue_ns);
+                q.quiet(FAR).unwrap();
+                fenced
+            })
+            .unwrap();
+        assert!(report.failure.is_none(), "{:?}", report.failure);
+        assert_eq!(*results[0].as_ref().unwrap(), 2000, "a fence and a quiet");
+        // PE 1 woke at the signal: 500 ns of link, at most 125 of jitter (or a straggler's
+        // 1000) and a poll after PE 0's two fences, its put_signal fence and issue.
+        let woken = *results[1].as_ref().unwrap();
+        assert!(woken >= 3000 + 20 + 500 + 100, "{woken}");
     }
 
     /// A PE may post far ahead of the world, but what it reads is what it would read had it

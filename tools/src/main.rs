@@ -1,6 +1,7 @@
 //! `rshmem`: run SHMEM workloads on simulated GPU clusters and inspect topologies.
 
 mod bench;
+mod calibrate;
 mod check;
 mod launch;
 mod litmus;
@@ -43,6 +44,10 @@ enum Command {
     /// compare with NVSHMEM's results from the same machine.
     #[command(after_help = bench::AFTER_HELP)]
     Bench(bench::BenchArgs),
+    /// Fit a topology's link and per-operation costs to a run of `rshmem bench`, so that the
+    /// simulator predicts the bench; write the fitted topology and compare both.
+    #[command(after_help = calibrate::AFTER_HELP)]
+    Calibrate(calibrate::CalibrateArgs),
     /// Describe a topology (a preset name or a TOML file) and optionally draw it.
     ///
     /// Presets: h200x2 (2 GPUs on NV18), hgx8 (8 GPUs on NVSwitch), ib-N (N hosts x 8 GPUs,
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::main(args),
         Command::Litmus(args) => litmus::main(args),
         Command::Bench(args) => bench::main(args),
+        Command::Calibrate(args) => calibrate::main(args),
         Command::Topo { topology, dot, svg } => topo_main(&topology, dot, svg),
     };
     match result {

@@ -85,10 +85,13 @@ pub fn describe(t: &Topology) -> String {
     let timing = t.timing();
     put!(
         out,
-        "timing: issue {} ns, {} ns per NIC crossed, poll {} ns, local memory {} GB/s\n",
+        "timing: issue {} ns, {} ns per NIC crossed, poll {} ns, fence {} ns, transfer start-up \
+         {} ns, local memory {} GB/s\n",
         timing.issue_ns,
         timing.nic_ns,
         timing.poll_ns,
+        timing.fence_ns,
+        timing.transfer_ns,
         gbps(timing.local_bytes_per_s)
     );
 

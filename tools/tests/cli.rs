@@ -276,3 +276,50 @@ fn check_rejects_an_unknown_workload_with_status_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("flag-nofence"));
 }
+
+#[test]
+fn calibrate_help_says_what_it_fits_and_how() {
+    let out = rshmem(&["calibrate", "--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "--measured <RAW_FILE>",
+        "--preset <PRESET|FILE>",
+        "[default: h200x2]",
+        "--out <FILE.toml>",
+        "--table",
+        "poll_ns, fence_ns and transfer_ns",
+        "Not modelled, and listed with why",
+        "rshmem bench --raw bench.raw",
+    ] {
+        assert!(text.contains(needle), "{needle:?} in {text}");
+    }
+}
+
+#[test]
+fn calibrate_refuses_what_it_cannot_fit_naming_the_file_and_line() {
+    let bad = scratch("bad.raw");
+    std::fs::write(&bad, "init_ms=140.0\np_pingpong half_rtt_us=slow\n").unwrap();
+    let partial = scratch("partial.raw");
+    std::fs::write(&partial, "p_pingpong half_rtt_us=1.2\n").unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["calibrate", "--measured", "no/such.raw"],
+            "cannot read the measured bench lines no/such.raw",
+        ),
+        (
+            &["calibrate", "--measured", bad.to_str().unwrap()],
+            "bad.raw: line 2: \"p_pingpong half_rtt_us=slow\" is not",
+        ),
+        (
+            &["calibrate", "--measured", partial.to_str().unwrap()],
+            "partial.raw lacks 10 of the metrics the simulator models: put_bw 1 MiB GBps, ",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = rshmem(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}

@@ -109,16 +109,27 @@ pub struct Timing {
     pub poll_ns: u64,
     /// Bandwidth of a PE's accesses to its own memory, in bytes per second.
     pub local_bytes_per_s: u64,
+    /// Time a PE spends in a system-scope memory fence, in ns. A GPU fences in fence and
+    /// quiet, and between the data and the signal of a put-with-signal.
+    pub fence_ns: u64,
+    /// Time each transfer of data holds the links of its route before its bytes, in ns: the
+    /// start-up of a copy (Hockney's t0). With the bandwidth it makes the bandwidth curve: a
+    /// stream of `n`-byte transfers reaches `n / (transfer_ns + n / bandwidth)`.
+    pub transfer_ns: u64,
 }
 
 impl Default for Timing {
-    /// Defaults for a Hopper-class GPU; presets override them with measured values.
+    /// Defaults for a Hopper-class GPU; presets override them with measured values. Fences
+    /// and transfer start-ups cost nothing until a calibration (`rshmem calibrate`) says
+    /// what they cost.
     fn default() -> Self {
         Timing {
             issue_ns: 20,
             nic_ns: 300,
             poll_ns: 100,
             local_bytes_per_s: 3_000_000_000_000,
+            fence_ns: 0,
+            transfer_ns: 0,
         }
     }
 }

@@ -46,6 +46,8 @@ struct TimingSpec {
     nic_ns: Option<u64>,
     poll_ns: Option<u64>,
     local_gbps: Option<Spanned<f64>>,
+    fence_ns: Option<u64>,
+    transfer_ns: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -201,6 +203,8 @@ fn read_timing(spec: &TimingSpec) -> Result<Timing, SpanError> {
             Some(gbps) => gbps_to_bytes_per_s(gbps, "local_gbps")?,
             None => defaults.local_bytes_per_s,
         },
+        fence_ns: spec.fence_ns.unwrap_or(defaults.fence_ns),
+        transfer_ns: spec.transfer_ns.unwrap_or(defaults.transfer_ns),
     })
 }
 
@@ -287,19 +291,18 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use hw::Pe;
     use hw::topology::PathClass;
 
     use super::*;
-    use crate::topology::presets;
+    use crate::topology::{presets, shape};
 
     const GOOD: &str = r#"
 name = "pair"
 [timing]
 issue_ns = 25
 local_gbps = 4300
+transfer_ns = 40
 
 [[node]]
 name = "gpu0"
@@ -338,32 +341,6 @@ gbps = 394.8
         text[..offset].matches('\n').count() + 1
     }
 
-    /// A link as (end, end, kind, latency in ns, bandwidth in bytes/s), ends sorted.
-    type LinkRow = (String, String, String, u64, u64);
-
-    /// Every GPU (in PE order) and every link with its ends, for comparing topologies.
-    fn shape(t: &Topology) -> (Vec<String>, BTreeSet<LinkRow>) {
-        let gpus = (0..t.n_gpus())
-            .map(|pe| t.graph()[t.gpu_node(Pe(pe))].name.clone())
-            .collect();
-        let links = (0..t.n_links())
-            .map(|i| {
-                let id = hw::topology::LinkId(i);
-                let (a, b) = t.link_ends(id);
-                let (a, b) = if a <= b { (a, b) } else { (b, a) };
-                let link = t.link(id);
-                (
-                    a.to_string(),
-                    b.to_string(),
-                    link.kind.word().to_string(),
-                    link.latency_ns,
-                    link.bandwidth_bytes_per_s,
-                )
-            })
-            .collect();
-        (gpus, links)
-    }
-
     #[test]
     fn good_file_round_trips() {
         let t = parse(GOOD, "dir/pair-file.toml").unwrap();
@@ -372,6 +349,7 @@ gbps = 394.8
         let timing = t.timing();
         assert_eq!(timing.issue_ns, 25);
         assert_eq!(timing.nic_ns, Timing::default().nic_ns);
+        assert_eq!((timing.fence_ns, timing.transfer_ns), (0, 40));
         assert_eq!(timing.local_bytes_per_s, 4_300_000_000_000);
         let path = t.routes_from(Pe(0)).path_to(&t, Pe(1));
         assert_eq!(path.class, PathClass::LoadStore);

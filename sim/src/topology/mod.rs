@@ -1,10 +1,12 @@
 //! Where simulated machines come from: built-in presets and TOML topology files.
 //!
 //! [`load`] is the one entry point the CLI and tests use: it takes either a preset name
-//! ([`presets::names`]) or a path to a file in the format of `docs/topology-format.md`.
+//! ([`presets::names`]) or a path to a file in the format of `docs/topology-format.md`;
+//! [`write::to_toml`] writes a topology in that format.
 
 pub mod file;
 pub mod presets;
+pub mod write;
 
 use std::path::PathBuf;
 
@@ -69,6 +71,34 @@ pub fn load(name_or_path: &str) -> Result<Topology, LoadError> {
         source,
     })?;
     Ok(file::parse(&text, name_or_path)?)
+}
+
+/// A link as (end, end, kind, latency in ns, bandwidth in bytes/s), ends sorted.
+#[cfg(test)]
+type LinkRow = (String, String, String, u64, u64);
+
+/// Every GPU (in PE order) and every link with its ends, for comparing topologies in tests.
+#[cfg(test)]
+fn shape(t: &Topology) -> (Vec<String>, std::collections::BTreeSet<LinkRow>) {
+    let gpus = (0..t.n_gpus())
+        .map(|pe| t.graph()[t.gpu_node(hw::Pe(pe))].name.clone())
+        .collect();
+    let links = (0..t.n_links())
+        .map(|i| {
+            let id = hw::topology::LinkId(i);
+            let (a, b) = t.link_ends(id);
+            let (a, b) = if a <= b { (a, b) } else { (b, a) };
+            let link = t.link(id);
+            (
+                a.to_string(),
+                b.to_string(),
+                link.kind.word().to_string(),
+                link.latency_ns,
+                link.bandwidth_bytes_per_s,
+            )
+        })
+        .collect();
+    (gpus, links)
 }
 
 #[cfg(test)]

@@ -53,13 +53,16 @@ const IB_LEAF_SPINE_LATENCY_NS: u64 = 300;
 
 /// Per-operation costs of a Hopper GPU.
 const H200_TIMING: Timing = Timing {
-    // issue_ns, nic_ns and poll_ns are priors (the hw defaults) until calibration, issue 4.
+    // issue_ns, nic_ns, poll_ns, fence_ns and transfer_ns are priors (the hw defaults) until
+    // `rshmem calibrate` fits them to a bench run (docs/calibration.md).
     issue_ns: 20,
     nic_ns: 300,
     poll_ns: 100,
     // H200 device-to-device copy measured 4.3 TB/s counting read and write
     // (sim-and-perf.md section 2.1).
     local_bytes_per_s: 4_300_000_000_000,
+    fence_ns: 0,
+    transfer_ns: 0,
 };
 
 /// GPUs per HGX board (SPEC section 6).

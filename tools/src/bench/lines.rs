@@ -16,13 +16,19 @@ impl Line {
     /// A bare value named `key`; [`Line::field`] turns it into field `f` of group `key`.
     pub(crate) fn new(key: &str, bytes: Option<u64>, value: f64) -> Line {
         Line {
-            metric: Metric {
-                group: None,
-                bytes,
-                key: key.into(),
-            },
+            metric: Metric::new(None, bytes, key),
             value,
         }
+    }
+
+    /// What the line measures.
+    pub(crate) fn metric(&self) -> &Metric {
+        &self.metric
+    }
+
+    /// The measured value.
+    pub(crate) fn value(&self) -> f64 {
+        self.value
     }
 
     pub(crate) fn field(self, field: &str) -> Line {
@@ -52,7 +58,7 @@ impl fmt::Display for Line {
 
 /// What a line measures, without its value: the key of a comparison.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct Metric {
+pub(crate) struct Metric {
     /// The group (`put_bw`), or `None` for a bare `key=value`.
     group: Option<String>,
     /// The transfer size, for groups measured per size.
@@ -62,8 +68,29 @@ struct Metric {
 }
 
 impl Metric {
+    /// The metric of group `group` (`None` for a bare key) at `bytes`, named `key`.
+    pub(crate) fn new(group: Option<&str>, bytes: Option<u64>, key: &str) -> Metric {
+        Metric {
+            group: group.map(str::to_string),
+            bytes,
+            key: key.to_string(),
+        }
+    }
+
+    pub(crate) fn group(&self) -> Option<&str> {
+        self.group.as_deref()
+    }
+
+    pub(crate) fn bytes(&self) -> Option<u64> {
+        self.bytes
+    }
+
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
     /// Bandwidths are better higher; times lower.
-    fn higher_is_better(&self) -> bool {
+    pub(crate) fn higher_is_better(&self) -> bool {
         self.key.contains("GBps")
     }
 }
@@ -88,25 +115,60 @@ fn size(bytes: u64) -> String {
     }
 }
 
+/// GB/s (10^9 bytes per second) of `iters` transfers of `bytes` in `ms`.
+pub(crate) fn gbps(bytes: u64, iters: u32, ms: f64) -> f64 {
+    bytes as f64 * f64::from(iters) / (ms * 1e6)
+}
+
+/// Half a round trip in µs, of `iters` round trips in `ms`.
+pub(crate) fn half_rtt_us(ms: f64, iters: u32) -> f64 {
+    us_per_op(ms, iters) / 2.0
+}
+
+/// µs per operation, of `iters` operations in `ms`.
+pub(crate) fn us_per_op(ms: f64, iters: u32) -> f64 {
+    ms * 1e3 / f64::from(iters)
+}
+
+/// A line of benchmark output that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "line {line}: {text:?} is not `name [bytes=N] key=value ...` nor `key=value ...` with \
+     numbers for values"
+)]
+pub(crate) struct ParseError {
+    /// 1-based.
+    pub(crate) line: usize,
+    pub(crate) text: String,
+}
+
 /// Every value of a benchmark's output. Lines starting with `#` and lines without `=` (log
 /// text) are skipped.
 ///
 /// # Errors
 /// A line with `=` that is not `name [bytes=N] key=value ...` nor `key=value ...` with
 /// numbers for values, naming the line.
-pub(crate) fn parse(text: &str) -> anyhow::Result<Vec<Line>> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Line>, ParseError> {
+    Ok(parse_numbered(text)?
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect())
+}
+
+/// [`parse`], with the 1-based number of the text line each value came from.
+///
+/// # Errors
+/// As [`parse`].
+pub(crate) fn parse_numbered(text: &str) -> Result<Vec<(usize, Line)>, ParseError> {
     let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let raw = raw.trim();
         if raw.starts_with('#') || !raw.contains('=') {
             continue;
         }
-        let bad = || {
-            anyhow::anyhow!(
-                "line {}: {raw:?} is not `name [bytes=N] key=value ...` nor `key=value ...` \
-                 with numbers for values",
-                i + 1
-            )
+        let bad = || ParseError {
+            line: i + 1,
+            text: raw.to_string(),
         };
         let mut tokens = raw.split_whitespace().peekable();
         let group = match tokens.peek() {
@@ -120,14 +182,15 @@ pub(crate) fn parse(text: &str) -> anyhow::Result<Vec<Line>> {
                 bytes = Some(value.parse().map_err(|_| bad())?);
                 continue;
             }
-            lines.push(Line {
+            let line = Line {
                 metric: Metric {
                     group: group.clone(),
                     bytes,
                     key: key.to_string(),
                 },
                 value: value.parse().map_err(|_| bad())?,
-            });
+            };
+            lines.push((i + 1, line));
         }
     }
     Ok(lines)

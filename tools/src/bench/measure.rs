@@ -9,7 +9,7 @@ use std::time::Instant as WallClock;
 use hw::cuda::{CudaDevice, CudaQueue, DeviceKernel, KernelArg, KernelOptions};
 use hw::{Device, Instant, LocalRange, MemKind, Pe, Queue, RemoteRange};
 
-use super::lines::Line;
+use super::lines::{Line, gbps, half_rtt_us, us_per_op};
 
 /// The kernels, behind the device-side API's header.
 const KERNELS: &str = include_str!("kernels.cu");
@@ -195,12 +195,8 @@ fn host_put_bandwidth(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), Str
                 Line::new("host_put_on_stream", Some(bytes), gbps(bytes, iters, ms)).field("GBps"),
             );
             lines.push(
-                Line::new(
-                    "host_put_on_stream",
-                    Some(bytes),
-                    ms * 1e3 / f64::from(iters),
-                )
-                .field("us_per_op"),
+                Line::new("host_put_on_stream", Some(bytes), us_per_op(ms, iters))
+                    .field("us_per_op"),
             );
         }
         pe.sync()?;
@@ -286,7 +282,7 @@ fn device_barrier(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String>
         lines.push(Line::new(
             "device_barrier_all_us",
             None,
-            ms * 1e3 / f64::from(iters),
+            us_per_op(ms, iters),
         ));
     }
     pe.sync()
@@ -310,8 +306,8 @@ fn sum_reduce(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let iters = 1000;
     let ms = pe.timed(&kernel, 1, 1024, &args(iters))?;
     if pe.me == 0 {
-        let us = ms * 1e3 / f64::from(iters);
-        lines.push(Line::new("sum_reduce_on_stream", Some(bytes), us).field("us"));
+        lines
+            .push(Line::new("sum_reduce_on_stream", Some(bytes), us_per_op(ms, iters)).field("us"));
         lines.push(
             Line::new("sum_reduce_on_stream", Some(bytes), gbps(bytes, iters, ms))
                 .field("algbw_GBps"),
@@ -363,7 +359,7 @@ fn fetch_add_latency(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), Stri
         lines.push(Line::new(
             "fetch_add_latency_us",
             None,
-            ms * 1e3 / f64::from(iters),
+            us_per_op(ms, iters),
         ));
     }
     pe.sync()
@@ -378,14 +374,4 @@ fn zero_word(pe: &BenchPe<'_>, offset: u64) {
         },
         &[0; 8],
     );
-}
-
-/// GB/s (10^9 bytes per second) of `iters` transfers of `bytes` in `ms`.
-fn gbps(bytes: u64, iters: u32, ms: f64) -> f64 {
-    bytes as f64 * f64::from(iters) / (ms * 1e6)
-}
-
-/// Half a round trip in µs, of `iters` round trips in `ms`.
-fn half_rtt_us(ms: f64, iters: u32) -> f64 {
-    ms * 1e3 / f64::from(iters) / 2.0
 }

@@ -3,7 +3,7 @@
 //! NVSHMEM prints them and, given NVSHMEM's output from the same machine, as a table beside
 //! it with the speedups and the targets of SPEC section 7.
 
-mod lines;
+pub(crate) mod lines;
 mod measure;
 
 use std::path::PathBuf;
