@@ -264,22 +264,20 @@ fn supervise(
                 }
             }
         }
-        if serving.as_ref().is_some_and(JoinHandle::is_finished)
-            && let Some(handle) = serving.take()
+        if let Some(at) = server_failure(&mut serving)
+            && failed.is_none()
         {
-            match handle.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    eprintln!("rshmem run: {e}");
-                    if failed.is_none() {
-                        failed = Some((None, Instant::now()));
-                    }
-                }
-                Err(_) => eprintln!("rshmem run: the bootstrap server's thread panicked"),
-            }
+            failed = Some((None, at));
         }
         let first_failed = failed.and_then(|(rank, _)| rank);
         if ends.iter().all(Option::is_some) {
+            // Why wait for the server: the ranks may all have exited a poll before it saw them
+            // go, and its report ("rank K left") is what names the culprit.
+            let give_up = Instant::now() + Duration::from_millis(GRACE_MS);
+            while serving.is_some() && Instant::now() < give_up {
+                server_failure(&mut serving);
+                thread::sleep(Duration::from_millis(POLL_MS));
+            }
             return (ends, first_failed);
         }
         let now = Instant::now();
@@ -314,6 +312,25 @@ fn kill_rest(children: &mut [Child], ends: &mut [Option<End>], why: End) {
 }
 
 /// One line on stderr per rank that did not exit 0.
+/// Joins the bootstrap server's thread once it has finished, printing its error; returns when
+/// it failed.
+fn server_failure(serving: &mut Option<JoinHandle<Result<(), BootstrapError>>>) -> Option<Instant> {
+    if !serving.as_ref().is_some_and(JoinHandle::is_finished) {
+        return None;
+    }
+    match serving.take()?.join() {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => {
+            eprintln!("rshmem run: {e}");
+            Some(Instant::now())
+        }
+        Err(_) => {
+            eprintln!("rshmem run: the bootstrap server's thread panicked");
+            None
+        }
+    }
+}
+
 fn report(ends: &[Option<End>], timeout_s: u64) {
     let (mut n_failed, mut n_killed) = (0, 0);
     for (rank, end) in ends.iter().enumerate() {
