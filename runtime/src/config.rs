@@ -214,7 +214,7 @@ static TABLE: [ConfigVar; 7] = [
     ConfigVar {
         name: "SHMEM_INFO",
         default: "0",
-        doc: "log the resolved configuration table at init (tracing level info)",
+        doc: "log the resolved configuration table at init (tracing; rshmem run prints it)",
         field: Field::Bool {
             get: |c| c.info,
             set: |c, v| c.info = v,

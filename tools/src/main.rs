@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod info;
 mod launch;
 mod litmus;
 mod run;
@@ -43,6 +44,10 @@ enum Command {
     /// compare with NVSHMEM's results from the same machine.
     #[command(after_help = bench::AFTER_HELP)]
     Bench(bench::BenchArgs),
+    /// List every environment variable the runtime reads: type, default, value in this
+    /// environment and meaning.
+    #[command(after_help = info::AFTER_HELP)]
+    Info(info::InfoArgs),
     /// Describe a topology (a preset name or a TOML file) and optionally draw it.
     ///
     /// Presets: h200x2 (2 GPUs on NV18), hgx8 (8 GPUs on NVSwitch), ib-N (N hosts x 8 GPUs,
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::main(args),
         Command::Litmus(args) => litmus::main(args),
         Command::Bench(args) => bench::main(args),
+        Command::Info(args) => info::main(args),
         Command::Topo { topology, dot, svg } => topo_main(&topology, dot, svg),
     };
     match result {
