@@ -112,6 +112,22 @@ pub trait Device {
     /// [`DeviceError::Import`] if the key does not describe that segment.
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError>;
 
+    /// The address at which this PE's own code reaches `range` of a peer (or of itself) with
+    /// plain loads and stores, where the backend maps that memory for it: what
+    /// `shmem_ptr` returns.
+    ///
+    /// `Device` memory is addressed as kernels on this PE's GPU see it, `Host` memory as this
+    /// PE's host thread sees it. The address stays valid until the run ends. `None` where
+    /// the backend gives no such address: the simulator models which peers are load/store
+    /// reachable (the topology's [`crate::PathClass`]) but has no address space, and the
+    /// host backend's memory is atomic words that plain loads and stores must not touch.
+    /// The runtime asks only for peers whose route is `Local` or `LoadStore`.
+    ///
+    /// # Panics
+    /// If `range.pe`'s segment of `range.kind` was not imported or `range` lies outside it
+    /// (contract violation).
+    fn load_store_addr(&self, range: RemoteRange) -> Option<u64>;
+
     /// Bootstrap all-gather: every PE calls this collectively with its bytes and receives
     /// every PE's bytes in PE order. Used at setup and to check collective arguments; it is
     /// slow and not a data path.

@@ -6,7 +6,10 @@
 #[cfg(test)]
 mod tests;
 
+use hw::MemKind;
+
 use crate::error::ShmemError;
+use crate::hints::MallocHints;
 
 /// Which collective allocation a PE called.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -15,14 +18,16 @@ pub(crate) enum AllocOp {
     Malloc = 0,
     Calloc = 1,
     Align = 2,
+    MallocWithHints = 3,
 }
 
 impl AllocOp {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             AllocOp::Malloc => "malloc",
             AllocOp::Calloc => "calloc",
             AllocOp::Align => "align",
+            AllocOp::MallocWithHints => "malloc_with_hints",
         }
     }
 }
@@ -30,32 +35,49 @@ impl AllocOp {
 /// A collective memory call and its arguments, as every PE must make it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum MemCall {
-    /// An allocation of `len_bytes` aligned to `align` bytes.
+    /// An allocation of `len_bytes` aligned to `align` bytes from the heap of `heap`, with
+    /// `hints` (none but for malloc_with_hints).
     Alloc {
         op: AllocOp,
+        heap: MemKind,
+        hints: MallocHints,
         len_bytes: u64,
         align: u64,
     },
     /// The free of the allocation at `offset`.
     Free { offset: u64 },
+    /// The resize of the allocation at `offset` to `len_bytes`.
+    Realloc { offset: u64, len_bytes: u64 },
 }
 
-/// The size of an encoded call: a tag and two words.
-const ENCODED_BYTES: usize = 24;
+/// The size of an encoded call: a tag and three words.
+const ENCODED_BYTES: usize = 32;
+/// The tags after [`AllocOp`]'s.
+const FREE_TAG: u64 = 4;
+const REALLOC_TAG: u64 = 5;
 
 impl MemCall {
-    /// The call as bytes: tag, then two little-endian words.
+    /// The call as bytes: tag, then three little-endian words. An allocation's third word is
+    /// its hints' bits over one bit for the heap (1: host).
     pub(crate) fn encode(self) -> [u8; ENCODED_BYTES] {
-        let (tag, a, b) = match self {
+        let (tag, a, b, c) = match self {
             MemCall::Alloc {
                 op,
+                heap,
+                hints,
                 len_bytes,
                 align,
-            } => (op as u64, len_bytes, align),
-            MemCall::Free { offset } => (3, offset, 0),
+            } => (
+                op as u64,
+                len_bytes,
+                align,
+                u64::from(hints.bits()) << 1 | u64::from(heap == MemKind::Host),
+            ),
+            MemCall::Free { offset } => (FREE_TAG, offset, 0, 0),
+            MemCall::Realloc { offset, len_bytes } => (REALLOC_TAG, offset, len_bytes, 0),
         };
         let mut bytes = [0; ENCODED_BYTES];
-        for (chunk, word) in bytes.chunks_exact_mut(8).zip([tag, a, b]) {
+        for (chunk, word) in bytes.chunks_exact_mut(8).zip([tag, a, b, c]) {
             chunk.copy_from_slice(&word.to_le_bytes());
         }
         bytes
@@ -69,17 +91,30 @@ impl MemCall {
             w.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
             u64::from_le_bytes(w)
         };
-        let (a, b) = (word(1), word(2));
-        let alloc = |op| MemCall::Alloc {
-            op,
-            len_bytes: a,
-            align: b,
+        let (a, b, c) = (word(1), word(2), word(3));
+        let alloc = |op| {
+            Some(MemCall::Alloc {
+                op,
+                heap: if c & 1 == 1 {
+                    MemKind::Host
+                } else {
+                    MemKind::Device
+                },
+                hints: MallocHints::from_bits(c >> 1)?,
+                len_bytes: a,
+                align: b,
+            })
         };
         match word(0) {
-            0 => Some(alloc(AllocOp::Malloc)),
-            1 => Some(alloc(AllocOp::Calloc)),
-            2 => Some(alloc(AllocOp::Align)),
-            3 => Some(MemCall::Free { offset: a }),
+            0 => alloc(AllocOp::Malloc),
+            1 => alloc(AllocOp::Calloc),
+            2 => alloc(AllocOp::Align),
+            3 => alloc(AllocOp::MallocWithHints),
+            FREE_TAG => Some(MemCall::Free { offset: a }),
+            REALLOC_TAG => Some(MemCall::Realloc {
+                offset: a,
+                len_bytes: b,
+            }),
             _ => None,
         }
     }
@@ -88,6 +123,7 @@ impl MemCall {
         match self {
             MemCall::Alloc { op, .. } => op.name(),
             MemCall::Free { .. } => "free",
+            MemCall::Realloc { .. } => "realloc",
         }
     }
 
@@ -105,16 +141,39 @@ impl MemCall {
             MemCall::Alloc {
                 op: AllocOp::Align, ..
             } => "align arguments",
+            MemCall::Alloc {
+                op: AllocOp::MallocWithHints,
+                ..
+            } => "malloc_with_hints arguments",
             MemCall::Free { .. } => "free addresses",
+            MemCall::Realloc { .. } => "realloc arguments",
         }
     }
 
     fn describe(self) -> String {
         match self {
             MemCall::Alloc {
-                len_bytes, align, ..
-            } => format!("{}({len_bytes} bytes, align {align})", self.name()),
+                heap,
+                hints,
+                len_bytes,
+                align,
+                ..
+            } => {
+                let heap = crate::config::heap_kind_name(heap);
+                let hints = if hints == MallocHints::NONE {
+                    String::new()
+                } else {
+                    format!(", hints {hints:?}")
+                };
+                format!(
+                    "{}({len_bytes} bytes, align {align}, {heap} heap{hints})",
+                    self.name()
+                )
+            }
             MemCall::Free { offset } => format!("free({offset:#x})"),
+            MemCall::Realloc { offset, len_bytes } => {
+                format!("realloc({offset:#x}, {len_bytes} bytes)")
+            }
         }
     }
 }
@@ -137,21 +196,29 @@ pub(crate) fn check_agreement(mine: MemCall, all: &[Vec<u8>]) -> Result<(), Shme
     } else {
         "collective memory calls"
     };
-    // Groups in order of each call's first PE, so the message reads in PE order.
+    let values = by_pe(
+        calls
+            .into_iter()
+            .map(|call| call.map_or_else(|| "an unreadable call".to_owned(), MemCall::describe)),
+    );
+    Err(ShmemError::CollectiveMismatch { what, values })
+}
+
+/// What each PE passed (`texts` in PE order), equal ones grouped in order of their first PE
+/// so the message reads in PE order: "PEs 0-2, 4: a; PE 3: b".
+pub(crate) fn by_pe(texts: impl IntoIterator<Item = String>) -> String {
     let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
-    for (pe, call) in (0..).zip(calls) {
-        let text = call.map_or_else(|| "an unreadable call".to_owned(), MemCall::describe);
+    for (pe, text) in (0..).zip(texts) {
         match groups.iter_mut().find(|(t, _)| *t == text) {
             Some((_, pes)) => pes.push(pe),
             None => groups.push((text, vec![pe])),
         }
     }
-    let values = groups
+    groups
         .iter()
         .map(|(text, pes)| format!("{}: {text}", pe_list(pes)))
         .collect::<Vec<_>>()
-        .join("; ");
-    Err(ShmemError::CollectiveMismatch { what, values })
+        .join("; ")
 }
 
 /// Writes increasing PE numbers compactly: "PE 3", "PEs 0-2, 5".

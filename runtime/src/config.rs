@@ -7,7 +7,32 @@
 #[cfg(test)]
 mod tests;
 
+use hw::MemKind;
+
 use crate::TRACING_TARGET;
+
+/// The variable that sizes the host heap (SPEC section 5).
+pub(crate) const HOST_HEAP_VAR: &str = "SHMEM_SYMMETRIC_SIZE";
+/// The variable that sizes the device heap (SPEC section 5).
+pub(crate) const DEVICE_HEAP_VAR: &str = "SHMEM_DEVICE_SYMMETRIC_SIZE";
+/// The variable that picks the heap `malloc` uses (SPEC section 5).
+pub(crate) const DEFAULT_HEAP_VAR: &str = "SHMEM_SYMMETRIC_HEAP_DEFAULT";
+
+/// The variable that sizes the heap of `kind`, for messages that tell the user what to set.
+pub(crate) fn heap_size_var(kind: MemKind) -> &'static str {
+    match kind {
+        MemKind::Host => HOST_HEAP_VAR,
+        MemKind::Device => DEVICE_HEAP_VAR,
+    }
+}
+
+/// The name of a heap kind as [`DEFAULT_HEAP_VAR`] spells it.
+pub(crate) fn heap_kind_name(kind: MemKind) -> &'static str {
+    match kind {
+        MemKind::Host => "HOST",
+        MemKind::Device => "DEVICE",
+    }
+}
 
 /// The type of a configuration variable's value.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -20,6 +45,8 @@ pub enum VarKind {
     /// A boolean: `1`, `true`, `yes`, `on`, `y` or empty for true; `0`, `false`, `no`, `off`, `n`
     /// for false (case-insensitive).
     Bool,
+    /// A heap kind: `HOST` or `DEVICE` (case-insensitive).
+    Heap,
 }
 
 impl VarKind {
@@ -29,6 +56,7 @@ impl VarKind {
             VarKind::Size => "size",
             VarKind::U64 => "u64",
             VarKind::Bool => "bool",
+            VarKind::Heap => "heap",
         }
     }
 
@@ -40,6 +68,7 @@ impl VarKind {
             }
             VarKind::U64 => "an unsigned integer below 2^64",
             VarKind::Bool => "a boolean (1/0, true/false, yes/no, on/off)",
+            VarKind::Heap => "a heap kind, HOST or DEVICE",
         }
     }
 
@@ -49,6 +78,7 @@ impl VarKind {
             VarKind::Size => "2g",
             VarKind::U64 => "60000",
             VarKind::Bool => "1",
+            VarKind::Heap => "DEVICE",
         }
     }
 }
@@ -68,6 +98,10 @@ enum Field {
     Bool {
         get: fn(&Config) -> bool,
         set: fn(&mut Config, bool),
+    },
+    Heap {
+        get: fn(&Config) -> MemKind,
+        set: fn(&mut Config, MemKind),
     },
 }
 
@@ -90,6 +124,7 @@ impl ConfigVar {
             Field::Size { .. } => VarKind::Size,
             Field::U64 { .. } => VarKind::U64,
             Field::Bool { .. } => VarKind::Bool,
+            Field::Heap { .. } => VarKind::Heap,
         }
     }
 
@@ -99,6 +134,7 @@ impl ConfigVar {
             Field::Size { get, .. } => format_size(get(config)),
             Field::U64 { get, .. } => get(config).to_string(),
             Field::Bool { get, .. } => u8::from(get(config)).to_string(),
+            Field::Heap { get, .. } => heap_kind_name(get(config)).to_owned(),
         }
     }
 
@@ -114,19 +150,38 @@ impl ConfigVar {
             Field::Size { set, .. } => set(config, parse_size(raw).ok_or_else(invalid)?),
             Field::U64 { set, .. } => set(config, raw.trim().parse().map_err(|_| invalid())?),
             Field::Bool { set, .. } => set(config, parse_bool(raw).ok_or_else(invalid)?),
+            Field::Heap { set, .. } => set(config, parse_heap_kind(raw).ok_or_else(invalid)?),
         }
         Ok(())
     }
 }
 
-static TABLE: [ConfigVar; 5] = [
+static TABLE: [ConfigVar; 7] = [
     ConfigVar {
-        name: "SHMEM_SYMMETRIC_SIZE",
-        default: "1g",
-        doc: "size of each PE's symmetric heap; backends may allocate it lazily",
+        name: HOST_HEAP_VAR,
+        default: "0",
+        doc: "size of each PE's host heap (pinned host memory); 0: no host heap",
         field: Field::Size {
-            get: |c| c.symmetric_size_bytes,
-            set: |c, v| c.symmetric_size_bytes = v,
+            get: |c| c.host_heap_bytes,
+            set: |c, v| c.host_heap_bytes = v,
+        },
+    },
+    ConfigVar {
+        name: DEVICE_HEAP_VAR,
+        default: "1g",
+        doc: "size of each PE's device heap (GPU memory, maybe mapped lazily); 0: no device heap",
+        field: Field::Size {
+            get: |c| c.device_heap_bytes,
+            set: |c, v| c.device_heap_bytes = v,
+        },
+    },
+    ConfigVar {
+        name: DEFAULT_HEAP_VAR,
+        default: "DEVICE",
+        doc: "the heap malloc, calloc and align use, HOST or DEVICE; it must exist",
+        field: Field::Heap {
+            get: |c| c.default_heap,
+            set: |c, v| c.default_heap = v,
         },
     },
     ConfigVar {
@@ -141,7 +196,7 @@ static TABLE: [ConfigVar; 5] = [
     ConfigVar {
         name: "RSHMEM_TEAMS_MAX",
         default: "16",
-        doc: "team slots each PE reserves in its heap, the 3 predefined teams included (3 to 64)",
+        doc: "team slots each PE reserves in the default heap, 3 predefined included (3 to 64)",
         field: Field::U64 {
             get: |c| c.teams_max.into(),
             set: |c, v| c.teams_max = u32::try_from(v).unwrap_or(u32::MAX),
@@ -159,7 +214,7 @@ static TABLE: [ConfigVar; 5] = [
     ConfigVar {
         name: "SHMEM_INFO",
         default: "0",
-        doc: "log the resolved configuration table at init (tracing level info)",
+        doc: "log the resolved configuration table at init (tracing; rshmem run prints it)",
         field: Field::Bool {
             get: |c| c.info,
             set: |c, v| c.info = v,
@@ -196,8 +251,13 @@ pub enum ConfigError {
 #[derive(Clone, PartialEq, Eq, Debug)]
 #[non_exhaustive]
 pub struct Config {
-    /// The size of each PE's symmetric heap, in bytes (`SHMEM_SYMMETRIC_SIZE`).
-    pub symmetric_size_bytes: u64,
+    /// The size of each PE's host heap in bytes, 0 for none (`SHMEM_SYMMETRIC_SIZE`).
+    pub host_heap_bytes: u64,
+    /// The size of each PE's device heap in bytes, 0 for none
+    /// (`SHMEM_DEVICE_SYMMETRIC_SIZE`).
+    pub device_heap_bytes: u64,
+    /// The heap `malloc` uses (`SHMEM_SYMMETRIC_HEAP_DEFAULT`).
+    pub default_heap: MemKind,
     /// The deadline of every blocking wait, in milliseconds of the backend's clock
     /// (`RSHMEM_WAIT_TIMEOUT_MS`).
     pub wait_timeout_ms: u64,
@@ -212,8 +272,13 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
+        // Why no host heap and a 1 GiB device heap: rshmem is GPU-centric, so code written
+        // for it keeps using GPU memory (the multi-heap proposal's goal 2), and a host heap
+        // costs pinned memory that CUDA multi-process runs cannot share yet; docs/heaps.md.
         Config {
-            symmetric_size_bytes: 1 << 30,
+            host_heap_bytes: 0,
+            device_heap_bytes: 1 << 30,
+            default_heap: MemKind::Device,
             wait_timeout_ms: 60_000,
             info: false,
             teams_max: 16,
@@ -255,10 +320,30 @@ impl Config {
         Ok(config)
     }
 
-    /// Sets the size of each PE's symmetric heap.
-    pub fn symmetric_size(mut self, bytes: u64) -> Self {
-        self.symmetric_size_bytes = bytes;
+    /// Sets the size of each PE's host heap (`SHMEM_SYMMETRIC_SIZE`); 0 for none.
+    pub fn host_heap_size(mut self, bytes: u64) -> Self {
+        self.host_heap_bytes = bytes;
         self
+    }
+
+    /// Sets the size of each PE's device heap (`SHMEM_DEVICE_SYMMETRIC_SIZE`); 0 for none.
+    pub fn device_heap_size(mut self, bytes: u64) -> Self {
+        self.device_heap_bytes = bytes;
+        self
+    }
+
+    /// Sets the heap `malloc` uses (`SHMEM_SYMMETRIC_HEAP_DEFAULT`).
+    pub fn default_heap(mut self, kind: MemKind) -> Self {
+        self.default_heap = kind;
+        self
+    }
+
+    /// The size of the heap of `kind` in bytes; 0 when it does not exist.
+    pub fn heap_bytes(&self, kind: MemKind) -> u64 {
+        match kind {
+            MemKind::Host => self.host_heap_bytes,
+            MemKind::Device => self.device_heap_bytes,
+        }
     }
 
     /// Sets the deadline of every blocking wait.
@@ -345,6 +430,15 @@ pub(crate) fn format_size(bytes: u64) -> String {
             || bytes.to_string(),
             |(letter, shift)| format!("{}{letter}", bytes >> shift),
         )
+}
+
+/// Parses a heap kind, as [`heap_kind_name`] writes it, in any case.
+fn parse_heap_kind(raw: &str) -> Option<MemKind> {
+    match raw.trim().to_ascii_uppercase().as_str() {
+        "HOST" => Some(MemKind::Host),
+        "DEVICE" => Some(MemKind::Device),
+        _ => None,
+    }
 }
 
 /// Parses a boolean; an empty value means "set", so true.

@@ -1,6 +1,8 @@
 //! The errors of the SHMEM API. Each message names the problem and the fix.
 
-use crate::config::{ConfigError, format_size};
+use hw::MemKind;
+
+use crate::config::{ConfigError, DEFAULT_HEAP_VAR, format_size, heap_size_var};
 
 /// An operation of the SHMEM API could not be done.
 #[derive(Debug, thiserror::Error)]
@@ -57,14 +59,18 @@ pub enum ShmemError {
         /// The alignment asked for, in bytes.
         align: u64,
     },
-    /// The symmetric heap has no free block large enough.
+    /// A symmetric heap has no free block large enough.
     #[error(
-        "symmetric heap exhausted: asked for {requested_bytes} bytes but only {free_bytes} of \
+        "{} exhausted: asked for {requested_bytes} bytes but only {free_bytes} of \
          {heap_bytes} bytes are free (possibly fragmented); raise the heap size, \
-         e.g. set SHMEM_SYMMETRIC_SIZE={}",
+         e.g. set {}={}",
+        heap_name(*kind),
+        heap_size_var(*kind),
         format_size(suggested_heap_bytes(*heap_bytes, *requested_bytes))
     )]
     HeapExhausted {
+        /// The heap.
+        kind: MemKind,
         /// How much was asked for, in bytes.
         requested_bytes: u64,
         /// How much of the heap is free in total, in bytes.
@@ -72,13 +78,18 @@ pub enum ShmemError {
         /// The size of the heap, in bytes.
         heap_bytes: u64,
     },
-    /// The device would not provide the symmetric heap's memory.
+    /// The device would not provide a symmetric heap's memory.
     #[error(
-        "cannot create a symmetric heap of {} bytes: {source}; set SHMEM_SYMMETRIC_SIZE to a \
-         size the device grants",
-        format_size(*heap_bytes)
+        "cannot create the {} of {} bytes: {source}; set {} to a size the device grants, \
+         or to 0 for no {}",
+        heap_name(*kind),
+        format_size(*heap_bytes),
+        heap_size_var(*kind),
+        heap_name(*kind)
     )]
     HeapSegment {
+        /// The heap.
+        kind: MemKind,
         /// The heap size asked for, in bytes.
         heap_bytes: u64,
         /// Why the device refused.
@@ -204,6 +215,44 @@ pub enum ShmemError {
     /// The device could not provide what was asked (memory, queues) or was lost.
     #[error(transparent)]
     Device(#[from] hw::DeviceError),
+    /// A call or setting asks for a heap that this run does not have (its size is 0).
+    #[error(
+        "{wanted_by} asks for the {}, which does not exist in this run; set {} to its size, \
+         e.g. {}=1g",
+        heap_name(*kind),
+        heap_size_var(*kind),
+        heap_size_var(*kind)
+    )]
+    NoSuchHeap {
+        /// The heap asked for.
+        kind: MemKind,
+        /// What asked for it: "malloc_with_hints(DEVICE_HEAP)",
+        /// "SHMEM_SYMMETRIC_HEAP_DEFAULT=HOST", ...
+        wanted_by: String,
+    },
+    /// `malloc_with_hints` was given both heap hints.
+    #[error(
+        "malloc_with_hints got both HOST_HEAP and DEVICE_HEAP; pass one of them, or neither \
+         for the default heap ({DEFAULT_HEAP_VAR})"
+    )]
+    ConflictingHeapHints,
+    /// PEs were started with different heap settings.
+    #[error(
+        "the symmetric heap settings differ between PEs: {values}; give every PE the same \
+         SHMEM_DEVICE_SYMMETRIC_SIZE, SHMEM_SYMMETRIC_SIZE and SHMEM_SYMMETRIC_HEAP_DEFAULT"
+    )]
+    HeapSettingsDiffer {
+        /// Which PEs have which settings.
+        values: String,
+    },
+}
+
+/// A heap's name in messages.
+fn heap_name(kind: MemKind) -> &'static str {
+    match kind {
+        MemKind::Host => "host heap",
+        MemKind::Device => "device heap",
+    }
 }
 
 /// The heap size to suggest when `requested_bytes` did not fit in `heap_bytes`: the next power

@@ -1,4 +1,5 @@
-//! The symmetric heap allocator: bookkeeping of byte offsets in `[0, size)`.
+//! The symmetric heap allocator: bookkeeping of the addresses of one heap's window of the
+//! symmetric address space (`space.rs`), `[base, base + size)`.
 //!
 //! The allocator is deterministic (first fit in offset order, no randomness, no hashing), so
 //! every PE that makes the same sequence of collective calls gets the same offsets: that is
@@ -12,14 +13,18 @@ mod tests;
 
 use std::collections::BTreeMap;
 
+use hw::MemKind;
+
 use crate::error::ShmemError;
+use crate::space;
 
 /// The smallest alignment and size granule of an allocation, in bytes: every atomic word and
 /// every element type up to `u64` is naturally aligned without further thought.
 pub(crate) const MIN_ALIGN_BYTES: u64 = 8;
 
 /// The identity of one allocation: its serial number is unique over the life of a heap, so a
-/// handle to a freed allocation is recognised even after its bytes were handed out again.
+/// handle to a freed (or reallocated) allocation is recognised even after its bytes were
+/// handed out again.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub(crate) struct AllocId {
     serial: u64,
@@ -42,7 +47,8 @@ pub(crate) struct Allocation {
     pub(crate) internal: bool,
 }
 
-/// A checked byte range of the heap.
+/// A checked byte range of a heap, in symmetric addresses (`pe::remote` and `pe::local` turn
+/// it into a range of the heap's segment).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Span {
     /// Where it starts.
@@ -64,9 +70,10 @@ pub(crate) struct Access {
     pub(crate) owner: Option<AllocId>,
 }
 
-/// The allocator of one PE's symmetric heap.
+/// The allocator of one of a PE's symmetric heaps. Offsets here are symmetric addresses.
 #[derive(Debug)]
 pub(crate) struct Heap {
+    kind: MemKind,
     size_bytes: u64,
     /// Free blocks, offset to length; maximal (no two adjacent), so first fit is exact.
     free: BTreeMap<u64, u64>,
@@ -76,19 +83,31 @@ pub(crate) struct Heap {
 }
 
 impl Heap {
-    /// A heap of `size_bytes`, all free.
-    pub(crate) fn new(size_bytes: u64) -> Heap {
+    /// A heap of `kind` of `size_bytes` (at most [`space::WINDOW_BYTES`]), all free.
+    pub(crate) fn new(kind: MemKind, size_bytes: u64) -> Heap {
+        debug_assert!(size_bytes <= space::WINDOW_BYTES, "checked by Heaps::new");
         let free = if size_bytes == 0 {
             BTreeMap::new()
         } else {
-            BTreeMap::from([(0, size_bytes)])
+            BTreeMap::from([(space::base_of(kind), size_bytes)])
         };
         Heap {
+            kind,
             size_bytes,
             free,
             live: BTreeMap::new(),
             next_id: 0,
         }
+    }
+
+    /// The heap's kind.
+    pub(crate) fn kind(&self) -> MemKind {
+        self.kind
+    }
+
+    /// The heap's size in bytes.
+    pub(crate) fn size_bytes(&self) -> u64 {
+        self.size_bytes
     }
 
     /// The free bytes in total (they may be fragmented).
@@ -113,6 +132,7 @@ impl Heap {
         }
         let align = align.max(MIN_ALIGN_BYTES);
         let exhausted = || ShmemError::HeapExhausted {
+            kind: self.kind,
             requested_bytes: len_bytes,
             free_bytes: self.free_bytes(),
             heap_bytes: self.size_bytes,
@@ -138,19 +158,85 @@ impl Heap {
         if block_end > end {
             self.free.insert(end, block_end - end);
         }
+        Ok(self.enter(start, len_bytes, reserved_bytes, internal))
+    }
+
+    /// Records a live allocation with a fresh identity.
+    fn enter(
+        &mut self,
+        offset: u64,
+        len_bytes: u64,
+        reserved_bytes: u64,
+        internal: bool,
+    ) -> Allocation {
         let allocation = Allocation {
-            offset: start,
+            offset,
             len_bytes,
             reserved_bytes,
             id: AllocId {
                 serial: self.next_id,
-                offset: start,
+                offset,
             },
             internal,
         };
         self.next_id += 1;
-        self.live.insert(start, allocation);
-        Ok(allocation)
+        self.live.insert(offset, allocation);
+        allocation
+    }
+
+    /// Gives the user allocation that starts at `offset` (from a handle of `owner`, if known)
+    /// the length `len_bytes`: in place when it shrinks or the free block right after it has
+    /// room, else at the lowest offset aligned to `align` where it fits, with the old block
+    /// still taken so the two never overlap. Either way the result has a new identity, so
+    /// handles to the old allocation fail.
+    ///
+    /// Returns the new allocation and, if it moved, the old one: still live, for the caller
+    /// to copy from and then [`Heap::free`].
+    ///
+    /// # Errors
+    /// As [`Heap::free`] for the old allocation; as [`Heap::alloc`] for the new one, and then
+    /// the old allocation is unchanged.
+    pub(crate) fn realloc(
+        &mut self,
+        offset: u64,
+        owner: Option<AllocId>,
+        len_bytes: u64,
+        align: u64,
+    ) -> Result<(Allocation, Option<Allocation>), ShmemError> {
+        let old = self.start_of(offset, owner)?;
+        let reserved_bytes = round_up(len_bytes.max(1), MIN_ALIGN_BYTES);
+        let old_end = old.offset + old.reserved_bytes;
+        let aligned = old.offset.is_multiple_of(align.max(MIN_ALIGN_BYTES));
+        let fits_in_place = |reserved: u64| {
+            let next_has_room = || {
+                self.free
+                    .get(&old_end)
+                    .is_some_and(|&after| reserved - old.reserved_bytes <= after)
+            };
+            aligned && (reserved <= old.reserved_bytes || next_has_room())
+        };
+        let in_place = reserved_bytes.filter(|&reserved| fits_in_place(reserved));
+        let Some(reserved_bytes) = in_place else {
+            let moved = self.alloc(len_bytes, align, false)?;
+            return Ok((moved, Some(old)));
+        };
+        self.live.remove(&old.offset);
+        if reserved_bytes > old.reserved_bytes {
+            let after = self.free.remove(&old_end).unwrap_or(0);
+            let taken = reserved_bytes - old.reserved_bytes;
+            if after > taken {
+                self.free.insert(old_end + taken, after - taken);
+            }
+        } else if reserved_bytes < old.reserved_bytes {
+            self.release(
+                old.offset + reserved_bytes,
+                old.reserved_bytes - reserved_bytes,
+            );
+        }
+        Ok((
+            self.enter(old.offset, len_bytes, reserved_bytes, false),
+            None,
+        ))
     }
 
     /// Frees the user allocation that starts at `offset` and returns it; `owner` is the
@@ -164,6 +250,17 @@ impl Heap {
         offset: u64,
         owner: Option<AllocId>,
     ) -> Result<Allocation, ShmemError> {
+        let allocation = self.start_of(offset, owner)?;
+        self.live.remove(&offset);
+        self.release(allocation.offset, allocation.reserved_bytes);
+        Ok(allocation)
+    }
+
+    /// The user allocation that starts at `offset`, for free and realloc.
+    ///
+    /// # Errors
+    /// As [`Heap::free`].
+    fn start_of(&self, offset: u64, owner: Option<AllocId>) -> Result<Allocation, ShmemError> {
         let allocation = self.resolve(offset, owner)?;
         if allocation.offset != offset {
             return Err(ShmemError::NotAllocationStart {
@@ -171,8 +268,6 @@ impl Heap {
                 alloc_offset: allocation.offset,
             });
         }
-        self.live.remove(&offset);
-        self.release(allocation.offset, allocation.reserved_bytes);
         Ok(allocation)
     }
 

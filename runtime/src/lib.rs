@@ -26,9 +26,14 @@
 //!   that make the same collective calls get the same offsets without exchanging them. Each
 //!   collective call trades its arguments through the bootstrap exchange first, so PEs that
 //!   disagree all fail with [`ShmemError::CollectiveMismatch`] instead of corrupting memory.
-//! - **Handles, not pointers.** A [`Sym`] is an offset, a length and the identity of its
-//!   allocation; it is `Copy` and checked at every use, so a handle to freed memory is an
-//!   error, not a silent overwrite. [`SymAddr`] is the raw byte offset for the `*_bytes`
+//! - **Two heaps, one address space.** A device heap (`SHMEM_DEVICE_SYMMETRIC_SIZE`) and a
+//!   host heap (`SHMEM_SYMMETRIC_SIZE`) can exist at once, each in its own window of
+//!   symmetric addresses, so an address says which heap it is in; `malloc` uses the default
+//!   heap (`SHMEM_SYMMETRIC_HEAP_DEFAULT`), [`Shmem::malloc_with_hints`] picks one
+//!   (`docs/heaps.md`).
+//! - **Handles, not pointers.** A [`Sym`] is a symmetric address, a length and the identity
+//!   of its allocation; it is `Copy` and checked at every use, so a handle to freed memory is an
+//!   error, not a silent overwrite. [`SymAddr`] is the raw address for the `*_bytes`
 //!   operations.
 //! - **Every wait has a deadline.** Blocking calls give up after `RSHMEM_WAIT_TIMEOUT_MS` of
 //!   the backend's clock (virtual time on the simulator) and report who waited for what.
@@ -48,13 +53,17 @@ pub mod config;
 mod ctx;
 mod error;
 mod heap;
+mod heaps;
+mod hints;
 mod memory;
 mod ordering;
 mod pe;
+mod ptr;
 mod rma;
 mod run;
 mod shmem;
 mod signal;
+mod space;
 mod sym;
 mod team;
 mod wait;
@@ -62,8 +71,10 @@ mod wait;
 pub use config::{Config, ConfigError, ConfigVar, VarKind};
 pub use ctx::{Ctx, CtxOptions};
 pub use error::ShmemError;
-pub use hw::{Cmp, SignalOp};
+pub use hints::MallocHints;
+pub use hw::{Cmp, MemKind, SignalOp};
 pub use pe::PeState;
+pub use ptr::PeerPtr;
 pub use run::{PeError, RunError, RunOutput, run};
 pub use shmem::Shmem;
 pub use sym::{AtomicElement, Element, Sym, SymAddr};

@@ -1,28 +1,26 @@
-//! [`PeState`]: what one PE's contexts share (its device, symmetric heap, configuration and
+//! [`PeState`]: what one PE's contexts share (its device, symmetric heaps, configuration and
 //! place in the run), and the checks every operation makes before it reaches the hardware.
 
 use std::cell::RefCell;
 use std::fmt;
 
-use hw::{Backend, Caps, Device, Duration, Instant, LocalRange, MemKind, Pe, RemoteRange};
+use hw::{Backend, Caps, Device, Duration, Instant, LocalRange, Pe, RemoteRange};
 
 use crate::config::Config;
 use crate::error::ShmemError;
-use crate::heap::{Access, Heap, Span};
+use crate::heap::{Access, Span};
+use crate::heaps::Heaps;
+use crate::space;
 use crate::sym::{AtomicElement, Sym, SymAddr};
 
-/// The memory kind of the symmetric heap: GPU memory, the default of GPU-centric SHMEM
-/// (SPEC section 5).
-pub(crate) const HEAP_KIND: MemKind = MemKind::Device;
-
 /// One PE's state, shared by the default context and every context the PE creates: the
-/// device, the symmetric heap and the PE's place in the run.
+/// device, the symmetric heaps and the PE's place in the run.
 ///
 /// Reached through [`crate::Ctx`] (and so through [`crate::Shmem`]), which dereference to it.
 pub struct PeState<B: Backend> {
     pub(crate) device: B::Device,
-    // Why RefCell: allocation mutates the heap behind `&self`, and only this PE uses it.
-    pub(crate) heap: RefCell<Heap>,
+    // Why RefCell: allocation mutates the heaps behind `&self`, and only this PE uses them.
+    pub(crate) heaps: RefCell<Heaps>,
     pub(crate) config: Config,
     pub(crate) my_pe: u32,
     pub(crate) n_pes: u32,
@@ -62,7 +60,8 @@ impl<B: Backend> PeState<B> {
     /// This PE's device of the backend, for what the runtime does not wrap. With the CUDA
     /// backend that is the device-side API: `CudaDevice::compile_kernel` compiles a kernel
     /// behind `rshmem_device.cuh`, and a symmetric object is passed to it as
-    /// `KernelArg::Heap(sym.addr().0)` (heap offsets are the same on every PE).
+    /// `KernelArg::Heap(sym.addr().0)` for an object of the device heap (its addresses are
+    /// device segment offsets, the same on every PE).
     pub fn device(&self) -> &B::Device {
         &self.device
     }
@@ -77,15 +76,16 @@ impl<B: Backend> PeState<B> {
         deadline(&self.device, &self.config)
     }
 
-    /// Checks `pe` and `access`, and returns the range they name on `pe`.
+    /// Checks `pe` and `access`, and returns the range they name on `pe`, in the heap the
+    /// access's address lies in.
     pub(crate) fn remote_range(&self, access: Access, pe: u32) -> Result<RemoteRange, ShmemError> {
         let pe = self.check_pe(pe)?;
-        Ok(remote(self.heap.borrow().check(access)?, pe))
+        Ok(remote(self.heaps.borrow().check(access)?, pe))
     }
 
     /// Checks `access`, and returns the range it names on this PE.
     pub(crate) fn local_range(&self, access: Access) -> Result<LocalRange, ShmemError> {
-        Ok(local(self.heap.borrow().check(access)?))
+        Ok(local(self.heaps.borrow().check(access)?))
     }
 
     pub(crate) fn check_pe(&self, pe: u32) -> Result<Pe, ShmemError> {
@@ -107,21 +107,23 @@ pub(crate) fn deadline<D: Device>(device: &D, config: &Config) -> Instant {
         .after(Duration(config.wait_timeout_ms.saturating_mul(1_000_000)))
 }
 
-/// `span` of `pe`'s heap.
+/// `span` of `pe`'s memory, in the segment of the heap whose window holds it.
 pub(crate) fn remote(span: Span, pe: Pe) -> RemoteRange {
+    let (kind, offset) = space::locate(span.offset);
     RemoteRange {
         pe,
-        kind: HEAP_KIND,
-        offset: span.offset,
+        kind,
+        offset,
         len: span.len_bytes,
     }
 }
 
-/// `span` of this PE's heap.
+/// `span` of this PE's memory, in the segment of the heap whose window holds it.
 pub(crate) fn local(span: Span) -> LocalRange {
+    let (kind, offset) = space::locate(span.offset);
     LocalRange {
-        kind: HEAP_KIND,
-        offset: span.offset,
+        kind,
+        offset,
         len: span.len_bytes,
     }
 }

@@ -65,8 +65,8 @@ impl<R, Report> RunOutput<R, Report> {
 
 /// Runs `pe_main` on every PE that `launcher` starts.
 ///
-/// Each PE is set up first (collectively: its heap of `config.symmetric_size_bytes`, its
-/// peers' segments, the default queue, a barrier), then runs `pe_main`, then finalises
+/// Each PE is set up first (collectively: its heaps as `config` sizes them, its peers'
+/// segments, the default queue, a barrier), then runs `pe_main`, then finalises
 /// collectively (quiet and barrier_all), so a program need not end with a barrier of its own.
 ///
 /// # Errors

@@ -10,17 +10,18 @@ use std::fmt;
 use std::ops::Deref;
 use std::rc::Rc;
 
-use hw::{Backend, Device, Pe, SegmentKey};
+use hw::{Backend, Device};
 
 use crate::TRACING_TARGET;
 use crate::config::{Config, ConfigError};
 use crate::ctx::{Ctx, CtxOptions};
 use crate::error::ShmemError;
-use crate::heap::{Heap, MIN_ALIGN_BYTES};
-use crate::pe::{HEAP_KIND, PeState, deadline};
+use crate::heap::MIN_ALIGN_BYTES;
+use crate::heaps::{Heaps, share_segments};
+use crate::pe::{PeState, deadline};
 use crate::team::{Predefined, SlotLayout, Team, TeamConfig};
 
-/// One PE's handle to the runtime: the default context, the teams and the symmetric heap.
+/// One PE's handle to the runtime: the default context, the teams and the symmetric heaps.
 /// [`crate::run()`] creates one per PE and hands it to the PE's program.
 ///
 /// A `Shmem` belongs to its PE: it is neither `Send` nor `Sync`, and its operations take
@@ -53,18 +54,21 @@ impl<B: Backend> Deref for Shmem<B> {
 }
 
 impl<B: Backend> Shmem<B> {
-    /// Sets up this PE: creates its heap segment, trades segment keys with every PE, imports
-    /// every segment (its own included, so a PE reaches itself like any peer), creates the
-    /// default queue, reserves the teams' areas, and synchronises with every PE.
+    /// Sets up this PE: creates a segment per heap, trades settings and segment keys with
+    /// every PE, imports every segment (its own included, so a PE reaches itself like any
+    /// peer), creates the default queue, reserves the teams' areas in the default heap, and
+    /// synchronises with every PE.
     ///
     /// Collective: every PE of the run must call it.
     ///
     /// # Errors
-    /// [`ShmemError::HeapSegment`] if the device refuses the heap's memory;
+    /// [`ShmemError::NoSuchHeap`] if the default heap has size 0;
+    /// [`ShmemError::HeapSegment`] if the device refuses a heap's memory;
+    /// [`ShmemError::HeapSettingsDiffer`] if the PEs' heap settings differ;
     /// [`ShmemError::Device`] if a peer's segment cannot be imported or no queue can be had;
     /// [`ShmemError::Queue`] if a peer never arrives; [`ShmemError::HeapExhausted`] if the
-    /// heap cannot even hold the teams' areas; [`ShmemError::Config`] if
-    /// `RSHMEM_TEAMS_MAX` is out of range.
+    /// default heap cannot even hold the teams' areas; [`ShmemError::Config`] if
+    /// `RSHMEM_TEAMS_MAX` is out of range or a heap is larger than the address space allows.
     pub(crate) fn init(device: B::Device, config: Config) -> Result<Shmem<B>, ShmemError> {
         let my_pe = device.pe().0;
         let n_pes = device.n_pes();
@@ -72,19 +76,21 @@ impl<B: Backend> Shmem<B> {
             config.log();
         }
         check_teams_max(config.teams_max)?;
-        let heap_bytes = config.symmetric_size_bytes;
-        tracing::debug!(target: TRACING_TARGET, pe = my_pe, n_pes, bytes = heap_bytes, "init");
-        let key = device
-            .create_segment(HEAP_KIND, heap_bytes)
-            .map_err(|source| ShmemError::HeapSegment { heap_bytes, source })?;
-        let keys = device.exchange(&key.0, deadline(&device, &config))?;
-        for (peer, key) in (0..n_pes).zip(keys) {
-            device.import_segment(Pe(peer), HEAP_KIND, &SegmentKey(key))?;
-        }
+        let mut heaps = Heaps::new(&config)?;
+        tracing::debug!(
+            target: TRACING_TARGET,
+            pe = my_pe,
+            n_pes,
+            device_bytes = config.device_heap_bytes,
+            host_bytes = config.host_heap_bytes,
+            default_heap = ?config.default_heap,
+            "init"
+        );
+        share_segments(&device, &heaps, deadline(&device, &config))?;
         let queue = device.create_queue()?;
-        let mut heap = Heap::new(heap_bytes);
-        // Why first: as the first allocation it lands at the same offset on every PE.
-        let areas = heap.alloc(
+        // Why first: as the first allocation of the default heap it lands at the same
+        // address on every PE.
+        let areas = heaps.default_mut()?.alloc(
             u64::from(config.teams_max) * SlotLayout::slot_bytes(n_pes),
             MIN_ALIGN_BYTES,
             true,
@@ -101,7 +107,7 @@ impl<B: Backend> Shmem<B> {
         world.add_context()?;
         let pe = Rc::new(PeState {
             device,
-            heap: RefCell::new(heap),
+            heaps: RefCell::new(heaps),
             config,
             my_pe,
             n_pes,

@@ -60,9 +60,11 @@ atomic_element!(isize, u64, AmoWidth::W64, true);
 #[cfg(target_pointer_width = "64")]
 atomic_element!(usize, u64, AmoWidth::W64, false);
 
-/// A raw byte offset into the symmetric heap, for the `*_bytes` operations.
+/// A raw symmetric address, for the `*_bytes` operations: an offset into the symmetric
+/// address space, where each heap has a window of its own (the device heap's starts at 0), so
+/// the address says which heap it is in.
 ///
-/// The same offset names the same object on every PE.
+/// The same address names the same object on every PE.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct SymAddr(pub u64);
 
@@ -81,9 +83,9 @@ impl SymAddr {
     }
 }
 
-/// A symmetric array of `T`: the same elements exist on every PE, at the same offset of
-/// each PE's symmetric heap. Returned by `malloc`; views of part of it come from
-/// [`Sym::slice`] and [`Sym::at`].
+/// A symmetric array of `T`: the same elements exist on every PE, at the same address of the
+/// same heap on each PE (its address says which heap, see [`SymAddr`]). Returned by `malloc`;
+/// views of part of it come from [`Sym::slice`] and [`Sym::at`].
 ///
 /// A `Sym` is a plain handle (copyable, no lifetime): operations check it against the heap
 /// at each use, so a handle to freed memory yields [`ShmemError::FreedAllocation`] instead
@@ -204,8 +206,9 @@ impl<T: Element> Sym<T> {
     }
 }
 
-/// The size of `count` elements of `T` in bytes, saturating.
-fn element_bytes<T>(count: usize) -> u64 {
+/// The size of `count` elements of `T` in bytes, saturating (a size that overflows cannot
+/// fit, and the heap check says so).
+pub(crate) fn element_bytes<T>(count: usize) -> u64 {
     (count as u64).saturating_mul(std::mem::size_of::<T>() as u64)
 }
 

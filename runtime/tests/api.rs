@@ -171,7 +171,10 @@ fn bad_inputs_are_errors_that_name_the_fix() {
             .malloc::<u8>(2 << 20)
             .expect_err("larger than the heap");
         assert!(matches!(err, ShmemError::HeapExhausted { .. }), "{err}");
-        assert!(err.to_string().contains("SHMEM_SYMMETRIC_SIZE"), "{err}");
+        assert!(
+            err.to_string().contains("SHMEM_DEVICE_SYMMETRIC_SIZE"),
+            "{err}"
+        );
 
         let err = shmem
             .malloc::<u64>(if me == 0 { 8 } else { 16 })
@@ -373,7 +376,7 @@ fn a_wait_nobody_satisfies_is_an_error() {
 fn a_heap_too_small_for_init_fails_every_pe() {
     let output = run(
         sim(2, 0),
-        config().symmetric_size(0),
+        config().device_heap_size(64),
         |_shmem: &Shmem<SimBackend>| (),
     )
     .expect("the PEs launch");
@@ -393,7 +396,7 @@ fn a_heap_too_small_for_init_fails_every_pe() {
 
 #[test]
 fn a_heap_larger_than_the_device_names_the_variable() {
-    let config = config().symmetric_size(1 << 50);
+    let config = config().device_heap_size(1 << 50);
     let output = run(sim(1, 0), config, |_shmem: &Shmem<SimBackend>| ()).expect("the PEs launch");
     let Err(err) = &output.results[0] else {
         panic!("a 1 PiB heap should not fit a simulated H200");
@@ -408,7 +411,10 @@ fn a_heap_larger_than_the_device_names_the_variable() {
         ),
         "{err}"
     );
-    assert!(err.to_string().contains("SHMEM_SYMMETRIC_SIZE"), "{err}");
+    assert!(
+        err.to_string().contains("SHMEM_DEVICE_SYMMETRIC_SIZE"),
+        "{err}"
+    );
 }
 
 /// `Sym` handles are plain data: they can be returned from a PE and compared.

@@ -25,7 +25,7 @@ fn races(
         .semantics(semantics)
         .build()
         .expect("hgx8 has 8 GPUs");
-    let config = Config::default().symmetric_size(1 << 20);
+    let config = Config::default().device_heap_size(1 << 20);
     let (output, races) = run_checked(sim, config, pe_main).expect("the PEs launch");
     for (pe, result) in output.results.into_iter().enumerate() {
         match result {

@@ -34,7 +34,7 @@ fn t_ctx_002_explicit_create_and_destroy_on_host() {
 #[test]
 fn t_ctx_004_contexts_are_isolated() {
     const BIG_BYTES: usize = 16 << 20;
-    let results = run_all("ib-2", 16, config().symmetric_size(32 << 20), |shmem| {
+    let results = run_all("ib-2", 16, config().device_heap_size(32 << 20), |shmem| {
         let big = shmem.malloc::<u8>(BIG_BYTES).unwrap();
         let small = shmem.calloc::<u64>(1).unwrap();
         if shmem.my_pe() != 0 {

@@ -3,8 +3,8 @@
 use std::rc::Rc;
 
 use hw::{
-    Caps, Device, DeviceError, Instant, LocalRange, MemKind, Pe, QueueError, SegmentKey, Topology,
-    WaitSpec,
+    Caps, Device, DeviceError, Instant, LocalRange, MemKind, Pe, QueueError, RemoteRange,
+    SegmentKey, Topology, WaitSpec,
 };
 
 use crate::handle::PeHandle;
@@ -110,6 +110,24 @@ impl Device for SimDevice {
         }
         w.mark_imported(self.handle.pe, peer.0, kind);
         Ok(())
+    }
+
+    /// Always `None`: the simulator decides which peers are load/store reachable from the
+    /// topology but has no address space to give out. The range is still checked, so a
+    /// runtime that asks for a segment it never imported, or past its end, fails here as it
+    /// would on hardware.
+    fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {
+        let w = self.handle.world();
+        w.assert_imported(self.handle.pe, &range);
+        let capacity_bytes = w.mem.capacity_bytes(range.pe.0, range.kind);
+        assert!(
+            capacity_bytes.is_some_and(|cap| range
+                .offset
+                .checked_add(range.len)
+                .is_some_and(|end| end <= cap)),
+            "load_store_addr: {range:?} outside the segment (contract violation)"
+        );
+        None
     }
 
     fn exchange(&self, mine: &[u8], _deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {

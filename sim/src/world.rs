@@ -452,7 +452,7 @@ impl World {
         self.pes[pe as usize].imported[bit / 64] |= 1 << (bit % 64);
     }
 
-    fn assert_imported(&self, pe: u32, range: &RemoteRange) {
+    pub(crate) fn assert_imported(&self, pe: u32, range: &RemoteRange) {
         let bit = 2 * range.pe.idx() + kind_code(range.kind) as usize;
         assert!(
             self.pes[pe as usize].imported[bit / 64] & (1 << (bit % 64)) != 0,

@@ -80,7 +80,7 @@ fn main() -> ExitCode {
         }
     };
     // One run for every body: a process of `rshmem run` joins the launcher's bootstrap once.
-    let config = Config::default().symmetric_size(64 << 20);
+    let config = Config::default().device_heap_size(64 << 20);
     let output = rshmem::run(cuda, config, |sh| {
         BODIES
             .iter()

@@ -56,7 +56,7 @@ pub fn run_body<L: Launcher>(
     heap_bytes: u64,
     body: impl Fn(&Shmem<L::B>) -> Result<(), BodyError> + Sync,
 ) -> Result<(L::Report, Vec<String>), String> {
-    let config = Config::default().symmetric_size(heap_bytes);
+    let config = Config::default().device_heap_size(heap_bytes);
     let output = rshmem::run(launcher, config, body).map_err(|e| e.to_string())?;
     let failures = output
         .results

@@ -24,7 +24,7 @@ fn the_same_seed_gives_the_same_trace_on_every_topology() {
 fn race_order(seed: u64) -> (Vec<u64>, u64) {
     let topology = sim::topology::load("hgx8").unwrap();
     let sim = Sim::builder(topology).seed(seed).build().unwrap();
-    let config = Config::default().symmetric_size(1 << 20);
+    let config = Config::default().device_heap_size(1 << 20);
     let output = rshmem::run(sim, config, |sh| {
         let counter = sh.calloc::<u64>(1)?;
         let ticket = sh.atomic_fetch_add(counter, 1, 0)?;

@@ -97,7 +97,7 @@ fn a_panicking_pe_is_reported() {
     let topology = hw::host::single_host(2).unwrap();
     let host = hw::host::Host::builder(topology).build().unwrap();
     let config = rshmem::Config::default()
-        .symmetric_size(1 << 20)
+        .device_heap_size(1 << 20)
         .wait_timeout_ms(200);
     let output = rshmem::run(host, config, |sh| {
         assert!(sh.my_pe() != 1, "PE 1 panics on purpose");

@@ -25,7 +25,8 @@ cargo test --release -p tests --test cuda --test cuda_device --no-run --message-
 cargo test --release -p hw --features cuda --lib --no-run --message-format=json \
     2>/dev/null | copy_tests hw=hw-lib
 cargo build --release -p tools --bin rshmem
-cargo build --release -p tests --example cuda_conformance
-cp target/release/rshmem target/release/examples/cuda_conformance "$dir/"
+cargo build --release -p tests --example cuda_conformance --example cuda_heaps
+cp target/release/rshmem target/release/examples/cuda_conformance \
+    target/release/examples/cuda_heaps "$dir/"
 strip "$dir"/*
 ls -l "$dir"

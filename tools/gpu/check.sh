@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU checks of the CUDA backend in one go, for a GPU machine without Rust: the unit
 # tests, the conformance and device-API suites, the litmus catalogue as GPU kernels, the
-# multi-process launcher, and `rshmem bench` beside NVSHMEM's benchmark in the same call.
+# multi-process launcher, both symmetric heaps (tests/examples/cuda_heaps.rs), and
+# `rshmem bench` beside NVSHMEM's benchmark in the same call.
 # With one GPU the PEs share it (--share-gpus) and NVSHMEM, which needs a GPU per PE, is
 # skipped. Every output goes to OUT (default gpu-check/); a summary is printed.
 #
@@ -33,6 +34,10 @@ run cuda_device timeout 300 "$bin/cuda_device" --test-threads=1
 RSHMEM_LITMUS_TABLE=$out/litmus-gpu.md run cuda timeout 600 "$bin/cuda" --test-threads=1 --nocapture
 run launcher timeout 300 "$bin/rshmem" run -n 2 "${share[@]}" --timeout-s 240 "$bin/cuda_conformance"
 grep -c ': ok$' "$out/launcher.txt" | sed 's/^/launcher: bodies ok: /' | tee -a "$out/summary.txt"
+# Both heaps with PEs as threads; one process per PE must refuse the host heap by name.
+SHMEM_SYMMETRIC_SIZE=4m run heaps timeout 120 "$bin/cuda_heaps"
+SHMEM_SYMMETRIC_SIZE=4m run heaps-processes bash -c "timeout 120 '$bin/rshmem' run -n 2 \
+    ${share[*]} --timeout-s 100 '$bin/cuda_heaps' | grep 'set SHMEM_SYMMETRIC_SIZE'"
 
 if [ "$gpus" -ge 2 ] && [ -f "$nvshmem/run.sh" ]; then
     run nvshmem timeout 400 bash "$nvshmem/run.sh"

@@ -3,6 +3,7 @@
 mod bench;
 mod calibrate;
 mod check;
+mod info;
 mod launch;
 mod litmus;
 mod run;
@@ -48,6 +49,10 @@ enum Command {
     /// simulator predicts the bench; write the fitted topology and compare both.
     #[command(after_help = calibrate::AFTER_HELP)]
     Calibrate(calibrate::CalibrateArgs),
+    /// List every environment variable the runtime reads: type, default, value in this
+    /// environment and meaning.
+    #[command(after_help = info::AFTER_HELP)]
+    Info(info::InfoArgs),
     /// Describe a topology (a preset name or a TOML file) and optionally draw it.
     ///
     /// Presets: h200x2 (2 GPUs on NV18), hgx8 (8 GPUs on NVSwitch), ib-N (N hosts x 8 GPUs,
@@ -72,6 +77,7 @@ fn main() -> ExitCode {
         Command::Litmus(args) => litmus::main(args),
         Command::Bench(args) => bench::main(args),
         Command::Calibrate(args) => calibrate::main(args),
+        Command::Info(args) => info::main(args),
         Command::Topo { topology, dot, svg } => topo_main(&topology, dot, svg),
     };
     match result {

@@ -165,6 +165,10 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let n_pes = sim.n_pes();
     let topology = sim.topology().clone();
     let config = rshmem::Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;
+    if config.info {
+        // Why stderr: stdout may be the --json object.
+        eprint!("{}", crate::info::table_text(&config));
+    }
     let spinner = progress(&args, workload, n_pes);
     let wall = Instant::now();
     let output = rshmem::run(sim, config, |sh| workloads::run_on_pe(workload, sh))?;

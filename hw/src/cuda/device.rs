@@ -25,7 +25,7 @@ use crate::error::{DeviceError, QueueError};
 use crate::host::world::kind_index;
 use crate::sync;
 use crate::topology::Topology;
-use crate::types::{Instant, LocalRange, MemKind, Pe, SegmentKey};
+use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
 /// A segment this PE can reach: its base address (the same in every context of the process)
 /// and length.
@@ -367,6 +367,20 @@ impl Device for CudaDevice {
             len_bytes: key.len_bytes,
         });
         Ok(())
+    }
+
+    /// The segment's address as this PE knows it: a `Device` segment is mapped for this
+    /// PE's GPU (in this process at creation, or from the owner's exported descriptor), a
+    /// `Host` segment is pinned, portable and device-mapped, so its address is valid on the
+    /// host and, through unified addressing, in kernels too.
+    fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {
+        Some(self.ctx.addr(
+            range.pe,
+            range.kind,
+            range.offset,
+            range.len,
+            "load_store_addr",
+        ))
     }
 
     fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {

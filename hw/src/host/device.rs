@@ -9,7 +9,7 @@ use crate::caps::Caps;
 use crate::error::{DeviceError, QueueError};
 use crate::sync::{self, Arc, Clock, Ordering, fence};
 use crate::topology::Topology;
-use crate::types::{Instant, LocalRange, MemKind, Pe, SegmentKey};
+use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
 use super::HostBackend;
 use super::queue::HostQueue;
@@ -196,6 +196,15 @@ impl Device for HostDevice {
         }
         self.ctx.imports.borrow_mut()[peer.idx()][kind_index(kind)] = Some(segment);
         Ok(())
+    }
+
+    /// Always `None`: a segment is atomic words, and plain loads and stores beside the
+    /// backend's atomic accesses would be data races. The range is still checked.
+    fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {
+        self.ctx.with_segment(range.pe, range.kind, |s| {
+            s.span(range.offset, range.len, "load_store_addr")
+        });
+        None
     }
 
     fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {

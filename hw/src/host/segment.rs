@@ -57,7 +57,7 @@ impl Segment {
     }
 
     /// The words covering `offset..offset + len`, checked against the segment's length.
-    fn span(&self, offset: u64, len: u64, what: &str) -> std::ops::Range<usize> {
+    pub(crate) fn span(&self, offset: u64, len: u64, what: &str) -> std::ops::Range<usize> {
         let end = offset.checked_add(len);
         assert!(
             end.is_some_and(|end| end <= self.len_bytes),

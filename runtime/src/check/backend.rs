@@ -158,6 +158,12 @@ impl<B: Backend> Device for CheckedDevice<B> {
         self.inner.import_segment(peer, kind, key)
     }
 
+    /// The wrapped device's answer. Loads and stores through the address bypass the
+    /// detector: it sees queue operations and local reads and writes only.
+    fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {
+        self.inner.load_store_addr(range)
+    }
+
     fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
         let round = lock(&self.detector).enter_exchange(self.pe);
         let all = self.inner.exchange(mine, deadline)?;

@@ -80,11 +80,15 @@ fn sizes_format_with_the_largest_exact_suffix() {
 fn every_variable_is_applied() {
     let config = from_vars(&[
         ("SHMEM_SYMMETRIC_SIZE", "2g"),
+        ("SHMEM_DEVICE_SYMMETRIC_SIZE", "512M"),
+        ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "host"),
         ("RSHMEM_WAIT_TIMEOUT_MS", "250"),
         ("SHMEM_INFO", "yes"),
     ]);
     let want = Config::default()
-        .symmetric_size(2 << 30)
+        .host_heap_size(2 << 30)
+        .device_heap_size(512 << 20)
+        .default_heap(MemKind::Host)
         .wait_timeout_ms(250)
         .info(true);
     assert_eq!(config, Ok(want));
@@ -99,6 +103,8 @@ fn every_variable_is_applied() {
 fn malformed_values_name_variable_value_and_example() {
     for (name, raw) in [
         ("SHMEM_SYMMETRIC_SIZE", "lots"),
+        ("SHMEM_DEVICE_SYMMETRIC_SIZE", "1.5g"),
+        ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "GPU"),
         ("RSHMEM_WAIT_TIMEOUT_MS", "-5"),
         ("SHMEM_INFO", "maybe"),
     ] {
@@ -107,5 +113,61 @@ fn malformed_values_name_variable_value_and_example() {
         assert!(message.contains(name), "{message}");
         assert!(message.contains(raw), "{message}");
         assert!(message.contains("e.g."), "{message}");
+    }
+}
+
+#[test]
+fn the_defaults_are_a_device_heap_only() {
+    let config = Config::default();
+    assert_eq!(config.heap_bytes(MemKind::Device), 1 << 30);
+    assert_eq!(config.heap_bytes(MemKind::Host), 0);
+    assert_eq!(config.default_heap, MemKind::Device);
+}
+
+#[test]
+fn heap_kinds_parse_in_any_case_and_print_upper_case() {
+    for (raw, want) in [
+        ("HOST", MemKind::Host),
+        ("host", MemKind::Host),
+        (" Device ", MemKind::Device),
+    ] {
+        assert_eq!(parse_heap_kind(raw), Some(want), "{raw:?}");
+    }
+    for raw in ["", "gpu", "HOSTS", "cpu"] {
+        assert_eq!(parse_heap_kind(raw), None, "{raw:?}");
+    }
+    let host = Config::default().default_heap(MemKind::Host);
+    let resolved = host.resolved();
+    let (_, value) = resolved
+        .iter()
+        .find(|(var, _)| var.name == "SHMEM_SYMMETRIC_HEAP_DEFAULT")
+        .expect("in the table");
+    assert_eq!(value, "HOST");
+}
+
+#[test]
+fn every_variable_has_a_name_a_default_and_a_meaning() {
+    let names: Vec<&str> = table().iter().map(|v| v.name).collect();
+    for name in [
+        "SHMEM_SYMMETRIC_SIZE",
+        "SHMEM_DEVICE_SYMMETRIC_SIZE",
+        "SHMEM_SYMMETRIC_HEAP_DEFAULT",
+        "RSHMEM_WAIT_TIMEOUT_MS",
+        "RSHMEM_TEAMS_MAX",
+        "RSHMEM_CONTEXTS_MAX",
+        "SHMEM_INFO",
+    ] {
+        assert!(names.contains(&name), "{name} is missing from {names:?}");
+    }
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), names.len(), "a name appears twice: {names:?}");
+    for var in table() {
+        assert!(
+            !var.default.is_empty() && !var.doc.is_empty(),
+            "{}",
+            var.name
+        );
     }
 }

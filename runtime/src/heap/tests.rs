@@ -2,6 +2,8 @@
 //! allocations and frees is applied both to [`Heap`] and to a byte map that finds the lowest
 //! aligned free run by brute force; the two must agree on every offset and every failure.
 
+use hw::MemKind;
+
 use super::*;
 
 /// A user access of `len_bytes` at `offset` through a handle of `owner`.
@@ -16,7 +18,7 @@ fn access(offset: u64, len_bytes: u64, align: u64, owner: Option<AllocId>) -> Ac
 
 #[test]
 fn allocations_are_first_fit_aligned_and_granular() {
-    let mut heap = Heap::new(4096);
+    let mut heap = Heap::new(MemKind::Device, 4096);
     let a = heap.alloc(3, 1, false).expect("fits");
     let b = heap.alloc(16, 64, false).expect("fits");
     let c = heap.alloc(0, 8, false).expect("fits");
@@ -29,7 +31,7 @@ fn allocations_are_first_fit_aligned_and_granular() {
 
 #[test]
 fn alignment_must_be_a_power_of_two() {
-    let mut heap = Heap::new(4096);
+    let mut heap = Heap::new(MemKind::Device, 4096);
     assert!(matches!(
         heap.alloc(8, 24, false),
         Err(ShmemError::InvalidAlignment { align: 24 })
@@ -42,10 +44,11 @@ fn alignment_must_be_a_power_of_two() {
 
 #[test]
 fn exhaustion_reports_sizes_and_the_variable_to_raise() {
-    let mut heap = Heap::new(1 << 20);
+    let mut heap = Heap::new(MemKind::Device, 1 << 20);
     heap.alloc(1000, 8, false).expect("fits");
     let err = heap.alloc(1 << 20, 8, false).expect_err("too large");
     let ShmemError::HeapExhausted {
+        kind: MemKind::Device,
         requested_bytes,
         free_bytes,
         heap_bytes,
@@ -58,7 +61,11 @@ fn exhaustion_reports_sizes_and_the_variable_to_raise() {
         (1 << 20, (1 << 20) - 1000, 1 << 20)
     );
     let message = err.to_string();
-    assert!(message.contains("SHMEM_SYMMETRIC_SIZE=2m"), "{message}");
+    assert!(message.contains("device heap exhausted"), "{message}");
+    assert!(
+        message.contains("SHMEM_DEVICE_SYMMETRIC_SIZE=2m"),
+        "{message}"
+    );
     assert!(matches!(
         heap.alloc(u64::MAX, 8, false),
         Err(ShmemError::HeapExhausted { .. })
@@ -67,7 +74,7 @@ fn exhaustion_reports_sizes_and_the_variable_to_raise() {
 
 #[test]
 fn accesses_are_checked_against_their_allocation() {
-    let mut heap = Heap::new(4096);
+    let mut heap = Heap::new(MemKind::Device, 4096);
     let a = heap.alloc(64, 8, false).expect("fits");
     let owner = Some(a.id);
     assert_eq!(
@@ -111,7 +118,7 @@ fn accesses_are_checked_against_their_allocation() {
 
 #[test]
 fn freed_handles_are_recognised_even_after_reuse() {
-    let mut heap = Heap::new(4096);
+    let mut heap = Heap::new(MemKind::Device, 4096);
     let a = heap.alloc(64, 8, false).expect("fits");
     heap.free(0, Some(a.id)).expect("live");
     assert!(matches!(
@@ -133,7 +140,7 @@ fn freed_handles_are_recognised_even_after_reuse() {
 
 #[test]
 fn free_needs_the_start_of_a_user_allocation() {
-    let mut heap = Heap::new(4096);
+    let mut heap = Heap::new(MemKind::Device, 4096);
     let internal = heap.alloc(16, 8, true).expect("fits");
     let a = heap.alloc(64, 8, false).expect("fits");
     assert!(matches!(
@@ -160,7 +167,7 @@ fn free_needs_the_start_of_a_user_allocation() {
 
 #[test]
 fn an_empty_heap_allocates_nothing() {
-    let mut heap = Heap::new(0);
+    let mut heap = Heap::new(MemKind::Device, 0);
     assert!(matches!(
         heap.alloc(0, 8, false),
         Err(ShmemError::HeapExhausted { heap_bytes: 0, .. })
@@ -232,7 +239,8 @@ fn check_invariants(heap: &Heap) {
             .map(|a| (a.offset, a.reserved_bytes, false)),
     );
     pieces.sort();
-    let mut cursor = 0;
+    let base = space::base_of(heap.kind);
+    let mut cursor = base;
     let mut previous_free = false;
     for (offset, len, is_free) in pieces {
         assert_eq!(offset, cursor, "gap or overlap at {offset:#x}");
@@ -244,7 +252,7 @@ fn check_invariants(heap: &Heap) {
         previous_free = is_free;
         cursor = offset + len;
     }
-    assert_eq!(cursor, heap.size_bytes);
+    assert_eq!(cursor, base + heap.size_bytes);
 }
 
 #[test]
@@ -254,7 +262,7 @@ fn heap_matches_the_byte_map_model() {
         println!("heap model seed {seed}");
         let mut rng = SplitMix64(seed);
         let size = 1 << 13;
-        let mut heap = Heap::new(size);
+        let mut heap = Heap::new(MemKind::Device, size);
         let mut model = Model {
             used: vec![false; size as usize],
             live: Vec::new(),
@@ -300,4 +308,67 @@ fn heap_matches_the_byte_map_model() {
             "seed {seed}: not coalesced"
         );
     }
+}
+
+#[test]
+fn a_host_heap_hands_out_addresses_of_its_window() {
+    let mut heap = Heap::new(MemKind::Host, 4096);
+    let base = space::base_of(MemKind::Host);
+    let a = heap.alloc(8, 8, false).expect("fits");
+    let b = heap.alloc(8, 64, false).expect("fits");
+    assert_eq!((a.offset, b.offset), (base, base + 64));
+    assert!(heap.check(access(base + 64, 8, 8, Some(b.id))).is_ok());
+    assert!(matches!(
+        heap.check(access(0, 8, 8, None)),
+        Err(ShmemError::NotInHeap { offset: 0 })
+    ));
+    check_invariants(&heap);
+    let err = heap.alloc(1 << 20, 8, false).expect_err("too large");
+    assert!(err.to_string().contains("SHMEM_SYMMETRIC_SIZE="), "{err}");
+}
+
+#[test]
+fn realloc_resizes_in_place_where_it_can_and_renews_the_identity() {
+    let mut heap = Heap::new(MemKind::Device, 4096);
+    let a = heap.alloc(64, 8, false).expect("fits");
+    // Shrinking stays in place and frees the tail.
+    let (small, moved) = heap.realloc(a.offset, Some(a.id), 16, 8).expect("shrinks");
+    assert_eq!((small.offset, small.reserved_bytes, moved), (0, 16, None));
+    assert!(matches!(
+        heap.check(access(0, 8, 8, Some(a.id))),
+        Err(ShmemError::FreedAllocation { offset: 0 })
+    ));
+    check_invariants(&heap);
+    // Growing into the free block right after it stays in place too.
+    let (grown, moved) = heap.realloc(0, Some(small.id), 128, 8).expect("grows");
+    assert_eq!((grown.offset, grown.len_bytes, moved), (0, 128, None));
+    check_invariants(&heap);
+    // With a neighbour in the way it moves, and the old block stays taken until freed.
+    let neighbour = heap.alloc(8, 8, false).expect("fits");
+    assert_eq!(neighbour.offset, 128);
+    let (far, old) = heap.realloc(0, Some(grown.id), 256, 8).expect("moves");
+    assert_eq!(far.offset, 136);
+    assert_eq!(old.map(|o| (o.offset, o.id)), Some((0, grown.id)));
+    check_invariants(&heap);
+    heap.free(0, Some(grown.id)).expect("the old block");
+    check_invariants(&heap);
+    assert_eq!(heap.free_bytes(), 4096 - 8 - 256);
+}
+
+#[test]
+fn realloc_that_cannot_fit_leaves_the_allocation_alone() {
+    let mut heap = Heap::new(MemKind::Device, 256);
+    let a = heap.alloc(64, 8, false).expect("fits");
+    heap.alloc(8, 8, false).expect("fits");
+    let err = heap.realloc(0, Some(a.id), 1024, 8).expect_err("too large");
+    assert!(matches!(err, ShmemError::HeapExhausted { .. }), "{err}");
+    assert!(heap.check(access(0, 64, 8, Some(a.id))).is_ok());
+    assert!(matches!(
+        heap.realloc(8, Some(a.id), 8, 8),
+        Err(ShmemError::NotAllocationStart {
+            offset: 8,
+            alloc_offset: 0
+        })
+    ));
+    check_invariants(&heap);
 }

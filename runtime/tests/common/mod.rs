@@ -19,7 +19,7 @@ pub fn sim(topology: &str, n_pes: u32, seed: u64) -> Sim {
 /// A small heap and a short deadline, so exhaustion and hangs show quickly.
 pub fn config() -> Config {
     Config::default()
-        .symmetric_size(1 << 20)
+        .device_heap_size(1 << 20)
         .wait_timeout_ms(100)
 }
 

@@ -57,7 +57,7 @@ pub(super) fn run(topology: &Topology, part: Part) -> anyhow::Result<Vec<Line>> 
         Part::Puts => MAX_PUT_BYTES + (1 << 20),
         Part::Latencies => 1 << 20,
     };
-    let config = Config::default().symmetric_size(heap_bytes);
+    let config = Config::default().device_heap_size(heap_bytes);
     let output = rshmem::run(sim, config, |sh| match part {
         Part::Puts => put_bandwidth(sh),
         Part::Latencies => latencies(sh),

@@ -1,0 +1,95 @@
+//! `rshmem info`: the runtime's configuration table (every environment variable with its type,
+//! default, value in this environment and meaning), from `rshmem::config::table`, so the
+//! listing cannot drift from what the runtime reads.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use rshmem::Config;
+use serde::Serialize;
+
+pub(crate) const AFTER_HELP: &str = "Examples:
+  rshmem info
+  SHMEM_SYMMETRIC_SIZE=512m SHMEM_SYMMETRIC_HEAP_DEFAULT=host rshmem info --json
+
+Sizes take a k, m, g or t suffix (powers of 1024, any case). A malformed value is an error
+that names the variable, with exit status 2. `rshmem run` prints the same table to stderr
+before the run when SHMEM_INFO is set.";
+
+#[derive(Args, Debug)]
+pub(crate) struct InfoArgs {
+    /// Print one JSON array instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One variable as `--json` prints it.
+#[derive(Serialize, Debug)]
+struct Row {
+    name: &'static str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    default: &'static str,
+    /// The value the runtime would use in this environment.
+    value: String,
+    /// Whether the environment sets it.
+    set: bool,
+    meaning: &'static str,
+}
+
+pub(crate) fn main(args: InfoArgs) -> anyhow::Result<ExitCode> {
+    let config = Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows(&config))?);
+    } else {
+        print!("{}", table_text(&config));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every variable of the table with its value in `config`.
+fn rows(config: &Config) -> Vec<Row> {
+    config
+        .resolved()
+        .into_iter()
+        .map(|(var, value)| Row {
+            name: var.name,
+            kind: var.kind().name(),
+            default: var.default,
+            value,
+            set: std::env::var_os(var.name).is_some(),
+            meaning: var.doc,
+        })
+        .collect()
+}
+
+/// The table as aligned text, one variable a line under a header; a variable the environment
+/// sets has its value marked with `*`.
+pub(crate) fn table_text(config: &Config) -> String {
+    let header = ["NAME", "TYPE", "DEFAULT", "VALUE", "MEANING"].map(String::from);
+    let lines: Vec<[String; 5]> = std::iter::once(header)
+        .chain(rows(config).into_iter().map(|row| {
+            let mark = if row.set { "*" } else { "" };
+            [
+                row.name.to_owned(),
+                row.kind.to_owned(),
+                row.default.to_owned(),
+                format!("{}{mark}", row.value),
+                row.meaning.to_owned(),
+            ]
+        }))
+        .collect();
+    let widths: Vec<usize> = (0..4)
+        .map(|column| lines.iter().map(|l| l[column].len()).max().unwrap_or(0))
+        .collect();
+    let mut text = String::new();
+    for line in &lines {
+        for (cell, width) in line.iter().zip(&widths) {
+            text.push_str(&format!("{cell:<width$}  "));
+        }
+        text.push_str(&line[4]);
+        text.push('\n');
+    }
+    text
+}
