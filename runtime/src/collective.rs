@@ -137,25 +137,33 @@ pub(crate) fn check_agreement(mine: MemCall, all: &[Vec<u8>]) -> Result<(), Shme
     } else {
         "collective memory calls"
     };
-    // Groups in order of each call's first PE, so the message reads in PE order.
+    let values = by_pe(
+        calls
+            .into_iter()
+            .map(|call| call.map_or_else(|| "an unreadable call".to_owned(), MemCall::describe)),
+    );
+    Err(ShmemError::CollectiveMismatch { what, values })
+}
+
+/// Says which PEs gave which value (`values[pe]`), grouped, in order of each value's first
+/// PE so the message reads in PE order: "PEs 0-2: a; PE 3: b".
+pub(crate) fn by_pe(values: impl IntoIterator<Item = String>) -> String {
     let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
-    for (pe, call) in (0..).zip(calls) {
-        let text = call.map_or_else(|| "an unreadable call".to_owned(), MemCall::describe);
+    for (pe, text) in (0..).zip(values) {
         match groups.iter_mut().find(|(t, _)| *t == text) {
             Some((_, pes)) => pes.push(pe),
             None => groups.push((text, vec![pe])),
         }
     }
-    let values = groups
+    groups
         .iter()
         .map(|(text, pes)| format!("{}: {text}", pe_list(pes)))
         .collect::<Vec<_>>()
-        .join("; ");
-    Err(ShmemError::CollectiveMismatch { what, values })
+        .join("; ")
 }
 
 /// Writes increasing PE numbers compactly: "PE 3", "PEs 0-2, 5".
-fn pe_list(pes: &[u32]) -> String {
+pub(crate) fn pe_list(pes: &[u32]) -> String {
     let mut runs: Vec<(u32, u32)> = Vec::new();
     for &pe in pes {
         match runs.last_mut() {
