@@ -222,7 +222,7 @@ pub(crate) fn by_pe(texts: impl IntoIterator<Item = String>) -> String {
 }
 
 /// Writes increasing PE numbers compactly: "PE 3", "PEs 0-2, 5".
-fn pe_list(pes: &[u32]) -> String {
+pub(crate) fn pe_list(pes: &[u32]) -> String {
     let mut runs: Vec<(u32, u32)> = Vec::new();
     for &pe in pes {
         match runs.last_mut() {

@@ -245,6 +245,59 @@ pub enum ShmemError {
         /// Which PEs have which settings.
         values: String,
     },
+    /// A collective call was refused on other members of the team, so no member ran it.
+    #[error(
+        "{op} was refused on team {pes} because of their arguments (each says why); fix the \
+         arguments there and call it again on every member"
+    )]
+    CollectiveFailedOnPeer {
+        /// The collective.
+        op: &'static str,
+        /// The team PEs that refused it ("PEs 1, 3").
+        pes: String,
+    },
+    /// A buffer of a collective call is too short for what the call moves into or out of it.
+    #[error(
+        "{op}: {buffer} has {len} elements but the call needs {needed}; pass a longer view \
+         (Sym::slice) or allocate more"
+    )]
+    CollectiveBufferTooSmall {
+        /// The collective.
+        op: &'static str,
+        /// Which buffer: "dest" or "source".
+        buffer: &'static str,
+        /// Its length in elements.
+        len: usize,
+        /// The elements the call needs.
+        needed: u64,
+    },
+    /// source and dest of a collective overlap where the collective forbids it.
+    #[error("{op}: source and dest overlap; pass separate arrays{allowed}")]
+    CollectiveOverlap {
+        /// The collective.
+        op: &'static str,
+        /// What overlap the collective does allow, if any, as the end of the message.
+        allowed: &'static str,
+    },
+    /// A collective's source does not split into one equal block per team PE.
+    #[error(
+        "{op}: source has {len} elements, which do not split into {n_pes} equal blocks (one per \
+         team PE); pass a multiple of {n_pes} elements"
+    )]
+    CollectiveUnevenBlocks {
+        /// The collective.
+        op: &'static str,
+        /// The source's length in elements.
+        len: usize,
+        /// The team's size.
+        n_pes: u32,
+    },
+    /// A strided collective was given a stride of 0.
+    #[error("{op}: a stride of 0 sends every element to one place; pass strides of at least 1")]
+    CollectiveZeroStride {
+        /// The collective.
+        op: &'static str,
+    },
 }
 
 /// A heap's name in messages.

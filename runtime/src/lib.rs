@@ -49,6 +49,7 @@
 mod amo;
 pub mod check;
 mod collective;
+mod collectives;
 pub mod config;
 mod ctx;
 mod error;
@@ -68,6 +69,7 @@ mod sym;
 mod team;
 mod wait;
 
+pub use collectives::ops;
 pub use config::{Config, ConfigError, ConfigVar, VarKind};
 pub use ctx::{Ctx, CtxOptions};
 pub use error::ShmemError;

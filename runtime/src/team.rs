@@ -20,6 +20,8 @@ use std::rc::Rc;
 pub(crate) use area::{COLLECTIVE_COUNTERS, GATHER_WORDS, SlotArea, SlotLayout};
 pub(crate) use members::Members;
 pub(crate) use predefined::{PREDEFINED_SLOTS, Predefined};
+pub(crate) use split::fingerprint;
+pub(crate) use sync::rounds;
 
 use crate::error::ShmemError;
 
@@ -78,7 +80,8 @@ struct TeamInner {
     area: SlotArea,
     sync_epoch: Cell<u64>,
     gather_epoch: Cell<u64>,
-    collective_epochs: [Cell<u64>; COLLECTIVE_COUNTERS as usize],
+    /// Per collective counter, the arrivals reserved so far (`Team::reserve_arrivals`).
+    collective_arrivals: [Cell<u64>; COLLECTIVE_COUNTERS as usize],
     live_contexts: Cell<u32>,
     destroyed: Cell<bool>,
 }
@@ -114,7 +117,7 @@ impl Team {
                 area: layout.area(slot),
                 sync_epoch: Cell::new(0),
                 gather_epoch: Cell::new(0),
-                collective_epochs: Default::default(),
+                collective_arrivals: Default::default(),
                 live_contexts: Cell::new(0),
                 destroyed: Cell::new(false),
             }),
@@ -186,11 +189,17 @@ impl Team {
         self.inner.area
     }
 
-    /// Starts the next use of collective counter `index` and returns its epoch (how many
-    /// times this PE has used it, this time included).
-    #[expect(dead_code, reason = "the team collectives take it next")]
-    pub(crate) fn next_collective_epoch(&self, index: u32) -> u64 {
-        next(&self.inner.collective_epochs[index as usize])
+    /// Reserves `arrivals` more arrivals on this PE's collective counter `index` for the
+    /// collective call starting now, and returns how many earlier calls reserved: the
+    /// counter holds that base plus `k` once this call's `k`-th arrival is in.
+    ///
+    /// Why counts rather than epochs: a call may bring a PE several arrivals on one counter
+    /// (a ring step each), or none (the root of a broadcast), and counters only grow.
+    pub(crate) fn reserve_arrivals(&self, index: u32, arrivals: u64) -> u64 {
+        let reserved = &self.inner.collective_arrivals[index as usize];
+        let base = reserved.get();
+        reserved.set(base + arrivals);
+        base
     }
 
     pub(crate) fn next_sync_epoch(&self) -> u64 {

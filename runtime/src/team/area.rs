@@ -68,7 +68,6 @@ impl SlotArea {
     }
 
     /// Collective counter `index`, below [`COLLECTIVE_COUNTERS`].
-    #[expect(dead_code, reason = "the team collectives take it next")]
     pub(crate) fn collective_counter(self, index: u32) -> Span {
         debug_assert!(index < COLLECTIVE_COUNTERS);
         self.word(u64::from(2 * MAX_ROUNDS + index))

@@ -273,7 +273,7 @@ fn agree_on_arguments(what: &'static str, all: &[[u64; 2]]) -> Result<(), ShmemE
 }
 
 /// A 64-bit FNV-1a digest of `words`: equal arguments give equal digests.
-fn fingerprint(words: &[u64]) -> u64 {
+pub(crate) fn fingerprint(words: &[u64]) -> u64 {
     words
         .iter()
         .flat_map(|w| w.to_le_bytes())

@@ -1,0 +1,110 @@
+//! collect and fcollect: every member's source, concatenated in team order, in every member's
+//! dest. Each member stores its own block, then the allgather engine spreads the blocks.
+
+use hw::Backend;
+
+use crate::TRACING_TARGET;
+use crate::collectives::Kind;
+use crate::collectives::agree::{Proposal, type_word};
+use crate::collectives::allgather::allgather;
+use crate::collectives::blocks::Blocks;
+use crate::collectives::checks::{Overlap, long_enough, prefix, separate};
+use crate::collectives::plan::{self, Allgather, Shape};
+use crate::error::ShmemError;
+use crate::shmem::Shmem;
+use crate::sym::{Element, Sym};
+use crate::team::Team;
+
+impl<B: Backend> Shmem<B> {
+    /// Concatenates every member's `source` in team order into `dest` on every member of
+    /// `team` (`shmem_fcollect`); every member passes a `source` of the same length, and `dest`
+    /// needs `n_pes * source.len()` elements (the rest is untouched).
+    ///
+    /// Collective over `team`.
+    ///
+    /// # Ordering
+    /// Quiets the default context first. On return this PE's `dest` holds every block and
+    /// `source` may be reused.
+    ///
+    /// # Errors
+    /// On every member: [`ShmemError::CollectiveMismatch`] if the members' lengths or buffers
+    /// differ; [`ShmemError::CollectiveBufferTooSmall`] if `dest` is too short;
+    /// [`ShmemError::CollectiveOverlap`] if `dest` and `source` overlap; an address error
+    /// (`NotInHeap`, `OutsideAllocation`, `Misaligned`, `FreedAllocation`), with
+    /// [`ShmemError::CollectiveFailedOnPeer`] on the members without it;
+    /// [`ShmemError::TeamDestroyed`]; [`ShmemError::Queue`] if a member does not arrive.
+    #[doc(alias = "shmem_fcollect")]
+    #[doc(alias = "shmem_fcollectmem")]
+    pub fn fcollect<T: Element>(
+        &self,
+        team: &Team,
+        dest: Sym<T>,
+        source: Sym<T>,
+    ) -> Result<(), ShmemError> {
+        self.collect_by(Kind::Fcollect, team, dest, source, plan::allgather)
+    }
+
+    /// Concatenates every member's `source` in team order into `dest` on every member of
+    /// `team` (`shmem_collect`); the sources may differ in length, and `dest` needs their sum
+    /// (the rest is untouched).
+    ///
+    /// Collective over `team`.
+    ///
+    /// # Ordering
+    /// As [`Shmem::fcollect`].
+    ///
+    /// # Errors
+    /// As [`Shmem::fcollect`], except that lengths may differ.
+    #[doc(alias = "shmem_collect")]
+    #[doc(alias = "shmem_collectmem")]
+    pub fn collect<T: Element>(
+        &self,
+        team: &Team,
+        dest: Sym<T>,
+        source: Sym<T>,
+    ) -> Result<(), ShmemError> {
+        self.collect_by(Kind::Collect, team, dest, source, plan::allgather)
+    }
+
+    /// [`Shmem::collect`] or [`Shmem::fcollect`] (`kind`) by the allgather `pick` chooses.
+    pub(crate) fn collect_by<T: Element>(
+        &self,
+        kind: Kind,
+        team: &Team,
+        dest: Sym<T>,
+        source: Sym<T>,
+        pick: impl Fn(&Shape) -> Allgather,
+    ) -> Result<(), ShmemError> {
+        let op = kind.name();
+        let checked = (|| {
+            let (d, s) = (self.span_of(dest)?, self.span_of(source)?);
+            separate(op, d, s, Overlap::Forbidden)?;
+            Ok((d, self.local(source)?))
+        })();
+        let (call, (dest_span, mine)) = self.agree_collective(
+            team,
+            Proposal {
+                kind,
+                shared: vec![
+                    type_word::<T>(),
+                    dest.addr().0,
+                    dest.len() as u64,
+                    source.addr().0,
+                ],
+                nelems: source.len() as u64,
+                checked,
+            },
+        )?;
+        let elem_bytes = std::mem::size_of::<T>() as u64;
+        let blocks = Blocks::from_lens(&call.lens, elem_bytes);
+        // Why after the agreement: the total is known only now; it is the same on every
+        // member, so they all refuse together.
+        long_enough(op, "dest", dest.len(), blocks.total())?;
+        let dest = prefix(dest_span, blocks.total() * elem_bytes);
+        call.write(blocks.span(dest, call.me), &mine);
+        let average = blocks.total() * elem_bytes / u64::from(call.n);
+        let algorithm = pick(&call.shape(average));
+        tracing::debug!(target: TRACING_TARGET, pe = self.my_pe, op, bytes = dest.len_bytes, ?algorithm, "plan");
+        allgather(&call, dest, &blocks, algorithm)
+    }
+}
