@@ -204,6 +204,9 @@ pub enum ShmemError {
     /// The device could not provide what was asked (memory, queues) or was lost.
     #[error(transparent)]
     Device(#[from] hw::DeviceError),
+    /// A kernel launch failed, or a call in it ([`crate::Shmem::launch_kernel`]).
+    #[error(transparent)]
+    Kernel(#[from] crate::kernel::KernelError),
 }
 
 /// The heap size to suggest when `requested_bytes` did not fit in `heap_bytes`: the next power

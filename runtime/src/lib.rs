@@ -48,6 +48,7 @@ pub mod config;
 mod ctx;
 mod error;
 mod heap;
+mod kernel;
 mod memory;
 mod ordering;
 mod pe;
@@ -63,6 +64,10 @@ pub use config::{Config, ConfigError, ConfigVar, VarKind};
 pub use ctx::{Ctx, CtxOptions};
 pub use error::ShmemError;
 pub use hw::{Cmp, SignalOp};
+pub use kernel::{
+    Dim3, KernelError, KernelThread, MAX_BLOCK_THREADS, MAX_LAUNCH_THREADS, Scoped, SumElement,
+    WARP_SIZE,
+};
 pub use pe::PeState;
 pub use run::{PeError, RunError, RunOutput, run};
 pub use shmem::Shmem;
