@@ -298,6 +298,9 @@ pub enum ShmemError {
         /// The collective.
         op: &'static str,
     },
+    /// A kernel launch failed, or a call in it ([`crate::Shmem::launch_kernel`]).
+    #[error(transparent)]
+    Kernel(#[from] crate::kernel::KernelError),
 }
 
 /// A heap's name in messages.

@@ -56,6 +56,7 @@ mod error;
 mod heap;
 mod heaps;
 mod hints;
+mod kernel;
 mod memory;
 mod ordering;
 mod pe;
@@ -75,6 +76,10 @@ pub use ctx::{Ctx, CtxOptions};
 pub use error::ShmemError;
 pub use hints::MallocHints;
 pub use hw::{Cmp, MemKind, SignalOp};
+pub use kernel::{
+    Dim3, KernelError, KernelThread, MAX_BLOCK_THREADS, MAX_LAUNCH_THREADS, Scoped, SumElement,
+    WARP_SIZE,
+};
 pub use pe::PeState;
 pub use ptr::PeerPtr;
 pub use run::{PeError, RunError, RunOutput, run};

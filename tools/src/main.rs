@@ -28,8 +28,10 @@ enum Command {
     /// Run a built-in workload on simulated GPUs and check its result, or, with -n N, start N
     /// processes of a program on this machine.
     ///
-    /// Workloads: hello, ring, reduce, alltoall, put-bw, msg-rate, flag-nofence, flag-fence. The
-    /// run is deterministic: the same seed gives the same events, simulated time and trace hash.
+    /// Workloads: hello, ring, reduce, alltoall, broadcast, fcollect, matmul, moe-dispatch,
+    /// put-bw, msg-rate, flag-nofence, flag-fence (ring to moe-dispatch are kernels,
+    /// docs/kernels.md). The run is deterministic: the same seed gives the same events,
+    /// simulated time and trace hash.
     /// `rshmem run -n N PROGRAM [ARGS...]` is the launcher (docs/launcher.md).
     #[command(after_help = run::AFTER_HELP)]
     Run(run::RunArgs),

@@ -49,8 +49,9 @@ pub(crate) struct MachineArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
-    /// The workload: hello, ring, reduce, alltoall, put-bw, msg-rate, flag-nofence or
-    /// flag-fence. With -n: the program to start, a path or a name looked up in PATH.
+    /// The workload: hello, ring, reduce, alltoall, broadcast, fcollect, matmul, moe-dispatch,
+    /// put-bw, msg-rate, flag-nofence or flag-fence. With -n: the program to start, a path or
+    /// a name looked up in PATH.
     #[arg(value_name = "WORKLOAD|PROGRAM")]
     target: String,
     /// With -n: the program's arguments, passed on as given (options included).

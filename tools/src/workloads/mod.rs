@@ -1,9 +1,15 @@
 //! Built-in workloads of `rshmem run`. Each one is an ordinary SHMEM program, generic over
-//! the backend, that checks its own result.
+//! the backend, that checks its own result. The seed's examples (`ring`, `reduce`,
+//! `alltoall`, `broadcast`, `fcollect`, `matmul`, `moe-dispatch`) are kernels
+//! (`Shmem::launch_kernel`, docs/kernels.md).
 
 mod alltoall;
+mod broadcast;
+mod fcollect;
 mod flag;
 mod hello;
+mod matmul;
+mod moe_dispatch;
 mod msg_rate;
 mod put_bw;
 mod reduce;
@@ -65,17 +71,37 @@ pub const WORKLOADS: &[Workload] = &[
     },
     Workload {
         name: "ring",
-        about: "each PE puts its id to the next PE, quiet, barrier; checks each got its neighbour's",
+        about: "kernel: 64 threads p to the next PE, barrier_all_block; checks every slot",
         min_pes: 1,
     },
     Workload {
         name: "reduce",
-        about: "all-reduce (sum) of a 1024-element vector by recursive doubling; checks every element",
+        about: "kernel: vector sum, per-thread partial sums reduced over PEs by sum_reduce_block",
         min_pes: 1,
     },
     Workload {
         name: "alltoall",
-        about: "every PE puts a distinct block to every PE; checks every block",
+        about: "kernel: alltoall_block of a distinct block for every PE; checks every block",
+        min_pes: 1,
+    },
+    Workload {
+        name: "broadcast",
+        about: "kernel: broadcast_block from PE 0, then from the last PE; checks every element",
+        min_pes: 1,
+    },
+    Workload {
+        name: "fcollect",
+        about: "kernel: fcollect_block of 64 elements per PE; checks every element",
+        min_pes: 1,
+    },
+    Workload {
+        name: "matmul",
+        about: "kernel: C = A x B, rows split over PEs, each thread reads B with g; checks C",
+        min_pes: 1,
+    },
+    Workload {
+        name: "moe-dispatch",
+        about: "kernel: top-2 MoE token scatter with put_nbi_warp and counting signals; checks experts",
         min_pes: 1,
     },
     Workload {
@@ -110,7 +136,7 @@ pub fn lookup(name: &str) -> anyhow::Result<&'static Workload> {
     }
     let list: Vec<String> = WORKLOADS
         .iter()
-        .map(|w| format!("  {:<12} {}", w.name, w.about))
+        .map(|w| format!("  {:<13} {}", w.name, w.about))
         .collect();
     anyhow::bail!(
         "unknown workload {name:?}; the workloads are:\n{}",
@@ -125,6 +151,10 @@ pub fn run_on_pe<B: Backend>(workload: &Workload, sh: &Shmem<B>) -> Result<PeOut
         "ring" => ring::run(sh),
         "reduce" => reduce::run(sh),
         "alltoall" => alltoall::run(sh),
+        "broadcast" => broadcast::run(sh),
+        "fcollect" => fcollect::run(sh),
+        "matmul" => matmul::run(sh),
+        "moe-dispatch" => moe_dispatch::run(sh),
         "put-bw" => put_bw::run(sh),
         "msg-rate" => msg_rate::run(sh),
         "flag-nofence" => flag::run(sh, false),

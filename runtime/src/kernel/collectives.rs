@@ -1,0 +1,259 @@
+//! Collectives over every PE, called from a scope: barrier_all, broadcast, fcollect, alltoall
+//! and a sum reduction (NVSHMEM's `_block` collectives on the world team, and their warp and
+//! thread variants).
+//!
+//! They are built on the scope's own RMA and on the world team's barrier words, with no
+//! scratch memory: each starts with a barrier (every PE has entered, so its `dest` is free
+//! and its `source` written), moves data, and ends with a barrier that makes the data
+//! complete and visible. Data moves as pushes (one put per PE) except in the reduction,
+//! which pulls every PE's `source` (one get per PE, all in flight at once) and sums in PE
+//! order, so every PE computes the same floating-point sum.
+//!
+//! The barrier is the dissemination barrier of `team/sync.rs` on the same counters and
+//! epochs, so barrier `k` in a kernel meets barrier `k` of every other PE, host or kernel;
+//! its waits are kernel waits, so the PE's other threads run while it waits.
+
+use hw::{AmoKind, AmoOp, AmoWidth, Backend, Cmp, Pe, Queue};
+
+use crate::TRACING_TARGET;
+use crate::error::ShmemError;
+use crate::kernel::group::Shared;
+use crate::kernel::scope::Scoped;
+use crate::pe::{local, remote, same_len};
+use crate::sym::{Element, Sym, as_bytes_mut};
+use crate::wait::word_spec;
+
+/// An element type the sum reduction adds: integers wrap, floats round as IEEE 754 does.
+pub trait SumElement: Element {
+    /// `self + other`.
+    fn sum_with(self, other: Self) -> Self;
+}
+
+/// Implements [`SumElement`] by wrapping addition for integer types.
+macro_rules! wrapping_sum {
+    ($($t:ty),*) => {
+        $(impl SumElement for $t {
+            fn sum_with(self, other: Self) -> Self {
+                self.wrapping_add(other)
+            }
+        })*
+    };
+}
+
+wrapping_sum!(i32, u32, i64, u64);
+
+impl SumElement for f32 {
+    fn sum_with(self, other: Self) -> Self {
+        self + other
+    }
+}
+
+impl SumElement for f64 {
+    fn sum_with(self, other: Self) -> Self {
+        self + other
+    }
+}
+
+/// The barrier's signal: one more arrival.
+const ADD_ONE: AmoOp = AmoOp {
+    kind: AmoKind::Add,
+    operand: 1,
+    width: AmoWidth::W64,
+};
+
+impl<B: Backend> Scoped<'_, B> {
+    /// Completes the context's operations and waits until every PE has called it
+    /// (`barrier_all`, `barrier_all_warp`, `barrier_all_block`).
+    ///
+    /// # Ordering
+    /// As [`crate::Shmem::barrier_all`], for this scope's context.
+    ///
+    /// # Errors
+    /// [`crate::KernelError::WorldCollectiveGroups`] if another group of the launch called
+    /// collectives; [`ShmemError::Queue`] if a PE does not arrive within
+    /// `RSHMEM_WAIT_TIMEOUT_MS`; the group errors of [`Scoped`].
+    pub async fn barrier_all(&self) -> Result<(), ShmemError> {
+        let call = self.call("barrier_all".into(), &[]);
+        self.meet(call, async || {
+            self.claim_world()?;
+            self.world_barrier().await?;
+            Ok(Shared::Nothing)
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Copies PE `root`'s `source` into `dest` on every PE (`broadcast_block`, ...).
+    /// `dest` and `source` must not overlap.
+    ///
+    /// # Errors
+    /// [`ShmemError::LengthMismatch`] if they differ in length; [`ShmemError::PeOutOfRange`]
+    /// for `root`; as [`Scoped::barrier_all`].
+    pub async fn broadcast<T: Element>(
+        &self,
+        dest: Sym<T>,
+        source: Sym<T>,
+        root: u32,
+    ) -> Result<(), ShmemError> {
+        let call = self.call(format!("broadcast({dest:?}, {source:?}, root {root})"), &[]);
+        self.meet(call, async || {
+            self.claim_world()?;
+            same_len(dest.len(), source.len())?;
+            self.ctx().check_pe(root)?;
+            self.world_barrier().await?;
+            let me = self.ctx().my_pe();
+            if me == root {
+                let data = self.ctx().local(source)?;
+                for pe in self.pes_from_next() {
+                    self.ctx().put(dest, &data, pe)?;
+                }
+            }
+            self.world_barrier().await?;
+            Ok(Shared::Nothing)
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Concatenates every PE's `source` into `dest` on every PE, in PE order
+    /// (`fcollect_block`, ...): `dest` holds `n_pes` times as many elements.
+    ///
+    /// # Errors
+    /// [`ShmemError::LengthMismatch`] if `dest` is not `n_pes` times `source`; as
+    /// [`Scoped::barrier_all`].
+    pub async fn fcollect<T: Element>(
+        &self,
+        dest: Sym<T>,
+        source: Sym<T>,
+    ) -> Result<(), ShmemError> {
+        let call = self.call(format!("fcollect({dest:?}, {source:?})"), &[]);
+        self.meet(call, async || {
+            self.claim_world()?;
+            let (me, n) = (self.ctx().my_pe(), self.ctx().n_pes());
+            let len = source.len();
+            same_len(dest.len(), len * n as usize)?;
+            self.world_barrier().await?;
+            let data = self.ctx().local(source)?;
+            let mine = dest.slice(me as usize * len..(me as usize + 1) * len)?;
+            for pe in self.pes_from_next() {
+                self.ctx().put(mine, &data, pe)?;
+            }
+            self.world_barrier().await?;
+            Ok(Shared::Nothing)
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Sends block `j` of `source` to PE `j`, where it lands as block `me` of `dest`
+    /// (`alltoall_block`, ...): both hold `n_pes` blocks of equal length.
+    ///
+    /// # Errors
+    /// [`ShmemError::LengthMismatch`] if `dest` and `source` differ in length or are not a
+    /// multiple of `n_pes`; as [`Scoped::barrier_all`].
+    pub async fn alltoall<T: Element>(
+        &self,
+        dest: Sym<T>,
+        source: Sym<T>,
+    ) -> Result<(), ShmemError> {
+        let call = self.call(format!("alltoall({dest:?}, {source:?})"), &[]);
+        self.meet(call, async || {
+            self.claim_world()?;
+            let (me, n) = (self.ctx().my_pe() as usize, self.ctx().n_pes() as usize);
+            same_len(dest.len(), source.len())?;
+            let block = source.len() / n;
+            same_len(source.len(), block * n)?;
+            self.world_barrier().await?;
+            let data = self.ctx().local(source)?;
+            let mine = dest.slice(me * block..(me + 1) * block)?;
+            for pe in self.pes_from_next() {
+                let j = pe as usize;
+                self.ctx()
+                    .put(mine, &data[j * block..(j + 1) * block], pe)?;
+            }
+            self.world_barrier().await?;
+            Ok(Shared::Nothing)
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Sums `source` over every PE, element by element, into `dest` on every PE
+    /// (`sum_reduce_block`, ...). `dest` may be `source` itself.
+    ///
+    /// # Errors
+    /// [`ShmemError::LengthMismatch`] if they differ in length; [`ShmemError::Queue`] if a
+    /// get does not complete; as [`Scoped::barrier_all`].
+    pub async fn sum_reduce<T: SumElement>(
+        &self,
+        dest: Sym<T>,
+        source: Sym<T>,
+    ) -> Result<(), ShmemError> {
+        let call = self.call(format!("sum_reduce({dest:?}, {source:?})"), &[]);
+        self.meet(call, async || {
+            self.claim_world()?;
+            same_len(dest.len(), source.len())?;
+            self.world_barrier().await?;
+            let ctx = self.ctx();
+            let mut tickets = vec![None; ctx.n_pes() as usize];
+            for pe in self.pes_from_next() {
+                let range = ctx.read_range(source.access(), pe)?;
+                tracing::trace!(target: TRACING_TARGET, pe = ctx.my_pe(), peer = pe, op = "sum_reduce get", bytes = range.len);
+                tickets[pe as usize] = Some(ctx.queue.get(range)?);
+            }
+            let mut sum: Option<Vec<T>> = None;
+            for ticket in tickets.into_iter().flatten() {
+                self.launch().ticket(self.index(), &ctx.queue, ticket).await?;
+                let mut values = vec![T::zeroed(); source.len()];
+                as_bytes_mut(&mut values).copy_from_slice(&ctx.queue.take_fetched(ticket));
+                sum = Some(match sum {
+                    None => values,
+                    Some(acc) => acc.into_iter().zip(values).map(|(a, v)| a.sum_with(v)).collect(),
+                });
+            }
+            // Why a barrier before writing: `dest` may be `source`, which peers may still read.
+            self.world_barrier().await?;
+            ctx.set_local(dest, &sum.unwrap_or_default())?;
+            Ok(Shared::Nothing)
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Every PE once, starting with the next one, so that PEs do not all start at PE 0.
+    fn pes_from_next(&self) -> impl Iterator<Item = u32> + use<B> {
+        let (me, n) = (self.ctx().my_pe(), self.ctx().n_pes());
+        (1..=n).map(move |step| (me + step) % n)
+    }
+
+    /// Refuses a second group of the launch calling collectives over every PE.
+    fn claim_world(&self) -> Result<(), ShmemError> {
+        self.launch().claim_world(self.index(), self.scope())
+    }
+
+    /// Completes this scope's context, then waits until every PE has arrived: the world
+    /// team's dissemination barrier (`team/sync.rs`), with kernel waits.
+    async fn world_barrier(&self) -> Result<(), ShmemError> {
+        self.ctx().quiet()?;
+        let shmem = self.launch().shmem;
+        let team = shmem.team_world();
+        let members = team.members()?;
+        let size = members.len();
+        let me = team.my_pe()?;
+        let epoch = team.next_sync_epoch();
+        tracing::debug!(target: TRACING_TARGET, pe = shmem.my_pe(), epoch, "barrier_all in a kernel");
+        let mut round = 0;
+        while 1u64 << round < u64::from(size) {
+            let ahead = members.world_pe((me + (1 << round)) % size);
+            let counter = team.area().sync_counter(round);
+            shmem
+                .ctx
+                .queue
+                .amo(remote(counter, Pe(ahead)), ADD_ONE, false)?;
+            let spec = word_spec::<u64>(local(counter), Cmp::Ge, epoch, "barrier_all in a kernel");
+            self.launch().memory(self.index(), spec).await?;
+            round += 1;
+        }
+        Ok(())
+    }
+}
