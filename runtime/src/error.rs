@@ -204,6 +204,58 @@ pub enum ShmemError {
     /// The device could not provide what was asked (memory, queues) or was lost.
     #[error(transparent)]
     Device(#[from] hw::DeviceError),
+    /// A strided operation's blocks would overlap on one side.
+    #[error(
+        "{op}: the {side} stride is {stride} elements but a block is {block_len}, so blocks \
+         would overlap; pass a {side} stride of at least {block_len} (1 for iput/iget)"
+    )]
+    StrideTooShort {
+        /// The operation.
+        op: &'static str,
+        /// "destination" or "source".
+        side: &'static str,
+        /// The stride given, in elements.
+        stride: usize,
+        /// The elements per block.
+        block_len: usize,
+    },
+    /// A strided operation reaches past the end of one side.
+    #[error(
+        "{op}: {nblocks} blocks of {block_len} at a {side} stride of {stride} reach element \
+         {} of the {side}, which has {len}; lower the count or the stride, or pass a longer \
+         {side}",
+        end - 1
+    )]
+    StridedOutOfBounds {
+        /// The operation.
+        op: &'static str,
+        /// "destination" or "source".
+        side: &'static str,
+        /// The stride, in elements.
+        stride: usize,
+        /// The elements per block.
+        block_len: usize,
+        /// The number of blocks.
+        nblocks: usize,
+        /// One past the last element touched.
+        end: usize,
+        /// The side's length in elements.
+        len: usize,
+    },
+    /// A sized operation (put32, get64, ...) was given a length that is not a whole number of
+    /// its elements.
+    #[error(
+        "{op} moves {size_bytes}-byte elements but was given {len_bytes} bytes; pass a \
+         multiple of {size_bytes} bytes, or use the *_bytes operations"
+    )]
+    SizedLength {
+        /// The operation.
+        op: &'static str,
+        /// The length given, in bytes.
+        len_bytes: usize,
+        /// The element size of the operation, in bytes.
+        size_bytes: u64,
+    },
 }
 
 /// The heap size to suggest when `requested_bytes` did not fit in `heap_bytes`: the next power

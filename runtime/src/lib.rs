@@ -42,6 +42,7 @@
 #![warn(missing_docs)]
 
 mod amo;
+mod amo_nbi;
 pub mod check;
 mod collective;
 pub mod config;
@@ -52,12 +53,15 @@ mod memory;
 mod ordering;
 mod pe;
 mod rma;
+mod rma_sized;
+mod rma_strided;
 mod run;
 mod shmem;
 mod signal;
 mod sym;
 mod team;
 mod wait;
+mod wait_set;
 
 pub use config::{Config, ConfigError, ConfigVar, VarKind};
 pub use ctx::{Ctx, CtxOptions};

@@ -118,6 +118,7 @@ impl<B: Backend> Shmem<B> {
                 queue,
                 options: CtxOptions::default(),
                 team: world,
+                pending_fetches: RefCell::default(),
             },
             teams,
             team_layout,
@@ -186,6 +187,7 @@ impl<B: Backend> Shmem<B> {
             queue,
             options,
             team: team.clone(),
+            pending_fetches: RefCell::default(),
         })
     }
 
