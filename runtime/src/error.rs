@@ -256,6 +256,26 @@ pub enum ShmemError {
         /// The element size of the operation, in bytes.
         size_bytes: u64,
     },
+    /// set_lock or test_lock on a lock this PE already holds: it would wait for itself.
+    #[error(
+        "{op} on the lock at {offset:#x}, which this PE already holds; locks are not \
+         recursive: clear_lock it first"
+    )]
+    LockAlreadyHeld {
+        /// The call.
+        op: &'static str,
+        /// The lock's heap offset.
+        offset: u64,
+    },
+    /// clear_lock on a lock this PE does not hold.
+    #[error(
+        "clear_lock on the lock at {offset:#x}, which this PE does not hold; acquire it with \
+         set_lock (or a test_lock that returned true) first"
+    )]
+    LockNotHeld {
+        /// The lock's heap offset.
+        offset: u64,
+    },
 }
 
 /// The heap size to suggest when `requested_bytes` did not fit in `heap_bytes`: the next power

@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::ops::Deref;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use hw::{Backend, Device, Pe, SegmentKey};
 
@@ -16,7 +17,9 @@ use crate::TRACING_TARGET;
 use crate::config::{Config, ConfigError};
 use crate::ctx::{Ctx, CtxOptions};
 use crate::error::ShmemError;
+use crate::exit::ExitFlag;
 use crate::heap::{Heap, MIN_ALIGN_BYTES};
+use crate::lock::HeldLocks;
 use crate::pe::{HEAP_KIND, PeState, deadline};
 use crate::team::{Predefined, SlotLayout, Team, TeamConfig};
 
@@ -65,7 +68,11 @@ impl<B: Backend> Shmem<B> {
     /// [`ShmemError::Queue`] if a peer never arrives; [`ShmemError::HeapExhausted`] if the
     /// heap cannot even hold the teams' areas; [`ShmemError::Config`] if
     /// `RSHMEM_TEAMS_MAX` is out of range.
-    pub(crate) fn init(device: B::Device, config: Config) -> Result<Shmem<B>, ShmemError> {
+    pub(crate) fn init(
+        device: B::Device,
+        config: Config,
+        exit: Arc<ExitFlag>,
+    ) -> Result<Shmem<B>, ShmemError> {
         let my_pe = device.pe().0;
         let n_pes = device.n_pes();
         if config.info && my_pe == 0 {
@@ -105,6 +112,8 @@ impl<B: Backend> Shmem<B> {
             config,
             my_pe,
             n_pes,
+            exit,
+            locks: HeldLocks::default(),
         });
         let all_slots = if pe.config.teams_max >= 64 {
             u64::MAX

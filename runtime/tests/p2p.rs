@@ -1,10 +1,10 @@
 //! The rest of the point-to-point API on the simulator (issue 5 item 5): strided and sized RMA,
-//! non-blocking fetching atomics, waits and tests on many words, pe_quiet and signal
-//! operations. Where delivery order matters a test runs on an NVSwitch node (`hgx8`) and on
-//! two InfiniBand hosts (`ib-2`, where PEs 8 and up sit behind a NIC from PE 0) over a few
-//! seeds, printed so a failure can be replayed.
+//! non-blocking fetching atomics, waits and tests on many words, pe_quiet, locks, signal
+//! operations, global_exit and the setup queries. Where delivery order matters a test runs on
+//! an NVSwitch node (`hgx8`) and on two InfiniBand hosts (`ib-2`, where PEs 8 and up sit
+//! behind a NIC from PE 0) over a few seeds, printed so a failure can be replayed.
 
-use rshmem::{Cmp, Config, CtxOptions, Shmem, ShmemError, SignalOp, SymAddr, run};
+use rshmem::{Cmp, Config, CtxOptions, PeError, Shmem, ShmemError, SignalOp, Sym, SymAddr, run};
 use sim::{Sim, SimBackend};
 
 /// The two machines of ordering-sensitive tests, with the PE count each runs.
@@ -780,6 +780,116 @@ fn pe_quiet_completes_puts_to_the_pes_it_names() {
     }
 }
 
+// ---- locks ---------------------------------------------------------------------------------
+
+/// Each PE from `first` on adds one to a counter on PE 0 `rounds` times with a get and a put,
+/// inside the lock; returns the final count.
+fn count_under_the_lock(shmem: &Shmem<SimBackend>, first: u32, rounds: u64) -> u64 {
+    let lock = shmem.calloc::<i64>(1).expect("calloc");
+    let counter = shmem.calloc::<u64>(1).expect("calloc");
+    let rounds = if shmem.my_pe() >= first { rounds } else { 0 };
+    for _ in 0..rounds {
+        shmem.set_lock(lock).expect("set_lock");
+        let value = shmem.g(counter, 0).expect("g");
+        shmem.p(counter, value + 1, 0).expect("p");
+        shmem.clear_lock(lock).expect("clear_lock");
+    }
+    shmem.barrier_all().expect("barrier");
+    shmem.g(counter, 0).expect("g")
+}
+
+#[test]
+fn a_lock_makes_a_get_and_put_counter_exact() {
+    for seed in 0..3 {
+        let seen = run_on("hgx8", 8, seed, |shmem| count_under_the_lock(shmem, 0, 25));
+        assert!(
+            seen.iter().all(|&count| count == 8 * 25),
+            "seed {seed}: {seen:?}"
+        );
+    }
+    // The 8 PEs of the second host, with the lock's home and the counter behind a NIC. (PEs
+    // of the first host would read the counter over NVLink, where a put that crossed the NIC
+    // is visible only after PE 0's own consistency step: SPEC section 3, not the lock.)
+    for seed in 0..3 {
+        let seen = run_on("ib-2", 16, seed, |shmem| count_under_the_lock(shmem, 8, 10));
+        assert!(
+            seen.iter().all(|&count| count == 8 * 10),
+            "seed {seed}: {seen:?}"
+        );
+    }
+}
+
+#[test]
+fn test_lock_fails_while_another_pe_holds_the_lock() {
+    for (topology, n_pes) in MACHINES {
+        let seen = run_on(topology, n_pes, 0, |shmem| {
+            let me = shmem.my_pe();
+            let tester = shmem.n_pes() - 1;
+            let lock = shmem.calloc::<i64>(1).expect("calloc");
+            let mut log = Vec::new();
+            if me == 1 {
+                shmem.set_lock(lock).expect("set_lock");
+            }
+            shmem.barrier_all().expect("barrier");
+            if me == tester {
+                log.push(shmem.test_lock(lock).expect("test_lock while held"));
+            }
+            shmem.barrier_all().expect("barrier");
+            if me == 1 {
+                shmem.clear_lock(lock).expect("clear_lock");
+            }
+            shmem.barrier_all().expect("barrier");
+            if me == tester {
+                log.push(shmem.test_lock(lock).expect("test_lock when free"));
+                shmem.clear_lock(lock).expect("clear_lock");
+            }
+            shmem.barrier_all().expect("barrier");
+            if me == 0 {
+                // Free again, so set_lock does not wait.
+                shmem.set_lock(lock).expect("set_lock");
+                shmem.clear_lock(lock).expect("clear_lock");
+            }
+            log
+        });
+        assert_eq!(seen[n_pes as usize - 1], [false, true], "{topology}");
+    }
+}
+
+#[test]
+fn lock_misuse_is_an_error_not_a_hang() {
+    run_on("hgx8", 2, 0, |shmem| {
+        let me = shmem.my_pe();
+        let locks = shmem.calloc::<i64>(2).expect("calloc");
+        let lock = locks.at(me as usize).expect("lock");
+        let err = shmem.clear_lock(lock).expect_err("not held");
+        assert!(matches!(err, ShmemError::LockNotHeld { .. }), "{err}");
+        assert!(err.to_string().contains("set_lock"), "{err}");
+        shmem.set_lock(lock).expect("set_lock");
+        let err = shmem.set_lock(lock).expect_err("held");
+        assert!(
+            matches!(err, ShmemError::LockAlreadyHeld { op: "set_lock", .. }),
+            "{err}"
+        );
+        let err = shmem.test_lock(lock).expect_err("held");
+        assert!(
+            matches!(
+                err,
+                ShmemError::LockAlreadyHeld {
+                    op: "test_lock",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        shmem.clear_lock(lock).expect("clear_lock");
+        let err = shmem.set_lock(locks).expect_err("two words");
+        assert!(matches!(err, ShmemError::LengthMismatch { .. }), "{err}");
+        let crooked = locks.addr().byte_add(4).cast::<i64>(1);
+        let err = shmem.test_lock(crooked).expect_err("misaligned");
+        assert!(matches!(err, ShmemError::Misaligned { .. }), "{err}");
+    });
+}
+
 // ---- signals -------------------------------------------------------------------------------
 
 #[test]
@@ -831,4 +941,85 @@ fn signal_add_and_set_update_the_word_alone() {
         );
         shmem.ctx_destroy(nostore).expect("destroy");
     });
+}
+
+// ---- global_exit ---------------------------------------------------------------------------
+
+#[test]
+fn global_exit_ends_every_pe_and_reports_the_status() {
+    let output = run(sim("hgx8", 4, 0), config(), |shmem| {
+        let flag = shmem.calloc::<u64>(1).expect("calloc");
+        match shmem.my_pe() {
+            1 => shmem.global_exit(3),
+            // Blocked in a wait nobody satisfies.
+            0 => {
+                let _ = shmem.wait_until(flag, Cmp::Eq, 1);
+            }
+            // Polling a local word in a loop, which only the exit ends.
+            2 => while !shmem.test(flag, Cmp::Eq, 1).expect("test") {},
+            // Done with its program, on to the final barrier.
+            _ => {}
+        }
+    })
+    .expect("the PEs launch");
+    for (pe, result) in output.results.iter().enumerate() {
+        assert!(
+            matches!(result, Err(PeError::GlobalExit { pe: 1, status: 3 })),
+            "PE {pe}: {result:?}"
+        );
+    }
+    assert_eq!(output.global_exit(), Some((1, 3)));
+    let message = output.results[0].as_ref().unwrap_err().to_string();
+    assert!(message.contains("PE 1 calling global_exit(3)"), "{message}");
+    // Promptly: long before any wait's deadline.
+    assert!(
+        output.report.sim_time_ns < 100_000_000 / 2,
+        "{}",
+        output.report.sim_time_ns
+    );
+}
+
+#[test]
+fn a_panic_without_global_exit_is_still_a_panic() {
+    let output = run(sim("hgx8", 2, 0), config(), |shmem| {
+        if shmem.my_pe() == 0 {
+            panic!("on purpose");
+        }
+    })
+    .expect("the PEs launch");
+    assert!(
+        matches!(&output.results[0], Err(PeError::Failed(f)) if f.message == "on purpose"),
+        "{:?}",
+        output.results[0]
+    );
+    assert!(
+        matches!(output.results[1], Err(PeError::Finalize { .. })),
+        "{:?}",
+        output.results[1]
+    );
+    assert_eq!(output.global_exit(), None);
+}
+
+// ---- setup queries -------------------------------------------------------------------------
+
+#[test]
+fn accessibility_and_library_queries() {
+    run_on("hgx8", 2, 0, |shmem| {
+        let n = shmem.n_pes();
+        assert!((0..n).all(|pe| shmem.pe_accessible(pe)));
+        assert!(!shmem.pe_accessible(n));
+        let sym: Sym<u64> = shmem.malloc(4).expect("malloc");
+        assert!(shmem.addr_accessible(sym, 1));
+        assert!(shmem.addr_accessible(sym.slice(1..3).expect("view"), 0));
+        assert!(!shmem.addr_accessible(sym, n));
+        assert!(
+            !shmem.addr_accessible(sym.addr().cast::<u64>(5), 0),
+            "past the end"
+        );
+        assert!(!shmem.addr_accessible(sym.addr().byte_add(4).cast::<u64>(1), 0));
+        shmem.free(sym).expect("free");
+        assert!(!shmem.addr_accessible(sym, 0), "freed");
+    });
+    assert_eq!(rshmem::info_get_version(), (1, 5));
+    assert!(rshmem::info_get_name().starts_with("rshmem "));
 }
