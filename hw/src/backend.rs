@@ -76,6 +76,17 @@ impl WaitSpec {
     }
 }
 
+/// What a PE waiting on any of `specs` waits for, for deadline reports; `holds` has each
+/// word's value when the wait gave up.
+pub(crate) fn waiting_for_any(specs: &[WaitSpec], holds: &[u64]) -> String {
+    let each: Vec<String> = specs
+        .iter()
+        .zip(holds)
+        .map(|(spec, &value)| spec.waiting_for(value))
+        .collect();
+    each.join(", or ")
+}
+
 /// One PE's endpoint.
 ///
 /// A device is used only by the PE it was handed to; it is not shared between threads.
@@ -175,6 +186,26 @@ pub trait Device {
     /// # Errors
     /// [`QueueError::Deadline`] at `deadline`; [`QueueError::Deadlock`] when no PE can run.
     fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError>;
+
+    /// Blocks until at least one of `specs` holds, and returns the index of one that holds
+    /// (the lowest one that held when this PE looked) and its word's value. Waiting on many
+    /// words at once is how a PE waits for whichever peer comes first without spinning
+    /// (`wait_until_any`, `wait_until_some`); a loop over [`Device::test`] would keep a
+    /// simulated PE running, so neither deadlock detection nor other PEs could progress.
+    ///
+    /// # Ordering
+    /// As [`Device::wait_until`], for the spec whose index it returns.
+    ///
+    /// # Errors
+    /// As [`Device::wait_until`]; a deadline report names every word.
+    ///
+    /// # Panics
+    /// If `specs` is empty (contract violation: nothing could end the wait).
+    fn wait_until_any(
+        &self,
+        specs: &[WaitSpec],
+        deadline: Instant,
+    ) -> Result<(usize, u64), QueueError>;
 
     /// Tests the word once; `Some(value)` if the comparison holds.
     ///

@@ -365,6 +365,33 @@ fn signal_add_from_two_writers() {
     });
 }
 
+/// PE 0 waits on two words at once (`wait_until_any`); PE 1 put-with-signals to the second.
+/// The one sleep covers both words: no lost wake-up, and the data comes with the signal.
+#[test]
+fn wait_until_any_wakes_on_the_second_word() {
+    check("wait_until_any on 2 words", None, || {
+        run_pes(2, None, |p, me, _| {
+            if me == 0 {
+                let spec = |w| WaitSpec {
+                    word: local(w),
+                    width: AmoWidth::W64,
+                    signed: false,
+                    cmp: Cmp::Ge,
+                    value: 1,
+                    purpose: "loom",
+                };
+                let found = p.dev.wait_until_any(&[spec(5), spec(6)], NEVER).unwrap();
+                assert_eq!(found, (1, 1));
+                assert_eq!(read(p, 1), 10, "signal before data");
+            } else {
+                let data = 10u64.to_le_bytes();
+                p.q.put_signal(word(0, 1), &data, word(0, 6), SignalOp::Set, 1)
+                    .unwrap();
+            }
+        })
+    });
+}
+
 // ---- readers that poll instead of waiting ----
 //
 // The waits above end with the consistency step (a `fence(SeqCst)`), which would hide a

@@ -1,7 +1,8 @@
 //! Remote atomic memory operations on one element of a symmetric array.
 //!
-//! Every operation goes through one of two helpers: `amo_fetch` (issue, wait for the ticket,
-//! return the old value) and `amo_post` (issue and return; complete at the next quiet).
+//! Every operation goes through one of three helpers: `amo_fetch` (issue, wait for the ticket,
+//! return the old value), `amo_fetch_nbi` (issue; the old value lands in a local word at
+//! quiet, see `amo_nbi.rs`) and `amo_post` (issue and return; complete at the next quiet).
 
 use hw::{AmoKind, AmoOp, Backend, Queue, Ticket};
 
@@ -11,10 +12,11 @@ use crate::error::ShmemError;
 use crate::pe::word_access;
 use crate::sym::{AtomicElement, Sym};
 
-/// Generates atomics that fetch: `$name(target, [operands,] pe) -> T` doing `$kind` with
+/// Generates an atomic that fetches, `$name(target, [operands,] pe) -> T`, and its
+/// non-blocking form `$nbi(fetch, target, [operands,] pe)`, both doing `$kind` with
 /// `$operand`.
 macro_rules! fetching {
-    ($(#[$doc:meta])* $name:ident($($arg:ident),*) => $kind:expr, $operand:expr) => {
+    ($(#[$doc:meta])* $name:ident, $nbi:ident($($arg:ident),*) => $kind:expr, $operand:expr) => {
         $(#[$doc])*
         ///
         /// # Ordering
@@ -31,6 +33,33 @@ macro_rules! fetching {
             -> Result<T, ShmemError>
         {
             self.amo_fetch(target, $kind, $operand, pe)
+        }
+
+        #[doc = concat!(
+            "Non-blocking [`Ctx::", stringify!($name), "`] (`shmem_", stringify!($nbi), "`): \
+             returns once issued, and the old value is in this PE's word `fetch` after the \
+             next [`Ctx::quiet`] (or barrier_all) on this context. `fetch` must stay \
+             allocated until then."
+        )]
+        ///
+        /// # Ordering
+        /// The update is ordered by [`Ctx::fence`] like a put; the fetched value is not:
+        /// only quiet completes it (SPEC section 3).
+        ///
+        /// # Errors
+        /// [`ShmemError::LengthMismatch`] unless `fetch` and `target` are one element each;
+        /// [`ShmemError::PeOutOfRange`]; an address error for either
+        /// ([`ShmemError::NotInHeap`], `OutsideAllocation`, `Misaligned`,
+        /// `FreedAllocation`); [`ShmemError::StoreOnNostoreContext`] for an update on a
+        /// NOSTORE context; [`ShmemError::Queue`] if the queue was lost.
+        pub fn $nbi<T: AtomicElement>(
+            &self,
+            fetch: Sym<T>,
+            target: Sym<T>,
+            $($arg: T,)*
+            pe: u32,
+        ) -> Result<(), ShmemError> {
+            self.amo_fetch_nbi(fetch, target, $kind, $operand, pe)
         }
     };
 }
@@ -61,7 +90,7 @@ macro_rules! posting {
 impl<B: Backend> Ctx<B> {
     fetching! {
         /// Atomically reads `target` on PE `pe`.
-        atomic_fetch() => AmoKind::Fetch, T::from_bits(0)
+        atomic_fetch, atomic_fetch_nbi() => AmoKind::Fetch, T::from_bits(0)
     }
     posting! {
         /// Atomically writes `value` to `target` on PE `pe`.
@@ -69,16 +98,16 @@ impl<B: Backend> Ctx<B> {
     }
     fetching! {
         /// Atomically writes `value` to `target` on PE `pe` and returns the old value.
-        atomic_swap(value) => AmoKind::Swap, value
+        atomic_swap, atomic_swap_nbi(value) => AmoKind::Swap, value
     }
     fetching! {
         /// Atomically writes `value` to `target` on PE `pe` if it equals `cond`, and returns
         /// the old value (equal to `cond` exactly when the swap happened).
-        atomic_compare_swap(cond, value) => AmoKind::CompareSwap { compare: cond.to_bits() }, value
+        atomic_compare_swap, atomic_compare_swap_nbi(cond, value) => AmoKind::CompareSwap { compare: cond.to_bits() }, value
     }
     fetching! {
         /// Atomically adds `value` (wrapping) to `target` on PE `pe` and returns the old value.
-        atomic_fetch_add(value) => AmoKind::Add, value
+        atomic_fetch_add, atomic_fetch_add_nbi(value) => AmoKind::Add, value
     }
     posting! {
         /// Atomically adds `value` (wrapping) to `target` on PE `pe`.
@@ -86,7 +115,7 @@ impl<B: Backend> Ctx<B> {
     }
     fetching! {
         /// Atomically adds one (wrapping) to `target` on PE `pe` and returns the old value.
-        atomic_fetch_inc() => AmoKind::Add, T::from_bits(1)
+        atomic_fetch_inc, atomic_fetch_inc_nbi() => AmoKind::Add, T::from_bits(1)
     }
     posting! {
         /// Atomically adds one (wrapping) to `target` on PE `pe`.
@@ -94,7 +123,7 @@ impl<B: Backend> Ctx<B> {
     }
     fetching! {
         /// Atomically ands `value` into `target` on PE `pe` and returns the old value.
-        atomic_fetch_and(value) => AmoKind::And, value
+        atomic_fetch_and, atomic_fetch_and_nbi(value) => AmoKind::And, value
     }
     posting! {
         /// Atomically ands `value` into `target` on PE `pe`.
@@ -102,7 +131,7 @@ impl<B: Backend> Ctx<B> {
     }
     fetching! {
         /// Atomically ors `value` into `target` on PE `pe` and returns the old value.
-        atomic_fetch_or(value) => AmoKind::Or, value
+        atomic_fetch_or, atomic_fetch_or_nbi(value) => AmoKind::Or, value
     }
     posting! {
         /// Atomically ors `value` into `target` on PE `pe`.
@@ -110,7 +139,7 @@ impl<B: Backend> Ctx<B> {
     }
     fetching! {
         /// Atomically xors `value` into `target` on PE `pe` and returns the old value.
-        atomic_fetch_xor(value) => AmoKind::Xor, value
+        atomic_fetch_xor, atomic_fetch_xor_nbi(value) => AmoKind::Xor, value
     }
     posting! {
         /// Atomically xors `value` into `target` on PE `pe`.
@@ -127,6 +156,11 @@ impl<B: Backend> Ctx<B> {
     ) -> Result<T, ShmemError> {
         let ticket = self.amo_issue(target, kind, operand, pe, true)?;
         self.queue.wait_ticket(ticket, self.deadline())?;
+        Ok(T::from_bits(self.take_fetched_word(ticket)))
+    }
+
+    /// The old value a completed fetching atomic read.
+    pub(crate) fn take_fetched_word(&self, ticket: Ticket) -> u64 {
         let fetched = self.queue.take_fetched(ticket);
         let word: [u8; 8] = fetched.as_slice().try_into().unwrap_or_else(|_| {
             panic!(
@@ -134,7 +168,7 @@ impl<B: Backend> Ctx<B> {
                 fetched.len()
             )
         });
-        Ok(T::from_bits(u64::from_le_bytes(word)))
+        u64::from_le_bytes(word)
     }
 
     /// Performs `kind` with `operand` on `target` at `pe` without waiting for it.
@@ -150,7 +184,7 @@ impl<B: Backend> Ctx<B> {
     }
 
     /// Checks `target` and `pe` and issues the atomic.
-    fn amo_issue<T: AtomicElement>(
+    pub(crate) fn amo_issue<T: AtomicElement>(
         &self,
         target: Sym<T>,
         kind: AmoKind,

@@ -6,11 +6,13 @@
 //! of its own in the backend, so [`Ctx::fence`] and [`Ctx::quiet`] order and complete only
 //! that context's operations and never wait for another context's.
 
+use std::cell::RefCell;
 use std::ops::Deref;
 use std::rc::Rc;
 
 use hw::{Backend, RemoteRange};
 
+use crate::amo_nbi::PendingFetch;
 use crate::error::ShmemError;
 use crate::heap::Access;
 use crate::pe::PeState;
@@ -72,6 +74,8 @@ pub struct Ctx<B: Backend> {
     pub(crate) options: CtxOptions,
     /// The team whose PE numbers this context's operations take.
     pub(crate) team: crate::Team,
+    /// Non-blocking fetching atomics whose values land at the next quiet (`amo_nbi.rs`).
+    pub(crate) pending_fetches: RefCell<Vec<PendingFetch>>,
 }
 
 impl<B: Backend> std::fmt::Debug for Ctx<B> {

@@ -301,6 +301,78 @@ pub enum ShmemError {
     /// A kernel launch failed, or a call in it ([`crate::Shmem::launch_kernel`]).
     #[error(transparent)]
     Kernel(#[from] crate::kernel::KernelError),
+    /// A strided operation's blocks would overlap on one side.
+    #[error(
+        "{op}: the {side} stride is {stride} elements but a block is {block_len}, so blocks \
+         would overlap; pass a {side} stride of at least {block_len} (1 for iput/iget)"
+    )]
+    StrideTooShort {
+        /// The operation.
+        op: &'static str,
+        /// "destination" or "source".
+        side: &'static str,
+        /// The stride given, in elements.
+        stride: usize,
+        /// The elements per block.
+        block_len: usize,
+    },
+    /// A strided operation reaches past the end of one side.
+    #[error(
+        "{op}: {nblocks} blocks of {block_len} at a {side} stride of {stride} reach element \
+         {} of the {side}, which has {len}; lower the count or the stride, or pass a longer \
+         {side}",
+        end - 1
+    )]
+    StridedOutOfBounds {
+        /// The operation.
+        op: &'static str,
+        /// "destination" or "source".
+        side: &'static str,
+        /// The stride, in elements.
+        stride: usize,
+        /// The elements per block.
+        block_len: usize,
+        /// The number of blocks.
+        nblocks: usize,
+        /// One past the last element touched.
+        end: usize,
+        /// The side's length in elements.
+        len: usize,
+    },
+    /// A sized operation (put32, get64, ...) was given a length that is not a whole number of
+    /// its elements.
+    #[error(
+        "{op} moves {size_bytes}-byte elements but was given {len_bytes} bytes; pass a \
+         multiple of {size_bytes} bytes, or use the *_bytes operations"
+    )]
+    SizedLength {
+        /// The operation.
+        op: &'static str,
+        /// The length given, in bytes.
+        len_bytes: usize,
+        /// The element size of the operation, in bytes.
+        size_bytes: u64,
+    },
+    /// set_lock or test_lock on a lock this PE already holds: it would wait for itself.
+    #[error(
+        "{op} on the lock at {offset:#x}, which this PE already holds; locks are not \
+         recursive: clear_lock it first"
+    )]
+    LockAlreadyHeld {
+        /// The call.
+        op: &'static str,
+        /// The lock's heap offset.
+        offset: u64,
+    },
+    /// clear_lock on a lock this PE does not hold.
+    #[error(
+        "clear_lock on the lock at {offset:#x}, which this PE does not hold; acquire it with \
+         set_lock (or a test_lock that returned true) first"
+    )]
+    LockNotHeld {
+        /// The lock's heap offset.
+        offset: u64,
+    },
 }
 
 /// A heap's name in messages.

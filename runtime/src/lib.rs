@@ -47,21 +47,27 @@
 #![warn(missing_docs)]
 
 mod amo;
+mod amo_nbi;
 pub mod check;
 mod collective;
 mod collectives;
 pub mod config;
 mod ctx;
 mod error;
+mod exit;
 mod heap;
 mod heaps;
 mod hints;
+mod info;
 mod kernel;
+mod lock;
 mod memory;
 mod ordering;
 mod pe;
 mod ptr;
 mod rma;
+mod rma_sized;
+mod rma_strided;
 mod run;
 mod shmem;
 mod signal;
@@ -69,6 +75,7 @@ mod space;
 mod sym;
 mod team;
 mod wait;
+mod wait_set;
 
 pub use collectives::ops;
 pub use config::{Config, ConfigError, ConfigVar, VarKind};
@@ -76,6 +83,7 @@ pub use ctx::{Ctx, CtxOptions};
 pub use error::ShmemError;
 pub use hints::MallocHints;
 pub use hw::{Cmp, MemKind, SignalOp};
+pub use info::{info_get_name, info_get_version};
 pub use kernel::{
     Dim3, KernelError, KernelThread, MAX_BLOCK_THREADS, MAX_LAUNCH_THREADS, Scoped, SumElement,
     WARP_SIZE,

@@ -27,14 +27,38 @@ impl<B: Backend> Ctx<B> {
     ///
     /// # Ordering
     /// With NVLink only, the updates are then visible to every PE; with InfiniBand in the path,
-    /// to a target PE once it runs its own wait, test, quiet or barrier (SPEC section 3).
+    /// to a target PE once it runs its own wait, test, quiet or barrier (SPEC section 3). The
+    /// values of non-blocking fetching atomics are in their `fetch` words.
     ///
     /// # Errors
     /// [`ShmemError::Queue`] if they do not complete within `RSHMEM_WAIT_TIMEOUT_MS` or no PE
     /// can make progress.
     pub fn quiet(&self) -> Result<(), ShmemError> {
         tracing::trace!(target: TRACING_TARGET, pe = self.my_pe, op = "quiet");
-        Ok(self.queue.quiet(self.deadline())?)
+        self.queue.quiet(self.deadline())?;
+        self.land_fetches();
+        Ok(())
+    }
+
+    /// Completes the operations this context issued to the PEs `pes` (`shmem_pe_quiet` of
+    /// OpenSHMEM 1.6), numbered in the context's team.
+    ///
+    /// It is [`Ctx::quiet`]: the contract's queues complete everything at once, so operations
+    /// to other PEs complete too. That is stronger than asked, never weaker, and costs no more
+    /// than the quiet a per-PE completion would have to wait for anyway.
+    ///
+    /// # Ordering
+    /// As [`Ctx::quiet`].
+    ///
+    /// # Errors
+    /// [`ShmemError::PeOutOfRange`] (on the world team) or [`ShmemError::PeNotInTeam`] for
+    /// a PE outside the context's team; [`ShmemError::TeamDestroyed`]; as [`Ctx::quiet`]
+    /// otherwise.
+    pub fn pe_quiet(&self, pes: &[u32]) -> Result<(), ShmemError> {
+        for &pe in pes {
+            self.team.to_world(pe)?;
+        }
+        self.quiet()
     }
 }
 

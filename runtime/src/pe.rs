@@ -3,13 +3,16 @@
 
 use std::cell::RefCell;
 use std::fmt;
+use std::sync::Arc;
 
 use hw::{Backend, Caps, Device, Duration, Instant, LocalRange, Pe, RemoteRange};
 
 use crate::config::Config;
 use crate::error::ShmemError;
+use crate::exit::ExitFlag;
 use crate::heap::{Access, Span};
 use crate::heaps::Heaps;
+use crate::lock::HeldLocks;
 use crate::space;
 use crate::sym::{AtomicElement, Sym, SymAddr};
 
@@ -24,6 +27,10 @@ pub struct PeState<B: Backend> {
     pub(crate) config: Config,
     pub(crate) my_pe: u32,
     pub(crate) n_pes: u32,
+    /// Where a global_exit of any PE of this process shows (`exit.rs`).
+    pub(crate) exit: Arc<ExitFlag>,
+    /// The locks this PE holds (`lock.rs`).
+    pub(crate) locks: HeldLocks,
 }
 
 impl<B: Backend> fmt::Debug for PeState<B> {
@@ -72,19 +79,26 @@ impl<B: Backend> PeState<B> {
     }
 
     /// The deadline of a blocking call that starts now.
+    ///
+    /// Every blocking call starts here, so this is also where a PE stops once another PE
+    /// called global_exit (`exit.rs`): it unwinds rather than block.
     pub(crate) fn deadline(&self) -> Instant {
+        self.exit.stop_if_exited();
         deadline(&self.device, &self.config)
     }
 
     /// Checks `pe` and `access`, and returns the range they name on `pe`, in the heap the
-    /// access's address lies in.
+    /// access's address lies in. Unwinds the PE's program if the run was ended by global_exit.
     pub(crate) fn remote_range(&self, access: Access, pe: u32) -> Result<RemoteRange, ShmemError> {
+        self.exit.stop_if_exited();
         let pe = self.check_pe(pe)?;
         Ok(remote(self.heaps.borrow().check(access)?, pe))
     }
 
-    /// Checks `access`, and returns the range it names on this PE.
+    /// Checks `access`, and returns the range it names on this PE. Unwinds the PE's program
+    /// if the run was ended by global_exit, so that a loop over local reads or tests stops.
     pub(crate) fn local_range(&self, access: Access) -> Result<LocalRange, ShmemError> {
+        self.exit.stop_if_exited();
         Ok(local(self.heaps.borrow().check(access)?))
     }
 

@@ -1,7 +1,7 @@
 //! Remote memory access: put, get and their variants, and plain access to this PE's own part
 //! of a symmetric object.
 
-use hw::{Backend, Device, Queue, RemoteRange};
+use hw::{Backend, Device, Instant, Queue, RemoteRange, Ticket};
 
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
@@ -117,7 +117,7 @@ impl<B: Backend> Ctx<B> {
     /// As [`Ctx::get`].
     ///
     /// # Errors
-    /// As [`Shmem::put_bytes`]; [`ShmemError::Queue`] if the data does not arrive within
+    /// As [`Ctx::put_bytes`]; [`ShmemError::Queue`] if the data does not arrive within
     /// `RSHMEM_WAIT_TIMEOUT_MS`.
     pub fn get_bytes(
         &self,
@@ -191,7 +191,7 @@ impl<B: Backend> Ctx<B> {
     }
 
     /// Issues a put of `data` to the checked range `dst`.
-    fn put_checked(&self, dst: RemoteRange, data: &[u8]) -> Result<(), ShmemError> {
+    pub(crate) fn put_checked(&self, dst: RemoteRange, data: &[u8]) -> Result<(), ShmemError> {
         tracing::trace!(
             target: TRACING_TARGET,
             pe = self.my_pe,
@@ -205,7 +205,13 @@ impl<B: Backend> Ctx<B> {
     }
 
     /// Reads the checked range `src` into `out` and waits for the data.
-    fn get_checked(&self, src: RemoteRange, out: &mut [u8]) -> Result<(), ShmemError> {
+    pub(crate) fn get_checked(&self, src: RemoteRange, out: &mut [u8]) -> Result<(), ShmemError> {
+        let ticket = self.get_issue(src)?;
+        self.get_finish(ticket, out, self.deadline())
+    }
+
+    /// Issues a get of the checked range `src`; [`Ctx::get_finish`] collects the data.
+    pub(crate) fn get_issue(&self, src: RemoteRange) -> Result<Ticket, ShmemError> {
         tracing::trace!(
             target: TRACING_TARGET,
             pe = self.my_pe,
@@ -214,8 +220,17 @@ impl<B: Backend> Ctx<B> {
             offset = src.offset,
             bytes = src.len
         );
-        let ticket = self.queue.get(src)?;
-        self.queue.wait_ticket(ticket, self.deadline())?;
+        Ok(self.queue.get(src)?)
+    }
+
+    /// Waits until `deadline` for the get of `ticket` and copies its data into `out`.
+    pub(crate) fn get_finish(
+        &self,
+        ticket: Ticket,
+        out: &mut [u8],
+        deadline: Instant,
+    ) -> Result<(), ShmemError> {
+        self.queue.wait_ticket(ticket, deadline)?;
         let data = self.queue.take_fetched(ticket);
         assert_eq!(
             data.len(),

@@ -1,9 +1,12 @@
 //! The entry point: run a SHMEM program on every PE of a launcher.
 
+use std::sync::Arc;
+
 use hw::{Backend, Device, LaunchError, Launcher, PeFailure};
 
 use crate::config::Config;
 use crate::error::ShmemError;
+use crate::exit::ExitFlag;
 use crate::shmem::Shmem;
 
 /// Why one PE did not produce a result.
@@ -29,6 +32,15 @@ pub enum PeError {
         /// Why.
         source: ShmemError,
     },
+    /// The run was ended by [`Shmem::global_exit`] before this PE's program and teardown
+    /// completed (this PE may be the caller).
+    #[error("the run was ended by PE {pe} calling global_exit({status})")]
+    GlobalExit {
+        /// The PE that called global_exit.
+        pe: u32,
+        /// The status it passed.
+        status: i32,
+    },
 }
 
 /// A run could not happen at all.
@@ -50,6 +62,14 @@ pub struct RunOutput<R, Report> {
 }
 
 impl<R, Report> RunOutput<R, Report> {
+    /// The PE that ended the run with [`Shmem::global_exit`] and its status, if one did.
+    pub fn global_exit(&self) -> Option<(u32, i32)> {
+        self.results.iter().find_map(|result| match result {
+            Err(PeError::GlobalExit { pe, status }) => Some((*pe, *status)),
+            _ => None,
+        })
+    }
+
     /// Every PE's value and the report, if every PE succeeded.
     ///
     /// # Errors
@@ -71,7 +91,7 @@ impl<R, Report> RunOutput<R, Report> {
 ///
 /// # Errors
 /// [`RunError::Launch`] if the PEs could not be started. Failures of single PEs (a panic,
-/// failed setup or teardown) are in [`RunOutput::results`].
+/// failed setup or teardown, a [`Shmem::global_exit`]) are in [`RunOutput::results`].
 pub fn run<L, R, F>(
     launcher: L,
     config: Config,
@@ -84,7 +104,9 @@ where
 {
     let config = &config;
     let pe_main = &pe_main;
-    let (results, report) = launcher.launch(move |device| run_pe(device, config, pe_main))?;
+    let exit = &Arc::new(ExitFlag::default());
+    let (results, report) = launcher
+        .launch(move |device| exit.run(|| run_pe(device, config, pe_main, Arc::clone(exit))))?;
     let results = results
         .into_iter()
         .map(|result| result.map_err(PeError::Failed).and_then(|inner| inner))
@@ -97,10 +119,11 @@ fn run_pe<B: Backend, R>(
     device: B::Device,
     config: &Config,
     pe_main: &impl Fn(&Shmem<B>) -> R,
+    exit: Arc<ExitFlag>,
 ) -> Result<R, PeError> {
     let pe = device.pe().0;
     let shmem =
-        Shmem::init(device, config.clone()).map_err(|source| PeError::Init { pe, source })?;
+        Shmem::init(device, config.clone(), exit).map_err(|source| PeError::Init { pe, source })?;
     let value = pe_main(&shmem);
     shmem
         .finalize()

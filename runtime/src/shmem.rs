@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::ops::Deref;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use hw::{Backend, Device};
 
@@ -16,8 +17,10 @@ use crate::TRACING_TARGET;
 use crate::config::{Config, ConfigError};
 use crate::ctx::{Ctx, CtxOptions};
 use crate::error::ShmemError;
+use crate::exit::ExitFlag;
 use crate::heap::MIN_ALIGN_BYTES;
 use crate::heaps::{Heaps, share_segments};
+use crate::lock::HeldLocks;
 use crate::pe::{PeState, deadline};
 use crate::team::{Predefined, SlotLayout, Team, TeamConfig};
 
@@ -69,7 +72,11 @@ impl<B: Backend> Shmem<B> {
     /// [`ShmemError::Queue`] if a peer never arrives; [`ShmemError::HeapExhausted`] if the
     /// default heap cannot even hold the teams' areas; [`ShmemError::Config`] if
     /// `RSHMEM_TEAMS_MAX` is out of range or a heap is larger than the address space allows.
-    pub(crate) fn init(device: B::Device, config: Config) -> Result<Shmem<B>, ShmemError> {
+    pub(crate) fn init(
+        device: B::Device,
+        config: Config,
+        exit: Arc<ExitFlag>,
+    ) -> Result<Shmem<B>, ShmemError> {
         let my_pe = device.pe().0;
         let n_pes = device.n_pes();
         if config.info && my_pe == 0 {
@@ -111,6 +118,8 @@ impl<B: Backend> Shmem<B> {
             config,
             my_pe,
             n_pes,
+            exit,
+            locks: HeldLocks::default(),
         });
         let all_slots = if pe.config.teams_max >= 64 {
             u64::MAX
@@ -124,6 +133,7 @@ impl<B: Backend> Shmem<B> {
                 queue,
                 options: CtxOptions::default(),
                 team: world,
+                pending_fetches: RefCell::default(),
             },
             teams,
             team_layout,
@@ -192,6 +202,7 @@ impl<B: Backend> Shmem<B> {
             queue,
             options,
             team: team.clone(),
+            pending_fetches: RefCell::default(),
         })
     }
 

@@ -68,6 +68,62 @@ impl<B: Backend> Ctx<B> {
         self.put_signal(dst, src, sig, value, op, pe)
     }
 
+    /// Updates the signal word `sig` on PE `pe` with `op` and `value`, with no data
+    /// (`nvshmemx_signal_op`). Returns once issued; the update completes at the next
+    /// [`Ctx::quiet`].
+    ///
+    /// # Ordering
+    /// An atomic update: ordered by [`Ctx::fence`] like a put, atomic with the other signal
+    /// operations on `sig` (SPEC section 3).
+    ///
+    /// # Errors
+    /// [`ShmemError::LengthMismatch`] unless `sig` is one word; [`ShmemError::PeOutOfRange`];
+    /// an address error ([`ShmemError::NotInHeap`], `OutsideAllocation`, `Misaligned`,
+    /// `FreedAllocation`); [`ShmemError::StoreOnNostoreContext`]; [`ShmemError::Queue`] if the
+    /// queue was lost.
+    pub fn signal_op(
+        &self,
+        sig: Sym<u64>,
+        value: u64,
+        op: SignalOp,
+        pe: u32,
+    ) -> Result<(), ShmemError> {
+        let signal = self.store_range(word_access(sig)?, pe, "signal_op")?;
+        tracing::trace!(
+            target: TRACING_TARGET,
+            pe = self.my_pe,
+            peer = pe,
+            op = "signal_op",
+            signal = signal.offset
+        );
+        self.queue.amo(signal, op.as_amo(value), false)?;
+        Ok(())
+    }
+
+    /// Adds `value` to the signal word `sig` on PE `pe`: [`Ctx::signal_op`] with
+    /// [`SignalOp::Add`].
+    ///
+    /// # Ordering
+    /// As [`Ctx::signal_op`].
+    ///
+    /// # Errors
+    /// As [`Ctx::signal_op`].
+    pub fn signal_add(&self, sig: Sym<u64>, value: u64, pe: u32) -> Result<(), ShmemError> {
+        self.signal_op(sig, value, SignalOp::Add, pe)
+    }
+
+    /// Sets the signal word `sig` on PE `pe` to `value`: [`Ctx::signal_op`] with
+    /// [`SignalOp::Set`].
+    ///
+    /// # Ordering
+    /// As [`Ctx::signal_op`].
+    ///
+    /// # Errors
+    /// As [`Ctx::signal_op`].
+    pub fn signal_set(&self, sig: Sym<u64>, value: u64, pe: u32) -> Result<(), ShmemError> {
+        self.signal_op(sig, value, SignalOp::Set, pe)
+    }
+
     /// Reads this PE's signal word `sig` with a plain load.
     ///
     /// # Ordering

@@ -9,7 +9,6 @@ use hw::{
 
 use crate::handle::PeHandle;
 use crate::queue::SimQueue;
-use crate::world::Blocked;
 use crate::{Fault, SimBackend};
 
 /// One simulated PE's endpoint.
@@ -181,13 +180,26 @@ impl Device for SimDevice {
     }
 
     fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
+        self.wait_until_any(&[spec], deadline)
+            .map(|(_, value)| value)
+    }
+
+    fn wait_until_any(
+        &self,
+        specs: &[WaitSpec],
+        deadline: Instant,
+    ) -> Result<(usize, u64), QueueError> {
+        assert!(!specs.is_empty(), "wait_until_any: no word to wait on");
         self.handle.world().counts.waits += 1;
         loop {
             self.handle.pace();
-            if let Some(value) = self.test_quietly(&spec) {
-                return Ok(value);
+            if let Some(found) = self.test_quietly(specs) {
+                return Ok(found);
             }
-            self.handle.block(Blocked::Memory(spec), deadline.0)?;
+            self.handle
+                .world()
+                .block_on_words(self.handle.pe, specs, deadline.0);
+            self.handle.wait_woken()?;
         }
     }
 
@@ -198,28 +210,32 @@ impl Device for SimDevice {
         let poll_ns = w.topology.timing().poll_ns;
         w.advance_clock(self.handle.pe, poll_ns);
         drop(w);
-        self.test_quietly(&spec)
+        self.test_quietly(&[spec]).map(|(_, value)| value)
     }
 }
 
 impl SimDevice {
-    /// Checks the word; when the comparison holds, runs the consistency step (which an
-    /// exploration may delay, see `World::stall_before_consistency`).
-    fn test_quietly(&self, spec: &WaitSpec) -> Option<u64> {
+    /// Checks the words in order; when one holds, runs the consistency step (which an
+    /// exploration may delay, see `World::stall_before_consistency`) and returns its index
+    /// and value.
+    fn test_quietly(&self, specs: &[WaitSpec]) -> Option<(usize, u64)> {
         let pe = self.handle.pe;
-        let (value, stalled) = {
+        let (found, stalled) = {
             let mut w = self.handle.world();
             w.observe(pe);
-            let value = w.evaluate(pe, spec)?;
+            let found = specs
+                .iter()
+                .enumerate()
+                .find_map(|(i, spec)| w.evaluate(pe, spec).map(|value| (i, value)))?;
             if w.params.faults.has(Fault::WaitSkipsConsistency) {
-                return Some(value);
+                return Some(found);
             }
-            (value, w.stall_before_consistency(pe))
+            (found, w.stall_before_consistency(pe))
         };
         if stalled {
             self.handle.pace();
         }
         self.handle.world().flush(pe);
-        Some(value)
+        Some(found)
     }
 }

@@ -51,7 +51,7 @@ enum Status {
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Blocked {
-    Memory(WaitSpec),
+    Memory,
     Ticket { queue: u32, ticket: u64 },
     Quiet { queue: u32 },
     Exchange,
@@ -62,6 +62,9 @@ struct PeState {
     clock_ns: u64,
     status: Status,
     blocked: Option<Blocked>,
+    /// What a PE blocked on [`Blocked::Memory`] waits for: any of these words to hold. Kept
+    /// between waits, so a wait allocates nothing.
+    watching: Vec<WaitSpec>,
     /// The deadline of the current wait, if it has one.
     deadline_ns: Option<u64>,
     wake: Option<Result<(), QueueError>>,
@@ -298,6 +301,7 @@ impl World {
                 clock_ns: 0,
                 status: Status::Runnable,
                 blocked: None,
+                watching: Vec::new(),
                 deadline_ns: None,
                 wake: None,
                 exchange_result: None,
@@ -398,8 +402,16 @@ impl World {
             state.deadline_ns = Some(at);
             self.deadlines.insert((at, pe));
         }
-        if let Blocked::Memory(spec) = what {
-            self.watch(pe, &spec);
+    }
+
+    /// Marks `pe` blocked until any of `specs` holds, or until `deadline_ns`.
+    pub(crate) fn block_on_words(&mut self, pe: u32, specs: &[WaitSpec], deadline_ns: u64) {
+        let watching = &mut self.pes[pe as usize].watching;
+        watching.clear();
+        watching.extend_from_slice(specs);
+        self.block(pe, Blocked::Memory, deadline_ns);
+        for spec in specs {
+            self.watch(pe, spec);
         }
     }
 
@@ -468,16 +480,15 @@ impl World {
             return;
         }
         let state = &self.pes[pe as usize];
-        let Some(Blocked::Memory(spec)) = state.blocked else {
-            return;
-        };
-        if state.status != Status::Blocked
-            || spec.word.kind != kind
-            || !overlaps(spec.word.offset, spec.word.len, offset, len)
-        {
+        if state.status != Status::Blocked || !matches!(state.blocked, Some(Blocked::Memory)) {
             return;
         }
-        if self.evaluate(pe, &spec).is_some() {
+        let satisfied = state.watching.iter().any(|spec| {
+            spec.word.kind == kind
+                && overlaps(spec.word.offset, spec.word.len, offset, len)
+                && self.evaluate(pe, spec).is_some()
+        });
+        if satisfied {
             let at = self.now_ns + self.topology.timing().poll_ns;
             self.wake(pe, at, Ok(()));
         }
@@ -536,13 +547,12 @@ impl World {
         if !self.is_blocked(pe) {
             return false;
         }
-        match self.pes[pe as usize].blocked {
-            Some(Blocked::Memory(spec)) => {
+        let state = &self.pes[pe as usize];
+        matches!(state.blocked, Some(Blocked::Memory))
+            && state.watching.iter().any(|spec| {
                 let w = spec.word;
                 w.kind == kind && overlaps(w.offset, w.len, offset, len)
-            }
-            _ => false,
-        }
+            })
     }
 
     /// The consistency step: every delivered write to `pe` becomes visible to it.
@@ -1324,17 +1334,24 @@ impl World {
 
     pub(crate) fn describe_wait(&self, pe: u32) -> String {
         match self.pes[pe as usize].blocked {
-            Some(Blocked::Memory(spec)) => {
-                let w = spec.word;
-                let now = self.mem.read_word(pe, w.kind, w.offset, spec.width.bytes());
-                format!(
-                    "{}: the {:?} word at offset {:#x} to become {} {} (it is {now})",
-                    spec.purpose,
-                    w.kind,
-                    w.offset,
-                    spec.cmp.symbol(),
-                    spec.value
-                )
+            Some(Blocked::Memory) => {
+                let each: Vec<String> = self.pes[pe as usize]
+                    .watching
+                    .iter()
+                    .map(|spec| {
+                        let w = spec.word;
+                        let now = self.mem.read_word(pe, w.kind, w.offset, spec.width.bytes());
+                        format!(
+                            "{}: the {:?} word at offset {:#x} to become {} {} (it is {now})",
+                            spec.purpose,
+                            w.kind,
+                            w.offset,
+                            spec.cmp.symbol(),
+                            spec.value
+                        )
+                    })
+                    .collect();
+                each.join(", or ")
             }
             Some(Blocked::Ticket { queue, ticket }) => {
                 let peer = self

@@ -260,3 +260,62 @@ fn bandwidth_matches_the_link_for_large_puts() {
         "{gbps} GB/s over a 100 GB/s link"
     );
 }
+
+#[test]
+fn wait_until_any_wakes_on_whichever_word_is_written_on_nvlink_and_ib() {
+    for topology in [nvlink_pair(), ib_pair()] {
+        for seed in 0..5 {
+            let sim = Sim::builder(topology.clone()).seed(seed).build().unwrap();
+            let (results, report) = sim
+                .launch(|dev| {
+                    setup(&dev);
+                    if dev.pe() == Pe(0) {
+                        let q = dev.create_queue().unwrap();
+                        let set = AmoOp {
+                            kind: AmoKind::Set,
+                            operand: 3,
+                            width: AmoWidth::W64,
+                        };
+                        q.amo(remote(1, 24, 8), set, false).unwrap();
+                        q.quiet(FAR).unwrap();
+                        None
+                    } else {
+                        let specs = [flag_at(0, 1), flag_at(8, 1), flag_at(24, 2)];
+                        Some(dev.wait_until_any(&specs, FAR).unwrap())
+                    }
+                })
+                .unwrap();
+            assert!(
+                report.failure.is_none(),
+                "seed {seed}: {:?}",
+                report.failure
+            );
+            assert_eq!(results[1].as_ref().unwrap(), &Some((2, 3)), "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn a_wait_on_many_words_nobody_writes_names_each_word() {
+    let sim = Sim::builder(nvlink_pair()).build().unwrap();
+    let (results, _) = sim
+        .launch(|dev| {
+            setup(&dev);
+            if dev.pe() == Pe(1) {
+                dev.wait_until_any(&[flag_at(0, 1), flag_at(64, 1)], FAR)
+                    .map(|_| ())
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap();
+    let err = results[1].as_ref().unwrap().as_ref().unwrap_err();
+    let QueueError::Deadlock { report: waits } = err else {
+        panic!("expected a deadlock, got {err}")
+    };
+    let what = &waits.waits[0].1;
+    assert!(
+        what.contains("0x0") && what.contains("0x40") && what.contains(", or "),
+        "{what}"
+    );
+}

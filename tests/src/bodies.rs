@@ -128,3 +128,34 @@ pub fn get_after_barrier<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
     sh.free(cell)?;
     Ok(())
 }
+
+/// Every other PE sets its flag on PE 0, which waits for any of them and then for all:
+/// wait_until_any returns a flag that is set, and each flag is set once wait_until_all
+/// returns (R3 on many words; the backend's `wait_until_any` blocks on them all at once).
+pub fn wait_on_many_words<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes());
+    let flags = sh.calloc::<u64>(n as usize)?;
+    let mut result = Ok(());
+    if me == 0 {
+        // PE 0 has no flag of its own to wait for.
+        let mut others = vec![0; n as usize];
+        others[0] = 1;
+        let any = sh.wait_until_any(flags, Some(&others), Cmp::Eq, 1)?;
+        let set = match any {
+            Some(i) => sh.local(flags.at(i)?)? == [1],
+            None => n == 1,
+        };
+        sh.wait_until_all(flags, Some(&others), Cmp::Eq, 1)?;
+        let all = sh.local(flags)?;
+        if !set || all[1..].iter().any(|&flag| flag != 1) {
+            result = Err(violated(format!(
+                "wait_until_any returned {any:?}, then the flags were {all:?}"
+            )));
+        }
+    } else {
+        sh.atomic_set(flags.at(me as usize)?, 1, 0)?;
+    }
+    sh.barrier_all()?;
+    sh.free(flags)?;
+    result
+}

@@ -149,5 +149,10 @@ macro_rules! conformance_tests {
         fn get_after_barrier() {
             $run($crate::bodies::get_after_barrier);
         }
+
+        #[test]
+        fn wait_on_many_words() {
+            $run($crate::bodies::wait_on_many_words);
+        }
     };
 }

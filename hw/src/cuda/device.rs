@@ -19,7 +19,7 @@ use super::process::{SHARED_MEMORY_BYTES, SharedMemory, map_shared};
 use super::queue::CudaQueue;
 use super::staging::StagingPool;
 use super::world::{World, already_has};
-use crate::backend::{Device, WaitSpec};
+use crate::backend::{Device, WaitSpec, waiting_for_any};
 use crate::caps::Caps;
 use crate::error::{DeviceError, QueueError};
 use crate::host::world::kind_index;
@@ -445,14 +445,42 @@ impl Device for CudaDevice {
     /// in GPU memory, so after the wait every delivered update is visible to this PE's reads:
     /// no separate consistency step is needed.
     fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
+        self.wait_until_any(&[spec], deadline)
+            .map(|(_, value)| value)
+    }
+
+    /// Polls every word in turn, as [`Device::wait_until`] polls one.
+    ///
+    /// # Ordering
+    /// As [`Device::wait_until`].
+    fn wait_until_any(
+        &self,
+        specs: &[WaitSpec],
+        deadline: Instant,
+    ) -> Result<(usize, u64), QueueError> {
+        assert!(!specs.is_empty(), "wait_until_any: no word to wait on");
         let start = &self.ctx.world.start;
-        match poll_until(start, deadline, || self.check(&spec))? {
-            Some(value) => Ok(value),
-            None => Err(QueueError::Deadline {
-                pe: self.ctx.pe,
-                waiting_for: spec.waiting_for(self.word(&spec)?),
-                deadline,
-            }),
+        let first_holding = || -> Result<Option<(usize, u64)>, DriverCallError> {
+            for (i, spec) in specs.iter().enumerate() {
+                if let Some(value) = self.check(spec)? {
+                    return Ok(Some((i, value)));
+                }
+            }
+            Ok(None)
+        };
+        match poll_until(start, deadline, first_holding)? {
+            Some(found) => Ok(found),
+            None => {
+                let holds = specs
+                    .iter()
+                    .map(|spec| self.word(spec))
+                    .collect::<Result<Vec<u64>, _>>()?;
+                Err(QueueError::Deadline {
+                    pe: self.ctx.pe,
+                    waiting_for: waiting_for_any(specs, &holds),
+                    deadline,
+                })
+            }
         }
     }
 

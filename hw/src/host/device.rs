@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::amo::{AmoKind, AmoOp};
-use crate::backend::{Device, WaitSpec};
+use crate::backend::{Device, WaitSpec, waiting_for_any};
 use crate::caps::Caps;
 use crate::error::{DeviceError, QueueError};
 use crate::sync::{self, Arc, Clock, Ordering, fence};
@@ -117,6 +117,19 @@ impl HostDevice {
         spec.cmp
             .eval(width, spec.signed, value, width.truncate(spec.value))
             .then_some(value)
+    }
+
+    /// The current values of the words of `specs`, for a deadline report.
+    fn words(&self, specs: &[WaitSpec]) -> Vec<u64> {
+        specs
+            .iter()
+            .map(|spec| {
+                let mut now = [0u8; 8];
+                let len = spec.width.bytes() as usize;
+                self.read_local(spec.word, &mut now[..len]);
+                u64::from_le_bytes(now)
+            })
+            .collect()
     }
 
     /// The consistency step after a satisfied wait or test. Every remote write ends with a
@@ -242,27 +255,36 @@ impl Device for HostDevice {
     }
 
     fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
+        self.wait_until_any(&[spec], deadline)
+            .map(|(_, value)| value)
+    }
+
+    fn wait_until_any(
+        &self,
+        specs: &[WaitSpec],
+        deadline: Instant,
+    ) -> Result<(usize, u64), QueueError> {
+        assert!(!specs.is_empty(), "wait_until_any: no word to wait on");
         let waker = &self.ctx.world.pes[self.ctx.pe.idx()].waker;
         let wake_fence = self.ctx.world.strength.wake_fence;
-        match waker.wait_for(
-            || self.check(&spec),
-            self.ctx.deadline(deadline),
-            wake_fence,
-        ) {
-            Ok(value) => {
+        // Why one sleep for all words: every write to this PE notifies its one waker, so a
+        // check of every word after each wake-up misses none.
+        let first_holding = || {
+            specs
+                .iter()
+                .enumerate()
+                .find_map(|(i, spec)| self.check(spec).map(|value| (i, value)))
+        };
+        match waker.wait_for(first_holding, self.ctx.deadline(deadline), wake_fence) {
+            Ok(found) => {
                 Self::consistency_step();
-                Ok(value)
+                Ok(found)
             }
-            Err(()) => {
-                let mut now = [0u8; 8];
-                let len = spec.width.bytes() as usize;
-                self.read_local(spec.word, &mut now[..len]);
-                Err(QueueError::Deadline {
-                    pe: self.ctx.pe,
-                    waiting_for: spec.waiting_for(u64::from_le_bytes(now)),
-                    deadline,
-                })
-            }
+            Err(()) => Err(QueueError::Deadline {
+                pe: self.ctx.pe,
+                waiting_for: waiting_for_any(specs, &self.words(specs)),
+                deadline,
+            }),
         }
     }
 

@@ -198,6 +198,16 @@ impl<B: Backend> Device for CheckedDevice<B> {
         Ok(value)
     }
 
+    fn wait_until_any(
+        &self,
+        specs: &[WaitSpec],
+        deadline: Instant,
+    ) -> Result<(usize, u64), QueueError> {
+        let (index, value) = self.inner.wait_until_any(specs, deadline)?;
+        lock(&self.detector).poll_satisfied(self.pe, specs[index].word);
+        Ok((index, value))
+    }
+
     fn test(&self, spec: WaitSpec) -> Option<u64> {
         let value = self.inner.test(spec)?;
         lock(&self.detector).poll_satisfied(self.pe, spec.word);
