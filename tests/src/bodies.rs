@@ -1,7 +1,8 @@
 //! The conformance bodies. Each checks one promise of SPEC section 3 on every PE.
 
 use hw::Backend;
-use rshmem::{Cmp, Shmem, SignalOp};
+use rshmem::ops::Sum;
+use rshmem::{Cmp, Shmem, SignalOp, TeamConfig};
 
 use crate::BodyError;
 
@@ -157,5 +158,54 @@ pub fn wait_on_many_words<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
     }
     sh.barrier_all()?;
     sh.free(flags)?;
+    result
+}
+
+/// Teams and their collectives: on the world and on the team of even PEs, a broadcast from
+/// the team's last PE, a sum reduction and an fcollect each give every member the values a
+/// sequential reference computes.
+pub fn team_collectives<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes());
+    let evens =
+        sh.team_split_strided(sh.team_world(), 0, 2, n.div_ceil(2), TeamConfig::default())?;
+    let source = sh.calloc::<u64>(4)?;
+    let dest = sh.calloc::<u64>(4)?;
+    let gathered = sh.calloc::<u64>(n as usize)?;
+    let mut result = Ok(());
+    for team in [Some(sh.team_world().clone()), evens.clone()]
+        .into_iter()
+        .flatten()
+    {
+        let (team_me, size) = (team.my_pe()?, team.n_pes()?);
+        let world_of = |pe: u32| sh.team_translate_pe(&team, pe, sh.team_world());
+        sh.set_local(source, &[u64::from(me) * 10 + 1; 4])?;
+        sh.broadcast(&team, dest, source, size - 1)?;
+        let root_world = u64::from(world_of(size - 1)?.unwrap_or(0));
+        let broadcast = sh.local(dest)?;
+        sh.reduce(&team, Sum, dest, source)?;
+        let sum: u64 = (0..size)
+            .map(|pe| u64::from(world_of(pe).ok().flatten().unwrap_or(0)) * 10 + 1)
+            .sum();
+        let reduced = sh.local(dest)?;
+        let part = gathered.slice(0..size as usize)?;
+        sh.fcollect(&team, part, source.at(0)?)?;
+        let collected = sh.local(part)?;
+        let want: Vec<u64> = (0..size)
+            .map(|pe| u64::from(world_of(pe).ok().flatten().unwrap_or(0)) * 10 + 1)
+            .collect();
+        if broadcast != [root_world * 10 + 1; 4] || reduced != [sum; 4] || collected != want {
+            result = Err(violated(format!(
+                "PE {me} (team PE {team_me} of {size}): broadcast {broadcast:?}, sum {reduced:?} \
+                 (want {sum}), fcollect {collected:?} (want {want:?})"
+            )));
+        }
+    }
+    if let Some(evens) = evens {
+        sh.team_destroy(&evens)?;
+    }
+    sh.barrier_all()?;
+    sh.free(gathered)?;
+    sh.free(dest)?;
+    sh.free(source)?;
     result
 }

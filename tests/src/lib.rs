@@ -154,5 +154,10 @@ macro_rules! conformance_tests {
         fn wait_on_many_words() {
             $run($crate::bodies::wait_on_many_words);
         }
+
+        #[test]
+        fn team_collectives() {
+            $run($crate::bodies::team_collectives);
+        }
     };
 }
