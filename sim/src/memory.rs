@@ -1,7 +1,8 @@
 //! Simulated memory: every PE's segments, and the InfiniBand writes not yet visible.
 //!
-//! Segments grow lazily: a segment of 1 GiB costs nothing until it is written, and then only
-//! up to the highest nonzero byte written, so thousands of PEs fit in a laptop's memory.
+//! Segments are sparse: a segment of 1 GiB costs nothing until it is written, and then only
+//! the pages that hold a nonzero byte, so thousands of PEs fit in a laptop's memory even when
+//! each touches words far apart (the teams' areas at the heap's start, data after them).
 //!
 //! Writes that arrive through a NIC (path class `Rdma`) land in a per-PE pending list first
 //! (SPEC section 3, the visibility rule: the NIC writes GPU memory over PCIe and the GPU's SMs
@@ -20,14 +21,31 @@ use hw::MemKind;
 
 use crate::world::prefetch;
 
-/// Segments grow in whole pages: a PE that writes a few words costs a page, not more (the
-/// vector's own doubling keeps sequential writes from reallocating often).
+/// Segments are materialised in pages: a PE that writes a few words costs a page, not more.
 const GROWTH_STEP_BYTES: u64 = 4096;
+const PAGE_BYTES: usize = GROWTH_STEP_BYTES as usize;
 
 #[derive(Debug)]
 struct Segment {
     capacity_bytes: u64,
-    data: Vec<u8>,
+    /// Page `i` holds bytes `i * PAGE_BYTES..`; a missing page reads as zeros.
+    pages: Vec<Option<Box<[u8]>>>,
+}
+
+impl Segment {
+    /// The pieces of `offset..offset + len` within single pages: (page, offset in it, bytes).
+    fn pieces(offset: usize, len: usize) -> impl Iterator<Item = (usize, usize, usize)> {
+        let mut at = offset;
+        let end = offset + len;
+        std::iter::from_fn(move || {
+            (at < end).then(|| {
+                let (page, within) = (at / PAGE_BYTES, at % PAGE_BYTES);
+                let bytes = (PAGE_BYTES - within).min(end - at);
+                at += bytes;
+                (page, within, bytes)
+            })
+        })
+    }
 }
 
 /// Writes of up to this many bytes are stored inline: a `p`, a signal, a block of an
@@ -150,7 +168,7 @@ impl Memory {
         }
         *seg = Some(Segment {
             capacity_bytes,
-            data: Vec::new(),
+            pages: Vec::new(),
         });
         true
     }
@@ -179,10 +197,15 @@ impl Memory {
     /// Reads visible memory.
     pub(crate) fn read(&self, pe: u32, kind: MemKind, offset: u64, out: &mut [u8]) {
         let seg = self.segment(pe, kind, offset, out.len() as u64);
-        let start = (offset as usize).min(seg.data.len());
-        let have = (seg.data.len() - start).min(out.len());
-        out[..have].copy_from_slice(&seg.data[start..start + have]);
-        out[have..].fill(0);
+        let mut done = 0;
+        for (page, within, bytes) in Segment::pieces(offset as usize, out.len()) {
+            let out = &mut out[done..done + bytes];
+            match seg.pages.get(page).and_then(Option::as_ref) {
+                Some(data) => out.copy_from_slice(&data[within..within + bytes]),
+                None => out.fill(0),
+            }
+            done += bytes;
+        }
     }
 
     /// Writes visible memory.
@@ -191,25 +214,30 @@ impl Memory {
         let seg = self.segments[pe as usize][slot(kind)]
             .as_mut()
             .expect("checked above");
-        let offset = offset as usize;
-        // Bytes past the materialised end read as zero: writing zeros there changes nothing,
-        // and leaving them out keeps memory that was cleared but never used unmaterialised.
-        let data = if offset + data.len() > seg.data.len() {
-            let zero_tail = data.iter().rev().take_while(|&&b| b == 0).count();
-            let inside = seg.data.len().saturating_sub(offset).min(data.len());
-            &data[..(data.len() - zero_tail).max(inside)]
-        } else {
-            data
-        };
-        let end = offset + data.len();
-        if end > seg.data.len() {
-            let grown = (end as u64).div_ceil(GROWTH_STEP_BYTES) * GROWTH_STEP_BYTES;
-            let grown = grown.min(seg.capacity_bytes) as usize;
-            self.resident_bytes += (grown - seg.data.len()) as u64;
-            self.resident_bytes_peak = self.resident_bytes_peak.max(self.resident_bytes);
-            seg.data.resize(grown, 0);
+        let mut done = 0;
+        for (page, within, bytes) in Segment::pieces(offset as usize, data.len()) {
+            let piece = &data[done..done + bytes];
+            done += bytes;
+            if seg.pages.len() <= page {
+                // Why not materialise zeros: a missing page reads as zero already, and memory
+                // that was cleared but never used then costs nothing.
+                if piece.iter().all(|&b| b == 0) {
+                    continue;
+                }
+                seg.pages.resize_with(page + 1, || None);
+            }
+            let slot = &mut seg.pages[page];
+            if slot.is_none() {
+                if piece.iter().all(|&b| b == 0) {
+                    continue;
+                }
+                self.resident_bytes += GROWTH_STEP_BYTES;
+                self.resident_bytes_peak = self.resident_bytes_peak.max(self.resident_bytes);
+            }
+            slot.get_or_insert_with(|| vec![0; PAGE_BYTES].into_boxed_slice())
+                [within..within + bytes]
+                .copy_from_slice(piece);
         }
-        seg.data[offset..end].copy_from_slice(data);
     }
 
     /// Reads a little-endian word of `len` bytes (4 or 8).
@@ -390,6 +418,22 @@ mod tests {
         m.write_word(1, MemKind::Device, 8, 8, 42);
         assert_eq!(m.read_word(1, MemKind::Device, 8, 8), 42);
         assert_eq!(m.resident_bytes_peak, GROWTH_STEP_BYTES);
+    }
+
+    #[test]
+    fn words_far_apart_cost_a_page_each_and_writes_may_span_pages() {
+        let mut m = Memory::new(1);
+        m.create(0, MemKind::Device, 1 << 30);
+        m.write_word(0, MemKind::Device, 8, 8, 1);
+        m.write_word(0, MemKind::Device, 512 << 20, 8, 2);
+        assert_eq!(m.resident_bytes_peak, 2 * GROWTH_STEP_BYTES);
+        let across: Vec<u8> = (1..=16).collect();
+        m.write(0, MemKind::Device, 3 * GROWTH_STEP_BYTES - 8, &across);
+        let mut out = [0u8; 16];
+        m.read(0, MemKind::Device, 3 * GROWTH_STEP_BYTES - 8, &mut out);
+        assert_eq!(out.as_slice(), across.as_slice());
+        assert_eq!(m.read_word(0, MemKind::Device, 512 << 20, 8), 2);
+        assert_eq!(m.resident_bytes_peak, 4 * GROWTH_STEP_BYTES);
     }
 
     #[test]
