@@ -19,7 +19,7 @@ use clap::Args;
 use hw::bootstrap::{BOOTSTRAP_VAR, BootstrapError, BootstrapServer, N_RANKS_VAR, RANK_VAR};
 use hw::cuda::SHARE_GPUS_VAR;
 
-use crate::workloads;
+use tools::workloads;
 
 /// How long the other ranks may still run after one failed: long enough to print their own
 /// error, short enough that nobody waits for a hung peer.

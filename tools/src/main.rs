@@ -8,7 +8,6 @@ mod launch;
 mod litmus;
 mod run;
 mod topo;
-mod workloads;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -12,7 +12,7 @@ use serde::Serialize;
 use sim::{OpCounts, Sim, SimReport};
 
 use crate::launch::{self, LaunchArgs};
-use crate::workloads::{self, BandwidthPoint, PeOutcome, Workload};
+use tools::workloads::{self, BandwidthPoint, PeOutcome, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem run ring --pes 8 --topology hgx8 --seed 1

@@ -126,22 +126,32 @@ pub const WORKLOADS: &[Workload] = &[
     },
 ];
 
+/// A workload name that is not built in.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown workload {name:?}; the workloads are:\n{list}")]
+pub struct UnknownWorkload {
+    /// The name asked for.
+    pub name: String,
+    /// Every workload with what it does, a line each.
+    pub list: String,
+}
+
 /// Finds a workload by name.
 ///
 /// # Errors
-/// An unknown name, with the list of workloads.
-pub fn lookup(name: &str) -> anyhow::Result<&'static Workload> {
-    if let Some(workload) = WORKLOADS.iter().find(|w| w.name == name) {
-        return Ok(workload);
-    }
-    let list: Vec<String> = WORKLOADS
+/// [`UnknownWorkload`], listing the workloads.
+pub fn lookup(name: &str) -> Result<&'static Workload, UnknownWorkload> {
+    WORKLOADS
         .iter()
-        .map(|w| format!("  {:<13} {}", w.name, w.about))
-        .collect();
-    anyhow::bail!(
-        "unknown workload {name:?}; the workloads are:\n{}",
-        list.join("\n")
-    )
+        .find(|w| w.name == name)
+        .ok_or_else(|| UnknownWorkload {
+            name: name.to_owned(),
+            list: WORKLOADS
+                .iter()
+                .map(|w| format!("  {:<13} {}", w.name, w.about))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        })
 }
 
 /// Runs `workload` on this PE.

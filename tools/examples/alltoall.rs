@@ -1,0 +1,8 @@
+//! The seed's `alltoall` example on the simulator: `cargo run -p tools --example alltoall [PES] [TOPOLOGY]`.
+//! The program is `tools/src/workloads/alltoall.rs`.
+
+mod common;
+
+fn main() -> anyhow::Result<std::process::ExitCode> {
+    common::run_seed_example("alltoall")
+}

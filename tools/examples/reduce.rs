@@ -1,0 +1,8 @@
+//! The seed's `reduce` example on the simulator: `cargo run -p tools --example reduce [PES] [TOPOLOGY]`.
+//! The program is `tools/src/workloads/reduce.rs`.
+
+mod common;
+
+fn main() -> anyhow::Result<std::process::ExitCode> {
+    common::run_seed_example("reduce")
+}

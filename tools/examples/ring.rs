@@ -1,0 +1,8 @@
+//! The seed's `ring` example on the simulator: `cargo run -p tools --example ring [PES] [TOPOLOGY]`.
+//! The program is `tools/src/workloads/ring.rs`.
+
+mod common;
+
+fn main() -> anyhow::Result<std::process::ExitCode> {
+    common::run_seed_example("ring")
+}
