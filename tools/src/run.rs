@@ -142,6 +142,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let workload = workloads::lookup(&args.target).map_err(|e| {
+        let e = anyhow::Error::from(e);
         if args.target.contains('/') {
             e.context(format!(
                 "{} looks like a program: to start it as N processes, pass -n N",

@@ -19,7 +19,9 @@ use tools::workloads;
 pub fn run_seed_example(name: &str) -> anyhow::Result<ExitCode> {
     let mut args = std::env::args().skip(1);
     let n_pes: u32 = match args.next() {
-        Some(pes) => pes.parse().with_context(|| format!("PES must be a number, not {pes:?}"))?,
+        Some(pes) => pes
+            .parse()
+            .with_context(|| format!("PES must be a number, not {pes:?}"))?,
         None => 8,
     };
     let topology = args.next().unwrap_or_else(|| "hgx8".to_owned());
@@ -27,24 +29,36 @@ pub fn run_seed_example(name: &str) -> anyhow::Result<ExitCode> {
     let machine = sim::topology::presets::preset(&topology)
         .with_context(|| format!("unknown topology preset {topology:?}; try hgx8 or ib-8"))?;
     let sim = Sim::builder(machine).pes(n_pes).seed(0).build()?;
-    let output = run(sim, Config::from_env()?, |sh| workloads::run_on_pe(workload, sh))?;
+    let output = run(sim, Config::from_env()?, |sh| {
+        workloads::run_on_pe(workload, sh)
+    })?;
     let mut all_ok = true;
     for (pe, result) in output.results.iter().enumerate() {
-        match result {
-            Ok(outcome) => {
+        let line = match result {
+            Ok(Ok(outcome)) => {
                 all_ok &= outcome.ok;
-                println!("PE {pe}: {} {}", if outcome.ok { "ok" } else { "FAILED" }, outcome.detail);
+                let verdict = if outcome.ok { "ok" } else { "FAILED" };
+                format!("{verdict}: {}", outcome.detail)
+            }
+            Ok(Err(err)) => {
+                all_ok = false;
+                format!("FAILED: {err}")
             }
             Err(err) => {
                 all_ok = false;
-                println!("PE {pe}: {err}");
+                format!("FAILED: {err}")
             }
-        }
+        };
+        println!("PE {pe} {line}");
     }
     println!(
         "{name} on {n_pes} PEs of {topology}: {} ({} ns simulated)",
         if all_ok { "ok" } else { "FAILED" },
         output.report.sim_time_ns
     );
-    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -1,4 +1,4 @@
-//! The seed's `fcollect` example on the simulator: `cargo run -p tools --example fcollect [PES] [TOPOLOGY]`.
+//! The seed's `fcollect` example on the simulator: `cargo run -p tools --example seed_fcollect [PES] [TOPOLOGY]`.
 //! The program is `tools/src/workloads/fcollect.rs`.
 
 mod common;

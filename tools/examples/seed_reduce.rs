@@ -1,4 +1,4 @@
-//! The seed's `reduce` example on the simulator: `cargo run -p tools --example reduce [PES] [TOPOLOGY]`.
+//! The seed's `reduce` example on the simulator: `cargo run -p tools --example seed_reduce [PES] [TOPOLOGY]`.
 //! The program is `tools/src/workloads/reduce.rs`.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The seed's `alltoall` example on the simulator: `cargo run -p tools --example alltoall [PES] [TOPOLOGY]`.
+//! The seed's `alltoall` example on the simulator: `cargo run -p tools --example seed_alltoall [PES] [TOPOLOGY]`.
 //! The program is `tools/src/workloads/alltoall.rs`.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The seed's `broadcast` example on the simulator: `cargo run -p tools --example broadcast [PES] [TOPOLOGY]`.
+//! The seed's `broadcast` example on the simulator: `cargo run -p tools --example seed_broadcast [PES] [TOPOLOGY]`.
 //! The program is `tools/src/workloads/broadcast.rs`.
 
 mod common;

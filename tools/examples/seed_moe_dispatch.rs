@@ -1,4 +1,4 @@
-//! The seed's `moe-dispatch` example on the simulator: `cargo run -p tools --example moe_dispatch [PES] [TOPOLOGY]`.
+//! The seed's `moe-dispatch` example on the simulator: `cargo run -p tools --example seed_moe_dispatch [PES] [TOPOLOGY]`.
 //! The program is `tools/src/workloads/moe_dispatch.rs`.
 
 mod common;

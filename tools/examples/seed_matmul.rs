@@ -1,4 +1,4 @@
-//! The seed's `matmul` example on the simulator: `cargo run -p tools --example matmul [PES] [TOPOLOGY]`.
+//! The seed's `matmul` example on the simulator: `cargo run -p tools --example seed_matmul [PES] [TOPOLOGY]`.
 //! The program is `tools/src/workloads/matmul.rs`.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The seed's `ring` example on the simulator: `cargo run -p tools --example ring [PES] [TOPOLOGY]`.
+//! The seed's `ring` example on the simulator: `cargo run -p tools --example seed_ring [PES] [TOPOLOGY]`.
 //! The program is `tools/src/workloads/ring.rs`.
 
 mod common;
