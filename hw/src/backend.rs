@@ -185,7 +185,12 @@ pub trait Device {
     ///
     /// # Errors
     /// [`QueueError::Deadline`] at `deadline`; [`QueueError::Deadlock`] when no PE can run.
-    fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError>;
+    fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
+        // Why a provided method: one word is the one-element case of many, and a backend
+        // that waits on many words the same way it waits on one keeps a single wait loop.
+        self.wait_until_any(&[spec], deadline)
+            .map(|(_, value)| value)
+    }
 
     /// Blocks until at least one of `specs` holds, and returns the index of one that holds
     /// (the lowest one that held when this PE looked) and its word's value. Waiting on many

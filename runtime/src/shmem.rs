@@ -121,12 +121,7 @@ impl<B: Backend> Shmem<B> {
             exit,
             locks: HeldLocks::default(),
         });
-        let all_slots = if pe.config.teams_max >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << pe.config.teams_max) - 1
-        };
-        let predefined = (1u64 << crate::team::PREDEFINED_SLOTS) - 1;
+        let free_slots = crate::team::free_slots_at_init(pe.config.teams_max);
         let shmem = Shmem {
             ctx: Ctx {
                 pe,
@@ -137,7 +132,7 @@ impl<B: Backend> Shmem<B> {
             },
             teams,
             team_layout,
-            team_slots_free: Cell::new(all_slots & !predefined),
+            team_slots_free: Cell::new(free_slots),
         };
         shmem.sync_all()?;
         Ok(shmem)

@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 pub(crate) use area::{COLLECTIVE_COUNTERS, GATHER_WORDS, SlotArea, SlotLayout};
 pub(crate) use members::Members;
-pub(crate) use predefined::{PREDEFINED_SLOTS, Predefined};
+pub(crate) use predefined::{Predefined, free_slots_at_init};
 pub(crate) use split::fingerprint;
 pub(crate) use sync::rounds;
 

@@ -179,11 +179,6 @@ impl Device for SimDevice {
         );
     }
 
-    fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
-        self.wait_until_any(&[spec], deadline)
-            .map(|(_, value)| value)
-    }
-
     fn wait_until_any(
         &self,
         specs: &[WaitSpec],

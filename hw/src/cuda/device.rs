@@ -436,23 +436,14 @@ impl Device for CudaDevice {
         }
     }
 
-    /// Polls the word with synchronous copies, pausing from about 1 µs up to 100 µs between
-    /// reads.
+    /// Polls every word in turn with synchronous copies, pausing from about 1 µs up to 100 µs
+    /// between rounds of reads. [`Device::wait_until`] is the one-word case.
     ///
     /// # Ordering
     /// The value read is in memory, so the update that wrote it has completed. Every peer
     /// operation is an NVLink copy or a system-scope atomic whose completion makes it visible
     /// in GPU memory, so after the wait every delivered update is visible to this PE's reads:
     /// no separate consistency step is needed.
-    fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
-        self.wait_until_any(&[spec], deadline)
-            .map(|(_, value)| value)
-    }
-
-    /// Polls every word in turn, as [`Device::wait_until`] polls one.
-    ///
-    /// # Ordering
-    /// As [`Device::wait_until`].
     fn wait_until_any(
         &self,
         specs: &[WaitSpec],

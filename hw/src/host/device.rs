@@ -254,11 +254,6 @@ impl Device for HostDevice {
             .with_segment(self.ctx.pe, dst.kind, |s| s.write(dst.offset, data));
     }
 
-    fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
-        self.wait_until_any(&[spec], deadline)
-            .map(|(_, value)| value)
-    }
-
     fn wait_until_any(
         &self,
         specs: &[WaitSpec],

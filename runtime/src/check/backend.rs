@@ -192,12 +192,6 @@ impl<B: Backend> Device for CheckedDevice<B> {
         lock(&self.detector).local(self.pe, AccessKind::LocalWrite, dst);
     }
 
-    fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError> {
-        let value = self.inner.wait_until(spec, deadline)?;
-        lock(&self.detector).poll_satisfied(self.pe, spec.word);
-        Ok(value)
-    }
-
     fn wait_until_any(
         &self,
         specs: &[WaitSpec],

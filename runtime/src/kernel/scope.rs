@@ -122,11 +122,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// As [`Ctx::put`]; the group errors of [`Scoped`].
     pub async fn put<T: Element>(&self, dst: Sym<T>, src: &[T], pe: u32) -> Result<(), ShmemError> {
         let call = self.call(format!("put({dst:?}, pe {pe})"), as_bytes(src));
-        self.meet(call, async || {
-            self.ctx.put(dst, src, pe).map(|()| Shared::Nothing)
-        })
-        .await
-        .map(drop)
+        self.meet_then(call, |ctx| ctx.put(dst, src, pe)).await
     }
 
     /// [`Scoped::put`] without waiting for delivery (`put_nbi`, `put_nbi_warp`,
@@ -141,11 +137,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
         pe: u32,
     ) -> Result<(), ShmemError> {
         let call = self.call(format!("put_nbi({dst:?}, pe {pe})"), as_bytes(src));
-        self.meet(call, async || {
-            self.ctx.put_nbi(dst, src, pe).map(|()| Shared::Nothing)
-        })
-        .await
-        .map(drop)
+        self.meet_then(call, |ctx| ctx.put_nbi(dst, src, pe)).await
     }
 
     /// Reads `src` from PE `pe` into this PE's part of `dst` (`get`, `get_warp`,
@@ -198,13 +190,8 @@ impl<'k, B: Backend> Scoped<'k, B> {
             format!("put_signal({dst:?}, {sig:?} {op:?} {value}, pe {pe})"),
             as_bytes(src),
         );
-        self.meet(call, async || {
-            self.ctx
-                .put_signal(dst, src, sig, value, op, pe)
-                .map(|()| Shared::Nothing)
-        })
-        .await
-        .map(drop)
+        self.meet_then(call, |ctx| ctx.put_signal(dst, src, sig, value, op, pe))
+            .await
     }
 
     /// [`Scoped::put_signal`] without waiting for delivery (`put_signal_nbi`, ...).
@@ -224,13 +211,8 @@ impl<'k, B: Backend> Scoped<'k, B> {
             format!("put_signal_nbi({dst:?}, {sig:?} {op:?} {value}, pe {pe})"),
             as_bytes(src),
         );
-        self.meet(call, async || {
-            self.ctx
-                .put_signal_nbi(dst, src, sig, value, op, pe)
-                .map(|()| Shared::Nothing)
-        })
-        .await
-        .map(drop)
+        self.meet_then(call, |ctx| ctx.put_signal_nbi(dst, src, sig, value, op, pe))
+            .await
     }
 
     /// Orders the context's puts, atomics and signals to each PE ([`Ctx::fence`]). The
@@ -240,9 +222,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// As [`Ctx::fence`]; the group errors of [`Scoped`].
     pub async fn fence(&self) -> Result<(), ShmemError> {
         let call = self.call("fence".into(), &[]);
-        self.meet(call, async || self.ctx.fence().map(|()| Shared::Nothing))
-            .await
-            .map(drop)
+        self.meet_then(call, |ctx| ctx.fence()).await
     }
 
     /// Completes the context's operations ([`Ctx::quiet`]): every thread's, since they share
@@ -252,9 +232,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// As [`Ctx::quiet`]; the group errors of [`Scoped`].
     pub async fn quiet(&self) -> Result<(), ShmemError> {
         let call = self.call("quiet".into(), &[]);
-        self.meet(call, async || self.ctx.quiet().map(|()| Shared::Nothing))
-            .await
-            .map(drop)
+        self.meet_then(call, |ctx| ctx.quiet()).await
     }
 
     /// Waits until this PE's `ivar` satisfies `ivar cmp value`, and returns the value that
@@ -365,11 +343,22 @@ impl<'k, B: Backend> Scoped<'k, B> {
         }
     }
 
-    /// Meets the group with a call that does nothing but synchronise.
-    pub(crate) async fn meet_only(&self, what: &'static str) -> Result<(), ShmemError> {
-        self.meet(self.call(what.into(), &[]), async || Ok(Shared::Nothing))
+    /// Meets the group with `call`; the last thread to arrive runs `op` on the context, a
+    /// call that returns nothing, and every thread gets its outcome.
+    async fn meet_then(
+        &self,
+        call: Call<'_>,
+        op: impl FnOnce(&Ctx<B>) -> Result<(), ShmemError>,
+    ) -> Result<(), ShmemError> {
+        self.meet(call, async || op(self.ctx).map(|()| Shared::Nothing))
             .await
             .map(drop)
+    }
+
+    /// Meets the group with a call that does nothing but synchronise.
+    pub(crate) async fn meet_only(&self, what: &'static str) -> Result<(), ShmemError> {
+        self.meet_then(self.call(what.into(), &[]), |_| Ok(()))
+            .await
     }
 
     /// The call `what` on this scope's context, sending `data`.

@@ -14,7 +14,14 @@ pub(crate) struct Predefined {
 }
 
 /// The slots the predefined teams hold.
-pub(crate) const PREDEFINED_SLOTS: u32 = 3;
+const PREDEFINED_SLOTS: u32 = 3;
+
+/// The slots free on a PE at init, one bit each: slots below `teams_max` (at most 64, which
+/// init checks) that no predefined team holds.
+pub(crate) fn free_slots_at_init(teams_max: u32) -> u64 {
+    let all = u64::MAX >> (64 - teams_max.min(64));
+    all & !((1 << PREDEFINED_SLOTS) - 1)
+}
 
 impl Predefined {
     pub(crate) fn new<D: Device>(device: &D, layout: SlotLayout, config: TeamConfig) -> Predefined {

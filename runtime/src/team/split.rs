@@ -231,7 +231,9 @@ fn masks_of(parent: &Team, members: &Members, all: &[[u64; 2]]) -> Result<Vec<u6
         .collect())
 }
 
-/// The lowest slot below `teams_max` free in every mask, leaving out `taken(k)` of mask `k`.
+/// The lowest slot free in every mask, leaving out `taken(k)` of mask `k`. A PE's mask has
+/// no bit at or above its `RSHMEM_TEAMS_MAX` ([`crate::team::free_slots_at_init`]), so the
+/// result is a slot every member has; `teams_max` is for the error.
 fn lowest_common_slot(
     masks: &[u64],
     taken: impl Fn(usize) -> u64,
@@ -241,16 +243,10 @@ fn lowest_common_slot(
         .iter()
         .enumerate()
         .fold(u64::MAX, |acc, (k, mask)| acc & mask & !taken(k));
-    let limit = if teams_max >= 64 {
-        u64::MAX
-    } else {
-        (1 << teams_max) - 1
-    };
-    let usable = common & limit;
-    if usable == 0 {
+    if common == 0 {
         Err(ShmemError::TeamsExhausted { max: teams_max })
     } else {
-        Ok(usable.trailing_zeros())
+        Ok(common.trailing_zeros())
     }
 }
 
