@@ -67,8 +67,9 @@ extern "C" __global__ void fetch_add_latency(unsigned long long *ctr, unsigned i
     *out = v;
 }
 
-// `iters` sum reductions of `n` floats over every PE, by one block per PE.
-extern "C" __global__ void sum_reduce(float *dest, const float *source, unsigned long long n,
+// `iters` sum reductions of `n` floats over every PE, by one block per PE. Launched with 1024
+// threads, so it tells the compiler (without the bound the reduction's registers allow 896).
+extern "C" __global__ void __launch_bounds__(1024) sum_reduce(float *dest, const float *source, unsigned long long n,
                                       unsigned int iters) {
     for (unsigned int i = 0; i < iters; i++) rshmem_sum_reduce_block(dest, source, n);
 }

@@ -300,9 +300,9 @@ pub(crate) fn table(ours: &[Line], nvshmem: Option<&[Line]>, shared_gpu: bool) -
     }
     for (metric, value) in &theirs {
         if !seen.contains(metric) {
-            let target_text = target(metric).map_or("", |t| t.text);
+            let (target_text, met) = target(metric).map_or(("", ""), |t| (t.text, "**no**"));
             rows.push(format!(
-                "| {metric} | not measured | {value:.3} | - | {target_text} | **no** |"
+                "| {metric} | not measured | {value:.3} | - | {target_text} | {met} |"
             ));
         }
     }

@@ -69,18 +69,34 @@ impl BenchPe<'_> {
         block: u32,
         args: &[KernelArg],
     ) -> Result<f64, String> {
+        self.timed_launches(kernel, grid, block, args, 1)
+    }
+
+    /// Launches `kernel` `launches` times back to back on the stream and returns the GPU
+    /// milliseconds from before the first launch to the end of the last.
+    fn timed_launches(
+        &self,
+        kernel: &DeviceKernel,
+        grid: u32,
+        block: u32,
+        args: &[KernelArg],
+        launches: u32,
+    ) -> Result<f64, String> {
         let ((), ms) = self
             .queue
             .time_on_stream(|q| {
-                // SAFETY: every kernel of kernels.cu takes the arguments its callers here pass
-                // (heap offsets inside HEAP_BYTES for pointers, then the integers declared),
-                // touches only the heaps within those ranges, and makes collective calls with
-                // whole warps or blocks; barrier_all is called by one block per PE, the same
-                // number of times on both, and the ping-pong kernels of the two PEs run at
-                // once (both PEs launch them between the same two syncs).
-                unsafe { kernel.launch(q, (grid, 1, 1), (block, 1, 1), args) }
-                    .map(|_| ())
-                    .map_err(|e| hw::QueueError::Lost(e.to_string()))
+                for _ in 0..launches {
+                    // SAFETY: every kernel of kernels.cu takes the arguments its callers here
+                    // pass (heap offsets inside HEAP_BYTES for pointers, then the integers
+                    // declared), touches only the heaps within those ranges, and makes
+                    // collective calls with whole warps or blocks; barrier_all and the
+                    // reduction are called by one block per PE, the same number of times on
+                    // both, and the ping-pong kernels of the two PEs run at once (both PEs
+                    // launch them between the same two syncs).
+                    unsafe { kernel.launch(q, (grid, 1, 1), (block, 1, 1), args) }
+                        .map_err(|e| hw::QueueError::Lost(e.to_string()))?;
+                }
+                Ok::<(), hw::QueueError>(())
             })
             .map_err(|e| format!("{}: {e}", kernel.name()))?;
         Ok(ms)
@@ -238,27 +254,31 @@ fn small_puts(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     Ok(())
 }
 
-/// put_signal ping-pong of 8 B, 512 B and 32 KiB; half a round trip.
+/// put_signal ping-pong of 8 B, 512 B and 32 KiB; half a round trip, after a warm-up of 10
+/// (the signal word is zeroed before each, with both PEs out of the kernel).
 fn signal_pingpong(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let kernel = pe.kernel("signal_pingpong")?;
     let mut bytes = 8u64;
     while bytes <= 65_536 {
-        zero_word(pe, SIG);
-        pe.sync()?;
-        let iters = 5000;
-        let ms = pe.timed(
-            &kernel,
-            1,
-            1,
-            &[
+        let args = |iters: u32| {
+            [
                 KernelArg::Heap(BUF),
                 KernelArg::Heap(SIG),
                 KernelArg::U64(bytes),
                 KernelArg::U32(iters),
                 KernelArg::I32(pe.me as i32),
                 KernelArg::I32(pe.peer),
-            ],
-        )?;
+            ]
+        };
+        let iters = 5000;
+        let mut ms = 0.0;
+        for run_iters in [10, iters] {
+            zero_word(pe, SIG);
+            pe.sync()?;
+            ms = pe.timed(&kernel, 1, 1, &args(run_iters))?;
+            pe.queue.quiet(pe.deadline()).map_err(|e| e.to_string())?;
+            pe.sync()?;
+        }
         if pe.me == 0 {
             lines.push(
                 Line::new("put_signal_pingpong", Some(bytes), half_rtt_us(ms, iters))
@@ -288,8 +308,11 @@ fn device_barrier(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String>
     pe.sync()
 }
 
-/// Sum reduction of 8 KiB of floats over both PEs, from the device (one block of 1024
-/// threads per PE, launched on the queue's stream: NVSHMEM's `sum_reduce_on_stream`).
+/// Sum reduction of 8 KiB of floats over both PEs by the device API's
+/// `rshmem_sum_reduce_block` (one block of 1024 threads per PE). As NVSHMEM's
+/// `sum_reduce_on_stream`, each reduction is one launch on the queue's stream, timed over 1000
+/// launches, so the launch's cost counts; `sum_reduce_in_kernel` is the same reduction 1000
+/// times inside one launch (the collective's own cost).
 fn sum_reduce(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     let kernel = pe.kernel("sum_reduce")?;
     let bytes = 8192u64;
@@ -302,15 +325,34 @@ fn sum_reduce(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
         ]
     };
     pe.sync()?;
-    pe.timed(&kernel, 1, 1024, &args(10))?;
+    pe.timed_launches(&kernel, 1, 1024, &args(1), 10)?;
     let iters = 1000;
-    let ms = pe.timed(&kernel, 1, 1024, &args(iters))?;
+    let launched_ms = pe.timed_launches(&kernel, 1, 1024, &args(1), iters)?;
+    let in_kernel_ms = pe.timed(&kernel, 1, 1024, &args(iters))?;
     if pe.me == 0 {
-        lines
-            .push(Line::new("sum_reduce_on_stream", Some(bytes), us_per_op(ms, iters)).field("us"));
         lines.push(
-            Line::new("sum_reduce_on_stream", Some(bytes), gbps(bytes, iters, ms))
-                .field("algbw_GBps"),
+            Line::new(
+                "sum_reduce_on_stream",
+                Some(bytes),
+                us_per_op(launched_ms, iters),
+            )
+            .field("us"),
+        );
+        lines.push(
+            Line::new(
+                "sum_reduce_on_stream",
+                Some(bytes),
+                gbps(bytes, iters, launched_ms),
+            )
+            .field("algbw_GBps"),
+        );
+        lines.push(
+            Line::new(
+                "sum_reduce_in_kernel",
+                Some(bytes),
+                us_per_op(in_kernel_ms, iters),
+            )
+            .field("us"),
         );
     }
     pe.sync()

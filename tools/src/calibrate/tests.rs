@@ -94,7 +94,7 @@ fn the_bandwidth_curve_comes_in_closed_form_from_the_put_sizes() {
     }
     text.push_str(
         "put_signal_pingpong bytes=8 half_rtt_us=2\ndevice_barrier_all_us=2\n\
-         sum_reduce_on_stream bytes=8192 us=7 algbw_GBps=1.1\np_pingpong half_rtt_us=1\n\
+         sum_reduce_in_kernel bytes=8192 us=7\np_pingpong half_rtt_us=1\n\
          fetch_add_latency_us=1\n",
     );
     let measured = measured::parse(&text, Path::new("curve.raw")).unwrap();
@@ -126,8 +126,7 @@ put_bw bytes=67108864 GBps=360.500
 put_bw bytes=268435456 GBps=360.700
 put_signal_pingpong bytes=8 half_rtt_us=2.170
 device_barrier_all_us=2.560
-sum_reduce_on_stream bytes=8192 us=7.600
-sum_reduce_on_stream bytes=8192 algbw_GBps=1.078
+sum_reduce_in_kernel bytes=8192 us=2.400
 p_pingpong half_rtt_us=1.224
 fetch_add_latency_us=0.915
 ";
@@ -154,13 +153,13 @@ fn malformed_files_are_refused_naming_the_file_the_line_and_the_problem() {
     let err = read_err(&GOOD.replace("half_rtt_us=1.224", "half_rtt_us=-1"));
     assert_eq!(
         err,
-        "m.raw:11: p_pingpong half_rtt_us is -1; a measured time or bandwidth is a positive \
+        "m.raw:10: p_pingpong half_rtt_us is -1; a measured time or bandwidth is a positive \
          number"
     );
 
     let err = read_err(&format!("{GOOD}fetch_add_latency_us=0.9\n"));
     assert!(
-        err.starts_with("m.raw:13: fetch_add_latency_us was given already at line 12"),
+        err.starts_with("m.raw:12: fetch_add_latency_us was given already at line 11"),
         "{err}"
     );
 
@@ -172,7 +171,7 @@ fn malformed_files_are_refused_naming_the_file_the_line_and_the_problem() {
         "{err}"
     );
     let err = read_err("## rshmem on nothing\n");
-    assert!(err.contains("lacks 11 of the metrics"), "{err}");
+    assert!(err.contains("lacks 10 of the metrics"), "{err}");
     assert!(err.contains("put_bw 1 MiB GBps"), "{err}");
 
     let err = measured::read(Path::new("no/such.raw")).unwrap_err();

@@ -6,8 +6,11 @@
 pub(crate) const MAX_PES: usize = 128;
 
 /// Bytes of synchronisation memory per PE (`RSHMEM_SYNC_BYTES`): the header's
-/// `rshmem_sync_t`, a barrier epoch and an arrival slot per PE, fits (it `static_assert`s so).
-pub(crate) const SYNC_BYTES: u64 = 4096;
+/// `rshmem_sync_t` (barrier and pushed-reduction epochs and a slot per PE for each) in the
+/// first 4 KiB (it `static_assert`s so), then the collectives' scratch, where the sum
+/// reduction's pushes land. 2 MiB is the VMM granularity of the GPUs the backend targets, so
+/// the scratch takes no memory a smaller size would not.
+pub(crate) const SYNC_BYTES: u64 = 2 << 20;
 
 /// The size of `rshmem_state_t`: two `int`s, the heap size, and two arrays of addresses.
 pub(crate) const STATE_BYTES: usize = 4 + 4 + 8 + 2 * 8 * MAX_PES;
