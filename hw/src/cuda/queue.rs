@@ -273,10 +273,7 @@ impl CudaQueue {
     fn retire(&self) -> Result<(), DriverCallError> {
         self.mark_last()?;
         let mut in_flight = self.in_flight.borrow_mut();
-        loop {
-            let Some(marked) = in_flight.iter().position(|op| op.event.is_some()) else {
-                break;
-            };
+        while let Some(marked) = in_flight.iter().position(|op| op.event.is_some()) {
             let event = in_flight[marked].event.as_ref().expect("found marked");
             if !event.try_is_complete().during("cuEventQuery")? {
                 break;
