@@ -237,6 +237,15 @@ pub trait Queue {
     /// The ticket completes once the data is delivered.
     fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError>;
 
+    /// Copies `src`, a range of the calling PE's own memory, into `dst`: a put from
+    /// symmetric memory, with no copy through the caller's buffer (NVSHMEM's
+    /// `putmem_on_stream`; on CUDA the copy engine does it).
+    ///
+    /// # Ordering
+    /// As [`Queue::put`], except that `src` is read when the operation runs, at any time
+    /// until its ticket completes: the caller must not change `src` before then.
+    fn put_from_local(&self, dst: RemoteRange, src: LocalRange) -> Result<Ticket, QueueError>;
+
     /// Reads `src`; the bytes are taken with [`Queue::take_fetched`] once the ticket
     /// completes.
     ///
@@ -281,6 +290,21 @@ pub trait Queue {
     /// # Ordering
     /// Orders delivery, not completion. Does not order gets or fetched values.
     fn fence(&self) -> Result<(), QueueError>;
+
+    /// Makes every operation issued on this queue after the call run only after every
+    /// operation issued before it has completed: what a CUDA stream does between any two of
+    /// its operations, and what on-stream calls promise.
+    ///
+    /// # Ordering
+    /// Stronger than [`Queue::fence`]: completion rather than delivery, across every target
+    /// PE. The default waits for the earlier operations ([`Queue::quiet`]); a queue that
+    /// runs its operations one after another overrides it with nothing to do.
+    ///
+    /// # Errors
+    /// As [`Queue::quiet`].
+    fn serialize(&self, deadline: Instant) -> Result<(), QueueError> {
+        self.quiet(deadline)
+    }
 
     /// Blocks until every operation issued on this queue has completed.
     ///

@@ -62,6 +62,7 @@ mod info;
 mod kernel;
 mod lock;
 mod memory;
+mod on_stream;
 mod ordering;
 mod pe;
 mod ptr;

@@ -30,6 +30,24 @@ impl Queue for SimQueue {
         Ok(self.handle.world().put(self.id, dst, data))
     }
 
+    /// Reads the source when the put is posted, then puts those bytes.
+    ///
+    /// # Ordering
+    /// As [`Queue::put`]: reading at posting is one of the times the contract allows.
+    fn put_from_local(&self, dst: RemoteRange, src: LocalRange) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            dst.len, src.len,
+            "put_from_local: source and destination lengths differ"
+        );
+        self.handle.pace_post();
+        let mut world = self.handle.world();
+        let mut data = vec![0; src.len as usize];
+        world
+            .mem
+            .read(self.handle.pe, src.kind, src.offset, &mut data);
+        Ok(world.put(self.id, dst, &data))
+    }
+
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
         self.handle.pace_post();
         Ok(self.handle.world().get(self.id, src, None))

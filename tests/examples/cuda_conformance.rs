@@ -20,12 +20,13 @@ use tests::bodies;
 
 type Body = fn(&Shmem<CudaBackend>) -> Result<(), BodyError>;
 
-const BODIES: [(&str, Body); 6] = [
+const BODIES: [(&str, Body); 7] = [
     ("ring", bodies::ring),
     ("fenced_message_passing", bodies::fenced_message_passing),
     ("signal_message_passing", bodies::signal_message_passing),
     ("fetch_add_counter", bodies::fetch_add_counter),
     ("get_after_barrier", bodies::get_after_barrier),
+    ("on_stream", bodies::on_stream),
     ("device_api_ring", device_api_ring),
 ];
 

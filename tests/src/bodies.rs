@@ -209,3 +209,62 @@ pub fn team_collectives<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
     sh.free(source)?;
     result
 }
+
+/// On-stream operations: each PE puts a symmetric source to the next with `put_on_stream`,
+/// then signals it on the stream; the receiver waits for the signal and must see the data,
+/// gets its own copy back with `get_on_stream`, and a put-with-signal on the stream carries a
+/// second block. Runs on a context of its own, so its stream is not the default one.
+pub fn on_stream<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes());
+    let (to, from) = ((me + 1) % n, (me + n - 1) % n);
+    let source = sh.malloc::<u64>(256)?;
+    let landed = sh.calloc::<u64>(256)?;
+    let echoed = sh.calloc::<u64>(256)?;
+    let signal = sh.calloc::<u64>(1)?;
+    let mine: Vec<u64> = (0..256).map(|i| u64::from(me) << 32 | i).collect();
+    sh.set_local(source, &mine)?;
+    sh.barrier_all()?;
+    let stream = sh.ctx_create(rshmem::CtxOptions::default())?;
+    stream.put_on_stream(landed, source, to)?;
+    stream.signal_op_on_stream(signal, 1, SignalOp::Add, to)?;
+    stream.quiet_on_stream()?;
+    sh.signal_wait_until(signal, Cmp::Ge, 1)?;
+    let expected: Vec<u64> = (0..256).map(|i| u64::from(from) << 32 | i).collect();
+    let got = sh.local(landed)?;
+    if got != expected {
+        return Err(violated(format!(
+            "PE {me} saw the on-stream signal but data {:?}.. from PE {from}",
+            &got[..4]
+        )));
+    }
+    // The block this PE received is the one it sent, moved by one PE: get it back from
+    // `to`, on the stream, and compare with the source.
+    sh.barrier_all()?;
+    stream.get_on_stream(echoed, landed, to)?;
+    stream.quiet()?;
+    if sh.local(echoed)? != mine {
+        return Err(violated(format!(
+            "PE {me}'s get_on_stream from PE {to} did not return the block it put there"
+        )));
+    }
+    sh.barrier_all()?;
+    let doubled: Vec<u64> = mine.iter().map(|v| v * 2).collect();
+    sh.set_local(source, &doubled)?;
+    stream.put_signal_on_stream(landed, source, signal, 2, SignalOp::Add, to)?;
+    sh.signal_wait_until(signal, Cmp::Ge, 3)?;
+    let got = sh.local(landed)?;
+    let expected: Vec<u64> = expected.iter().map(|v| v * 2).collect();
+    if got != expected {
+        return Err(violated(format!(
+            "PE {me} saw the put_signal_on_stream signal but data {:?}..",
+            &got[..4]
+        )));
+    }
+    sh.barrier_all_on_stream(&stream)?;
+    sh.ctx_destroy(stream)?;
+    sh.free(signal)?;
+    sh.free(echoed)?;
+    sh.free(landed)?;
+    sh.free(source)?;
+    Ok(())
+}

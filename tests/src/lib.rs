@@ -159,5 +159,10 @@ macro_rules! conformance_tests {
         fn team_collectives() {
             $run($crate::bodies::team_collectives);
         }
+
+        #[test]
+        fn on_stream() {
+            $run($crate::bodies::on_stream);
+        }
     };
 }

@@ -97,34 +97,6 @@ impl CudaQueue {
         Ok(self.issue_unmarked())
     }
 
-    /// Copies this PE's own `src` to `dst` on a peer (or itself) with the GPU's copy engine:
-    /// the host-initiated put of symmetric data that NVSHMEM calls `putmem_on_stream`, with
-    /// no staging through host memory. The source may be changed again once the ticket
-    /// completes.
-    ///
-    /// # Ordering
-    /// As [`Queue::put`]: in stream order with every operation of this queue, kernels of the
-    /// device-side API launched on it included.
-    ///
-    /// # Errors
-    /// A driver error enqueuing the copy.
-    ///
-    /// # Panics
-    /// If the lengths differ or a range is outside its segment or not imported (contract
-    /// violations; the runtime checks them first).
-    pub fn put_from_local(&self, dst: RemoteRange, src: LocalRange) -> Result<Ticket, QueueError> {
-        assert_eq!(
-            dst.len, src.len,
-            "put_from_local: source and destination lengths differ"
-        );
-        let (target, source) = (
-            self.remote(dst, "put_from_local"),
-            self.local(src, "put_from_local"),
-        );
-        self.copy(target, source, src.len as usize)?;
-        Ok(self.issue_unmarked())
-    }
-
     /// Runs `enqueue` (which issues work on this queue) between two timing events of the
     /// queue's stream, waits for the second, and returns `enqueue`'s value and the GPU time
     /// between the events in milliseconds: how CUDA programs time stream work (NVSHMEM's
@@ -341,6 +313,26 @@ impl Queue for CudaQueue {
         self.issue(Some(staging), None)
     }
 
+    /// Copies this PE's own `src` to `dst` on a peer (or itself) with the GPU's copy engine,
+    /// with no staging through host memory.
+    ///
+    /// # Ordering
+    /// In stream order with every operation of this queue, kernels of the device-side API
+    /// launched on it included (stronger than the contract). The copy reads `src` when the
+    /// stream reaches it.
+    fn put_from_local(&self, dst: RemoteRange, src: LocalRange) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            dst.len, src.len,
+            "put_from_local: source and destination lengths differ"
+        );
+        let (target, source) = (
+            self.remote(dst, "put_from_local"),
+            self.local(src, "put_from_local"),
+        );
+        self.copy(target, source, src.len as usize)?;
+        Ok(self.issue_unmarked())
+    }
+
     /// Enqueues a copy from the source into a pinned staging buffer.
     ///
     /// # Ordering
@@ -431,6 +423,14 @@ impl Queue for CudaQueue {
     /// The stream already delivers every operation in issue order, to every target, so the
     /// operations before a fence are delivered before those after it.
     fn fence(&self) -> Result<(), QueueError> {
+        Ok(())
+    }
+
+    /// Nothing to do.
+    ///
+    /// # Ordering
+    /// A stream starts each operation after the previous one completed.
+    fn serialize(&self, _deadline: Instant) -> Result<(), QueueError> {
         Ok(())
     }
 

@@ -86,6 +86,24 @@ impl Queue for HostQueue {
         Ok(self.ticket())
     }
 
+    /// Reads the source from this PE's own segment, then writes it to the target.
+    ///
+    /// # Ordering
+    /// As [`Queue::put`]: complete when this returns.
+    fn put_from_local(&self, dst: RemoteRange, src: LocalRange) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            dst.len, src.len,
+            "put_from_local: source and destination lengths differ"
+        );
+        let bytes = self.read_remote(RemoteRange {
+            pe: self.ctx.pe,
+            kind: src.kind,
+            offset: src.offset,
+            len: src.len,
+        });
+        self.put(dst, &bytes)
+    }
+
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
         let bytes = self.read_remote(src);
         let t = self.ticket();

@@ -261,6 +261,15 @@ impl<B: Backend> hw::Queue for CheckedQueue<B> {
         Ok(self.issued(ticket, dst.pe, true, &[part], None))
     }
 
+    fn put_from_local(&self, dst: RemoteRange, src: LocalRange) -> Result<Ticket, QueueError> {
+        let ticket = self.inner.put_from_local(dst, src)?;
+        let parts = [
+            Part::remote(AccessKind::Put, dst),
+            Part::local(AccessKind::PutSource, self.pe, src),
+        ];
+        Ok(self.issued(ticket, dst.pe, true, &parts, None))
+    }
+
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
         let ticket = self.inner.get(src)?;
         let part = Part::remote(AccessKind::Get, src);
@@ -309,6 +318,14 @@ impl<B: Backend> hw::Queue for CheckedQueue<B> {
 
     fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
         self.inner.quiet(deadline)?;
+        lock(&self.detector).quiet(self.pe, self.index);
+        Ok(())
+    }
+
+    /// The inner queue's, recorded as a quiet: what follows runs after what came before
+    /// completed.
+    fn serialize(&self, deadline: Instant) -> Result<(), QueueError> {
+        self.inner.serialize(deadline)?;
         lock(&self.detector).quiet(self.pe, self.index);
         Ok(())
     }

@@ -21,6 +21,9 @@ pub enum AccessKind {
     SignalUpdate,
     /// A plain load of the PE's own memory (`local`, `signal_fetch`).
     LocalRead,
+    /// The source of an on-stream put, read in the PE's own memory while the put is in
+    /// flight.
+    PutSource,
     /// A plain store to the PE's own memory (`set_local`, `calloc`'s zeroing).
     LocalWrite,
 }
@@ -30,7 +33,10 @@ impl AccessKind {
     pub fn writes(self) -> bool {
         !matches!(
             self,
-            AccessKind::Get | AccessKind::AtomicFetch | AccessKind::LocalRead
+            AccessKind::Get
+                | AccessKind::AtomicFetch
+                | AccessKind::LocalRead
+                | AccessKind::PutSource
         )
     }
 
@@ -53,6 +59,7 @@ impl AccessKind {
             AccessKind::PutSignalData => "put_signal data",
             AccessKind::SignalUpdate => "signal update",
             AccessKind::LocalRead => "local read",
+            AccessKind::PutSource => "on-stream put source",
             AccessKind::LocalWrite => "local write",
         }
     }
