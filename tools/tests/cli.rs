@@ -75,7 +75,8 @@ fn put_bw_rises_and_reaches_the_modelled_nv18_bandwidth() {
     let last = curve.last().unwrap();
     assert_eq!(last["bytes"], 256u64 << 20);
     let gbps = last["gbps"].as_f64().unwrap();
-    let model = sim::topology::presets::H200X2_NVLINK_BYTES_PER_S as f64 / 1e9;
+    let h200x2 = sim::topology::presets::preset("h200x2").unwrap();
+    let model = h200x2.link(hw::topology::LinkId(0)).bandwidth_bytes_per_s as f64 / 1e9;
     assert!((gbps - model).abs() / model < 0.05, "{gbps} vs {model}");
     assert!(curve.first().unwrap()["gbps"].as_f64().unwrap() < gbps / 10.0);
 }
@@ -313,7 +314,7 @@ fn calibrate_refuses_what_it_cannot_fit_naming_the_file_and_line() {
         ),
         (
             &["calibrate", "--measured", partial.to_str().unwrap()],
-            "partial.raw lacks 10 of the metrics the simulator models: put_bw 1 MiB GBps, ",
+            "partial.raw lacks 9 of the metrics the simulator models: put_bw 1 MiB GBps, ",
         ),
     ];
     for (args, needle) in cases {

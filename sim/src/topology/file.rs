@@ -371,11 +371,15 @@ gbps = 394.8
         assert_eq!(file.name(), preset.name());
         assert_eq!(file.timing(), preset.timing());
         assert_eq!(shape(&file), shape(&preset));
-        let link = file.link(hw::topology::LinkId(0));
+        let (link, preset_link) = (
+            file.link(hw::topology::LinkId(0)),
+            preset.link(hw::topology::LinkId(0)),
+        );
         assert_eq!(
             link.bandwidth_bytes_per_s,
-            presets::H200X2_NVLINK_BYTES_PER_S
+            preset_link.bandwidth_bytes_per_s
         );
+        assert_eq!(link.latency_ns, preset_link.latency_ns);
     }
 
     #[test]

@@ -11,10 +11,11 @@
 use hw::topology::{Link, LinkKind, NodeKind, Timing, Topology, TopologyBuilder};
 use petgraph::graph::NodeIndex;
 
-/// Effective NV18 bandwidth per direction between the two GPUs of the 2×H200 test machine, in
-/// bytes per second: the copy-engine peer copy of 256 MiB measured 394.8 GB/s (SPEC section 7;
-/// the physical limit is 450 GB/s per direction).
-pub const H200X2_NVLINK_BYTES_PER_S: u64 = 394_800_000_000;
+/// Effective NV18 bandwidth per direction, in bytes per second: the copy-engine peer copy of
+/// 256 MiB between the two GPUs of the 2×H200 test machine measured 394.8 GB/s (SPEC section
+/// 7; the physical limit is 450 GB/s per direction). The NVSwitch boards' links use it; the
+/// `h200x2` preset itself has its fitted bandwidth (SM-driven puts, 361 GB/s).
+const NV18_BYTES_PER_S: u64 = 394_800_000_000;
 
 /// One-way NVLink latency between two GPUs in nanoseconds. SPEC section 7 measured a remote
 /// `atomic_fetch_add` round trip of 0.915 µs; half is 457 ns, rounded to 450 ns so that the
@@ -28,7 +29,7 @@ const NVSWITCH_HOP_LATENCY_NS: u64 = NVLINK_PAIR_LATENCY_NS / 2;
 /// Per-GPU NVLink bandwidth to the NVSwitch, per direction. The raw rate is 18 × 25 = 450 GB/s
 /// (sim-and-perf.md section 2.1); we use the effective rate measured on NV18 (SPEC section 7)
 /// because the protocol overhead is the same through a switch.
-const NVSWITCH_LINK_BYTES_PER_S: u64 = H200X2_NVLINK_BYTES_PER_S;
+const NVSWITCH_LINK_BYTES_PER_S: u64 = NV18_BYTES_PER_S;
 
 /// PCIe Gen5 x16 per direction: 32 GT/s × 16 lanes × 128/130 ÷ 8 ≈ 63 GB/s
 /// (sim-and-perf.md section 2.1).
@@ -63,6 +64,20 @@ const H200_TIMING: Timing = Timing {
     local_bytes_per_s: 4_300_000_000_000,
     fence_ns: 0,
     transfer_ns: 0,
+};
+
+/// The `h200x2` link and per-operation costs as `rshmem calibrate` fitted them to a run of
+/// `rshmem bench` on the two-H200 machine (2026-11-23; BENCHMARKS.md, "Simulator vs
+/// measured"). The fit sets the link's latency and bandwidth and poll_ns, fence_ns and
+/// transfer_ns; the other boards keep the priors above (their GPUs meet through NVSwitch or
+/// InfiniBand, which this run did not measure). `sim/topologies/h200x2.toml` holds the same.
+const H200X2_FITTED_LATENCY_NS: u64 = 205;
+const H200X2_FITTED_BYTES_PER_S: u64 = 361_080_000_000;
+const H200X2_FITTED_TIMING: Timing = Timing {
+    poll_ns: 169,
+    fence_ns: 1342,
+    transfer_ns: 204,
+    ..H200_TIMING
 };
 
 /// GPUs per HGX board (SPEC section 6).
@@ -119,7 +134,7 @@ fn link(kind: LinkKind, latency_ns: u64, bandwidth_bytes_per_s: u64) -> Link {
 
 fn h200x2() -> Result<Topology, hw::topology::TopologyError> {
     let mut b = TopologyBuilder::new("h200x2");
-    b.timing(H200_TIMING);
+    b.timing(H200X2_FITTED_TIMING);
     let g0 = b.node("gpu0", NodeKind::Gpu { host: 0 });
     let g1 = b.node("gpu1", NodeKind::Gpu { host: 0 });
     // One edge stands for all 18 links of NV18.
@@ -128,8 +143,8 @@ fn h200x2() -> Result<Topology, hw::topology::TopologyError> {
         g1,
         link(
             LinkKind::NvLink,
-            NVLINK_PAIR_LATENCY_NS,
-            H200X2_NVLINK_BYTES_PER_S,
+            H200X2_FITTED_LATENCY_NS,
+            H200X2_FITTED_BYTES_PER_S,
         ),
     );
     b.build()
@@ -271,8 +286,8 @@ mod tests {
         assert_eq!(t.n_links(), 1);
         let path = t.routes_from(Pe(0)).path_to(&t, Pe(1));
         assert_eq!(path.class, PathClass::LoadStore);
-        assert_eq!(path.latency_ns, 450);
-        assert_eq!(path.bandwidth_bytes_per_s, H200X2_NVLINK_BYTES_PER_S);
+        assert_eq!(path.latency_ns, H200X2_FITTED_LATENCY_NS);
+        assert_eq!(path.bandwidth_bytes_per_s, H200X2_FITTED_BYTES_PER_S);
         assert_eq!(t.timing().local_bytes_per_s, 4_300_000_000_000);
     }
 
@@ -288,7 +303,7 @@ mod tests {
             let path = routes.path_to(&t, Pe(pe));
             assert_eq!(path.hops.len(), 2);
             assert_eq!(path.latency_ns, NVLINK_PAIR_LATENCY_NS);
-            assert_eq!(path.bandwidth_bytes_per_s, H200X2_NVLINK_BYTES_PER_S);
+            assert_eq!(path.bandwidth_bytes_per_s, NV18_BYTES_PER_S);
             assert_eq!(path.class, PathClass::LoadStore);
         }
     }
