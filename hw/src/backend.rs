@@ -117,6 +117,49 @@ pub trait Device {
     /// [`DeviceError::OutOfMemory`] if the device cannot provide `len_bytes` of `kind`.
     fn create_segment(&self, kind: MemKind, len_bytes: u64) -> Result<SegmentKey, DeviceError>;
 
+    /// Creates this PE's `kind` segment with room for `len_bytes`, of which only the first
+    /// `backed_bytes` need memory behind them until [`Device::grow_segment`] backs more: for
+    /// a symmetric heap whose limit is large and whose use is not known at start. It is
+    /// shared and imported like any segment.
+    ///
+    /// The default backs all of it ([`Device::create_segment`]).
+    ///
+    /// # Errors
+    /// As [`Device::create_segment`].
+    fn create_growable_segment(
+        &self,
+        kind: MemKind,
+        len_bytes: u64,
+        backed_bytes: u64,
+    ) -> Result<SegmentKey, DeviceError> {
+        let _ = backed_bytes;
+        self.create_segment(kind, len_bytes)
+    }
+
+    /// Backs the first `backed_bytes` of every PE's growable `kind` segment
+    /// ([`Device::create_growable_segment`]), every PE's imports included. Collective: every
+    /// PE calls it with the same length at the same point of its program, and it returns once
+    /// this PE may access that much of every PE's segment. A length already backed returns
+    /// at once (on every PE alike, since they all backed the same).
+    ///
+    /// # Ordering
+    /// Orders nothing; new memory reads as zero.
+    ///
+    /// The default has nothing to do.
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfMemory`] past the segment's length or the memory there is;
+    /// [`DeviceError::Lost`] if a driver call or the exchange with the peers failed.
+    fn grow_segment(
+        &self,
+        kind: MemKind,
+        backed_bytes: u64,
+        deadline: Instant,
+    ) -> Result<(), DeviceError> {
+        let _ = (kind, backed_bytes, deadline);
+        Ok(())
+    }
+
     /// Makes `peer`'s segment of `kind` reachable from this PE's queues.
     ///
     /// # Errors

@@ -95,6 +95,24 @@ pub enum ShmemError {
         /// Why the device refused.
         source: hw::DeviceError,
     },
+    /// The device would not back more of a growing heap's memory.
+    #[error(
+        "cannot back the first {} of the {} (it grows as allocations need it, up to {}): \
+         {source}; free memory on the device, or set {} lower so that allocations fail \
+         before the device runs out",
+        format_size(*backed_bytes),
+        heap_name(*kind),
+        heap_size_var(*kind),
+        heap_size_var(*kind)
+    )]
+    HeapGrowth {
+        /// The heap.
+        kind: MemKind,
+        /// The bytes from the heap's start that needed memory.
+        backed_bytes: u64,
+        /// Why the device refused.
+        source: hw::DeviceError,
+    },
     /// PEs called a collective operation with different arguments.
     #[error(
         "{what} differ between PEs: {values}; every PE must make the same collective calls \

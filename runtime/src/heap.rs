@@ -75,6 +75,8 @@ pub(crate) struct Access {
 pub(crate) struct Heap {
     kind: MemKind,
     size_bytes: u64,
+    /// The bytes from the start that have memory behind them on every PE (`heaps/backing.rs`).
+    backed_bytes: u64,
     /// Free blocks, offset to length; maximal (no two adjacent), so first fit is exact.
     free: BTreeMap<u64, u64>,
     /// Live allocations by offset.
@@ -94,6 +96,7 @@ impl Heap {
         Heap {
             kind,
             size_bytes,
+            backed_bytes: 0,
             free,
             live: BTreeMap::new(),
             next_id: 0,
@@ -108,6 +111,26 @@ impl Heap {
     /// The heap's size in bytes.
     pub(crate) fn size_bytes(&self) -> u64 {
         self.size_bytes
+    }
+
+    /// The bytes from the heap's start that have memory behind them on every PE.
+    pub(crate) fn backed_bytes(&self) -> u64 {
+        self.backed_bytes
+    }
+
+    /// Records that every PE's first `bytes` of the heap have memory behind them.
+    pub(crate) fn set_backed_bytes(&mut self, bytes: u64) {
+        self.backed_bytes = bytes;
+    }
+
+    /// The bytes from the heap's start to the end of its highest live allocation: what must
+    /// have memory behind it.
+    pub(crate) fn high_water_bytes(&self) -> u64 {
+        self.live
+            .last_key_value()
+            .map_or(0, |(offset, allocation)| {
+                offset + allocation.reserved_bytes - space::base_of(self.kind)
+            })
     }
 
     /// The free bytes in total (they may be fragmented).

@@ -6,6 +6,7 @@
 //! `segments.rs` creates the segments at init and trades their keys; the queries of the
 //! public API (default heap, heap of an object, sizes and use) are at the end.
 
+mod backing;
 mod segments;
 #[cfg(test)]
 mod tests;
@@ -88,6 +89,11 @@ impl Heaps {
     /// The heap of `kind`, if the run has one.
     pub(crate) fn find(&self, kind: MemKind) -> Option<&Heap> {
         self.heaps[index(kind)].as_ref()
+    }
+
+    /// The heap of `kind`, if this run has one, to change.
+    pub(crate) fn find_mut(&mut self, kind: MemKind) -> Option<&mut Heap> {
+        self.heaps[index(kind)].as_mut()
     }
 
     /// The heap of `kind`, which `wanted_by` (for the error) asks for.

@@ -143,6 +143,7 @@ impl<B: Backend> Shmem<B> {
             .borrow_mut()
             .holding_mut(access.offset)?
             .realloc(access.offset, access.owner, len_bytes, natural_align::<T>())?;
+        self.back_heap(crate::space::locate(resized.offset).0)?;
         if let Some(old) = moved_from {
             // Why a sync first: every PE's earlier operations into the old array completed
             // before the exchange, and this PE's wait in the sync makes them visible here.
@@ -225,6 +226,14 @@ impl<B: Backend> Shmem<B> {
             .borrow_mut()
             .get_mut(heap, || wanted_by(op, heap, hints))?
             .alloc(len_bytes, align.max(natural_align::<T>()), false)?;
+        if let Err(refused) = self.back_heap(heap) {
+            // Every PE was refused (growth fails on all together), so all free alike.
+            self.heaps
+                .borrow_mut()
+                .holding_mut(allocation.offset)?
+                .free(allocation.offset, Some(allocation.id))?;
+            return Err(refused);
+        }
         tracing::debug!(
             target: TRACING_TARGET,
             pe = self.my_pe,

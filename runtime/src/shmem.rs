@@ -93,15 +93,15 @@ impl<B: Backend> Shmem<B> {
             default_heap = ?config.default_heap,
             "init"
         );
-        share_segments(&device, &heaps, deadline(&device, &config))?;
-        let queue = device.create_queue()?;
         // Why first: as the first allocation of the default heap it lands at the same
-        // address on every PE.
+        // address on every PE; and before the segments, so that they are backed that far.
         let areas = heaps.default_mut()?.alloc(
             u64::from(config.teams_max) * SlotLayout::slot_bytes(n_pes),
             MIN_ALIGN_BYTES,
             true,
         )?;
+        share_segments(&device, &mut heaps, deadline(&device, &config))?;
+        let queue = device.create_queue()?;
         let team_layout = SlotLayout {
             base: areas.offset,
             n_pes,

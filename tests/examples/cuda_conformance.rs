@@ -20,13 +20,14 @@ use tests::bodies;
 
 type Body = fn(&Shmem<CudaBackend>) -> Result<(), BodyError>;
 
-const BODIES: [(&str, Body); 7] = [
+const BODIES: [(&str, Body); 8] = [
     ("ring", bodies::ring),
     ("fenced_message_passing", bodies::fenced_message_passing),
     ("signal_message_passing", bodies::signal_message_passing),
     ("fetch_add_counter", bodies::fetch_add_counter),
     ("get_after_barrier", bodies::get_after_barrier),
     ("on_stream", bodies::on_stream),
+    ("heap_growth", bodies::heap_growth),
     ("device_api_ring", device_api_ring),
 ];
 
@@ -81,7 +82,7 @@ fn main() -> ExitCode {
         }
     };
     // One run for every body: a process of `rshmem run` joins the launcher's bootstrap once.
-    let config = Config::default().device_heap_size(64 << 20);
+    let config = Config::default().device_heap_size(256 << 20);
     let output = rshmem::run(cuda, config, |sh| {
         BODIES
             .iter()

@@ -2,7 +2,7 @@
 
 use hw::Backend;
 use rshmem::ops::Sum;
-use rshmem::{Cmp, Shmem, SignalOp, TeamConfig};
+use rshmem::{Cmp, MemKind, Shmem, SignalOp, TeamConfig};
 
 use crate::BodyError;
 
@@ -266,5 +266,37 @@ pub fn on_stream<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
     sh.free(echoed)?;
     sh.free(landed)?;
     sh.free(source)?;
+    Ok(())
+}
+
+/// Arrays that together take most of the device heap are usable at their far ends from
+/// every PE. On CUDA the heap's memory grows as allocations need it (`Device::grow_segment`,
+/// in 64 MiB steps), so with a heap larger than one step the second array lies in memory
+/// that every PE mapped only when it was allocated.
+pub fn heap_growth<B: Backend>(sh: &Shmem<B>) -> Result<(), BodyError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes());
+    let (to, from) = ((me + 1) % n, (me + n - 1) % n);
+    let free = sh.heap_size_bytes(MemKind::Device) - sh.heap_used_bytes(MemKind::Device);
+    let words = |fraction: u64| usize::try_from(free / fraction / 8).unwrap_or(usize::MAX);
+    let arrays = [sh.calloc::<u64>(words(8))?, sh.calloc::<u64>(words(2))?];
+    for (k, array) in (1..).zip(arrays) {
+        let last = array.slice(array.len() - 1..)?;
+        sh.p(last, u64::from(me) * 10 + k, to)?;
+        sh.barrier_all()?;
+        let got = sh.local(last)?[0];
+        let first = sh.g(array.slice(..1)?, to)?;
+        if got != u64::from(from) * 10 + k || first != 0 {
+            return Err(violated(format!(
+                "PE {me}: array {k} of {} words holds {got} at its end (expected {} from PE \
+                 {from}) and {first} at PE {to}'s start (expected 0)",
+                array.len(),
+                u64::from(from) * 10 + k
+            )));
+        }
+    }
+    sh.barrier_all()?;
+    for array in arrays.into_iter().rev() {
+        sh.free(array)?;
+    }
     Ok(())
 }

@@ -43,8 +43,9 @@ pub fn run_on_cuda(
     body: impl Fn(&Shmem<CudaBackend>) -> Result<(), BodyError> + Sync,
 ) -> Result<CudaReport, String> {
     let cuda = cuda(n_pes)?;
-    // The bodies need a few KiB; device segments are whole 2 MiB granules anyway.
-    let (report, failures) = run_body(cuda, 4 << 20, body)?;
+    // The bodies need a few KiB, but `heap_growth` wants a heap past the first 64 MiB step
+    // of backing, so that it grows; the heap's room beyond what is backed costs nothing.
+    let (report, failures) = run_body(cuda, 256 << 20, body)?;
     if failures.is_empty() {
         Ok(report)
     } else {

@@ -164,5 +164,10 @@ macro_rules! conformance_tests {
         fn on_stream() {
             $run($crate::bodies::on_stream);
         }
+
+        #[test]
+        fn heap_growth() {
+            $run($crate::bodies::heap_growth);
+        }
     };
 }

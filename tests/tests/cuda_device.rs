@@ -399,3 +399,88 @@ fn a_heap_offset_past_the_end_or_a_huge_block_is_refused() {
         }
     });
 }
+
+/// A growable device segment (`Device::create_growable_segment`): backed 2 MiB at first of
+/// its 32 MiB, grown to 24 MiB collectively, after which a put lands at its far end on the
+/// peer and the new memory reads zero; growing past its room fails on every PE, naming it.
+#[test]
+fn a_growable_segment_grows_on_every_pe_and_refuses_past_its_room() {
+    const ROOM: u64 = 32 << 20;
+    for n_pes in [1, 2] {
+        if let Some(reason) = unavailable(n_pes) {
+            eprintln!("skipped {n_pes} PEs: {reason}");
+            continue;
+        }
+        let cuda = tests::cuda::cuda(n_pes).expect("a launcher");
+        let (results, _) = cuda
+            .launch(|dev| grow_and_use(&dev, ROOM))
+            .expect("the PEs launch");
+        for (pe, result) in results.into_iter().enumerate() {
+            match result {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => panic!("{n_pes} PEs: PE {pe}: {e}"),
+                Err(failure) => panic!("{n_pes} PEs: PE {pe} panicked: {}", failure.message),
+            }
+        }
+    }
+}
+
+/// One PE of [`a_growable_segment_grows_on_every_pe_and_refuses_past_its_room`].
+fn grow_and_use(dev: &CudaDevice, room: u64) -> Result<(), String> {
+    let deadline = Instant(dev.now().0 + 60_000_000_000);
+    let key = dev
+        .create_growable_segment(MemKind::Device, room, 2 << 20)
+        .map_err(|e| e.to_string())?;
+    let keys = dev.exchange(&key.0, deadline).map_err(|e| e.to_string())?;
+    for (peer, bytes) in (0..).zip(keys) {
+        dev.import_segment(Pe(peer), MemKind::Device, &hw::SegmentKey(bytes))
+            .map_err(|e| e.to_string())?;
+    }
+    dev.grow_segment(MemKind::Device, 24 << 20, deadline)
+        .map_err(|e| format!("growing to 24 MiB: {e}"))?;
+    let queue = dev.create_queue().map_err(|e| e.to_string())?;
+    let (me, n) = (dev.pe().0, dev.n_pes());
+    let far = (24 << 20) - 8;
+    let next = hw::RemoteRange {
+        pe: Pe((me + 1) % n),
+        kind: MemKind::Device,
+        offset: far,
+        len: 8,
+    };
+    queue
+        .put(next, &u64::from(me + 1).to_le_bytes())
+        .map_err(|e| e.to_string())?;
+    queue.quiet(deadline).map_err(|e| e.to_string())?;
+    dev.exchange(&[], deadline).map_err(|e| e.to_string())?;
+    let mut word = [0u8; 8];
+    dev.read_local(
+        LocalRange {
+            kind: MemKind::Device,
+            offset: far,
+            len: 8,
+        },
+        &mut word,
+    );
+    let from = (me + n - 1) % n;
+    expect(
+        "the word put at the far end",
+        u64::from_le_bytes(word),
+        u64::from(from + 1),
+    )?;
+    dev.read_local(
+        LocalRange {
+            kind: MemKind::Device,
+            offset: far - 8,
+            len: 8,
+        },
+        &mut word,
+    );
+    expect("new memory", u64::from_le_bytes(word), 0)?;
+    match dev.grow_segment(MemKind::Device, room * 2, deadline) {
+        Err(e) if e.to_string().contains("Device") => Ok(()),
+        Err(e) => Err(format!(
+            "growing past the room failed without naming the kind: {e}"
+        )),
+        Ok(()) => Err("growing past the room was allowed".into()),
+    }
+}

@@ -5,6 +5,7 @@
 //! the call returns); waits poll the word that way.
 
 use std::cell::RefCell;
+use std::os::fd::OwnedFd;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -13,9 +14,9 @@ use cudarc::driver::{CudaStream, sys};
 use super::CudaBackend;
 use super::driver::Gpu;
 use super::error::{DriverCallError, During};
-use super::memory::{Pinned, Segment, Vmm};
+use super::memory::{Pinned, Reservation, Segment, Vmm};
 use super::poll::poll_until;
-use super::process::{SHARED_MEMORY_BYTES, SharedMemory, map_shared};
+use super::process::{SHARED_MEMORY_BYTES, SharedMemory, map_shared, take_shared};
 use super::queue::CudaQueue;
 use super::staging::StagingPool;
 use super::world::{World, already_has};
@@ -97,12 +98,18 @@ struct Key {
     pe: Pe,
     kind_idx: usize,
     base: u64,
+    /// The bytes backed (all of a segment that does not grow).
     len_bytes: u64,
+    /// For a growable segment, the address space reserved for it; 0 for one that does not
+    /// grow.
+    reserved_bytes: u64,
+    /// For a segment of another process: where to take its memory from (for a growable one,
+    /// its first chunk).
     shared: Option<SharedMemory>,
 }
 
 /// The bytes of a key without [`Key::shared`].
-const KEY_BYTES: usize = 4 + 1 + 8 + 8;
+const KEY_BYTES: usize = 4 + 1 + 8 + 8 + 8;
 
 impl Key {
     /// Little-endian fields in order, the shared part appended when there is one.
@@ -111,6 +118,7 @@ impl Key {
         key.push(self.kind_idx as u8);
         key.extend_from_slice(&self.base.to_le_bytes());
         key.extend_from_slice(&self.len_bytes.to_le_bytes());
+        key.extend_from_slice(&self.reserved_bytes.to_le_bytes());
         if let Some(shared) = self.shared {
             key.extend_from_slice(&shared.to_bytes());
         }
@@ -122,7 +130,8 @@ impl Key {
         let (head, tail) = bytes.split_at_checked(KEY_BYTES)?;
         let (pe, rest) = head.split_first_chunk::<4>()?;
         let (kind, rest) = rest.split_first()?;
-        let (base, len) = rest.split_first_chunk::<8>()?;
+        let (base, rest) = rest.split_first_chunk::<8>()?;
+        let (len, reserved) = rest.split_first_chunk::<8>()?;
         let shared = match tail.len() {
             0 => None,
             SHARED_MEMORY_BYTES => Some(SharedMemory::from_bytes(tail)?),
@@ -132,7 +141,8 @@ impl Key {
             pe: Pe(u32::from_le_bytes(*pe)),
             kind_idx: usize::from(*kind),
             base: u64::from_le_bytes(*base),
-            len_bytes: u64::from_le_bytes(len.try_into().ok()?),
+            len_bytes: u64::from_le_bytes(*len),
+            reserved_bytes: u64::from_le_bytes(reserved.try_into().ok()?),
             shared,
         })
     }
@@ -257,6 +267,89 @@ impl CudaDevice {
     }
 }
 
+/// What a PE that could not grow its segment sends in [`Device::grow_segment`]'s exchange
+/// (a chunk's description is 16 bytes, no chunk is empty).
+const REFUSED: &[u8] = b"refused";
+
+impl CudaDevice {
+    /// Refuses a segment of `kind` and `len_bytes` this PE cannot create.
+    fn check_new_segment(&self, kind: MemKind, len_bytes: u64) -> Result<(), DeviceError> {
+        let world = &self.ctx.world;
+        let pe = self.ctx.pe;
+        if len_bytes > world.caps.max_segment_bytes {
+            return Err(self.out_of_memory(kind, len_bytes));
+        }
+        if world.has_segment(pe, kind) {
+            return Err(already_has(pe, kind));
+        }
+        if world.multi_process() && kind == MemKind::Host {
+            return Err(DeviceError::Lost(
+                "Host segments are not shared between the processes of a multi-process run \
+                 yet; use Device memory (the symmetric heap's kind) or run the PEs as threads \
+                 of one process"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn out_of_memory(&self, kind: MemKind, requested_bytes: u64) -> DeviceError {
+        DeviceError::OutOfMemory {
+            kind,
+            requested_bytes,
+            limit_bytes: self.ctx.world.caps.max_segment_bytes,
+        }
+    }
+
+    /// `e` as the error of a request for `requested_bytes` of `kind`.
+    fn or_out_of_memory(
+        &self,
+        e: DriverCallError,
+        kind: MemKind,
+        requested_bytes: u64,
+    ) -> DeviceError {
+        if e.is_out_of_memory() {
+            self.out_of_memory(kind, requested_bytes)
+        } else {
+            e.into()
+        }
+    }
+
+    /// The GPUs that get access to a chunk of this PE's growable segment as it is mapped:
+    /// every GPU of the run in one process; this PE's own between processes, where the
+    /// peers map the exported chunk themselves.
+    fn chunk_access(&self) -> Vec<u32> {
+        if self.ctx.world.multi_process() {
+            vec![self.ctx.gpu.ordinal]
+        } else {
+            self.ctx.world.ordinals()
+        }
+    }
+
+    /// Keeps `fd` (of `size` exported bytes) open for the peers and returns where they take
+    /// it from.
+    fn keep_export(&self, fd: OwnedFd, size: usize) -> SharedMemory {
+        let shared = SharedMemory::of(&fd, size);
+        self.ctx.world.keep_export(fd);
+        shared
+    }
+
+    /// Keeps this PE's new `segment` for the run, records it as reachable, and returns `key`.
+    fn keep_own(
+        &self,
+        kind: MemKind,
+        segment: Segment,
+        key: Key,
+    ) -> Result<SegmentKey, DeviceError> {
+        self.ctx.world.keep_segment(self.ctx.pe, kind, segment)?;
+        self.ctx.reachable.borrow_mut()[self.ctx.pe.idx()][kind_index(kind)] = Some(Reachable {
+            base: key.base,
+            len_bytes: key.len_bytes,
+        });
+        Ok(SegmentKey(key.to_bytes()))
+    }
+}
+
 impl Device for CudaDevice {
     type B = CudaBackend;
 
@@ -287,50 +380,164 @@ impl Device for CudaDevice {
     /// returns and live until the run ends.
     fn create_segment(&self, kind: MemKind, len_bytes: u64) -> Result<SegmentKey, DeviceError> {
         let world = &self.ctx.world;
-        let pe = self.ctx.pe;
-        let oom = DeviceError::OutOfMemory {
-            kind,
-            requested_bytes: len_bytes,
-            limit_bytes: world.caps.max_segment_bytes,
-        };
-        if len_bytes > world.caps.max_segment_bytes {
-            return Err(oom);
-        }
-        if world.has_segment(pe, kind) {
-            return Err(already_has(pe, kind));
-        }
-        if world.multi_process() && kind == MemKind::Host {
-            return Err(DeviceError::Lost(
-                "Host segments are not shared between the processes of a multi-process run \
-                 yet; use Device memory (the symmetric heap's kind) or run the PEs as threads \
-                 of one process"
-                    .into(),
-            ));
-        }
+        self.check_new_segment(kind, len_bytes)?;
         let segment = self
             .new_segment(kind, len_bytes)
-            .map_err(|e| if e.is_out_of_memory() { oom } else { e.into() })?;
-        let base = segment.addr();
+            .map_err(|e| self.or_out_of_memory(e, kind, len_bytes))?;
         let shared = match (&segment, world.multi_process()) {
             (Segment::Device(vmm), true) => {
                 let fd = vmm.export_fd()?;
-                let shared = SharedMemory::of(&fd, vmm.size());
-                world.keep_export(fd);
-                Some(shared)
+                Some(self.keep_export(fd, vmm.size()))
             }
             _ => None,
         };
-        world.keep_segment(pe, kind, segment)?;
-        self.ctx.reachable.borrow_mut()[pe.idx()][kind_index(kind)] =
-            Some(Reachable { base, len_bytes });
         let key = Key {
-            pe,
+            pe: self.ctx.pe,
             kind_idx: kind_index(kind),
-            base,
+            base: segment.addr(),
             len_bytes,
+            reserved_bytes: 0,
             shared,
         };
-        Ok(SegmentKey(key.to_bytes()))
+        self.keep_own(kind, segment, key)
+    }
+
+    /// A growable `Device` segment is an address range of `len_bytes` (rounded up to the
+    /// allocation granularity) into which physical memory of this PE's GPU is mapped chunk by
+    /// chunk: the first `backed_bytes` now, more on [`Device::grow_segment`]. In one process
+    /// every GPU of the run may use each chunk at once; between processes each chunk is
+    /// exported and the peers map it into a range they reserved as large. A `Host` segment is
+    /// created whole, as by [`Device::create_segment`].
+    fn create_growable_segment(
+        &self,
+        kind: MemKind,
+        len_bytes: u64,
+        backed_bytes: u64,
+    ) -> Result<SegmentKey, DeviceError> {
+        if kind == MemKind::Host {
+            return self.create_segment(kind, len_bytes);
+        }
+        let world = &self.ctx.world;
+        self.check_new_segment(kind, len_bytes)?;
+        let shareable = world.multi_process();
+        let oom = |e: DriverCallError| self.or_out_of_memory(e, kind, len_bytes);
+        let mut reservation =
+            Reservation::new(&self.ctx.gpu.ctx, len_bytes, shareable).map_err(oom)?;
+        let first = reservation
+            .grow(
+                backed_bytes.min(len_bytes),
+                &self.chunk_access(),
+                &self.local,
+                shareable,
+            )
+            .map_err(oom)?;
+        let shared = match first {
+            Some((size, Some(fd))) => Some(self.keep_export(fd, size)),
+            _ => None,
+        };
+        let key = Key {
+            pe: self.ctx.pe,
+            kind_idx: kind_index(kind),
+            base: reservation.addr(),
+            len_bytes: reservation.mapped() as u64,
+            reserved_bytes: reservation.size() as u64,
+            shared,
+        };
+        self.keep_own(kind, Segment::Growable(reservation), key)
+    }
+
+    /// Maps new memory into this PE's growable segment, exchanges the new chunk's descriptor
+    /// (between processes; in one process the exchange only waits for every PE to have
+    /// grown), maps the peers' chunks into this process's ranges of theirs, and records every
+    /// PE's new length.
+    fn grow_segment(
+        &self,
+        kind: MemKind,
+        backed_bytes: u64,
+        deadline: Instant,
+    ) -> Result<(), DeviceError> {
+        let world = &self.ctx.world;
+        let pe = self.ctx.pe;
+        let shareable = world.multi_process();
+        let access = self.chunk_access();
+        let grown = world
+            .with_growable(pe, kind, |reservation| {
+                let room = reservation.size() as u64;
+                reservation
+                    .grow(backed_bytes, &access, &self.local, shareable)
+                    .map_err(|e| match self.or_out_of_memory(e, kind, backed_bytes) {
+                        // Past the segment's room, the room is the limit to name.
+                        DeviceError::OutOfMemory { limit_bytes, .. } => DeviceError::OutOfMemory {
+                            kind,
+                            requested_bytes: backed_bytes,
+                            limit_bytes: limit_bytes.min(room),
+                        },
+                        other => other,
+                    })
+            })
+            .unwrap_or_else(|| {
+                Err(DeviceError::Lost(format!(
+                    "{pe} has no growable {kind:?} segment to grow (contract violation)"
+                )))
+            });
+        // Every PE takes part in the exchange, a refused one too (it sends REFUSED), so that
+        // a refusal fails every PE at once instead of leaving the others to their deadline.
+        let mine = match &grown {
+            Err(_) => REFUSED.to_vec(),
+            Ok(Some((size, Some(fd)))) => {
+                let shared = SharedMemory::of(fd, *size);
+                shared.to_bytes()
+            }
+            Ok(_) => Vec::new(),
+        };
+        let refused = match grown {
+            Ok(Some((_, Some(fd)))) => {
+                world.keep_export(fd);
+                None
+            }
+            Ok(_) => None,
+            Err(e) => Some(e),
+        };
+        let all = world
+            .exchange(pe, &mine, deadline)
+            .map_err(|e| DeviceError::Lost(format!("growing the {kind:?} segments: {e}")))?;
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        if let Some(refuser) = all.iter().position(|theirs| theirs.as_slice() == REFUSED) {
+            return Err(DeviceError::Lost(format!(
+                "PE {refuser} could not back {backed_bytes} bytes of its {kind:?} segment"
+            )));
+        }
+        let kind_idx = kind_index(kind);
+        for (peer, theirs) in all.iter().enumerate() {
+            let peer = Pe(peer as u32);
+            let mapped = if peer == pe || !shareable {
+                world.with_growable(peer, kind, |r| r.mapped())
+            } else {
+                let shared = (!theirs.is_empty())
+                    .then(|| SharedMemory::from_bytes(theirs))
+                    .flatten();
+                world
+                    .with_growable_import(pe, peer, kind_idx, |reservation| {
+                        if let Some(shared) = &shared {
+                            let (fd, size) = take_shared(shared).map_err(DeviceError::Lost)?;
+                            reservation
+                                .map_imported(&fd, size, &[self.ctx.gpu.ordinal])
+                                .map_err(|e| self.or_out_of_memory(e, kind, backed_bytes))?;
+                        }
+                        Ok::<_, DeviceError>(reservation.mapped())
+                    })
+                    .transpose()?
+            };
+            if let (Some(mapped), Some(seen)) = (
+                mapped,
+                self.ctx.reachable.borrow_mut()[peer.idx()][kind_idx].as_mut(),
+            ) {
+                seen.len_bytes = mapped as u64;
+            }
+        }
+        Ok(())
     }
 
     /// In one process a segment's address is valid on every GPU of the run (its access was
@@ -351,21 +558,33 @@ impl Device for CudaDevice {
         if key.pe != peer || key.kind_idx != kind_index(kind) {
             return Err(import_error("the key describes another segment"));
         }
-        let base = match key.shared {
+        let (base, len_bytes) = match key.shared {
+            Some(shared) if !shared.is_local() && key.reserved_bytes > 0 => {
+                let gpu = &self.ctx.gpu;
+                let mut reservation = Reservation::new(&gpu.ctx, key.reserved_bytes, true)
+                    .map_err(|e| import_error(&e.to_string()))?;
+                let (fd, size) = take_shared(&shared).map_err(|e| import_error(&e))?;
+                reservation
+                    .map_imported(&fd, size, &[gpu.ordinal])
+                    .map_err(|e| import_error(&e.to_string()))?;
+                let seen = (reservation.addr(), reservation.mapped() as u64);
+                self.ctx
+                    .world
+                    .keep_growable_import(self.ctx.pe, peer, key.kind_idx, reservation);
+                seen
+            }
             Some(shared) if !shared.is_local() => {
                 let gpu = &self.ctx.gpu;
                 let vmm = map_shared(&gpu.ctx, &shared, &[gpu.ordinal])
                     .map_err(|reason| import_error(&reason))?;
                 let base = vmm.addr();
                 self.ctx.world.keep_import(vmm);
-                base
+                (base, key.len_bytes)
             }
-            _ => key.base,
+            _ => (key.base, key.len_bytes),
         };
-        self.ctx.reachable.borrow_mut()[peer.idx()][key.kind_idx] = Some(Reachable {
-            base,
-            len_bytes: key.len_bytes,
-        });
+        self.ctx.reachable.borrow_mut()[peer.idx()][key.kind_idx] =
+            Some(Reachable { base, len_bytes });
         Ok(())
     }
 
@@ -498,6 +717,7 @@ mod tests {
             kind_idx: kind_index(MemKind::Device),
             base: 0x7f00_0000_0000,
             len_bytes: 4 << 20,
+            reserved_bytes: 64 << 20,
             shared: None,
         };
         for shared in [

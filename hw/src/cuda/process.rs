@@ -110,6 +110,15 @@ pub(crate) fn map_shared(
     shared: &SharedMemory,
     access: &[u32],
 ) -> Result<Vmm, String> {
+    let (fd, size) = take_shared(shared)?;
+    Vmm::import(ctx, &fd, size, access).map_err(|e| e.to_string())
+}
+
+/// A descriptor of another process's exported memory, in this process, and its size.
+///
+/// # Errors
+/// As [`map_shared`], for taking the descriptor.
+pub(crate) fn take_shared(shared: &SharedMemory) -> Result<(OwnedFd, usize), String> {
     let fd = take_fd(shared.pid, shared.fd).map_err(|e| {
         format!(
             "cannot take descriptor {} of process {} ({e}); the process may have exited, or \
@@ -119,7 +128,7 @@ pub(crate) fn map_shared(
         )
     })?;
     let size = usize::try_from(shared.size).map_err(|_| "the size does not fit".to_string())?;
-    Vmm::import(ctx, &fd, size, access).map_err(|e| e.to_string())
+    Ok((fd, size))
 }
 
 #[cfg(test)]

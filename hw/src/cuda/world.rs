@@ -13,7 +13,7 @@ use cudarc::driver::CudaStream;
 use super::device_api::state::SYNC_BYTES;
 use super::driver::Gpu;
 use super::error::{DriverCallError, During};
-use super::memory::{Segment, Vmm};
+use super::memory::{Reservation, Segment, Vmm};
 use super::process::{self, SharedMemory};
 use crate::bootstrap::BootstrapClient;
 use crate::caps::Caps;
@@ -54,6 +54,9 @@ pub(crate) struct World {
     /// Peers' memory mapped into this process, and this process's exported descriptors:
     /// kept until the run ends, as segments are.
     imports: Mutex<Vec<Vmm>>,
+    /// Peers' growable segments as mapped into this process (a multi-process run), by
+    /// importing PE, owner and kind index: chunks are mapped in as the owners grow them.
+    growable_imports: Mutex<Vec<(Pe, Pe, usize, Reservation)>>,
     exports: Mutex<Vec<OwnedFd>>,
     /// Every PE's synchronisation memory of the device-side API as mapped in this process,
     /// in PE order: made on first use by the threads of one process, at launch by each
@@ -113,6 +116,7 @@ impl World {
             first_pe,
             segments: Mutex::new((0..n_pes).map(|_| [None, None]).collect()),
             imports: Mutex::new(Vec::new()),
+            growable_imports: Mutex::new(Vec::new()),
             exports: Mutex::new(Vec::new()),
             gpus,
             local_streams,
@@ -275,6 +279,54 @@ impl World {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(vmm);
+    }
+
+    /// Runs `grow` on `pe`'s growable `kind` segment; `None` if it has no such segment (none,
+    /// or one that does not grow).
+    pub(crate) fn with_growable<R>(
+        &self,
+        pe: Pe,
+        kind: MemKind,
+        grow: impl FnOnce(&mut Reservation) -> R,
+    ) -> Option<R> {
+        let mut segments = self.segments.lock().unwrap_or_else(|e| e.into_inner());
+        match &mut segments[pe.idx()][kind_index(kind)] {
+            Some(Segment::Growable(reservation)) => Some(grow(reservation)),
+            _ => None,
+        }
+    }
+
+    /// Keeps `owner`'s growable segment of kind `kind_idx` as mapped for `importer`.
+    pub(crate) fn keep_growable_import(
+        &self,
+        importer: Pe,
+        owner: Pe,
+        kind_idx: usize,
+        reservation: Reservation,
+    ) {
+        self.growable_imports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((importer, owner, kind_idx, reservation));
+    }
+
+    /// Runs `grow` on `owner`'s growable segment of kind `kind_idx` as `importer` mapped it;
+    /// `None` if it did not.
+    pub(crate) fn with_growable_import<R>(
+        &self,
+        importer: Pe,
+        owner: Pe,
+        kind_idx: usize,
+        grow: impl FnOnce(&mut Reservation) -> R,
+    ) -> Option<R> {
+        let mut imports = self
+            .growable_imports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        imports
+            .iter_mut()
+            .find(|(i, o, k, _)| (*i, *o, *k) == (importer, owner, kind_idx))
+            .map(|(_, _, _, reservation)| grow(reservation))
     }
 
     /// Keeps an exported descriptor open until the run ends (peers take copies of it).

@@ -154,6 +154,25 @@ impl<B: Backend> Device for CheckedDevice<B> {
         self.inner.create_segment(kind, len_bytes)
     }
 
+    fn create_growable_segment(
+        &self,
+        kind: MemKind,
+        len_bytes: u64,
+        backed_bytes: u64,
+    ) -> Result<SegmentKey, DeviceError> {
+        self.inner
+            .create_growable_segment(kind, len_bytes, backed_bytes)
+    }
+
+    fn grow_segment(
+        &self,
+        kind: MemKind,
+        backed_bytes: u64,
+        deadline: Instant,
+    ) -> Result<(), DeviceError> {
+        self.inner.grow_segment(kind, backed_bytes, deadline)
+    }
+
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
         self.inner.import_segment(peer, kind, key)
     }

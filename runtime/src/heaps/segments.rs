@@ -14,6 +14,7 @@ use crate::config::{
 };
 use crate::error::ShmemError;
 use crate::heaps::Heaps;
+use crate::heaps::backing::next_backing;
 
 /// What every PE must agree on: the heaps' sizes and the default heap.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -74,7 +75,9 @@ impl Settings {
 }
 
 /// Creates this PE's segment of every heap in `heaps`, trades settings and keys with every
-/// PE, and imports every PE's segments.
+/// PE, and imports every PE's segments. The device heap's segment grows on demand
+/// (`backing.rs`): it is backed now as far as the allocations already made need, in steps of
+/// `GROWTH_STEP_BYTES`; the host heap's is backed whole.
 ///
 /// # Errors
 /// [`ShmemError::HeapSegment`] naming the heap's variable if the device refuses its memory;
@@ -82,21 +85,33 @@ impl Settings {
 /// PE if the PEs' settings differ; [`ShmemError::Device`] if a segment cannot be imported.
 pub(crate) fn share_segments<D: Device>(
     device: &D,
-    heaps: &Heaps,
+    heaps: &mut Heaps,
     deadline: Instant,
 ) -> Result<(), ShmemError> {
     let settings = Settings::of(heaps);
     let mut mine = settings.encode().to_vec();
-    for heap in heaps.existing() {
-        let (kind, heap_bytes) = (heap.kind(), heap.size_bytes());
-        let key =
-            device
-                .create_segment(kind, heap_bytes)
-                .map_err(|source| ShmemError::HeapSegment {
-                    kind,
-                    heap_bytes,
-                    source,
-                })?;
+    for kind in [MemKind::Device, MemKind::Host] {
+        let Some(heap) = heaps.find_mut(kind) else {
+            continue;
+        };
+        let heap_bytes = heap.size_bytes();
+        let backed_bytes = match kind {
+            MemKind::Device => {
+                next_backing(heap.high_water_bytes().max(1), 0, heap_bytes).unwrap_or(0)
+            }
+            MemKind::Host => heap_bytes,
+        };
+        let refused = |source| ShmemError::HeapSegment {
+            kind,
+            heap_bytes,
+            source,
+        };
+        let key = match kind {
+            MemKind::Device => device.create_growable_segment(kind, heap_bytes, backed_bytes),
+            MemKind::Host => device.create_segment(kind, heap_bytes),
+        }
+        .map_err(refused)?;
+        heap.set_backed_bytes(backed_bytes);
         mine.extend_from_slice(&(key.0.len() as u64).to_le_bytes());
         mine.extend_from_slice(&key.0);
     }

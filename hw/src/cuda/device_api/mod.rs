@@ -14,10 +14,10 @@
 //!   is mapped at the same address on every GPU, so a symmetric address translates to a
 //!   peer's by its offset: `peer_base + (ptr - my_base)`. The state, `rshmem_state_t`, holds
 //!   `my_pe`, `n_pes`, the smallest heap's size and every PE's heap and synchronisation base
-//!   (`state.rs`). It is a `__constant__` symbol of the module, written once on the queue's
-//!   stream before the first launch (`cuModuleGetGlobal` and an asynchronous copy): every
-//!   call reads it without a kernel parameter, and it cannot change within a run, because a
-//!   PE's segments never do.
+//!   (`state.rs`). It is a `__constant__` symbol of the module, written on the queue's
+//!   stream before the first launch (`cuModuleGetGlobal` and an asynchronous copy), and again
+//!   before a launch after the heaps grew (their bases never move; the backed length does):
+//!   every call reads it without a kernel parameter.
 //! - **Synchronisation memory.** `barrier_all` and the pushed sum reduction need words that
 //!   no program allocates: the run makes 2 MiB per PE (one granule of device memory, mapped
 //!   for every GPU) on the first launch of any PE, since most runs launch no kernel of
@@ -114,8 +114,9 @@ pub struct DeviceKernel {
     function: CudaFunction,
     /// The most threads a block of it may have (its registers limit it).
     max_threads: u32,
-    /// Whether the module's `rshmem_state` was written (it cannot change later in the run).
-    state_bound: Cell<bool>,
+    /// The heap length the module's `rshmem_state` was last written with, if it was: the
+    /// state changes only when the heaps grow (`Device::grow_segment`).
+    bound_heap_bytes: Cell<Option<u64>>,
     /// The streams it was launched on, waited for when it is dropped.
     streams: RefCell<Vec<Arc<CudaStream>>>,
 }
@@ -186,7 +187,7 @@ impl CudaDevice {
             module,
             function,
             max_threads: u32::try_from(max_threads).unwrap_or(0),
-            state_bound: Cell::new(false),
+            bound_heap_bytes: Cell::new(None),
             streams: RefCell::new(Vec::new()),
         })
     }
@@ -261,11 +262,12 @@ impl DeviceKernel {
         }
         let (heap_base, heap_bytes) = self.heap(pe)?;
         let raw = resolve(args, heap_base, heap_bytes)?;
-        let state = if self.state_bound.get() {
+        let state = if self.bound_heap_bytes.get() == Some(self.heap_bytes()?) {
             None
         } else {
             Some(self.state()?)
         };
+        let bound = state.as_ref().map(|state| state.heap_bytes);
         let ticket = queue.enqueue_with(|stream| {
             if let Some(state) = &state {
                 self.bind(stream, state)?;
@@ -292,7 +294,9 @@ impl DeviceKernel {
             }
             Ok::<_, DeviceApiError>(())
         })?;
-        self.state_bound.set(true);
+        if bound.is_some() {
+            self.bound_heap_bytes.set(bound);
+        }
         Ok(ticket)
     }
 
@@ -301,6 +305,13 @@ impl DeviceKernel {
         self.ctx
             .segment(pe, MemKind::Device)
             .ok_or(DeviceApiError::NotImported { pe })
+    }
+
+    /// The smallest device heap of the run, as far as it is backed: what the state's
+    /// `heap_bytes` says.
+    fn heap_bytes(&self) -> Result<u64, DeviceApiError> {
+        (0..self.ctx.world.n_pes)
+            .try_fold(u64::MAX, |least, pe| Ok(least.min(self.heap(Pe(pe))?.1)))
     }
 
     /// The PE's state: every PE's heap, and the run's synchronisation memory.
