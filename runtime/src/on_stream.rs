@@ -10,7 +10,7 @@
 //!
 //! docs/p2p.md has the table; `tests/src/bodies.rs` (`on_stream`) runs them on every backend.
 
-use hw::{Backend, Queue, SignalOp};
+use hw::{Backend, Queue, QueueError, SignalOp, Ticket};
 
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
@@ -41,16 +41,9 @@ impl<B: Backend> Ctx<B> {
         same_len(dst.len(), src.len())?;
         let target = self.store_range(dst.access(), pe, "put_on_stream")?;
         let source = self.local_range(src.access())?;
-        self.queue.serialize(self.deadline())?;
-        tracing::trace!(
-            target: TRACING_TARGET,
-            pe = self.my_pe,
-            peer = pe,
-            op = "put_on_stream",
-            bytes = target.len
-        );
-        self.queue.put_from_local(target, source)?;
-        Ok(())
+        self.on_stream("put_on_stream", pe, target.len, |queue| {
+            queue.put_from_local(target, source)
+        })
     }
 
     /// Copies `src` on PE `pe` into this PE's `dst`, on the stream (`getmem_on_stream`).
@@ -70,16 +63,9 @@ impl<B: Backend> Ctx<B> {
         same_len(dst.len(), src.len())?;
         let source = self.read_range(src.access(), pe)?;
         let target = self.local_range(dst.access())?;
-        self.queue.serialize(self.deadline())?;
-        tracing::trace!(
-            target: TRACING_TARGET,
-            pe = self.my_pe,
-            peer = pe,
-            op = "get_on_stream",
-            bytes = source.len
-        );
-        self.queue.get_into(source, target)?;
-        Ok(())
+        self.on_stream("get_on_stream", pe, source.len, |queue| {
+            queue.get_into(source, target)
+        })
     }
 
     /// Copies this PE's `src` into `dst` on PE `pe`, then updates the signal word `sig` there
@@ -102,9 +88,9 @@ impl<B: Backend> Ctx<B> {
     ) -> Result<(), ShmemError> {
         let signal = self.store_range(word_access(sig)?, pe, "put_signal_on_stream")?;
         self.put_on_stream(dst, src, pe)?;
-        self.queue.serialize(self.deadline())?;
-        self.queue.amo(signal, op.as_amo(value), false)?;
-        Ok(())
+        self.on_stream("put_signal_on_stream", pe, 8, |queue| {
+            queue.amo(signal, op.as_amo(value), false)
+        })
     }
 
     /// Updates the signal word `sig` on PE `pe` with `op` and `value`, on the stream
@@ -124,8 +110,23 @@ impl<B: Backend> Ctx<B> {
         pe: u32,
     ) -> Result<(), ShmemError> {
         let signal = self.store_range(word_access(sig)?, pe, "signal_op_on_stream")?;
+        self.on_stream("signal_op_on_stream", pe, 8, |queue| {
+            queue.amo(signal, op.as_amo(value), false)
+        })
+    }
+
+    /// Issues `op` (named `name`, `bytes` long, to or from `peer`) once everything before it on
+    /// this context has completed, as every on-stream call does.
+    fn on_stream(
+        &self,
+        name: &'static str,
+        peer: u32,
+        bytes: u64,
+        op: impl FnOnce(&B::Queue) -> Result<Ticket, QueueError>,
+    ) -> Result<(), ShmemError> {
         self.queue.serialize(self.deadline())?;
-        self.queue.amo(signal, op.as_amo(value), false)?;
+        tracing::trace!(target: TRACING_TARGET, pe = self.my_pe, peer, op = name, bytes);
+        op(&self.queue)?;
         Ok(())
     }
 
