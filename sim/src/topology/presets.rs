@@ -14,7 +14,7 @@ use petgraph::graph::NodeIndex;
 /// Effective NV18 bandwidth per direction, in bytes per second: the copy-engine peer copy of
 /// 256 MiB between the two GPUs of the 2×H200 test machine measured 394.8 GB/s (SPEC section
 /// 7; the physical limit is 450 GB/s per direction). The NVSwitch boards' links use it; the
-/// `h200x2` preset itself has its fitted bandwidth (SM-driven puts, 355 GB/s).
+/// `h200x2` preset itself has its fitted bandwidth (SM-driven puts, 356 GB/s).
 const NV18_BYTES_PER_S: u64 = 394_800_000_000;
 
 /// One-way NVLink latency between two GPUs in nanoseconds. SPEC section 7 measured a remote
@@ -71,12 +71,12 @@ const H200_TIMING: Timing = Timing {
 /// measured"). The fit sets the link's latency and bandwidth and poll_ns, fence_ns and
 /// transfer_ns; the other boards keep the priors above (their GPUs meet through NVSwitch or
 /// InfiniBand, which this run did not measure). `sim/topologies/h200x2.toml` holds the same.
-const H200X2_FITTED_LATENCY_NS: u64 = 201;
-const H200X2_FITTED_BYTES_PER_S: u64 = 355_030_000_000;
+const H200X2_FITTED_LATENCY_NS: u64 = 187;
+const H200X2_FITTED_BYTES_PER_S: u64 = 355_570_000_000;
 const H200X2_FITTED_TIMING: Timing = Timing {
-    poll_ns: 235,
-    fence_ns: 1176,
-    transfer_ns: 205,
+    poll_ns: 238,
+    fence_ns: 989,
+    transfer_ns: 221,
     ..H200_TIMING
 };
 

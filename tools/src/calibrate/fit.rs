@@ -146,7 +146,10 @@ struct Targets {
 
 impl Targets {
     fn new(measured: &Measured) -> Targets {
-        let metrics = catalogue::modelled();
+        let metrics: Vec<Metric> = catalogue::modelled()
+            .into_iter()
+            .filter(catalogue::counted_in_fit)
+            .collect();
         let times_ns = metrics
             .iter()
             .map(|m| catalogue::time_ns(m, measured.modelled[m]))
