@@ -50,8 +50,8 @@ keep the topology's values. The bandwidth and start-up come in closed form from 
 simulates the bench once per parameter and step, errors weighed by their targets.
 
 Modelled: put_bw from 1 MiB (32 blocks), put_signal_pingpong of 8 B, device_barrier_all_us, \
-sum_reduce_in_kernel (the reduction itself), p_pingpong and fetch_add_latency_us. Targets: \
-5 % for bandwidths, 10 % for latencies. Not modelled, and listed with why: start-up times, \
+sum_reduce_in_kernel (the reduction itself; predicted, not fitted), p_pingpong and \
+fetch_add_latency_us. Targets: 5 % for bandwidths, 10 % for latencies. Not modelled, and listed with why: start-up times, \
 puts by one warp or one block, host puts on a stream, put_signal beyond one word, the \
 reduction launched from the host (sum_reduce_on_stream).
 
