@@ -4,9 +4,11 @@
 //! the PEs on a [`hw::Launcher`] (the deterministic simulator, or real GPUs), sets each one up,
 //! runs the function, and tears the PE down again. Inside, a PE allocates symmetric arrays
 //! with [`Shmem::malloc`] (every PE gets the same [`Sym`] handle), moves data with
-//! [`Shmem::put`] and [`Shmem::get`], updates words with the `atomic_*` family, orders its
-//! operations with [`Shmem::fence`] and [`Shmem::quiet`], and synchronises with
-//! [`Shmem::barrier_all`], [`Shmem::wait_until`] and [`Shmem::put_signal`].
+//! [`put`](Ctx::put) and [`get`](Ctx::get), updates words with the `atomic_*` family,
+//! orders its operations with [`fence`](Ctx::fence) and [`quiet`](Ctx::quiet), and
+//! synchronises with [`Shmem::barrier_all`], [`wait_until`](Ctx::wait_until) and
+//! [`put_signal`](Ctx::put_signal). The operations are methods of the default context,
+//! [`Ctx`], which `Shmem` dereferences to.
 //!
 //! For example, a ring: each PE allocates one `u64` with `malloc::<u64>(1)`, puts its PE
 //! number into the next PE's element with `put(sym, &[me], (me + 1) % n)`, calls

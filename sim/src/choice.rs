@@ -1,7 +1,7 @@
 //! Where the world's nondeterministic choices come from: a seeded generator, or a script.
 //!
 //! Every choice the simulator makes that a real machine would make by chance goes through the
-//! one [`Chooser`] the world owns, as `below(n)`: a value in `0..n`. In a normal run it is the
+//! one `Chooser` the world owns, as `below(n)`: a value in `0..n`. In a normal run it is the
 //! seeded [`Entropy`], draw for draw as before explorations existed, so seeds and trace hashes
 //! are unchanged. In an exploration (see [`crate::explore`]) it reads the values from a
 //! [`Choices`] prefix instead, takes 0 for every choice past the prefix, and records each

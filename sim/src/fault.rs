@@ -6,7 +6,7 @@
 //! (outcomes the rules forbid become possible) or strengthens it (outcomes the rules allow
 //! become impossible); the cross-check must catch both.
 
-/// A deliberately broken rule (test-only; see the [module docs](self)).
+/// A deliberately broken rule (test-only; see the module docs of `fault.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fault {
     /// A fence does not order deliveries: operations after it may overtake those before.

@@ -3,7 +3,7 @@
 //! It is the first backend with real concurrency, and exists so that the synchronisation the
 //! runtime depends on (waits, signals, barrier counters, quiet, the bootstrap rendezvous) is
 //! real code that loom and shuttle can check: everything here is written against the facade
-//! [`crate::sync`]. The CUDA backend (one process driving several GPUs, a thread per PE) is
+//! `crate::sync`. The CUDA backend (one process driving several GPUs, a thread per PE) is
 //! meant to reuse these primitives.
 //!
 //! Design:
@@ -11,21 +11,21 @@
 //! - **Completion at issue.** The issuing thread performs every operation before returning:
 //!   a put is its stores, a get its loads, an atomic the matching atomic read-modify-write on
 //!   the target word. Tickets are complete when issued. This is a legal and strong
-//!   implementation of the contract; why each ordering is what it is is in [`queue`].
+//!   implementation of the contract; why each ordering is what it is is in `queue.rs`.
 //! - **Memory.** A segment is a zero-filled allocation of `AtomicU64` words that the OS maps
 //!   lazily, so a 1 GiB heap costs only the pages written. Byte ranges are copied word by
 //!   word; partial words are merged with a CAS loop; 32-bit atomics are CAS loops on half a
-//!   word ([`segment`]).
+//!   word (`segment.rs`).
 //! - **Waits block.** `wait_until` checks the word, then sleeps on the PE's condvar; a writer
 //!   to a PE's memory wakes it if it may sleep, with a store-buffering handshake of two
-//!   `fence(SeqCst)` that needs no lock on the fast path ([`waker`]). Nothing spins, which is
+//!   `fence(SeqCst)` that needs no lock on the fast path (`waker.rs`). Nothing spins, which is
 //!   what loom and shuttle need.
 //! - **Time.** [`crate::Device::now`] is nanoseconds since the run started (a monotonic
 //!   clock); waits and the exchange give up at their deadline with [`crate::QueueError::Deadline`]
 //!   naming the PE and what it waited for. Under the model checkers there is no time: a wait
 //!   that is never satisfied is a deadlock the checker reports.
 //! - **Bootstrap.** [`crate::Device::exchange`] is a reusable, generation-counted all-gather
-//!   under one lock ([`rendezvous`]).
+//!   under one lock (`rendezvous.rs`).
 //!
 //! Not provided: deadlock detection beyond the deadline (a PE that panics leaves the others
 //! waiting until their deadlines), and InfiniBand's delayed visibility (this backend is
