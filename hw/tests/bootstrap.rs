@@ -91,16 +91,25 @@ fn a_rank_that_leaves_before_a_round_fails_the_others_naming_it() {
     let path = socket("leaves");
     let server = serve(&path, 3, 20_000);
     let start = Instant::now();
+    // Why the channel: ranks 0 and 2 must have joined before rank 1 leaves. A rank that
+    // connects after the server has failed the run finds no socket and only times out, which
+    // is a different (and slower) test; under load the threads could otherwise come late.
+    let (joined, all_joined) = std::sync::mpsc::channel();
     let waiting: Vec<_> = [0, 2]
         .into_iter()
         .map(|rank| {
             let env = env(&path, rank, 3);
+            let joined = joined.clone();
             thread::spawn(move || {
                 let mut c = BootstrapClient::connect(&env, soon(20_000)).unwrap();
+                joined.send(rank).unwrap();
                 c.allgather(b"mine", soon(20_000))
             })
         })
         .collect();
+    for _ in 0..2 {
+        all_joined.recv().unwrap();
+    }
     // Rank 1 joins and leaves (a process that exits before its first collective).
     let early = BootstrapClient::connect(&env(&path, 1, 3), soon(20_000)).unwrap();
     drop(early);
