@@ -4,7 +4,7 @@
 //! (through a pinned staging buffer, so that a copy has completed, not just been staged, when
 //! the call returns); waits poll the word that way.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::os::fd::OwnedFd;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -44,11 +44,24 @@ pub(crate) struct PeCtx {
     pub(crate) gpu: Arc<Gpu>,
     /// Reachable segments by PE and [`kind_index`]; this PE's own are entered at creation.
     reachable: RefCell<Vec<[Option<Reachable>; 2]>>,
+    /// How many times `reachable` changed: a kernel rewrites its bound state when this moved.
+    reachable_changes: Cell<u64>,
     /// Pinned buffers for the copies of the device and its queues.
     pub(crate) staging: RefCell<StagingPool>,
 }
 
 impl PeCtx {
+    /// Records `pe`'s segment of kind index `kind_idx` as reachable at `base` for `len_bytes`.
+    fn set_reachable(&self, pe: Pe, kind_idx: usize, base: u64, len_bytes: u64) {
+        self.reachable.borrow_mut()[pe.idx()][kind_idx] = Some(Reachable { base, len_bytes });
+        self.reachable_changes.set(self.reachable_changes.get() + 1);
+    }
+
+    /// How many times the reachable segments changed (creation, import, growth).
+    pub(crate) fn reachable_changes(&self) -> u64 {
+        self.reachable_changes.get()
+    }
+
     /// The base address and length of `pe`'s `kind` segment, if this PE knows it.
     pub(crate) fn segment(&self, pe: Pe, kind: MemKind) -> Option<(u64, u64)> {
         let reachable = self.reachable.borrow().get(pe.idx())?[kind_index(kind)]?;
@@ -148,6 +161,10 @@ impl Key {
     }
 }
 
+/// What a PE that could not grow its segment sends in [`Device::grow_segment`]'s exchange
+/// (a chunk's description is 16 bytes, no chunk is empty).
+const REFUSED: &[u8] = b"refused";
+
 impl CudaDevice {
     /// PE `pe`'s device; call it on the PE's thread, which it binds to the GPU's context.
     ///
@@ -167,6 +184,7 @@ impl CudaDevice {
                 pe,
                 gpu,
                 reachable: RefCell::new(vec![[None, None]; n]),
+                reachable_changes: Cell::new(0),
                 staging,
             }),
             local,
@@ -265,13 +283,7 @@ impl CudaDevice {
             }
         }
     }
-}
 
-/// What a PE that could not grow its segment sends in [`Device::grow_segment`]'s exchange
-/// (a chunk's description is 16 bytes, no chunk is empty).
-const REFUSED: &[u8] = b"refused";
-
-impl CudaDevice {
     /// Refuses a segment of `kind` and `len_bytes` this PE cannot create.
     fn check_new_segment(&self, kind: MemKind, len_bytes: u64) -> Result<(), DeviceError> {
         let world = &self.ctx.world;
@@ -342,10 +354,8 @@ impl CudaDevice {
         key: Key,
     ) -> Result<SegmentKey, DeviceError> {
         self.ctx.world.keep_segment(self.ctx.pe, kind, segment)?;
-        self.ctx.reachable.borrow_mut()[self.ctx.pe.idx()][kind_index(kind)] = Some(Reachable {
-            base: key.base,
-            len_bytes: key.len_bytes,
-        });
+        self.ctx
+            .set_reachable(self.ctx.pe, kind_index(kind), key.base, key.len_bytes);
         Ok(SegmentKey(key.to_bytes()))
     }
 }
@@ -482,21 +492,10 @@ impl Device for CudaDevice {
             });
         // Every PE takes part in the exchange, a refused one too (it sends REFUSED), so that
         // a refusal fails every PE at once instead of leaving the others to their deadline.
-        let mine = match &grown {
-            Err(_) => REFUSED.to_vec(),
-            Ok(Some((size, Some(fd)))) => {
-                let shared = SharedMemory::of(fd, *size);
-                shared.to_bytes()
-            }
-            Ok(_) => Vec::new(),
-        };
-        let refused = match grown {
-            Ok(Some((_, Some(fd)))) => {
-                world.keep_export(fd);
-                None
-            }
-            Ok(_) => None,
-            Err(e) => Some(e),
+        let (mine, refused) = match grown {
+            Err(e) => (REFUSED.to_vec(), Some(e)),
+            Ok(Some((size, Some(fd)))) => (self.keep_export(fd, size).to_bytes(), None),
+            Ok(_) => (Vec::new(), None),
         };
         let all = world
             .exchange(pe, &mine, deadline)
@@ -530,11 +529,8 @@ impl Device for CudaDevice {
                     })
                     .transpose()?
             };
-            if let (Some(mapped), Some(seen)) = (
-                mapped,
-                self.ctx.reachable.borrow_mut()[peer.idx()][kind_idx].as_mut(),
-            ) {
-                seen.len_bytes = mapped as u64;
+            if let (Some(mapped), Some((base, _))) = (mapped, self.ctx.segment(peer, kind)) {
+                self.ctx.set_reachable(peer, kind_idx, base, mapped as u64);
             }
         }
         Ok(())
@@ -583,8 +579,7 @@ impl Device for CudaDevice {
             }
             _ => (key.base, key.len_bytes),
         };
-        self.ctx.reachable.borrow_mut()[peer.idx()][key.kind_idx] =
-            Some(Reachable { base, len_bytes });
+        self.ctx.set_reachable(peer, key.kind_idx, base, len_bytes);
         Ok(())
     }
 

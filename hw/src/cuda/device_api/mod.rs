@@ -114,9 +114,10 @@ pub struct DeviceKernel {
     function: CudaFunction,
     /// The most threads a block of it may have (its registers limit it).
     max_threads: u32,
-    /// The heap length the module's `rshmem_state` was last written with, if it was: the
-    /// state changes only when the heaps grow (`Device::grow_segment`).
-    bound_heap_bytes: Cell<Option<u64>>,
+    /// The PE's count of segment changes (`PeCtx::reachable_changes`) when the module's
+    /// `rshmem_state` was last written, if it was: the state changes only when the heaps
+    /// grow (`Device::grow_segment`).
+    bound_at_change: Cell<Option<u64>>,
     /// The streams it was launched on, waited for when it is dropped.
     streams: RefCell<Vec<Arc<CudaStream>>>,
 }
@@ -187,7 +188,7 @@ impl CudaDevice {
             module,
             function,
             max_threads: u32::try_from(max_threads).unwrap_or(0),
-            bound_heap_bytes: Cell::new(None),
+            bound_at_change: Cell::new(None),
             streams: RefCell::new(Vec::new()),
         })
     }
@@ -262,12 +263,12 @@ impl DeviceKernel {
         }
         let (heap_base, heap_bytes) = self.heap(pe)?;
         let raw = resolve(args, heap_base, heap_bytes)?;
-        let state = if self.bound_heap_bytes.get() == Some(self.heap_bytes()?) {
+        let changes = self.ctx.reachable_changes();
+        let state = if self.bound_at_change.get() == Some(changes) {
             None
         } else {
             Some(self.state()?)
         };
-        let bound = state.as_ref().map(|state| state.heap_bytes);
         let ticket = queue.enqueue_with(|stream| {
             if let Some(state) = &state {
                 self.bind(stream, state)?;
@@ -294,9 +295,7 @@ impl DeviceKernel {
             }
             Ok::<_, DeviceApiError>(())
         })?;
-        if bound.is_some() {
-            self.bound_heap_bytes.set(bound);
-        }
+        self.bound_at_change.set(Some(changes));
         Ok(ticket)
     }
 
@@ -305,13 +304,6 @@ impl DeviceKernel {
         self.ctx
             .segment(pe, MemKind::Device)
             .ok_or(DeviceApiError::NotImported { pe })
-    }
-
-    /// The smallest device heap of the run, as far as it is backed: what the state's
-    /// `heap_bytes` says.
-    fn heap_bytes(&self) -> Result<u64, DeviceApiError> {
-        (0..self.ctx.world.n_pes)
-            .try_fold(u64::MAX, |least, pe| Ok(least.min(self.heap(Pe(pe))?.1)))
     }
 
     /// The PE's state: every PE's heap, and the run's synchronisation memory.
