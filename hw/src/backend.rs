@@ -3,7 +3,7 @@
 use crate::amo::{AmoOp, AmoWidth, Cmp, SignalOp};
 use crate::caps::Caps;
 use crate::error::{DeviceError, LaunchError, PeFailure, QueueError};
-use crate::topology::Topology;
+use crate::topology::{Copier, Topology};
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};
 
 /// A hardware backend: associated types only, so generic code has one type parameter.
@@ -199,6 +199,14 @@ pub trait Device {
     /// [`DeviceError`] if the device has no queue resources left.
     fn create_queue(&self) -> Result<<Self::B as Backend>::Queue, DeviceError>;
 
+    /// Tells the backend that this PE launched a kernel. A backend that models time charges
+    /// the launch to the PE (the simulator's `launch_ns`); the default does nothing, as a
+    /// real launch costs what it costs.
+    ///
+    /// # Ordering
+    /// None.
+    fn note_kernel_launch(&self) {}
+
     /// Reads the calling PE's own memory with plain loads.
     ///
     /// # Ordering
@@ -280,6 +288,18 @@ pub trait Queue {
     /// The ticket completes once the data is delivered.
     fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError>;
 
+    /// [`Queue::put`], made by `copier`: a thread, a warp or a block of a kernel, or the PE
+    /// itself. A backend that models time paces the put by its mover (a calibrated
+    /// simulator's [`crate::topology::CopyTimes`]); the default is a plain put, which a
+    /// backend whose timing is real keeps.
+    ///
+    /// # Ordering
+    /// As [`Queue::put`].
+    fn put_by(&self, dst: RemoteRange, data: &[u8], copier: Copier) -> Result<Ticket, QueueError> {
+        let _ = copier;
+        self.put(dst, data)
+    }
+
     /// Copies `src`, a range of the calling PE's own memory, into `dst`: a put from
     /// symmetric memory, with no copy through the caller's buffer (NVSHMEM's
     /// `putmem_on_stream`; on CUDA the copy engine does it).
@@ -326,6 +346,23 @@ pub trait Queue {
         op: SignalOp,
         value: u64,
     ) -> Result<Ticket, QueueError>;
+
+    /// [`Queue::put_signal`], its data copied by `copier` (see [`Queue::put_by`]).
+    ///
+    /// # Ordering
+    /// As [`Queue::put_signal`].
+    fn put_signal_by(
+        &self,
+        dst: RemoteRange,
+        data: &[u8],
+        signal: RemoteRange,
+        op: SignalOp,
+        value: u64,
+        copier: Copier,
+    ) -> Result<Ticket, QueueError> {
+        let _ = copier;
+        self.put_signal(dst, data, signal, op, value)
+    }
 
     /// Orders delivery: for each target PE, every put, AMO update and put-with-signal issued
     /// on this queue before the fence is delivered before any issued after it.

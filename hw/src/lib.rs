@@ -36,5 +36,5 @@ pub use amo::{AmoKind, AmoOp, AmoWidth, Cmp, SignalOp};
 pub use backend::{Backend, Device, LaunchOutput, Launcher, Queue, WaitSpec};
 pub use caps::{Caps, Semantics};
 pub use error::{DeviceError, LaunchError, PeFailure, QueueError, WaitReport};
-pub use topology::{Path, PathClass, Topology};
+pub use topology::{Copier, Path, PathClass, Topology};
 pub use types::{Duration, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};

@@ -1,7 +1,7 @@
 //! Remote memory access: put, get and their variants, and plain access to this PE's own part
 //! of a symmetric object.
 
-use hw::{Backend, Device, Instant, Queue, RemoteRange, Ticket};
+use hw::{Backend, Copier, Device, Instant, Queue, RemoteRange, Ticket};
 
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
@@ -23,8 +23,21 @@ impl<B: Backend> Ctx<B> {
     /// `OutsideAllocation`, `Misaligned`, `FreedAllocation`); [`ShmemError::Queue`] if the
     /// queue was lost.
     pub fn put<T: Element>(&self, dst: Sym<T>, src: &[T], pe: u32) -> Result<(), ShmemError> {
+        self.put_by(dst, src, pe, Copier::Device)
+    }
+
+    /// [`Ctx::put`] made by `copier` (a kernel's thread, warp or block), which a backend
+    /// that models time paces the put by.
+    pub(crate) fn put_by<T: Element>(
+        &self,
+        dst: Sym<T>,
+        src: &[T],
+        pe: u32,
+        copier: Copier,
+    ) -> Result<(), ShmemError> {
         same_len(dst.len(), src.len())?;
-        self.put_checked(self.store_range(dst.access(), pe, "put")?, as_bytes(src))
+        let range = self.store_range(dst.access(), pe, "put")?;
+        self.put_checked_by(range, as_bytes(src), copier)
     }
 
     /// Non-blocking [`Ctx::put`]. The backend copies `src` when the put is issued, so `src`
@@ -192,6 +205,16 @@ impl<B: Backend> Ctx<B> {
 
     /// Issues a put of `data` to the checked range `dst`.
     pub(crate) fn put_checked(&self, dst: RemoteRange, data: &[u8]) -> Result<(), ShmemError> {
+        self.put_checked_by(dst, data, Copier::Device)
+    }
+
+    /// Issues a put of `data` to the checked range `dst`, copied by `copier`.
+    fn put_checked_by(
+        &self,
+        dst: RemoteRange,
+        data: &[u8],
+        copier: Copier,
+    ) -> Result<(), ShmemError> {
         tracing::trace!(
             target: TRACING_TARGET,
             pe = self.my_pe,
@@ -200,7 +223,7 @@ impl<B: Backend> Ctx<B> {
             offset = dst.offset,
             bytes = dst.len
         );
-        self.queue.put(dst, data)?;
+        self.queue.put_by(dst, data, copier)?;
         Ok(())
     }
 

@@ -1,6 +1,6 @@
 //! Put-with-signal and waiting on signal words.
 
-use hw::{Backend, Cmp, Device, Queue, SignalOp};
+use hw::{Backend, Cmp, Copier, Device, Queue, SignalOp};
 
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
@@ -30,6 +30,21 @@ impl<B: Backend> Ctx<B> {
         op: SignalOp,
         pe: u32,
     ) -> Result<(), ShmemError> {
+        self.put_signal_by(dst, src, sig, value, op, pe, Copier::Device)
+    }
+
+    /// [`Ctx::put_signal`], its data copied by `copier` (see [`Ctx::put_by`]).
+    #[allow(clippy::too_many_arguments)] // put_signal's six, and who copies
+    pub(crate) fn put_signal_by<T: Element>(
+        &self,
+        dst: Sym<T>,
+        src: &[T],
+        sig: Sym<u64>,
+        value: u64,
+        op: SignalOp,
+        pe: u32,
+        copier: Copier,
+    ) -> Result<(), ShmemError> {
         same_len(dst.len(), src.len())?;
         let data = self.store_range(dst.access(), pe, "put_signal")?;
         let signal = self.store_range(word_access(sig)?, pe, "put_signal")?;
@@ -43,7 +58,7 @@ impl<B: Backend> Ctx<B> {
             signal = signal.offset
         );
         self.queue
-            .put_signal(data, as_bytes(src), signal, op, value)?;
+            .put_signal_by(data, as_bytes(src), signal, op, value, copier)?;
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! The simulated device: one PE's memory, waits, clock and bootstrap.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use hw::{
@@ -18,6 +19,9 @@ pub struct SimDevice {
     caps: Caps,
     topology: Rc<hw::Topology>,
     n_pes: u32,
+    /// How much of each segment (host, device) has memory behind it, for the time that
+    /// backing more costs (`Timing::map_bytes_per_s`).
+    backed_bytes: Cell<[u64; 2]>,
 }
 
 impl SimDevice {
@@ -31,7 +35,29 @@ impl SimDevice {
             caps,
             topology,
             n_pes,
+            backed_bytes: Cell::new([0; 2]),
         }
+    }
+
+    /// Charges this PE the time of backing `kind`'s segment up to `backed_bytes`, and records
+    /// that much as backed; nothing if it is backed already.
+    fn back(&self, kind: MemKind, backed_bytes: u64) {
+        let mut backed = self.backed_bytes.get();
+        let slot = &mut backed[kind as usize];
+        let more = backed_bytes.saturating_sub(*slot);
+        *slot = (*slot).max(backed_bytes);
+        self.backed_bytes.set(backed);
+        let bytes_per_s = self.topology.timing().map_bytes_per_s;
+        if more > 0 && bytes_per_s > 0 {
+            let ns = crate::network::serialise_ns(more, bytes_per_s);
+            self.handle.world().advance_clock(self.handle.pe, ns);
+        }
+    }
+
+    /// Charges this PE a plain access of its own memory (`Timing::local_access_ns`).
+    fn pay_local_access(&self) {
+        let ns = self.topology.timing().local_access_ns;
+        self.handle.world().advance_clock(self.handle.pe, ns);
     }
 
     /// The key of `pe`'s `kind` segment: the PE, the kind and the capacity, little-endian.
@@ -71,7 +97,20 @@ impl Device for SimDevice {
         Instant(self.handle.world().clock_ns(self.handle.pe))
     }
 
+    /// Costs the time of backing all of it (`Timing::map_bytes_per_s`).
     fn create_segment(&self, kind: MemKind, len_bytes: u64) -> Result<SegmentKey, DeviceError> {
+        let key = self.create_growable_segment(kind, len_bytes, len_bytes)?;
+        Ok(key)
+    }
+
+    /// The whole segment exists at once (simulated memory is materialised page by page on
+    /// first write anyway); only the time of backing `backed_bytes` is charged now.
+    fn create_growable_segment(
+        &self,
+        kind: MemKind,
+        len_bytes: u64,
+        backed_bytes: u64,
+    ) -> Result<SegmentKey, DeviceError> {
         let limit_bytes = self.caps.max_segment_bytes;
         if len_bytes > limit_bytes {
             return Err(DeviceError::OutOfMemory {
@@ -86,7 +125,33 @@ impl Device for SimDevice {
                 "PE {pe} already has a {kind:?} segment"
             )));
         }
+        self.back(kind, backed_bytes.min(len_bytes));
         Ok(Self::key(pe, kind, len_bytes))
+    }
+
+    /// Charges the time of backing the new bytes; refuses past the segment's length.
+    fn grow_segment(
+        &self,
+        kind: MemKind,
+        backed_bytes: u64,
+        _deadline: Instant,
+    ) -> Result<(), DeviceError> {
+        let pe = self.handle.pe;
+        let capacity_bytes = self.handle.world().mem.capacity_bytes(pe, kind);
+        let Some(limit_bytes) = capacity_bytes else {
+            return Err(DeviceError::Lost(format!(
+                "PE {pe} has no {kind:?} segment to grow"
+            )));
+        };
+        if backed_bytes > limit_bytes {
+            return Err(DeviceError::OutOfMemory {
+                kind,
+                requested_bytes: backed_bytes,
+                limit_bytes,
+            });
+        }
+        self.back(kind, backed_bytes);
+        Ok(())
     }
 
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
@@ -147,12 +212,18 @@ impl Device for SimDevice {
         Ok(SimQueue::new(self.handle.clone(), id))
     }
 
+    fn note_kernel_launch(&self) {
+        let ns = self.topology.timing().launch_ns;
+        self.handle.world().advance_clock(self.handle.pe, ns);
+    }
+
     fn read_local(&self, src: LocalRange, out: &mut [u8]) {
         assert_eq!(
             src.len,
             out.len() as u64,
             "read_local: range and buffer lengths differ"
         );
+        self.pay_local_access();
         self.handle.world().stall_local_access(self.handle.pe);
         self.handle.pace();
         let mut w = self.handle.world();
@@ -166,6 +237,7 @@ impl Device for SimDevice {
             data.len() as u64,
             "write_local: range and data lengths differ"
         );
+        self.pay_local_access();
         // Peers may read this memory: their reads before this PE's clock happen first.
         self.handle.world().stall_local_access(self.handle.pe);
         self.handle.pace();

@@ -35,6 +35,7 @@ pub mod explore;
 mod fault;
 mod handle;
 mod memory;
+mod movers;
 mod network;
 mod ordering;
 mod queue;

@@ -3,10 +3,11 @@
 //! Posting operations may run ahead of the world (`PeHandle::pace_post`); everything that
 //! observes completions first lets the world catch up with the PE's clock (`PeHandle::pace`).
 
-use hw::{AmoOp, Instant, LocalRange, Queue, QueueError, RemoteRange, SignalOp, Ticket};
+use hw::{AmoOp, Copier, Instant, LocalRange, Queue, QueueError, RemoteRange, SignalOp, Ticket};
 
 use crate::SimBackend;
 use crate::handle::PeHandle;
+use crate::movers::Mover;
 use crate::world::Blocked;
 
 /// One simulated queue of one PE.
@@ -26,11 +27,20 @@ impl Queue for SimQueue {
     type B = SimBackend;
 
     fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError> {
-        self.handle.pace_post();
-        Ok(self.handle.world().put(self.id, dst, data))
+        self.put_by(dst, data, Copier::Device)
     }
 
-    /// Reads the source when the put is posted, then puts those bytes.
+    /// Paced by `copier`'s copy curve (`movers.rs`).
+    fn put_by(&self, dst: RemoteRange, data: &[u8], copier: Copier) -> Result<Ticket, QueueError> {
+        self.handle.pace_post();
+        Ok(self
+            .handle
+            .world()
+            .put(self.id, dst, data, Mover::Sm(copier)))
+    }
+
+    /// Reads the source when the put is posted, then puts those bytes, paced by the copy
+    /// engine of this queue.
     ///
     /// # Ordering
     /// As [`Queue::put`]: reading at posting is one of the times the contract allows.
@@ -45,7 +55,7 @@ impl Queue for SimQueue {
         world
             .mem
             .read(self.handle.pe, src.kind, src.offset, &mut data);
-        Ok(world.put(self.id, dst, &data))
+        Ok(world.put(self.id, dst, &data, Mover::Engine { queue: self.id }))
     }
 
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
@@ -80,6 +90,19 @@ impl Queue for SimQueue {
         op: SignalOp,
         value: u64,
     ) -> Result<Ticket, QueueError> {
+        self.put_signal_by(dst, data, signal, op, value, Copier::Device)
+    }
+
+    /// Its data paced by `copier`'s copy curve (`movers.rs`).
+    fn put_signal_by(
+        &self,
+        dst: RemoteRange,
+        data: &[u8],
+        signal: RemoteRange,
+        op: SignalOp,
+        value: u64,
+        copier: Copier,
+    ) -> Result<Ticket, QueueError> {
         assert_eq!(signal.len, 8, "put_signal: the signal word is 8 bytes");
         assert_eq!(
             dst.pe, signal.pe,
@@ -89,7 +112,7 @@ impl Queue for SimQueue {
         Ok(self
             .handle
             .world()
-            .put_signal(self.id, dst, data, signal, op, value))
+            .put_signal(self.id, dst, data, signal, op, value, Mover::Sm(copier)))
     }
 
     fn fence(&self) -> Result<(), QueueError> {
@@ -97,15 +120,23 @@ impl Queue for SimQueue {
         Ok(())
     }
 
-    fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
-        // The fence of a GPU's quiet overlaps the wait for the operations still in flight.
-        self.handle.world().pay_fence(self.handle.pe);
+    /// Waits until the queue's earlier operations have completed, as a stream runs its
+    /// operations one after another: without the GPU's memory fence and the consistency step
+    /// that a quiet adds, which a stream does not make.
+    fn serialize(&self, deadline: Instant) -> Result<(), QueueError> {
         self.handle.pace();
-        self.handle.world().counts.quiets += 1;
         while !self.handle.world().queue_idle(self.id) {
             self.handle
                 .block(Blocked::Quiet { queue: self.id }, deadline.0)?;
         }
+        Ok(())
+    }
+
+    fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
+        // The fence of a GPU's quiet overlaps the wait for the operations still in flight.
+        self.handle.world().pay_fence(self.handle.pe);
+        self.handle.world().counts.quiets += 1;
+        self.serialize(deadline)?;
         // Quiet makes the calling PE's own delivered updates visible to it (SPEC section 3).
         if self.handle.world().stall_before_consistency(self.handle.pe) {
             self.handle.pace();

@@ -19,6 +19,7 @@ use crate::events::{Event, EventQueue};
 use crate::explore::{Explore, Rounds};
 use crate::fault::{Fault, Faults};
 use crate::memory::{Memory, Payload, Range};
+use crate::movers::{Mover, Movers};
 use crate::network::{Network, Route};
 use crate::ordering::{FenceOrder, Tickets};
 use crate::report::OpCounts;
@@ -161,6 +162,8 @@ struct InFlight {
     dst: u32,
     route: Route,
     issued_ns: u64,
+    /// When its mover has copied its data (`movers.rs`); 0 when no mover paces it.
+    copied_ns: u64,
     /// The fences posted on the queue before this operation (wrapping; see `FenceOrder`).
     epoch: u32,
     kind: OpKind,
@@ -218,6 +221,7 @@ pub(crate) struct World {
     /// Scratch space for the ranges a flush or drain made visible, kept to avoid allocating.
     shown: Vec<Range>,
     net: Network,
+    movers: Movers,
     pes: Vec<PeState>,
     /// Bit `pe` is set while `pe` is blocked: a compact copy of the status that the hot
     /// paths (a write landing, a ticket completing) check before touching the PE's state.
@@ -296,9 +300,11 @@ impl World {
         explore: Option<&Explore>,
     ) -> World {
         let words = (2 * n_pes as usize).div_ceil(64);
+        // Every PE's program starts once the GPUs are set up.
+        let startup_ns = topology.timing().startup_ns;
         let pes = (0..n_pes)
             .map(|_| PeState {
-                clock_ns: 0,
+                clock_ns: startup_ns,
                 status: Status::Runnable,
                 blocked: None,
                 watching: Vec::new(),
@@ -312,10 +318,11 @@ impl World {
         let rounds = explore.map(|e| crate::explore::rounds(e, &topology, n_pes));
         let mut events = EventQueue::default();
         for pe in 0..n_pes {
-            events.push(0, Event::Resume { pe });
+            events.push(startup_ns, Event::Resume { pe });
         }
         World {
             net: Network::new(&topology, n_pes),
+            movers: Movers::new(topology.timing().copy),
             mem: Memory::new(n_pes),
             shown: Vec::new(),
             topology,
@@ -654,7 +661,13 @@ impl World {
         self.queues[queue as usize].fetched.remove(&ticket.0)
     }
 
-    pub(crate) fn put(&mut self, queue: u32, dst: RemoteRange, data: &[u8]) -> Ticket {
+    pub(crate) fn put(
+        &mut self,
+        queue: u32,
+        dst: RemoteRange,
+        data: &[u8],
+        mover: Mover,
+    ) -> Ticket {
         self.assert_imported(self.queues[queue as usize].owner, &dst);
         self.counts.puts += 1;
         self.counts.bytes_put += data.len() as u64;
@@ -664,7 +677,7 @@ impl World {
             data: Payload::new(data),
         };
         self.queues[queue as usize].puts_outstanding += 1;
-        self.post(queue, dst.pe.0, kind)
+        self.post(queue, dst.pe.0, kind, Some(mover))
     }
 
     pub(crate) fn get(&mut self, queue: u32, src: RemoteRange, into: Option<LocalRange>) -> Ticket {
@@ -678,7 +691,7 @@ impl World {
             into,
             read: Vec::new(),
         };
-        self.post(queue, src.pe.0, kind)
+        self.post(queue, src.pe.0, kind, None)
     }
 
     pub(crate) fn amo(&mut self, queue: u32, dst: RemoteRange, op: AmoOp, fetch: bool) -> Ticket {
@@ -691,9 +704,10 @@ impl World {
             fetch,
             old: 0,
         };
-        self.post(queue, dst.pe.0, kind)
+        self.post(queue, dst.pe.0, kind, None)
     }
 
+    #[allow(clippy::too_many_arguments)] // the contract's put_signal, and who copies it
     pub(crate) fn put_signal(
         &mut self,
         queue: u32,
@@ -702,6 +716,7 @@ impl World {
         signal: RemoteRange,
         op: SignalOp,
         value: u64,
+        mover: Mover,
     ) -> Ticket {
         let src = self.queues[queue as usize].owner;
         self.assert_imported(src, &dst);
@@ -720,7 +735,7 @@ impl World {
             op,
             value,
         };
-        self.post(queue, dst.pe.0, kind)
+        self.post(queue, dst.pe.0, kind, Some(mover))
     }
 
     /// Extra delay of one traversal of `path`: usually up to a quarter of its latency, and one
@@ -804,13 +819,21 @@ impl World {
     /// Posts one operation: the PE pays the issue time and gets its ticket at once, and the
     /// operation enters the network at its issue time, in time order with every other event
     /// ([`Event::Issue`]). That is what lets a PE post ahead of the world without changing
-    /// anything; see [`ISSUE_LOOKAHEAD_NS`].
-    fn post(&mut self, queue: u32, dst: u32, kind: OpKind) -> Ticket {
+    /// anything; see [`ISSUE_LOOKAHEAD_NS`]. `mover` copies the data of a put (`movers.rs`);
+    /// gets and atomics have none. Booking the mover here, in the PE's program order rather
+    /// than at the issue event, is the same: a mover belongs to one PE.
+    fn post(&mut self, queue: u32, dst: u32, kind: OpKind, mover: Option<Mover>) -> Ticket {
         let q = &mut self.queues[queue as usize];
         let (src, epoch) = (q.owner, q.epoch);
         let ticket = q.tickets.issue();
         self.advance_clock(src, self.topology.timing().issue_ns);
         let issued_ns = self.clock_ns(src);
+        let copied_ns = match (mover, &kind) {
+            (Some(mover), OpKind::Put { data, .. } | OpKind::PutSignal { data, .. }) => {
+                self.movers.copy(src, mover, issued_ns, data.len())
+            }
+            _ => 0,
+        };
         let route = self.net.route(&self.topology, src, dst);
         let flight = InFlight {
             queue,
@@ -819,6 +842,7 @@ impl World {
             dst,
             route,
             issued_ns,
+            copied_ns,
             epoch,
             kind,
         };
@@ -842,14 +866,16 @@ impl World {
             .as_ref()
             .expect("an issued op is in flight");
         let (queue, src, dst, route) = (flight.queue, flight.src, flight.dst, flight.route);
+        let copied_ns = flight.copied_ns;
         let (epoch, code, name) = (flight.epoch, flight.kind.code(), flight.kind.name());
         let (out_bytes, fenced) = flight.outbound();
         let issued_ns = self.now_ns;
         let sent = self.net.send(src, &route, false, issued_ns, out_bytes);
         let transfer = sent.transfer;
         let jitter_ns = self.forward_delay_ns(sent.latency_ns);
-        let mut arrive_ns = transfer.begin_ns
-            + transfer.serialise_ns
+        // The last byte leaves once the links carried it and its mover copied it.
+        let sent_ns = (transfer.begin_ns + transfer.serialise_ns).max(copied_ns);
+        let mut arrive_ns = sent_ns
             + sent.latency_ns
             + u64::from(sent.nics) * self.topology.timing().nic_ns
             + jitter_ns;

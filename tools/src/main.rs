@@ -46,8 +46,9 @@ enum Command {
     /// compare with NVSHMEM's results from the same machine.
     #[command(after_help = bench::AFTER_HELP)]
     Bench(bench::BenchArgs),
-    /// Fit a topology's link and per-operation costs to a run of `rshmem bench`, so that the
-    /// simulator predicts the bench; write the fitted topology and compare both.
+    /// Fit a topology's link, per-operation costs and copy curves to a run of `rshmem bench`,
+    /// so that the simulator predicts every metric of the bench; write the fitted topology
+    /// and compare both.
     #[command(after_help = calibrate::AFTER_HELP)]
     Calibrate(calibrate::CalibrateArgs),
     /// List every environment variable the runtime reads: type, default, value in this

@@ -191,10 +191,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(message) = &report.failure {
         failures.push(message.clone());
     }
-    let modelled_gbps = (workload.name == "put-bw").then(|| {
-        let path = topology.routes_from(Pe(0)).path_to(&topology, Pe(1));
-        path.bandwidth_bytes_per_s as f64 / 1e9
-    });
+    let modelled_gbps = (workload.name == "put-bw").then(|| modelled_put_gbps(&topology));
     if let (Some(points), Some(model)) = (&curve, modelled_gbps) {
         failures.extend(check_curve(points, model));
     }
@@ -405,4 +402,15 @@ fn progress(args: &RunArgs, workload: &Workload, n_pes: u32) -> Option<ProgressB
     spinner.set_message(format!("simulating {} on {n_pes} PEs", workload.name));
     spinner.enable_steady_tick(Duration::from_millis(100));
     Some(spinner)
+}
+
+/// The rate PE 0's large puts to PE 1 tend to in the model: the slower of the route's
+/// bandwidth and the PE's own copy curve (`Timing::copy`), in GB/s.
+fn modelled_put_gbps(topology: &Topology) -> f64 {
+    let path = topology.routes_from(Pe(0)).path_to(topology, Pe(1));
+    let mover = topology.timing().copy.device.asymptotic_bytes_per_s();
+    let bytes_per_s = mover.map_or(path.bandwidth_bytes_per_s, |m| {
+        m.min(path.bandwidth_bytes_per_s)
+    });
+    bytes_per_s as f64 / 1e9
 }

@@ -1616,7 +1616,7 @@ mod tests {
             }
             assert_eq!(dot.matches(" -- ").count(), t.n_links() as usize, "{name}");
         }
-        assert!(to_dot(&preset("h200x2")).contains("nvlink\\n355.57 GB/s\\n187 ns"));
+        assert!(to_dot(&preset("h200x2")).contains("nvlink\\n395.224 GB/s\\n365 ns"));
         assert!(to_dot(&preset("ib-2")).contains("subgraph \"cluster_host_1\""));
     }
 

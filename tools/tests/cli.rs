@@ -75,9 +75,18 @@ fn put_bw_rises_and_reaches_the_modelled_nv18_bandwidth() {
     let last = curve.last().unwrap();
     assert_eq!(last["bytes"], 256u64 << 20);
     let gbps = last["gbps"].as_f64().unwrap();
+    // The model: the slower of the NV18 link and the GPU's own copy rate for large puts.
     let h200x2 = sim::topology::presets::preset("h200x2").unwrap();
-    let model = h200x2.link(hw::topology::LinkId(0)).bandwidth_bytes_per_s as f64 / 1e9;
+    let link = h200x2.link(hw::topology::LinkId(0)).bandwidth_bytes_per_s;
+    let mover = h200x2
+        .timing()
+        .copy
+        .device
+        .asymptotic_bytes_per_s()
+        .unwrap();
+    let model = link.min(mover) as f64 / 1e9;
     assert!((gbps - model).abs() / model < 0.05, "{gbps} vs {model}");
+    assert_eq!(v["modelled_gbps"].as_f64().unwrap(), model, "{v}");
     assert!(curve.first().unwrap()["gbps"].as_f64().unwrap() < gbps / 10.0);
 }
 
@@ -289,8 +298,9 @@ fn calibrate_help_says_what_it_fits_and_how() {
         "[default: h200x2]",
         "--out <FILE.toml>",
         "--table",
-        "poll_ns, fence_ns and transfer_ns",
-        "Not modelled, and listed with why",
+        "poll_ns and fence_ns",
+        "the copy curve of each mover",
+        "Every metric of the bench is modelled",
         "rshmem bench --raw bench.raw",
     ] {
         assert!(text.contains(needle), "{needle:?} in {text}");
@@ -314,7 +324,7 @@ fn calibrate_refuses_what_it_cannot_fit_naming_the_file_and_line() {
         ),
         (
             &["calibrate", "--measured", partial.to_str().unwrap()],
-            "partial.raw lacks 9 of the metrics the simulator models: put_bw 1 MiB GBps, ",
+            "partial.raw lacks 41 of the metrics the simulator models: init_ms, malloc_1GiB_ms, ",
         ),
     ];
     for (args, needle) in cases {

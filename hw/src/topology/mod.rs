@@ -4,6 +4,7 @@
 //! their GPUs were added. Links are full duplex: each direction has the link's bandwidth.
 //! Routes between PEs never pass through a third GPU (GPUs do not forward traffic).
 
+mod copy;
 mod pairs;
 mod route;
 
@@ -11,6 +12,7 @@ use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 
 use crate::types::Pe;
 
+pub use copy::{Copier, CopyCurve, CopyTimes, CurveError, MAX_CURVE_POINTS};
 pub use route::{Hop, Path, PathClass, Routes};
 
 /// What a vertex of the topology is.
@@ -116,12 +118,27 @@ pub struct Timing {
     /// start-up of a copy (Hockney's t0). With the bandwidth it makes the bandwidth curve: a
     /// stream of `n`-byte transfers reaches `n / (transfer_ns + n / bandwidth)`.
     pub transfer_ns: u64,
+    /// How long each mover of a GPU takes per put of a size (a thread, a warp, a block, the
+    /// whole GPU, the copy engine): a put is paced by its mover as well as by the links.
+    /// Free by default.
+    pub copy: CopyTimes,
+    /// What launching a kernel costs the PE (the driver and the GPU's front end), in ns.
+    pub launch_ns: u64,
+    /// What a plain load or store of the PE's own memory costs beyond its bytes (a GPU's
+    /// round trip to its memory), in ns.
+    pub local_access_ns: u64,
+    /// Time from a run's start until a PE's program starts (creating the GPU's context, the
+    /// bootstrap), in ns: every PE's clock starts there.
+    pub startup_ns: u64,
+    /// How fast a PE backs a segment with memory and maps it for its peers, in bytes per
+    /// second; 0 when mapping costs nothing.
+    pub map_bytes_per_s: u64,
 }
 
 impl Default for Timing {
-    /// Defaults for a Hopper-class GPU; presets override them with measured values. Fences
-    /// and transfer start-ups cost nothing until a calibration (`rshmem calibrate`) says
-    /// what they cost.
+    /// Defaults for a Hopper-class GPU; presets override them with measured values. Fences,
+    /// transfer start-ups, movers, launches, local accesses, start-up and mapping cost
+    /// nothing until a calibration (`rshmem calibrate`) says what they cost.
     fn default() -> Self {
         Timing {
             issue_ns: 20,
@@ -130,6 +147,11 @@ impl Default for Timing {
             local_bytes_per_s: 3_000_000_000_000,
             fence_ns: 0,
             transfer_ns: 0,
+            copy: CopyTimes::FREE,
+            launch_ns: 0,
+            local_access_ns: 0,
+            startup_ns: 0,
+            map_bytes_per_s: 0,
         }
     }
 }

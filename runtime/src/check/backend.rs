@@ -10,9 +10,9 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use hw::{
-    AmoOp, Backend, Caps, Device, DeviceError, Instant, LaunchError, LaunchOutput, Launcher,
-    LocalRange, MemKind, Pe, QueueError, RemoteRange, SegmentKey, SignalOp, Ticket, Topology,
-    WaitSpec,
+    AmoOp, Backend, Caps, Copier, Device, DeviceError, Instant, LaunchError, LaunchOutput,
+    Launcher, LocalRange, MemKind, Pe, QueueError, RemoteRange, SegmentKey, SignalOp, Ticket,
+    Topology, WaitSpec,
 };
 
 use super::detector::{Detector, Part, QueueOp};
@@ -201,6 +201,10 @@ impl<B: Backend> Device for CheckedDevice<B> {
         })
     }
 
+    fn note_kernel_launch(&self) {
+        self.inner.note_kernel_launch();
+    }
+
     fn read_local(&self, src: LocalRange, out: &mut [u8]) {
         self.inner.read_local(src, out);
         lock(&self.detector).local(self.pe, AccessKind::LocalRead, src);
@@ -275,7 +279,11 @@ impl<B: Backend> hw::Queue for CheckedQueue<B> {
     type B = CheckedBackend<B>;
 
     fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError> {
-        let ticket = self.inner.put(dst, data)?;
+        self.put_by(dst, data, Copier::Device)
+    }
+
+    fn put_by(&self, dst: RemoteRange, data: &[u8], copier: Copier) -> Result<Ticket, QueueError> {
+        let ticket = self.inner.put_by(dst, data, copier)?;
         let part = Part::remote(AccessKind::Put, dst);
         Ok(self.issued(ticket, dst.pe, true, &[part], None))
     }
@@ -321,7 +329,21 @@ impl<B: Backend> hw::Queue for CheckedQueue<B> {
         op: SignalOp,
         value: u64,
     ) -> Result<Ticket, QueueError> {
-        let ticket = self.inner.put_signal(dst, data, signal, op, value)?;
+        self.put_signal_by(dst, data, signal, op, value, Copier::Device)
+    }
+
+    fn put_signal_by(
+        &self,
+        dst: RemoteRange,
+        data: &[u8],
+        signal: RemoteRange,
+        op: SignalOp,
+        value: u64,
+        copier: Copier,
+    ) -> Result<Ticket, QueueError> {
+        let ticket = self
+            .inner
+            .put_signal_by(dst, data, signal, op, value, copier)?;
         let parts = [
             Part::remote(AccessKind::PutSignalData, dst),
             Part::remote(AccessKind::SignalUpdate, signal),

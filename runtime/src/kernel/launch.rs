@@ -3,7 +3,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 
-use hw::Backend;
+use hw::{Backend, Device};
 
 use crate::TRACING_TARGET;
 use crate::error::ShmemError;
@@ -48,6 +48,7 @@ impl<B: Backend> Shmem<B> {
         F: AsyncFn(&KernelThread<'_, B>) -> Result<R, ShmemError>,
     {
         let launch = Launch::new(self, grid, block)?;
+        self.device.note_kernel_launch();
         tracing::debug!(target: TRACING_TARGET, pe = self.my_pe, %grid, %block, "launch_kernel");
         let threads: Vec<KernelThread<'_, B>> = (0..launch.n_threads())
             .map(|index| KernelThread::new(&launch, index))

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::rc::Rc;
 
-use hw::{Backend, Cmp, Queue, SignalOp};
+use hw::{Backend, Cmp, Copier, Queue, SignalOp};
 
 use crate::TRACING_TARGET;
 use crate::ctx::{Ctx, CtxOptions};
@@ -122,7 +122,9 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// As [`Ctx::put`]; the group errors of [`Scoped`].
     pub async fn put<T: Element>(&self, dst: Sym<T>, src: &[T], pe: u32) -> Result<(), ShmemError> {
         let call = self.call(format!("put({dst:?}, pe {pe})"), as_bytes(src));
-        self.meet_then(call, |ctx| ctx.put(dst, src, pe)).await
+        let copier = self.copier();
+        self.meet_then(call, |ctx| ctx.put_by(dst, src, pe, copier))
+            .await
     }
 
     /// [`Scoped::put`] without waiting for delivery (`put_nbi`, `put_nbi_warp`,
@@ -137,7 +139,9 @@ impl<'k, B: Backend> Scoped<'k, B> {
         pe: u32,
     ) -> Result<(), ShmemError> {
         let call = self.call(format!("put_nbi({dst:?}, pe {pe})"), as_bytes(src));
-        self.meet_then(call, |ctx| ctx.put_nbi(dst, src, pe)).await
+        let copier = self.copier();
+        self.meet_then(call, |ctx| ctx.put_by(dst, src, pe, copier))
+            .await
     }
 
     /// Reads `src` from PE `pe` into this PE's part of `dst` (`get`, `get_warp`,
@@ -190,8 +194,11 @@ impl<'k, B: Backend> Scoped<'k, B> {
             format!("put_signal({dst:?}, {sig:?} {op:?} {value}, pe {pe})"),
             as_bytes(src),
         );
-        self.meet_then(call, |ctx| ctx.put_signal(dst, src, sig, value, op, pe))
-            .await
+        let copier = self.copier();
+        self.meet_then(call, |ctx| {
+            ctx.put_signal_by(dst, src, sig, value, op, pe, copier)
+        })
+        .await
     }
 
     /// [`Scoped::put_signal`] without waiting for delivery (`put_signal_nbi`, ...).
@@ -211,8 +218,11 @@ impl<'k, B: Backend> Scoped<'k, B> {
             format!("put_signal_nbi({dst:?}, {sig:?} {op:?} {value}, pe {pe})"),
             as_bytes(src),
         );
-        self.meet_then(call, |ctx| ctx.put_signal_nbi(dst, src, sig, value, op, pe))
-            .await
+        let copier = self.copier();
+        self.meet_then(call, |ctx| {
+            ctx.put_signal_by(dst, src, sig, value, op, pe, copier)
+        })
+        .await
     }
 
     /// Orders the context's puts, atomics and signals to each PE ([`Ctx::fence`]). The
@@ -359,6 +369,17 @@ impl<'k, B: Backend> Scoped<'k, B> {
     pub(crate) async fn meet_only(&self, what: &'static str) -> Result<(), ShmemError> {
         self.meet_then(self.call(what.into(), &[]), |_| Ok(()))
             .await
+    }
+
+    /// Who copies this scope's puts: the thread, or its warp or block, by index in the
+    /// launch.
+    fn copier(&self) -> Copier {
+        let index = |i: usize| u32::try_from(i).expect("a launch has at most 2^20 threads");
+        match self.launch.group(self.thread, self.scope) {
+            None => Copier::Thread(index(self.thread)),
+            Some((_, group)) if self.scope == Scope::Warp => Copier::Warp(index(group)),
+            Some((_, group)) => Copier::Block(index(group)),
+        }
     }
 
     /// The call `what` on this scope's context, sending `data`.

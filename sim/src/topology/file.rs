@@ -8,7 +8,10 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
 
-use hw::topology::{Link, LinkKind, NodeKind, Timing, Topology, TopologyBuilder, TopologyError};
+use hw::topology::{
+    CopyCurve, CopyTimes, Link, LinkKind, NodeKind, Timing, Topology, TopologyBuilder,
+    TopologyError,
+};
 use petgraph::graph::NodeIndex;
 use serde::Deserialize;
 use toml::Spanned;
@@ -48,6 +51,22 @@ struct TimingSpec {
     local_gbps: Option<Spanned<f64>>,
     fence_ns: Option<u64>,
     transfer_ns: Option<u64>,
+    launch_ns: Option<u64>,
+    local_access_ns: Option<u64>,
+    startup_ns: Option<u64>,
+    map_gbps: Option<Spanned<f64>>,
+    copy: Option<CopySpec>,
+}
+
+/// `[timing.copy]`: each mover's curve as `[[bytes, ns], ...]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CopySpec {
+    device: Option<Spanned<Vec<(u64, u64)>>>,
+    block: Option<Spanned<Vec<(u64, u64)>>>,
+    warp: Option<Spanned<Vec<(u64, u64)>>>,
+    thread: Option<Spanned<Vec<(u64, u64)>>>,
+    engine: Option<Spanned<Vec<(u64, u64)>>>,
 }
 
 #[derive(Deserialize)]
@@ -205,6 +224,36 @@ fn read_timing(spec: &TimingSpec) -> Result<Timing, SpanError> {
         },
         fence_ns: spec.fence_ns.unwrap_or(defaults.fence_ns),
         transfer_ns: spec.transfer_ns.unwrap_or(defaults.transfer_ns),
+        copy: match &spec.copy {
+            Some(copy) => read_copy(copy)?,
+            None => defaults.copy,
+        },
+        launch_ns: spec.launch_ns.unwrap_or(defaults.launch_ns),
+        local_access_ns: spec.local_access_ns.unwrap_or(defaults.local_access_ns),
+        startup_ns: spec.startup_ns.unwrap_or(defaults.startup_ns),
+        map_bytes_per_s: match &spec.map_gbps {
+            Some(gbps) => gbps_to_bytes_per_s(gbps, "map_gbps")?,
+            None => defaults.map_bytes_per_s,
+        },
+    })
+}
+
+fn read_copy(spec: &CopySpec) -> Result<CopyTimes, SpanError> {
+    let curve = |points: &Option<Spanned<Vec<(u64, u64)>>>, key: &str| match points {
+        None => Ok(CopyCurve::FREE),
+        Some(points) => CopyCurve::new(points.get_ref()).map_err(|e| {
+            (
+                points.span(),
+                format!("timing.copy.{key}: {e} (each point is [bytes, ns])"),
+            )
+        }),
+    };
+    Ok(CopyTimes {
+        device: curve(&spec.device, "device")?,
+        block: curve(&spec.block, "block")?,
+        warp: curve(&spec.warp, "warp")?,
+        thread: curve(&spec.thread, "thread")?,
+        engine: curve(&spec.engine, "engine")?,
     })
 }
 
@@ -358,6 +407,61 @@ gbps = 394.8
     }
 
     #[test]
+    fn calibrated_costs_and_copy_curves_are_read() {
+        let text = good_with(
+            "transfer_ns = 40\n",
+            "transfer_ns = 40\nlaunch_ns = 2800\nlocal_access_ns = 400\nstartup_ns = 9\n\
+             map_gbps = 50\n[timing.copy]\nwarp = [[1024, 190], [65536, 1640]]\n",
+        );
+        let timing = parse(&text, "t.toml").unwrap().timing();
+        assert_eq!(
+            (timing.launch_ns, timing.local_access_ns, timing.startup_ns),
+            (2800, 400, 9)
+        );
+        assert_eq!(timing.map_bytes_per_s, 50_000_000_000);
+        assert_eq!(timing.copy.warp.points(), &[(1024, 190), (65536, 1640)]);
+        assert!(timing.copy.block.is_free() && timing.copy.engine.is_free());
+        let defaults = parse(GOOD, "t.toml").unwrap().timing();
+        assert_eq!(defaults.copy, hw::topology::CopyTimes::FREE);
+        assert_eq!(defaults.map_bytes_per_s, 0);
+    }
+
+    #[test]
+    fn malformed_copy_curves_are_rejected_naming_the_mover_and_the_point() {
+        for (curve, says) in [
+            (
+                "warp = [[1024, 190], [512, 200]]",
+                "point 1 (512 bytes, 200 ns)",
+            ),
+            (
+                "warp = [[1024, 190], [2048, 100]]",
+                "point 1 (2048 bytes, 100 ns)",
+            ),
+            ("warp = [[0, 1]]", "point 0 is of 0 bytes"),
+            (
+                "warp = [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5], [6, 6], [7, 7], [8, 8], [9, 9]]",
+                "at most 8 points",
+            ),
+        ] {
+            let text = good_with(
+                "transfer_ns = 40\n",
+                &format!("transfer_ns = 40\n[timing.copy]\n{curve}\n"),
+            );
+            let err = parse_err(&text);
+            assert_eq!(err.line, line_of(&text, "warp ="), "{curve}: {err}");
+            assert!(err.message.starts_with("timing.copy.warp: "), "{err}");
+            assert!(err.message.contains(says), "{curve}: {err}");
+        }
+        let text = good_with(
+            "transfer_ns = 40\n",
+            "transfer_ns = 40\n[timing.copy]\nwarps = [[1, 1]]\n",
+        );
+        assert!(parse_err(&text).message.contains("unknown field"), "warps");
+        let text = good_with("transfer_ns = 40\n", "transfer_ns = 40\nmap_gbps = 0\n");
+        assert!(parse_err(&text).message.contains("map_gbps"));
+    }
+
+    #[test]
     fn name_defaults_to_the_file_stem() {
         let text = GOOD.replacen("name = \"pair\"\n", "", 1);
         assert_eq!(parse(&text, "dir/my-box.toml").unwrap().name(), "my-box");
@@ -402,7 +506,14 @@ gbps = 394.8
     #[test]
     fn documented_example_parses_and_routes_as_the_doc_says() {
         let doc = include_str!("../../../docs/topology-format.md");
-        let start = doc.find("```toml\n").expect("the doc has a toml example") + 8;
+        let example = doc
+            .find("## Complete example")
+            .expect("the doc has a complete example");
+        let start = example
+            + doc[example..]
+                .find("```toml\n")
+                .expect("the example is toml")
+            + 8;
         let len = doc[start..].find("```").expect("the example is closed");
         let t = parse(&doc[start..start + len], "topology-format.md").unwrap();
         assert_eq!(t.name(), "two-by-two");

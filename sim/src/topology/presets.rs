@@ -8,7 +8,9 @@
 //! section of `reference/sim-and-perf.md`. Numbers marked "prior" have no measurement behind
 //! them yet; calibration (issue 4) replaces them.
 
-use hw::topology::{Link, LinkKind, NodeKind, Timing, Topology, TopologyBuilder};
+use hw::topology::{
+    CopyCurve, CopyTimes, Link, LinkKind, NodeKind, Timing, Topology, TopologyBuilder,
+};
 use petgraph::graph::NodeIndex;
 
 /// Effective NV18 bandwidth per direction, in bytes per second: the copy-engine peer copy of
@@ -64,21 +66,75 @@ const H200_TIMING: Timing = Timing {
     local_bytes_per_s: 4_300_000_000_000,
     fence_ns: 0,
     transfer_ns: 0,
+    copy: CopyTimes::FREE,
+    launch_ns: 0,
+    local_access_ns: 0,
+    startup_ns: 0,
+    map_bytes_per_s: 0,
 };
 
 /// The `h200x2` link and per-operation costs as `rshmem calibrate` fitted them to a run of
-/// `rshmem bench` on the two-H200 machine (2026-11-23; BENCHMARKS.md, "Simulator vs
-/// measured"). The fit sets the link's latency and bandwidth and poll_ns, fence_ns and
-/// transfer_ns; the other boards keep the priors above (their GPUs meet through NVSwitch or
-/// InfiniBand, which this run did not measure). `sim/topologies/h200x2.toml` holds the same.
-const H200X2_FITTED_LATENCY_NS: u64 = 187;
-const H200X2_FITTED_BYTES_PER_S: u64 = 355_570_000_000;
+/// `rshmem bench` on the two-H200 machine (2026-11-23, commit f203574; its lines are
+/// `sim/topologies/h200x2.bench.raw`, and BENCHMARKS.md, "Simulator vs measured", has the
+/// comparison). The fit sets the link's latency and bandwidth (the fastest put measured,
+/// the copy engine's), poll_ns, fence_ns, each mover's copy curve, the launch, a local
+/// access, the start-up and the mapping rate; `transfer_ns` is 0, the curves holding every
+/// put's start-up. The other boards keep the priors above (their GPUs meet through NVSwitch
+/// or InfiniBand, which this run did not measure). `sim/topologies/h200x2.toml` holds the
+/// same.
+const H200X2_FITTED_LATENCY_NS: u64 = 365;
+const H200X2_FITTED_BYTES_PER_S: u64 = 395_224_000_000;
 const H200X2_FITTED_TIMING: Timing = Timing {
     poll_ns: 238,
-    fence_ns: 989,
-    transfer_ns: 221,
+    fence_ns: 976,
+    transfer_ns: 0,
+    copy: CopyTimes {
+        device: curve(&[
+            (1 << 20, 3153),
+            (4 << 20, 12_248),
+            (16 << 20, 47_367),
+            (64 << 20, 187_968),
+            (256 << 20, 748_776),
+        ]),
+        block: curve(&[
+            (1 << 10, 280),
+            (4 << 10, 280),
+            (16 << 10, 342),
+            (64 << 10, 1319),
+            (256 << 10, 6051),
+            (1 << 20, 23_329),
+        ]),
+        warp: curve(&[
+            (1 << 10, 189),
+            (4 << 10, 197),
+            (16 << 10, 473),
+            (64 << 10, 1635),
+            (256 << 10, 21_298),
+            (1 << 20, 84_546),
+        ]),
+        thread: curve(&[(512, 1200), (32 << 10, 81_124)]),
+        engine: curve(&[
+            (4 << 10, 1074),
+            (64 << 10, 1365),
+            (1 << 20, 3919),
+            (16 << 20, 45_030),
+            (256 << 20, 673_411),
+        ]),
+    },
+    launch_ns: 2795,
+    local_access_ns: 424,
+    startup_ns: 282_975_938,
+    map_bytes_per_s: 56_658_878_679,
     ..H200_TIMING
 };
+
+/// A preset's copy curve; fixed data, so an invalid one is a bug in this file.
+const fn curve(points: &[(u64, u64)]) -> CopyCurve {
+    match CopyCurve::new(points) {
+        Ok(curve) => curve,
+        Err(_) => panic!("a preset's copy curve rises"),
+    }
+}
 
 /// GPUs per HGX board (SPEC section 6).
 const GPUS_PER_HOST: u32 = 8;

@@ -25,6 +25,32 @@ fn write_toml(out: &mut String, topology: &Topology) -> fmt::Result {
     writeln!(out, "local_gbps = {}", gbps(timing.local_bytes_per_s))?;
     writeln!(out, "fence_ns = {}", timing.fence_ns)?;
     writeln!(out, "transfer_ns = {}", timing.transfer_ns)?;
+    writeln!(out, "launch_ns = {}", timing.launch_ns)?;
+    writeln!(out, "local_access_ns = {}", timing.local_access_ns)?;
+    writeln!(out, "startup_ns = {}", timing.startup_ns)?;
+    if timing.map_bytes_per_s > 0 {
+        writeln!(out, "map_gbps = {}", gbps(timing.map_bytes_per_s))?;
+    }
+    let copy = &timing.copy;
+    let movers = [
+        ("device", &copy.device),
+        ("block", &copy.block),
+        ("warp", &copy.warp),
+        ("thread", &copy.thread),
+        ("engine", &copy.engine),
+    ];
+    if movers.iter().any(|(_, curve)| !curve.is_free()) {
+        writeln!(out, "\n[timing.copy]")?;
+        writeln!(out, "# Each mover's time per put: [bytes, ns] points.")?;
+        for (key, curve) in movers.iter().filter(|(_, curve)| !curve.is_free()) {
+            let points: Vec<String> = curve
+                .points()
+                .iter()
+                .map(|(bytes, ns)| format!("[{bytes}, {ns}]"))
+                .collect();
+            writeln!(out, "{key} = [{}]", points.join(", "))?;
+        }
+    }
     for node in topology.graph().node_weights() {
         writeln!(out, "\n[[node]]")?;
         writeln!(out, "name = {}", string(&node.name))?;

@@ -1,49 +1,83 @@
-//! The metrics of `rshmem bench` that the simulator models, run on the simulator with the
-//! runtime API: PE 0 and PE 1, the bench's sizes and iteration counts, timed in simulated
-//! time on PE 0 and computed as the bench computes them, so a simulated line compares one to
-//! one with the measured line of the same name. The puts and the latencies are two
-//! simulations, so that either can run alone and its jitter draws never depend on the other.
+//! `rshmem bench` on the simulator, with the runtime API on PE 0 and PE 1: the bench's sizes
+//! and iteration counts, each measurement made by the same kind of caller as on the GPU (the
+//! PE, a kernel's thread, warp or block, a stream), timed in simulated time on PE 0 and
+//! computed as the bench computes it, so a simulated line compares one to one with the
+//! measured line of the same name. The parts are simulations of their own, so that each can
+//! run alone and its jitter draws never depend on another.
 
 use anyhow::{Context, bail};
 use hw::{Backend, Cmp, SignalOp, Topology};
-use rshmem::{Config, Shmem, ShmemError, Sym};
+use rshmem::{Config, Dim3, KernelThread, Scoped, Shmem, ShmemError, Sym};
 use sim::Sim;
 
-use super::catalogue::{PUT_BW_BYTES, REDUCE_BYTES, SIGNAL_BYTES};
+use super::catalogue::{
+    BLOCK_PUT_BW_BYTES, DEVICE_PUT_BYTES, HOST_PUT_BYTES, MALLOC_BYTES, REDUCE_BYTES, SIGNAL_BYTES,
+    SMALL_PUT_BYTES,
+};
 use crate::bench::lines::{Line, gbps, half_rtt_us, us_per_op};
 
-/// The largest put, and the buffer that receives every put.
-const MAX_PUT_BYTES: u64 = PUT_BW_BYTES[PUT_BW_BYTES.len() - 1];
+/// The largest put, and the buffers that hold it.
+const MAX_PUT_BYTES: u64 = 256 << 20;
 
-/// Simulated bytes per put size at most. The simulator copies every payload, so the bench's
-/// 20 puts of 256 MiB would cost seconds per run of a fit. Fewer puts change only the share
-/// of the final quiet (a round trip and a fence, a few µs) in the time, under 0.5 % even for
-/// the single put of 256 MiB (680 µs).
-const MAX_PUT_BYTES_PER_SIZE: u64 = 256 << 20;
+/// Simulated bytes per size of a stream of puts at most. The simulator copies every payload,
+/// so the bench's 20 puts of 256 MiB would cost seconds per run of a fit. Fewer puts change
+/// only the share of the final quiet (a round trip and a fence, a few µs) in the time, under
+/// 0.5 % even for the single put of 256 MiB (680 µs).
+const MAX_BYTES_PER_SIZE: u64 = 256 << 20;
+
+/// The same for the puts of one warp or block, whose slow copies leave the final quiet an
+/// even smaller share.
+const MAX_KERNEL_BYTES_PER_SIZE: u64 = 64 << 20;
 
 /// Iterations of each measurement, as the bench runs them (`bench/measure.rs`).
+const SMALL_PUT_ITERS: u32 = 500;
 const SIGNAL_ITERS: u32 = 5000;
 const BARRIER_ITERS: u32 = 5000;
 const REDUCE_ITERS: u32 = 1000;
 const P_ITERS: u32 = 10_000;
 const FETCH_ADD_ITERS: u32 = 10_000;
 
-/// The bench's puts of `bytes`: 200 below 16 MiB, 20 from there, at most
-/// [`MAX_PUT_BYTES_PER_SIZE`] bytes.
-fn put_iterations(bytes: u64) -> u32 {
-    let bench: u32 = if bytes >= 16 << 20 { 20 } else { 200 };
-    let affordable = u32::try_from((MAX_PUT_BYTES_PER_SIZE / bytes).max(1)).unwrap_or(u32::MAX);
+/// The bench's puts of `bytes` (200 below 16 MiB, 20 from there) or `bench` if given, at
+/// most `max_bytes` of them and at least one.
+fn iterations(bytes: u64, bench: Option<u32>, max_bytes: u64) -> u32 {
+    let bench = bench.unwrap_or(if bytes >= 16 << 20 { 20 } else { 200 });
+    let affordable = u32::try_from((max_bytes / bytes).max(1)).unwrap_or(u32::MAX);
     bench.min(affordable)
 }
 
-/// A part of the modelled bench, run as a simulation of its own: a fit reruns the cheap part
-/// alone when only latencies can move.
+/// A part of the bench, run as a simulation of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Part {
-    /// `put_bw` from 1 MiB: seconds of copying payloads.
-    Puts,
-    /// Everything else: thousands of small operations, a fraction of a second.
+    /// `init_ms` and `malloc_1GiB_ms`.
+    Startup,
+    /// `put_bw` from 1 MiB, which the bench puts with 32 blocks: PE 0's own puts.
+    DevicePuts,
+    /// `put_bw` below 1 MiB and `small_put`: kernels of one block or one warp.
+    KernelPuts,
+    /// `host_put_on_stream`: puts on a context's stream (the copy engine).
+    HostPuts,
+    /// Everything else: thousands of small operations.
     Latencies,
+}
+
+impl Part {
+    pub(super) const ALL: [Part; 5] = [
+        Part::Startup,
+        Part::DevicePuts,
+        Part::KernelPuts,
+        Part::HostPuts,
+        Part::Latencies,
+    ];
+
+    /// The symmetric heap the part needs, with room for the allocator's alignment.
+    fn heap_bytes(self) -> u64 {
+        match self {
+            Part::Startup => MALLOC_BYTES + (64 << 20),
+            Part::DevicePuts => MAX_PUT_BYTES + (1 << 20),
+            Part::HostPuts => 2 * MAX_PUT_BYTES + (1 << 20),
+            Part::KernelPuts | Part::Latencies => 4 << 20,
+        }
+    }
 }
 
 /// Runs `part` on `topology` (seed 0) and returns PE 0's lines, in the bench's order.
@@ -52,14 +86,12 @@ pub(super) enum Part {
 /// The topology has fewer than two GPUs, or the run failed (a bug: the workloads are fixed).
 pub(super) fn run(topology: &Topology, part: Part) -> anyhow::Result<Vec<Line>> {
     let sim = Sim::builder(topology.clone()).pes(2).build()?;
-    let heap_bytes = match part {
-        // Room for the put buffer and the allocator's alignment.
-        Part::Puts => MAX_PUT_BYTES + (1 << 20),
-        Part::Latencies => 1 << 20,
-    };
-    let config = Config::default().device_heap_size(heap_bytes);
+    let config = Config::default().device_heap_size(part.heap_bytes());
     let output = rshmem::run(sim, config, |sh| match part {
-        Part::Puts => put_bandwidth(sh),
+        Part::Startup => startup(sh),
+        Part::DevicePuts => device_puts(sh),
+        Part::KernelPuts => kernel_puts(sh),
+        Part::HostPuts => host_puts(sh),
         Part::Latencies => latencies(sh),
     })
     .context("simulating the bench")?;
@@ -74,10 +106,156 @@ pub(super) fn run(topology: &Topology, part: Part) -> anyhow::Result<Vec<Line>> 
     Ok(lines)
 }
 
-/// Every latency measurement in the bench's order; PE 0 reports.
+/// The other PE.
+fn peer<B: Backend>(sh: &Shmem<B>) -> u32 {
+    1 - sh.my_pe()
+}
+
+/// Milliseconds since `start_ns` on this PE's clock, the unit the bench's formulas take.
+fn ms_since<B: Backend>(sh: &Shmem<B>, start_ns: u64) -> f64 {
+    (sh.now_ns() - start_ns) as f64 / 1e6
+}
+
+/// A source of `bytes` that is not zeros: the simulator scans a write's trailing zeros,
+/// which would cost more than the copy; what a put carries does not change its time.
+fn pattern(bytes: u64) -> Vec<u8> {
+    vec![0xa5; bytes as usize]
+}
+
+/// The time the PE's program starts at (the GPUs' start-up and the runtime's init), and a
+/// collective allocation of 1 GiB, which backs that much more of every PE's heap.
+fn startup<B: Backend>(sh: &Shmem<B>) -> Result<Vec<Line>, ShmemError> {
+    let init_ms = sh.now_ns() as f64 / 1e6;
+    let start_ns = sh.now_ns();
+    let buf = sh.malloc::<u8>(MALLOC_BYTES as usize)?;
+    let malloc_ms = ms_since(sh, start_ns);
+    sh.free(buf)?;
+    Ok(if sh.my_pe() == 0 {
+        vec![
+            Line::new("init_ms", None, init_ms),
+            Line::new("malloc_1GiB_ms", None, malloc_ms),
+        ]
+    } else {
+        Vec::new()
+    })
+}
+
+/// PE 0's own puts to PE 1 of each [`DEVICE_PUT_BYTES`] size, back to back, then quiet; the
+/// bench's 32 blocks share each put, and a simulated PE issues it whole.
+fn device_puts<B: Backend>(sh: &Shmem<B>) -> Result<Vec<Line>, ShmemError> {
+    let buf = sh.malloc::<u8>(MAX_PUT_BYTES as usize)?;
+    let source = if sh.my_pe() == 0 {
+        pattern(MAX_PUT_BYTES)
+    } else {
+        Vec::new()
+    };
+    let mut lines = Vec::new();
+    for bytes in DEVICE_PUT_BYTES {
+        if sh.my_pe() == 0 {
+            let iters = iterations(bytes, None, MAX_BYTES_PER_SIZE);
+            let dst = buf.slice(..bytes as usize)?;
+            let start_ns = sh.now_ns();
+            for _ in 0..iters {
+                sh.put_nbi(dst, &source[..bytes as usize], 1)?;
+            }
+            sh.quiet()?;
+            let ms = ms_since(sh, start_ns);
+            lines.push(Line::new("put_bw", Some(bytes), gbps(bytes, iters, ms)).field("GBps"));
+        }
+        sh.barrier_all()?;
+    }
+    Ok(lines)
+}
+
+/// Which group of a kernel makes the puts.
+#[derive(Clone, Copy)]
+enum Group {
+    Warp,
+    Block,
+}
+
+impl Group {
+    fn of<'k, B: Backend>(self, t: &KernelThread<'k, B>) -> Scoped<'k, B> {
+        match self {
+            Group::Warp => t.warp(),
+            Group::Block => t.block(),
+        }
+    }
+}
+
+/// The bench's kernel puts: one block's puts of each [`BLOCK_PUT_BW_BYTES`] size (`put_bw`),
+/// then one warp's and one block's of each [`SMALL_PUT_BYTES`] size (`small_put`). A block of
+/// one thread stands for the bench's 1024: the mover is the block either way.
+fn kernel_puts<B: Backend>(sh: &Shmem<B>) -> Result<Vec<Line>, ShmemError> {
+    let max_bytes = SMALL_PUT_BYTES[SMALL_PUT_BYTES.len() - 1];
+    let buf = sh.malloc::<u8>(max_bytes as usize)?;
+    let source = pattern(max_bytes);
+    let mut lines = Vec::new();
+    if sh.my_pe() == 0 {
+        let timed = |group: Group, bytes: u64, iters: u32| -> Result<f64, ShmemError> {
+            let (dst, src) = (buf.slice(..bytes as usize)?, &source[..bytes as usize]);
+            let start_ns = sh.now_ns();
+            sh.launch_kernel(Dim3::linear(1), Dim3::linear(1), async |t| {
+                let scope = group.of(t);
+                for _ in 0..iters {
+                    scope.put_nbi(dst, src, 1).await?;
+                }
+                scope.quiet().await
+            })?;
+            Ok(gbps(bytes, iters, ms_since(sh, start_ns)))
+        };
+        for bytes in BLOCK_PUT_BW_BYTES {
+            let iters = iterations(bytes, None, MAX_KERNEL_BYTES_PER_SIZE);
+            let value = timed(Group::Block, bytes, iters)?;
+            lines.push(Line::new("put_bw", Some(bytes), value).field("GBps"));
+        }
+        for bytes in SMALL_PUT_BYTES {
+            let iters = iterations(bytes, Some(SMALL_PUT_ITERS), MAX_KERNEL_BYTES_PER_SIZE);
+            let warp = timed(Group::Warp, bytes, iters)?;
+            let block = timed(Group::Block, bytes, iters)?;
+            lines.push(Line::new("small_put", Some(bytes), warp).field("warp_GBps"));
+            lines.push(Line::new("small_put", Some(bytes), block).field("block_GBps"));
+        }
+    }
+    sh.barrier_all()?;
+    Ok(lines)
+}
+
+/// Puts of symmetric data on the default context's stream (the copy engine), PE 0 → PE 1,
+/// each [`HOST_PUT_BYTES`] size, then a quiet.
+fn host_puts<B: Backend>(sh: &Shmem<B>) -> Result<Vec<Line>, ShmemError> {
+    let dst = sh.malloc::<u8>(MAX_PUT_BYTES as usize)?;
+    let src = sh.malloc::<u8>(MAX_PUT_BYTES as usize)?;
+    let mut lines = Vec::new();
+    if sh.my_pe() == 0 {
+        sh.set_local(src, &pattern(MAX_PUT_BYTES))?;
+        for bytes in HOST_PUT_BYTES {
+            let iters = iterations(bytes, None, MAX_BYTES_PER_SIZE);
+            let (to, from) = (dst.slice(..bytes as usize)?, src.slice(..bytes as usize)?);
+            let start_ns = sh.now_ns();
+            for _ in 0..iters {
+                sh.put_on_stream(to, from, 1)?;
+            }
+            sh.quiet()?;
+            let ms = ms_since(sh, start_ns);
+            lines.push(
+                Line::new("host_put_on_stream", Some(bytes), gbps(bytes, iters, ms)).field("GBps"),
+            );
+            lines.push(
+                Line::new("host_put_on_stream", Some(bytes), us_per_op(ms, iters))
+                    .field("us_per_op"),
+            );
+        }
+    }
+    sh.barrier_all()?;
+    Ok(lines)
+}
+
+/// Every other measurement in the bench's order; PE 0 reports.
 fn latencies<B: Backend>(sh: &Shmem<B>) -> Result<Vec<Line>, ShmemError> {
+    let largest_signal = SIGNAL_BYTES[SIGNAL_BYTES.len() - 1] as usize;
     let objects = Objects {
-        data: sh.malloc::<u8>(SIGNAL_BYTES as usize)?,
+        data: sh.malloc::<u8>(largest_signal)?,
         flag: sh.calloc::<i32>(1)?,
         sig: sh.calloc::<u64>(1)?,
         ctr: sh.calloc::<u64>(1)?,
@@ -114,73 +292,46 @@ struct Objects {
     sums: Sym<f32>,
 }
 
-/// The other PE.
-fn peer<B: Backend>(sh: &Shmem<B>) -> u32 {
-    1 - sh.my_pe()
-}
-
-/// Milliseconds since `start_ns` on this PE's clock, the unit the bench's formulas take.
-fn ms_since<B: Backend>(sh: &Shmem<B>, start_ns: u64) -> f64 {
-    (sh.now_ns() - start_ns) as f64 / 1e6
-}
-
-/// Puts PE 0 → PE 1 of each [`PUT_BW_BYTES`] size, then quiet; PE 0 reports. The bench's
-/// 32 thread blocks share each put; a simulated PE issues it whole.
-fn put_bandwidth<B: Backend>(sh: &Shmem<B>) -> Result<Vec<Line>, ShmemError> {
-    let buf = sh.malloc::<u8>(MAX_PUT_BYTES as usize)?;
-    // Not zeros: the simulator scans a write's trailing zeros, which would cost more than the
-    // copy; what a put carries does not change its time.
-    let source = if sh.my_pe() == 0 {
-        vec![0xa5; MAX_PUT_BYTES as usize]
-    } else {
-        Vec::new()
-    };
-    let mut lines = Vec::new();
-    for bytes in PUT_BW_BYTES {
-        if sh.my_pe() == 0 {
-            let iters = put_iterations(bytes);
-            let dst = buf.slice(..bytes as usize)?;
-            let start_ns = sh.now_ns();
-            for _ in 0..iters {
-                sh.put_nbi(dst, &source[..bytes as usize], 1)?;
-            }
-            sh.quiet()?;
-            let ms = ms_since(sh, start_ns);
-            lines.push(Line::new("put_bw", Some(bytes), gbps(bytes, iters, ms)).field("GBps"));
-        }
-        sh.barrier_all()?;
-    }
-    Ok(lines)
-}
-
-/// put_signal ping-pong of one word with a SET signal; half a round trip.
+/// put_signal ping-pong of each [`SIGNAL_BYTES`] size with a SET signal, by one thread of a
+/// kernel on each PE; half a round trip.
 fn signal_pingpong<B: Backend>(
     sh: &Shmem<B>,
     objects: &Objects,
     lines: &mut Vec<Line>,
 ) -> Result<(), ShmemError> {
-    let data = objects.data;
-    let payload = [0x5a; SIGNAL_BYTES as usize];
-    let start_ns = sh.now_ns();
-    for i in 1..=u64::from(SIGNAL_ITERS) {
-        if sh.my_pe() == 0 {
-            sh.put_signal(data, &payload, objects.sig, i, SignalOp::Set, peer(sh))?;
-            sh.signal_wait_until(objects.sig, Cmp::Eq, i)?;
-        } else {
-            sh.signal_wait_until(objects.sig, Cmp::Eq, i)?;
-            sh.put_signal(data, &payload, objects.sig, i, SignalOp::Set, peer(sh))?;
-        }
+    let (me, peer) = (sh.my_pe(), peer(sh));
+    for bytes in SIGNAL_BYTES {
+        sh.set_local(objects.sig, &[0])?;
+        sh.barrier_all()?;
+        let (data, payload) = (objects.data.slice(..bytes as usize)?, pattern(bytes));
+        let sig = objects.sig;
+        let start_ns = sh.now_ns();
+        sh.launch_kernel(Dim3::linear(1), Dim3::linear(1), async |t| {
+            for i in 1..=u64::from(SIGNAL_ITERS) {
+                if me == 0 {
+                    t.put_signal(data, &payload, sig, i, SignalOp::Set, peer)
+                        .await?;
+                    t.signal_wait_until(sig, Cmp::Eq, i).await?;
+                } else {
+                    t.signal_wait_until(sig, Cmp::Eq, i).await?;
+                    t.put_signal(data, &payload, sig, i, SignalOp::Set, peer)
+                        .await?;
+                }
+            }
+            Ok(())
+        })?;
+        let ms = ms_since(sh, start_ns);
+        lines.push(
+            Line::new(
+                "put_signal_pingpong",
+                Some(bytes),
+                half_rtt_us(ms, SIGNAL_ITERS),
+            )
+            .field("half_rtt_us"),
+        );
+        sh.barrier_all()?;
     }
-    let ms = ms_since(sh, start_ns);
-    lines.push(
-        Line::new(
-            "put_signal_pingpong",
-            Some(SIGNAL_BYTES),
-            half_rtt_us(ms, SIGNAL_ITERS),
-        )
-        .field("half_rtt_us"),
-    );
-    sh.barrier_all()
+    Ok(())
 }
 
 /// `barrier_all`, averaged.
@@ -199,35 +350,69 @@ fn barrier<B: Backend>(sh: &Shmem<B>, lines: &mut Vec<Line>) -> Result<(), Shmem
 }
 
 /// The sum reduction as the device API does it for NVLink peers (`rshmem_sum_reduce_block`,
-/// pushed): each PE puts its vector into the half of the peer's landing area that the
-/// reduction's parity picks, with a signal, waits for the peer's, and adds locally.
+/// pushed), by one block per PE: load one's vector, put it with a signal into the half of
+/// the peer's landing area that the reduction's parity picks, wait for the peer's signal,
+/// load what landed, add, store. First launched once per reduction
+/// (`sum_reduce_on_stream`), then all inside one launch (`sum_reduce_in_kernel`).
 fn sum_reduce<B: Backend>(
     sh: &Shmem<B>,
     objects: &Objects,
     lines: &mut Vec<Line>,
 ) -> Result<(), ShmemError> {
-    let start_ns = sh.now_ns();
-    for epoch in 1..=u64::from(REDUCE_ITERS) {
+    let peer = peer(sh);
+    let reduce = async |t: &KernelThread<'_, B>, epoch: u64| {
         let half = objects.landed.slice(
             (epoch % 2) as usize * REDUCE_FLOATS..(epoch % 2 + 1) as usize * REDUCE_FLOATS,
         )?;
-        let mine = sh.local(objects.sources)?;
-        sh.put_signal(half, &mine, objects.pushed, epoch, SignalOp::Set, peer(sh))?;
-        sh.signal_wait_until(objects.pushed, Cmp::Ge, epoch)?;
-        let theirs = sh.local(half)?;
+        let mine = t.local(objects.sources)?;
+        t.block()
+            .put_signal(half, &mine, objects.pushed, epoch, SignalOp::Set, peer)
+            .await?;
+        t.signal_wait_until(objects.pushed, Cmp::Ge, epoch).await?;
+        let theirs = t.local(half)?;
         let sums: Vec<f32> = mine.iter().zip(&theirs).map(|(a, b)| a + b).collect();
-        sh.set_local(objects.sums, &sums)?;
+        t.set_local(objects.sums, &sums)
+    };
+    let one = |epoch: u64| {
+        sh.launch_kernel(Dim3::linear(1), Dim3::linear(1), async |t| {
+            reduce(t, epoch).await
+        })
+        .map(drop)
+    };
+    let start_ns = sh.now_ns();
+    for epoch in 1..=u64::from(REDUCE_ITERS) {
+        one(epoch)?;
     }
-    let ms = ms_since(sh, start_ns);
-    lines.push(
+    let launched_ms = ms_since(sh, start_ns);
+    let start_ns = sh.now_ns();
+    sh.launch_kernel(Dim3::linear(1), Dim3::linear(1), async |t| {
+        for i in 1..=u64::from(REDUCE_ITERS) {
+            reduce(t, u64::from(REDUCE_ITERS) + i).await?;
+        }
+        Ok(())
+    })?;
+    let in_kernel_ms = ms_since(sh, start_ns);
+    lines.extend([
+        Line::new(
+            "sum_reduce_on_stream",
+            Some(REDUCE_BYTES),
+            us_per_op(launched_ms, REDUCE_ITERS),
+        )
+        .field("us"),
+        Line::new(
+            "sum_reduce_on_stream",
+            Some(REDUCE_BYTES),
+            gbps(REDUCE_BYTES, REDUCE_ITERS, launched_ms),
+        )
+        .field("algbw_GBps"),
         Line::new(
             "sum_reduce_in_kernel",
             Some(REDUCE_BYTES),
-            us_per_op(ms, REDUCE_ITERS),
+            us_per_op(in_kernel_ms, REDUCE_ITERS),
         )
         .field("us"),
-    );
-    Ok(())
+    ]);
+    sh.barrier_all()
 }
 
 /// p ping-pong on a 32-bit flag: PE 0 sends i and waits for it back; half a round trip.

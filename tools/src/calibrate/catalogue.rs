@@ -1,37 +1,70 @@
-//! Which metrics of `rshmem bench` the simulator models, how close it must come to each, and
-//! why it leaves the others out.
+//! The metrics of `rshmem bench` the simulator predicts, how close it must come to each, and
+//! which parameter of the topology each one fits.
 //!
-//! A simulated PE issues operations one after another and its links carry them; it has no
-//! threads, no host, no driver. So the simulator models the metrics whose time is set by
-//! issue, flight, fences, polling and the link, and leaves out those set by how many GPU
-//! threads copy the data, by the host's CUDA calls, or by start-up.
+//! Every metric the bench measures is modelled. A simulated PE issues operations one after
+//! another and its links carry them; what it lacks of a GPU, the topology's timing supplies
+//! as costs: how long each mover (a thread, a warp, a block, the whole GPU, the copy engine)
+//! takes to copy a put of a size, what a kernel launch, a plain access of the PE's own
+//! memory, the GPU's start-up and the mapping of memory cost.
 
 use crate::bench::lines::Metric;
 
-/// The sizes of `put_bw` the simulator models: from 1 MiB the bench puts with 32 thread
-/// blocks, which keep NV18 busy, so the link and the transfers' start-up set the time.
-pub(super) const PUT_BW_BYTES: [u64; 5] = [1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20];
+use super::params::{Mover, Param};
 
-/// The put_signal ping-pong size the simulator models: one word, which the calling thread
-/// stores at once.
-pub(super) const SIGNAL_BYTES: u64 = 8;
+/// The sizes of `put_bw` that the bench puts with 32 thread blocks, which a simulated PE
+/// issues whole ([`Mover::Device`]); below them the bench puts with one block.
+pub(super) const DEVICE_PUT_BYTES: [u64; 5] = [1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20];
+
+/// The sizes of `put_bw` that the bench puts with one block of 1024 threads.
+pub(super) const BLOCK_PUT_BW_BYTES: [u64; 4] = [4 << 10, 16 << 10, 64 << 10, 256 << 10];
+
+/// The sizes of `host_put_on_stream`.
+pub(super) const HOST_PUT_BYTES: [u64; 5] = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20];
+
+/// The sizes of `small_put`, by one warp and by one block.
+pub(super) const SMALL_PUT_BYTES: [u64; 6] =
+    [1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20];
+
+/// The sizes of `put_signal_pingpong`, each put by one thread.
+pub(super) const SIGNAL_BYTES: [u64; 3] = [8, 512, 32 << 10];
 
 /// The size of the bench's sum reduction (floats).
 pub(super) const REDUCE_BYTES: u64 = 8192;
 
-/// Every metric the simulator models, in the bench's order.
+/// The bytes `malloc_1GiB_ms` allocates.
+pub(super) const MALLOC_BYTES: u64 = 1 << 30;
+
+/// Every metric of the bench, in the bench's order.
 pub(super) fn modelled() -> Vec<Metric> {
-    let mut metrics: Vec<Metric> = PUT_BW_BYTES
-        .iter()
-        .map(|&bytes| Metric::new(Some("put_bw"), Some(bytes), "GBps"))
-        .collect();
+    let mut metrics = vec![
+        Metric::new(None, None, "init_ms"),
+        Metric::new(None, None, "malloc_1GiB_ms"),
+    ];
+    let put_bw = BLOCK_PUT_BW_BYTES.iter().chain(&DEVICE_PUT_BYTES);
+    metrics.extend(put_bw.map(|&b| Metric::new(Some("put_bw"), Some(b), "GBps")));
+    for &bytes in &HOST_PUT_BYTES {
+        for key in ["GBps", "us_per_op"] {
+            metrics.push(Metric::new(Some("host_put_on_stream"), Some(bytes), key));
+        }
+    }
+    for &bytes in &SMALL_PUT_BYTES {
+        for key in ["warp_GBps", "block_GBps"] {
+            metrics.push(Metric::new(Some("small_put"), Some(bytes), key));
+        }
+    }
+    metrics.extend(
+        SIGNAL_BYTES
+            .iter()
+            .map(|&b| Metric::new(Some("put_signal_pingpong"), Some(b), "half_rtt_us")),
+    );
     metrics.extend([
-        Metric::new(
-            Some("put_signal_pingpong"),
-            Some(SIGNAL_BYTES),
-            "half_rtt_us",
-        ),
         Metric::new(None, None, "device_barrier_all_us"),
+        Metric::new(Some("sum_reduce_on_stream"), Some(REDUCE_BYTES), "us"),
+        Metric::new(
+            Some("sum_reduce_on_stream"),
+            Some(REDUCE_BYTES),
+            "algbw_GBps",
+        ),
         Metric::new(Some("sum_reduce_in_kernel"), Some(REDUCE_BYTES), "us"),
         Metric::new(Some("p_pingpong"), None, "half_rtt_us"),
         Metric::new(None, None, "fetch_add_latency_us"),
@@ -39,16 +72,35 @@ pub(super) fn modelled() -> Vec<Metric> {
     metrics
 }
 
-/// Whether the fit counts `metric`, or only predicts it. The in-kernel reduction is predicted
-/// only: most of its time on the GPU is its block of threads copying and adding, which a
-/// simulated PE does not have, so counting it would drag the fence cost (which it shares with
-/// put-with-signal and the barrier) away from what those two measure.
-pub(super) fn counted_in_fit(metric: &Metric) -> bool {
-    metric.group() != Some("sum_reduce_in_kernel")
+/// The parameter that `metric` fits, or `None` for the four latencies that the link's
+/// latency, the poll and the fence fit together (`fit.rs`).
+///
+/// Why one owner per metric: each of these parameters moves its metrics one to one (a put's
+/// time follows its mover's point at its size, a launched reduction its launch) and barely
+/// moves any other, so each is fitted to its own metrics.
+pub(super) fn owner(metric: &Metric) -> Option<Param> {
+    let bytes = metric.bytes();
+    let point = |mover: Mover| {
+        let size = bytes.expect("every put metric is of a size");
+        Some(Param::Point(mover, mover.point_of(size)?))
+    };
+    match (metric.group(), metric.key()) {
+        (None, "init_ms") => Some(Param::StartupNs),
+        (None, "malloc_1GiB_ms") => Some(Param::MapNsPerByte),
+        (Some("put_bw"), _) if DEVICE_PUT_BYTES.contains(&bytes?) => point(Mover::Device),
+        (Some("put_bw"), _) => point(Mover::Block),
+        (Some("host_put_on_stream"), _) => point(Mover::Engine),
+        (Some("small_put"), "warp_GBps") => point(Mover::Warp),
+        (Some("small_put"), _) => point(Mover::Block),
+        (Some("put_signal_pingpong"), _) if bytes? > SIGNAL_BYTES[0] => point(Mover::Thread),
+        (Some("sum_reduce_on_stream"), _) => Some(Param::LaunchNs),
+        (Some("sum_reduce_in_kernel"), _) => Some(Param::LocalAccessNs),
+        _ => None,
+    }
 }
 
 /// How far the simulated value may be from the measured one, as a fraction of it: 5 % for
-/// bandwidths and 10 % for latencies (issue 4).
+/// bandwidths and 10 % for times (issue 4).
 pub(super) fn tolerance(metric: &Metric) -> f64 {
     if metric.higher_is_better() {
         0.05
@@ -57,52 +109,22 @@ pub(super) fn tolerance(metric: &Metric) -> f64 {
     }
 }
 
-/// The time a modelled value stands for, in ns: a latency in µs, or a bandwidth's time per
+/// The time a value stands for, in ns: a time in µs or ms, or a bandwidth's time per
 /// operation (its bytes over GB/s, which are bytes per ns). The fit works on times because
 /// the simulator's parameters add up to them.
 pub(super) fn time_ns(metric: &Metric, value: f64) -> f64 {
     if metric.higher_is_better() {
-        let bytes = metric
-            .bytes()
-            .expect("every modelled bandwidth is of a size");
+        let bytes = metric.bytes().expect("every bandwidth is of a size");
         bytes as f64 / value
+    } else if metric.key().ends_with("ms") {
+        value * 1e6
     } else {
-        assert!(
-            metric.key().ends_with("us"),
-            "modelled latencies are in µs: {metric}"
-        );
         value * 1e3
     }
 }
 
-/// Why the simulator does not model `metric`, a metric that [`modelled`] does not list.
-pub(super) fn why_not_modelled(metric: &Metric) -> &'static str {
-    match (metric.group(), metric.key()) {
-        (None, "init_ms" | "malloc_1GiB_ms") => {
-            "host time of starting CUDA (contexts, bootstrap, mapping the heap); a simulated \
-             start-up is an exchange, and memory costs nothing to map"
-        }
-        (Some("put_bw"), _) => {
-            "below 1 MiB the bench puts with one thread block, whose copying, not the link, \
-             sets the time; a simulated PE has no threads"
-        }
-        (Some("small_put"), _) => {
-            "one warp or one thread block copies, at its own rate, not the link's; a \
-             simulated PE has no threads"
-        }
-        (Some("host_put_on_stream"), _) => {
-            "a host-initiated copy on a CUDA stream costs the driver's microseconds per call \
-             and runs on the copy engine; a topology has one issue cost, the GPU's"
-        }
-        (Some("sum_reduce_on_stream"), _) => {
-            "each reduction is a kernel launched from the host, whose cost is the driver's and \
-             the GPU's front end's; the simulator models the reduction itself \
-             (sum_reduce_in_kernel)"
-        }
-        (Some("put_signal_pingpong"), _) => {
-            "beyond one word, the one GPU thread that calls put_signal copies the data, at its \
-             own rate, not the link's; a simulated PE has no threads"
-        }
-        _ => "not a metric of rshmem bench that the simulator models",
-    }
+/// Why the simulator does not model `metric`, a measured metric that [`modelled`] does not
+/// list.
+pub(super) fn why_not_modelled(_metric: &Metric) -> &'static str {
+    "not a metric of rshmem bench; the simulator models every metric the bench measures"
 }

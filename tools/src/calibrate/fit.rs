@@ -1,54 +1,54 @@
 //! The fit: the parameters under which the simulated bench comes closest to the measured one.
 //!
 //! The simulator is the model; the fit only asks it. Every time the bench reports is, on the
-//! simulator, nearly a sum of the parameters (latencies, polls, fences, start-ups, bytes over
-//! bandwidth, and the mean jitter, which grows with the latency), so this is nearly linear
-//! least squares:
+//! simulator, nearly a sum of the parameters (latencies, polls, fences, a mover's time for a
+//! size, launches, local accesses), so each step is nearly linear:
 //!
-//! 1. Closed form first. The bench's large puts go back to back, so each takes
-//!    `transfer_ns + bytes × ns_per_byte` of the link; the straight line through the measured
-//!    (bytes, time per put) points gives both, as intercept and slope.
-//! 2. Then Gauss-Newton over every parameter and every modelled metric (each measured time
-//!    once). One simulated run per parameter gives the simulator's sensitivities (finite
-//!    differences), a linear model whose least-squares solution is the next guess; a step
-//!    that does not lower the error is halved. Errors are weighed by their targets (5 % or
-//!    10 %), so the fit minimises the sum of squared errors counted in targets. A faint pull
-//!    toward the starting topology (a ridge) keeps the solve well posed should a parameter
-//!    move no metric. The puts, seconds of simulation where the rest takes a fraction of one,
-//!    are rerun only for the parameters that shape them (the bandwidth and the start-up): the
-//!    others reach them only through the final quiet's round trip, under 0.5 % of their time,
-//!    so their sensitivity is taken as nil.
-//! 3. It stops when every error is under a twentieth of its target, when a step gains less
-//!    than 1 %, or when rounding to whole nanoseconds leaves nothing to move.
+//! 1. First guess in closed form from the measurement: each point of a mover's curve is the
+//!    measured time per put of its size, the start-up is the measured init, the mapping rate
+//!    the measured 1 GiB allocation, a launch the launched reduction less the in-kernel one.
+//!    The link keeps the topology's bandwidth, raised to the fastest put measured if it is
+//!    slower (the link carries every mover's bytes, so it must not be what paces them).
+//! 2. Rounds, each simulating the whole bench once:
+//!    - the latency, poll and fence of the four latencies (p and put-with-signal ping-pongs,
+//!      fetch-add, barrier) by Gauss-Newton: one simulation of the latencies per parameter
+//!      gives the simulator's sensitivities (finite differences), a linear model whose
+//!      least-squares solution is the next guess; a step that does not lower the error is
+//!      halved. Errors are weighed by their targets (5 % or 10 %), and a faint pull toward
+//!      the starting topology (a ridge) keeps the solve well posed;
+//!    - every other parameter by a secant step on the metrics it owns
+//!      (`catalogue::owner`): it moves them one to one and barely moves any other, so each
+//!      is solved on its own, all at once, its slope learnt from the round before.
+//! 3. It stops when every error is under a twentieth of its target, or after
+//!    [`MAX_ROUNDS`].
+
+use std::collections::BTreeMap;
 
 use hw::Topology;
 
 use super::bench_on_sim::{self, Part};
-use super::catalogue::{self, PUT_BW_BYTES};
+use super::catalogue::{self, MALLOC_BYTES};
 use super::lsq;
 use super::measured::Measured;
 use super::params::{Machine, Param, Params};
 use crate::bench::lines::{Line, Metric};
 
-/// At most this many Gauss-Newton steps; two or three usually suffice, the model being
-/// nearly linear.
-const MAX_STEPS: u32 = 8;
+/// At most this many rounds; three or four usually suffice.
+const MAX_ROUNDS: u32 = 6;
+
+/// Gauss-Newton steps of the latency group per round.
+const LATENCY_STEPS: u32 = 2;
 
 /// A step that does not lower the error is halved at most this often.
 const MAX_HALVINGS: u32 = 3;
 
-/// A step that lowers the error by less than this fraction ends the fit: a percent of the
-/// sum of squares is a few thousandths of a target on each metric.
-const MIN_GAIN: f64 = 0.01;
-
 /// The fit ends once every error is below this fraction of its target (0.25 % for a
-/// bandwidth, 0.5 % for a latency): closer is noise, from the jitter's draws and from
-/// rounding to whole nanoseconds.
+/// bandwidth, 0.5 % for a time): closer is noise, from the jitter's draws and from rounding
+/// to whole nanoseconds.
 const CLOSE_ENOUGH: f64 = 0.05;
 
 /// The weight of the pull toward the starting topology, against errors counted in targets:
-/// a parameter 100 ns (or its starting bandwidth) away costs what an error of a thousandth of
-/// a target does.
+/// a parameter 100 ns away costs what an error of a thousandth of a target does.
 const RIDGE: f64 = 1e-6;
 
 /// What a calibration found.
@@ -62,7 +62,7 @@ pub(super) struct Fit {
     pub(super) topology: Topology,
     /// The bench as the simulator runs it on the fitted topology.
     pub(super) simulated: Vec<Line>,
-    /// How many simulations it took (the puts and the latencies are one each).
+    /// How many simulations it took (each part of the bench counts one).
     pub(super) runs: u32,
 }
 
@@ -79,62 +79,71 @@ pub(super) fn fit(
     let mut fitter = Fitter {
         machine,
         targets: Targets::new(measured),
-        start,
+        start: start.clone(),
         runs: 0,
         on_run,
     };
-    let mut current = fitter.evaluate(&bandwidth_curve(measured, start))?;
-    for _ in 0..MAX_STEPS {
+    let mut current = fitter.evaluate(&first_guess(measured, &start), &Part::ALL, None)?;
+    let mut secant = Secant::new();
+    for _ in 0..MAX_ROUNDS {
         if current.residuals.iter().all(|r| r.abs() < CLOSE_ENOUGH) {
             break;
         }
-        let Some(next) = fitter.improve(&current)? else {
-            break;
-        };
-        let gain = (current.cost - next.cost) / current.cost;
-        current = next;
-        if gain < MIN_GAIN {
-            break;
+        for _ in 0..LATENCY_STEPS {
+            match fitter.improve_latencies(&current)? {
+                Some(better) => current = better,
+                None => break,
+            }
         }
+        let gaps = fitter.targets.gaps(&current.lines);
+        let next = secant.step(&current.params, &gaps);
+        current = fitter.evaluate(&next, &Part::ALL, None)?;
     }
-    let mut simulated = current.puts;
-    simulated.extend(current.latencies);
     Ok(Fit {
         start,
         fitted: current.params,
         topology: current.topology,
-        simulated,
+        simulated: current.lines.into_values().flatten().collect(),
         runs: fitter.runs,
     })
 }
 
-/// `start` with the link's bandwidth and the transfer start-up of the straight line through
-/// the measured put sizes (time per put against bytes); `start` itself if the line does not
-/// rise, which no real run gives.
-pub(super) fn bandwidth_curve(measured: &Measured, start: Params) -> Params {
-    let points: Vec<(f64, f64)> = PUT_BW_BYTES
-        .iter()
-        .map(|&bytes| {
-            let metric = Metric::new(Some("put_bw"), Some(bytes), "GBps");
-            (
-                bytes as f64,
-                catalogue::time_ns(&metric, measured.modelled[&metric]),
-            )
-        })
-        .collect();
-    let n = points.len() as f64;
-    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
-    let slope = sxy / sxx;
-    if slope.is_nan() || slope <= 0.0 {
-        return start;
+/// The first guess: `start` with every owned parameter set from the measurement directly
+/// (see the module's step 1), and the link at least as fast as the fastest put.
+pub(super) fn first_guess(measured: &Measured, start: &Params) -> Params {
+    let time = |group: Option<&str>, bytes: Option<u64>, key: &str| {
+        let metric = Metric::new(group, bytes, key);
+        catalogue::time_ns(&metric, measured.modelled[&metric])
+    };
+    let mut params = start.clone();
+    let mut owned: BTreeMap<Param, Vec<f64>> = BTreeMap::new();
+    for (metric, &value) in &measured.modelled {
+        if let Some(param @ Param::Point(..)) = catalogue::owner(metric) {
+            owned
+                .entry(param)
+                .or_default()
+                .push(catalogue::time_ns(metric, value));
+        }
     }
-    let mut params = start;
-    params[Param::NsPerByte] = slope;
-    params[Param::TransferNs] = mean_y - slope * mean_x;
-    params.clamped()
+    for (param, times) in owned {
+        params[param] = times.iter().sum::<f64>() / times.len() as f64;
+    }
+    let fastest_gbps = measured
+        .modelled
+        .iter()
+        .filter(|(m, _)| m.higher_is_better() && m.group() != Some("sum_reduce_on_stream"))
+        .map(|(_, &v)| v)
+        .fold(0.0, f64::max);
+    if fastest_gbps > params.gbps() {
+        params[Param::LinkNsPerByte] = 1.0 / fastest_gbps;
+    }
+    let reduce = catalogue::REDUCE_BYTES;
+    params[Param::LaunchNs] = (time(Some("sum_reduce_on_stream"), Some(reduce), "us")
+        - time(Some("sum_reduce_in_kernel"), Some(reduce), "us"))
+    .max(0.0);
+    params[Param::StartupNs] = time(None, None, "init_ms");
+    params[Param::MapNsPerByte] = time(None, None, "malloc_1GiB_ms") / MALLOC_BYTES as f64;
+    params
 }
 
 /// The measured values as the fit compares them: times, with their tolerances.
@@ -146,10 +155,7 @@ struct Targets {
 
 impl Targets {
     fn new(measured: &Measured) -> Targets {
-        let metrics: Vec<Metric> = catalogue::modelled()
-            .into_iter()
-            .filter(catalogue::counted_in_fit)
-            .collect();
+        let metrics = catalogue::modelled();
         let times_ns = metrics
             .iter()
             .map(|m| catalogue::time_ns(m, measured.modelled[m]))
@@ -162,37 +168,135 @@ impl Targets {
         }
     }
 
-    /// Each metric's error in units of its tolerance: 1.0 is a simulated time 5 % (for a
-    /// bandwidth) or 10 % (for a latency) above the measured one.
-    fn residuals(&self, puts: &[Line], latencies: &[Line]) -> Vec<f64> {
+    /// Each metric's simulated and measured time, in the order of `metrics`.
+    fn times<'a>(
+        &'a self,
+        lines: &'a BTreeMap<PartKey, Vec<Line>>,
+    ) -> impl Iterator<Item = (&'a Metric, f64, f64, f64)> + 'a {
         self.metrics
             .iter()
             .zip(&self.times_ns)
             .zip(&self.tolerances)
-            .map(|((metric, &measured_ns), &tolerance)| {
-                let line = puts
-                    .iter()
-                    .chain(latencies)
+            .map(move |((metric, &measured_ns), &tolerance)| {
+                let line = lines
+                    .values()
+                    .flatten()
                     .find(|l| l.metric() == metric)
                     .unwrap_or_else(|| panic!("the simulated bench reports {metric}"));
                 let simulated_ns = catalogue::time_ns(metric, line.value());
-                (simulated_ns - measured_ns) / (measured_ns * tolerance)
+                (metric, simulated_ns, measured_ns, tolerance)
             })
+    }
+
+    /// Each metric's error in units of its tolerance: 1.0 is a simulated time 5 % (for a
+    /// bandwidth) or 10 % (for a time) above the measured one.
+    fn residuals(&self, lines: &BTreeMap<PartKey, Vec<Line>>) -> Vec<f64> {
+        self.times(lines)
+            .map(|(_, simulated, measured, tolerance)| {
+                (simulated - measured) / (measured * tolerance)
+            })
+            .collect()
+    }
+
+    /// The residuals of the four latencies that the latency group fits.
+    fn latency_residuals(&self, lines: &BTreeMap<PartKey, Vec<Line>>) -> Vec<f64> {
+        self.times(lines)
+            .filter(|(metric, ..)| catalogue::owner(metric).is_none())
+            .map(|(_, simulated, measured, tolerance)| {
+                (simulated - measured) / (measured * tolerance)
+            })
+            .collect()
+    }
+
+    /// For each owned parameter, how far its metrics' simulated times are above the measured
+    /// ones, in ns, on average.
+    fn gaps(&self, lines: &BTreeMap<PartKey, Vec<Line>>) -> BTreeMap<Param, f64> {
+        let mut sums: BTreeMap<Param, (f64, u32)> = BTreeMap::new();
+        for (metric, simulated, measured, _) in self.times(lines) {
+            if let Some(param) = catalogue::owner(metric) {
+                let entry = sums.entry(param).or_default();
+                entry.0 += simulated - measured;
+                entry.1 += 1;
+            }
+        }
+        sums.into_iter()
+            .map(|(param, (sum, n))| (param, sum / f64::from(n)))
             .collect()
     }
 }
 
-/// The modelled bench simulated with some parameters, and how far it is from the measurement.
+/// Parts as map keys, in the bench's order.
+type PartKey = usize;
+
+fn key(part: Part) -> PartKey {
+    Part::ALL
+        .iter()
+        .position(|&p| p == part)
+        .expect("a part of the bench")
+}
+
+/// The bench simulated with some parameters, and how far it is from the measurement.
 struct Evaluation {
     /// The parameters as the topology holds them (rounded).
     params: Params,
     topology: Topology,
-    /// The lines of [`Part::Puts`] and [`Part::Latencies`].
-    puts: Vec<Line>,
-    latencies: Vec<Line>,
+    /// Each part's lines.
+    lines: BTreeMap<PartKey, Vec<Line>>,
     residuals: Vec<f64>,
-    /// The squared residuals plus the ridge's pull.
-    cost: f64,
+}
+
+/// The secant steps of the owned parameters: each parameter's slope (how its metrics' time
+/// moves per unit of it), learnt from the last two rounds.
+struct Secant {
+    slopes: BTreeMap<Param, f64>,
+    last: Option<(Params, BTreeMap<Param, f64>)>,
+}
+
+impl Secant {
+    fn new() -> Secant {
+        Secant {
+            slopes: BTreeMap::new(),
+            last: None,
+        }
+    }
+
+    /// The slope to assume before any is learnt: one for a time the metric pays once per
+    /// operation; three local accesses per reduction (load one's vector, load the peer's,
+    /// store the sums: `bench_on_sim.rs`); the bytes of the allocation for the mapping.
+    fn prior(param: Param) -> f64 {
+        match param {
+            Param::LocalAccessNs => 3.0,
+            Param::MapNsPerByte => MALLOC_BYTES as f64,
+            _ => 1.0,
+        }
+    }
+
+    /// `params` with each owned parameter moved to close its gap.
+    fn step(&mut self, params: &Params, gaps: &BTreeMap<Param, f64>) -> Params {
+        if let Some((last_params, last_gaps)) = &self.last {
+            for (&param, &gap) in gaps {
+                let moved = params[param] - last_params[param];
+                let slope = (gap - last_gaps[&param]) / moved;
+                let prior = Self::prior(param);
+                // Only a slope near the structure's is believed: a parameter whose metric sat
+                // at a bound (rounding, another cost) looks flat or steep for one round.
+                if moved.abs() > 0.0 && slope > prior / 4.0 && slope < prior * 4.0 {
+                    self.slopes.insert(param, slope);
+                }
+            }
+        }
+        let mut next = params.clone();
+        for (&param, &gap) in gaps {
+            let slope = self
+                .slopes
+                .get(&param)
+                .copied()
+                .unwrap_or_else(|| Self::prior(param));
+            next[param] = (params[param] - gap / slope).max(0.0);
+        }
+        self.last = Some((params.clone(), gaps.clone()));
+        next
+    }
 }
 
 struct Fitter<'a> {
@@ -204,110 +308,90 @@ struct Fitter<'a> {
 }
 
 impl Fitter<'_> {
-    /// Where each parameter is, in the units the linear solve works in: multiples of 100 ns,
-    /// or of the starting ns per byte, measured from the start.
+    /// Where each latency parameter is, in the units the linear solve works in: multiples of
+    /// 100 ns from the start.
     fn scaled(&self, params: &Params) -> Vec<f64> {
-        Param::ALL
+        Param::LATENCY_GROUP
             .iter()
-            .map(|&p| (params[p] - self.start[p]) / self.scale(p))
+            .map(|&p| (params[p] - self.start[p]) / 100.0)
             .collect()
     }
 
-    fn scale(&self, param: Param) -> f64 {
-        match param {
-            Param::NsPerByte => self.start[param],
-            _ => 100.0,
-        }
-    }
-
-    /// Runs the whole modelled bench with `params`.
-    fn evaluate(&mut self, params: &Params) -> anyhow::Result<Evaluation> {
+    /// Simulates `parts` with `params`, taking the other parts' lines from `reuse`.
+    fn evaluate(
+        &mut self,
+        params: &Params,
+        parts: &[Part],
+        reuse: Option<&Evaluation>,
+    ) -> anyhow::Result<Evaluation> {
         let topology = self.machine.with(params);
-        let puts = self.simulate(&topology, Part::Puts)?;
-        self.evaluation(topology, puts)
-    }
-
-    /// Runs the latencies with `params`, and takes `puts` for the puts' lines.
-    fn evaluation(&mut self, topology: Topology, puts: Vec<Line>) -> anyhow::Result<Evaluation> {
-        let latencies = self.simulate(&topology, Part::Latencies)?;
-        let params = self.machine.params_of(&topology);
-        let residuals = self.targets.residuals(&puts, &latencies);
-        let pull: f64 = self.scaled(&params).iter().map(|x| x * x).sum();
-        let cost = residuals.iter().map(|r| r * r).sum::<f64>() + RIDGE * pull;
+        let mut lines = reuse.map(|e| e.lines.clone()).unwrap_or_default();
+        for &part in parts {
+            lines.insert(key(part), bench_on_sim::run(&topology, part)?);
+            self.runs += 1;
+            (self.on_run)(self.runs);
+        }
+        let residuals = self.targets.residuals(&lines);
         Ok(Evaluation {
-            params,
+            params: self.machine.params_of(&topology),
             topology,
-            puts,
-            latencies,
+            lines,
             residuals,
-            cost,
         })
     }
 
-    fn simulate(&mut self, topology: &Topology, part: Part) -> anyhow::Result<Vec<Line>> {
-        let lines = bench_on_sim::run(topology, part)?;
-        self.runs += 1;
-        (self.on_run)(self.runs);
-        Ok(lines)
+    /// The latency group's cost: its squared residuals plus the ridge's pull.
+    fn latency_cost(&self, evaluation: &Evaluation) -> f64 {
+        let residuals = self.targets.latency_residuals(&evaluation.lines);
+        let pull: f64 = self.scaled(&evaluation.params).iter().map(|x| x * x).sum();
+        residuals.iter().map(|r| r * r).sum::<f64>() + RIDGE * pull
     }
 
-    /// One Gauss-Newton step from `current`, halved until it lowers the cost; `None` when
-    /// no step does, or rounding leaves nothing to move.
-    fn improve(&mut self, current: &Evaluation) -> anyhow::Result<Option<Evaluation>> {
-        let columns = self.sensitivities(current)?;
-        let jacobian: Vec<Vec<f64>> = (0..current.residuals.len())
+    /// One Gauss-Newton step of the latency group from `current`, rerunning the latencies
+    /// only, halved until it lowers the group's cost; `None` when no step does, or rounding
+    /// leaves nothing to move.
+    fn improve_latencies(&mut self, current: &Evaluation) -> anyhow::Result<Option<Evaluation>> {
+        let residuals = self.targets.latency_residuals(&current.lines);
+        let mut columns = Vec::with_capacity(Param::LATENCY_GROUP.len());
+        for param in Param::LATENCY_GROUP {
+            let value = current.params[param];
+            let mut params = current.params.clone();
+            params[param] += (0.05 * value).max(20.0);
+            let moved = self.evaluate(&params, &[Part::Latencies], Some(current))?;
+            let change = (moved.params[param] - value) / 100.0;
+            let after = self.targets.latency_residuals(&moved.lines);
+            columns.push(
+                after
+                    .iter()
+                    .zip(&residuals)
+                    .map(|(a, b)| (a - b) / change)
+                    .collect::<Vec<f64>>(),
+            );
+        }
+        let jacobian: Vec<Vec<f64>> = (0..residuals.len())
             .map(|i| columns.iter().map(|column| column[i]).collect())
             .collect();
         let x = self.scaled(&current.params);
-        let Some(step) = lsq::step(&jacobian, &current.residuals, &x, RIDGE) else {
+        let Some(step) = lsq::step(&jacobian, &residuals, &x, RIDGE) else {
             return Ok(None);
         };
+        let cost = self.latency_cost(current);
         let mut fraction = 1.0;
         for _ in 0..=MAX_HALVINGS {
-            let mut params = current.params;
-            for (&param, dx) in Param::ALL.iter().zip(&step) {
-                params[param] += fraction * dx * self.scale(param);
+            let mut params = current.params.clone();
+            for (&param, dx) in Param::LATENCY_GROUP.iter().zip(&step) {
+                params[param] = (params[param] + fraction * dx * 100.0).max(0.0);
             }
-            let params = self.machine.params_of(&self.machine.with(&params));
-            if params == current.params {
+            let rounded = self.machine.params_of(&self.machine.with(&params));
+            if rounded == current.params {
                 return Ok(None);
             }
-            let candidate = self.evaluate(&params)?;
-            if candidate.cost < current.cost {
+            let candidate = self.evaluate(&rounded, &[Part::Latencies], Some(current))?;
+            if self.latency_cost(&candidate) < cost {
                 return Ok(Some(candidate));
             }
             fraction /= 2.0;
         }
         Ok(None)
-    }
-
-    /// How each residual moves per scaled unit of each parameter, by forward differences:
-    /// changes large enough that whole-nanosecond rounding and the jitter's draws do not drown
-    /// them. One column per parameter.
-    fn sensitivities(&mut self, current: &Evaluation) -> anyhow::Result<Vec<Vec<f64>>> {
-        let mut columns = Vec::with_capacity(Param::ALL.len());
-        for param in Param::ALL {
-            let value = current.params[param];
-            let mut params = current.params;
-            params[param] += match param {
-                Param::NsPerByte => 0.02 * value,
-                _ => (0.05 * value).max(20.0),
-            };
-            let moved = if param.shapes_puts() {
-                self.evaluate(&params)?
-            } else {
-                self.evaluation(self.machine.with(&params), current.puts.clone())?
-            };
-            let change = (moved.params[param] - value) / self.scale(param);
-            columns.push(
-                moved
-                    .residuals
-                    .iter()
-                    .zip(&current.residuals)
-                    .map(|(after, before)| (after - before) / change)
-                    .collect(),
-            );
-        }
-        Ok(columns)
     }
 }

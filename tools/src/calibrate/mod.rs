@@ -22,7 +22,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use fit::Fit;
-use params::{Machine, Param};
+use params::{Machine, Mover, Param};
 
 /// Arguments of `rshmem calibrate`.
 #[derive(Args, Debug)]
@@ -43,17 +43,17 @@ pub(crate) struct CalibrateArgs {
 }
 
 pub(crate) const AFTER_HELP: &str = "\
-Fits, on the link between PE 0 and PE 1: its latency and bandwidth; and in the timing: \
-poll_ns, fence_ns and transfer_ns (the start-up of each transfer). issue_ns and the rest \
-keep the topology's values. The bandwidth and start-up come in closed form from the puts of \
-1 MiB to 256 MiB (time per put against bytes); then Gauss-Newton over every modelled metric \
-simulates the bench once per parameter and step, errors weighed by their targets.
+Fits, on the link between PE 0 and PE 1: its latency (its bandwidth is raised to the fastest \
+put measured if it is slower); and in the timing: poll_ns and fence_ns (by Gauss-Newton on the \
+p and put_signal ping-pongs, fetch_add and the barrier), the copy curve of each mover (one \
+point per size the bench measures it at: the GPU's own puts from put_bw of 1 MiB up, one \
+block's from put_bw below 1 MiB and small_put, one warp's from small_put, one thread's from \
+put_signal of 512 B and 32 KiB, the copy engine's from host_put_on_stream), launch_ns (from \
+sum_reduce_on_stream), local_access_ns (from sum_reduce_in_kernel), startup_ns (init_ms) and \
+map_gbps (malloc_1GiB_ms), each by secant steps on the metrics it owns. issue_ns and the rest \
+keep the topology's values; transfer_ns becomes 0, the curves holding every start-up.
 
-Modelled: put_bw from 1 MiB (32 blocks), put_signal_pingpong of 8 B, device_barrier_all_us, \
-sum_reduce_in_kernel (the reduction itself; predicted, not fitted), p_pingpong and \
-fetch_add_latency_us. Targets: 5 % for bandwidths, 10 % for latencies. Not modelled, and listed with why: start-up times, \
-puts by one warp or one block, host puts on a stream, put_signal beyond one word, the \
-reduction launched from the host (sum_reduce_on_stream).
+Every metric of the bench is modelled. Targets: 5 % for bandwidths, 10 % for times.
 
 On the GPU machine, then here:
   rshmem bench --raw bench.raw
@@ -110,7 +110,7 @@ pub(crate) fn main(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Each fitted parameter, before and after.
+/// Each fitted scalar, before and after; then each mover's curve as fitted.
 fn changes(machine: &Machine, fit: &Fit) -> String {
     let (a, b) = fit.topology.link_ends(machine.link());
     let (start, fitted) = (&fit.start, &fit.fitted);
@@ -120,20 +120,44 @@ fn changes(machine: &Machine, fit: &Fit) -> String {
             format!("{:.0} ns", fitted[param]),
         )
     };
-    let gbps = (
-        format!("{:.2} GB/s", start.gbps()),
-        format!("{:.2} GB/s", fitted.gbps()),
-    );
+    let gbps = |rate: Option<f64>| rate.map_or("free".to_string(), |r| format!("{r:.2} GB/s"));
     let rows = [
         (format!("link {a} - {b} latency"), ns(Param::LatencyNs)),
-        (format!("link {a} - {b} bandwidth"), gbps),
+        (
+            format!("link {a} - {b} bandwidth"),
+            (gbps(Some(start.gbps())), gbps(Some(fitted.gbps()))),
+        ),
         ("timing poll_ns".to_string(), ns(Param::PollNs)),
         ("timing fence_ns".to_string(), ns(Param::FenceNs)),
-        ("timing transfer_ns".to_string(), ns(Param::TransferNs)),
+        ("timing launch_ns".to_string(), ns(Param::LaunchNs)),
+        (
+            "timing local_access_ns".to_string(),
+            ns(Param::LocalAccessNs),
+        ),
+        ("timing startup_ns".to_string(), ns(Param::StartupNs)),
+        (
+            "timing map_gbps".to_string(),
+            (gbps(start.map_gbps()), gbps(fitted.map_gbps())),
+        ),
     ];
-    rows.iter()
+    let mut out: String = rows
+        .iter()
         .map(|(name, (before, after))| format!("  {name}: {before} -> {after}\n"))
-        .collect()
+        .collect();
+    let copy = fit.topology.timing().copy;
+    for mover in Mover::ALL {
+        let points: Vec<String> = mover
+            .sizes()
+            .iter()
+            .map(|&bytes| format!("{bytes} B {} ns", mover.curve(&copy).ns(bytes)))
+            .collect();
+        out.push_str(&format!(
+            "  timing.copy.{}: {}\n",
+            mover.key(),
+            points.join(", ")
+        ));
+    }
+    out
 }
 
 /// The fitted topology as a topology file, headed by where it came from.
@@ -141,9 +165,10 @@ fn toml_file(fit: &Fit, measured: &Path, preset: &str) -> String {
     format!(
         "# Fitted by `rshmem calibrate --measured {} --preset {preset}` to a run of \
          `rshmem bench`:\n\
-         # the latency and bandwidth of the link between PE 0 and PE 1, and poll_ns, fence_ns \
-         and\n\
-         # transfer_ns. Everything else is {preset}'s. See docs/calibration.md.\n\n{}",
+         # the link between PE 0 and PE 1, poll_ns, fence_ns, the movers' copy curves, \
+         launch_ns,\n\
+         # local_access_ns, startup_ns and map_gbps. Everything else is {preset}'s. See \
+         docs/calibration.md.\n\n{}",
         measured.display(),
         sim::topology::write::to_toml(&fit.topology)
     )

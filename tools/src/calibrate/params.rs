@@ -1,85 +1,183 @@
-//! What a calibration changes: the link that joins PE 0 and PE 1 and the per-operation costs
-//! of the topology's timing, as numbers a fit can move, and back into a topology.
+//! What a calibration changes, as numbers a fit can move, and back into a topology: the link
+//! that joins PE 0 and PE 1, and the topology's timing: poll, fence, the movers' copy curves,
+//! launches, local accesses, start-up and mapping.
 //!
-//! `issue_ns` is not among them: every modelled latency pays one issue per one-way trip, as
-//! it pays the link's latency, so no bench metric tells the two apart (a fetch-add is one
-//! issue and two trips, a ping-pong half one issue, one trip and a poll: trading issue time
-//! for latency and poll time fits both). It keeps the topology's value, and the fitted
-//! latency absorbs its error.
+//! `issue_ns` is not among them: every latency pays one issue per one-way trip, as it pays
+//! the link's latency, so no bench metric tells the two apart (a fetch-add is one issue and
+//! two trips, a ping-pong half one issue, one trip and a poll: trading issue time for latency
+//! and poll time fits both). It keeps the topology's value, and the fitted latency absorbs
+//! its error. Nor is `transfer_ns`: the movers' curves hold every put's start-up, so the
+//! fit sets it to 0.
 
+use std::collections::BTreeMap;
 use std::ops::{Index, IndexMut};
 
 use anyhow::bail;
 use hw::Pe;
-use hw::topology::{LinkId, Timing, Topology, TopologyBuilder};
+use hw::topology::{CopyCurve, CopyTimes, LinkId, Timing, Topology, TopologyBuilder};
+
+use super::catalogue::{
+    BLOCK_PUT_BW_BYTES, DEVICE_PUT_BYTES, HOST_PUT_BYTES, SIGNAL_BYTES, SMALL_PUT_BYTES,
+};
+
+/// A mover whose copy curve a calibration fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) enum Mover {
+    Device,
+    Block,
+    Warp,
+    Thread,
+    Engine,
+}
+
+impl Mover {
+    pub(super) const ALL: [Mover; 5] = [
+        Mover::Device,
+        Mover::Block,
+        Mover::Warp,
+        Mover::Thread,
+        Mover::Engine,
+    ];
+
+    /// The sizes the bench measures this mover at: its curve's points.
+    pub(super) fn sizes(self) -> Vec<u64> {
+        match self {
+            Mover::Device => DEVICE_PUT_BYTES.to_vec(),
+            Mover::Block => {
+                let mut sizes: Vec<u64> = SMALL_PUT_BYTES
+                    .iter()
+                    .chain(&BLOCK_PUT_BW_BYTES)
+                    .copied()
+                    .collect();
+                sizes.sort_unstable();
+                sizes.dedup();
+                sizes
+            }
+            Mover::Warp => SMALL_PUT_BYTES.to_vec(),
+            // 8 B is left to the latencies: one word costs the thread next to nothing.
+            Mover::Thread => SIGNAL_BYTES[1..].to_vec(),
+            Mover::Engine => HOST_PUT_BYTES.to_vec(),
+        }
+    }
+
+    /// The index of the point at `bytes`, if the curve has one there.
+    pub(super) fn point_of(self, bytes: u64) -> Option<usize> {
+        self.sizes().iter().position(|&b| b == bytes)
+    }
+
+    /// The key of the curve in a topology file's `[timing.copy]`.
+    pub(super) fn key(self) -> &'static str {
+        match self {
+            Mover::Device => "device",
+            Mover::Block => "block",
+            Mover::Warp => "warp",
+            Mover::Thread => "thread",
+            Mover::Engine => "engine",
+        }
+    }
+
+    /// The mover's curve in `times`.
+    pub(super) fn curve(self, times: &CopyTimes) -> &CopyCurve {
+        match self {
+            Mover::Device => &times.device,
+            Mover::Block => &times.block,
+            Mover::Warp => &times.warp,
+            Mover::Thread => &times.thread,
+            Mover::Engine => &times.engine,
+        }
+    }
+
+    fn curve_mut(self, times: &mut CopyTimes) -> &mut CopyCurve {
+        match self {
+            Mover::Device => &mut times.device,
+            Mover::Block => &mut times.block,
+            Mover::Warp => &mut times.warp,
+            Mover::Thread => &mut times.thread,
+            Mover::Engine => &mut times.engine,
+        }
+    }
+}
 
 /// A parameter the fit moves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) enum Param {
     /// The link's one-way latency.
     LatencyNs,
-    /// The inverse of the link's bandwidth: times are linear in it.
-    NsPerByte,
     /// `Timing::poll_ns`.
     PollNs,
     /// `Timing::fence_ns`.
     FenceNs,
-    /// `Timing::transfer_ns`.
-    TransferNs,
+    /// The inverse of the link's bandwidth.
+    LinkNsPerByte,
+    /// The time of a mover's curve at its point of that index.
+    Point(Mover, usize),
+    /// `Timing::launch_ns`.
+    LaunchNs,
+    /// `Timing::local_access_ns`.
+    LocalAccessNs,
+    /// `Timing::startup_ns`.
+    StartupNs,
+    /// The inverse of `Timing::map_bytes_per_s`: times are linear in it.
+    MapNsPerByte,
 }
 
 impl Param {
-    pub(super) const ALL: [Param; 5] = [
-        Param::LatencyNs,
-        Param::NsPerByte,
-        Param::PollNs,
-        Param::FenceNs,
-        Param::TransferNs,
-    ];
-
-    /// Whether the puts of the bench depend on the parameter beyond the final quiet's round
-    /// trip.
-    pub(super) fn shapes_puts(self) -> bool {
-        matches!(self, Param::NsPerByte | Param::TransferNs)
+    /// Every parameter.
+    pub(super) fn all() -> Vec<Param> {
+        let mut params = vec![
+            Param::LatencyNs,
+            Param::PollNs,
+            Param::FenceNs,
+            Param::LinkNsPerByte,
+        ];
+        for mover in Mover::ALL {
+            params.extend((0..mover.sizes().len()).map(|i| Param::Point(mover, i)));
+        }
+        params.extend([
+            Param::LaunchNs,
+            Param::LocalAccessNs,
+            Param::StartupNs,
+            Param::MapNsPerByte,
+        ]);
+        params
     }
 
-    /// Whether the parameter is a time in whole nanoseconds.
-    fn is_ns(self) -> bool {
-        self != Param::NsPerByte
+    /// The three the latencies fit together (`fit.rs`).
+    pub(super) const LATENCY_GROUP: [Param; 3] = [Param::LatencyNs, Param::PollNs, Param::FenceNs];
+
+    /// Whether the parameter is an inverse rate rather than a time in whole nanoseconds.
+    fn is_per_byte(self) -> bool {
+        matches!(self, Param::LinkNsPerByte | Param::MapNsPerByte)
     }
 }
 
 /// A value for each [`Param`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Params([f64; Param::ALL.len()]);
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Params(BTreeMap<Param, f64>);
 
 impl Index<Param> for Params {
     type Output = f64;
     fn index(&self, param: Param) -> &f64 {
-        &self.0[param as usize]
+        &self.0[&param]
     }
 }
 
 impl IndexMut<Param> for Params {
     fn index_mut(&mut self, param: Param) -> &mut f64 {
-        &mut self.0[param as usize]
+        self.0.get_mut(&param).expect("every parameter has a value")
     }
 }
 
 impl Params {
     /// The link's bandwidth in GB/s.
     pub(super) fn gbps(&self) -> f64 {
-        1.0 / self[Param::NsPerByte]
+        1.0 / self[Param::LinkNsPerByte]
     }
 
-    /// The lowest value each parameter may take: no time below zero, and no bandwidth above
-    /// a petabyte per second (which would be a bandwidth the metrics do not constrain).
-    pub(super) fn clamped(mut self) -> Params {
-        for param in Param::ALL {
-            let floor = if param.is_ns() { 0.0 } else { 1e-6 };
-            self[param] = self[param].max(floor);
-        }
-        self
+    /// The mapping rate in GB/s; `None` when mapping is free.
+    pub(super) fn map_gbps(&self) -> Option<f64> {
+        let ns_per_byte = self[Param::MapNsPerByte];
+        (ns_per_byte > 0.0).then(|| 1.0 / ns_per_byte)
     }
 }
 
@@ -129,30 +227,75 @@ impl Machine {
         &self.base
     }
 
-    /// The parameters of `topology`, one of this machine's (the base, or a fit of it).
+    /// The parameters of `topology`, one of this machine's (the base, or a fit of it). A
+    /// free curve reads as zeros at its points.
     pub(super) fn params_of(&self, topology: &Topology) -> Params {
         let link = topology.link(self.link);
         let timing = topology.timing();
-        let mut params = Params([0.0; Param::ALL.len()]);
-        params[Param::LatencyNs] = link.latency_ns as f64;
-        params[Param::NsPerByte] = 1e9 / link.bandwidth_bytes_per_s as f64;
-        params[Param::PollNs] = timing.poll_ns as f64;
-        params[Param::FenceNs] = timing.fence_ns as f64;
-        params[Param::TransferNs] = timing.transfer_ns as f64;
-        params
+        let mut values = BTreeMap::new();
+        for param in Param::all() {
+            let value = match param {
+                Param::LatencyNs => link.latency_ns as f64,
+                Param::PollNs => timing.poll_ns as f64,
+                Param::FenceNs => timing.fence_ns as f64,
+                Param::LinkNsPerByte => 1e9 / link.bandwidth_bytes_per_s as f64,
+                Param::Point(mover, i) => mover.curve(&timing.copy).ns(mover.sizes()[i]) as f64,
+                Param::LaunchNs => timing.launch_ns as f64,
+                Param::LocalAccessNs => timing.local_access_ns as f64,
+                Param::StartupNs => timing.startup_ns as f64,
+                Param::MapNsPerByte => match timing.map_bytes_per_s {
+                    0 => 0.0,
+                    rate => 1e9 / rate as f64,
+                },
+            };
+            values.insert(param, value);
+        }
+        Params(values)
     }
 
-    /// The base topology with `params`, rounded as the topology holds them: times to whole
-    /// nanoseconds, the bandwidth to whole bytes per second.
+    /// The base topology with `params`, as the topology holds them: times in whole
+    /// nanoseconds, none below zero, each curve's times never falling with size, rates in
+    /// whole bytes per second; `transfer_ns` 0, the movers' curves holding the start-ups.
     pub(super) fn with(&self, params: &Params) -> Topology {
-        let params = params.clamped();
-        let ns = |param: Param| params[param].round() as u64;
+        let ns = |param: Param| params[param].max(0.0).round() as u64;
+        let mut copy = CopyTimes::FREE;
+        for mover in Mover::ALL {
+            let mut last_ns = 0;
+            let points: Vec<(u64, u64)> = mover
+                .sizes()
+                .into_iter()
+                .enumerate()
+                .map(|(i, bytes)| {
+                    last_ns = ns(Param::Point(mover, i)).max(last_ns);
+                    (bytes, last_ns)
+                })
+                .collect();
+            *mover.curve_mut(&mut copy) = if points.iter().all(|&(_, ns)| ns == 0) {
+                CopyCurve::FREE
+            } else {
+                CopyCurve::new(&points).expect("sizes rise and times do not fall")
+            };
+        }
+        let per_byte = |param: Param| {
+            debug_assert!(param.is_per_byte());
+            let ns_per_byte = params[param];
+            if ns_per_byte > 0.0 {
+                (1e9 / ns_per_byte).round().max(1.0) as u64
+            } else {
+                0
+            }
+        };
         let graph = self.base.graph();
         let mut builder = TopologyBuilder::new(self.base.name());
         builder.timing(Timing {
             poll_ns: ns(Param::PollNs),
             fence_ns: ns(Param::FenceNs),
-            transfer_ns: ns(Param::TransferNs),
+            transfer_ns: 0,
+            copy,
+            launch_ns: ns(Param::LaunchNs),
+            local_access_ns: ns(Param::LocalAccessNs),
+            startup_ns: ns(Param::StartupNs),
+            map_bytes_per_s: per_byte(Param::MapNsPerByte),
             ..self.base.timing()
         });
         let nodes: Vec<_> = graph
@@ -164,8 +307,7 @@ impl Machine {
             let mut link = graph[edge];
             if LinkId(edge.index() as u32) == self.link {
                 link.latency_ns = ns(Param::LatencyNs);
-                link.bandwidth_bytes_per_s =
-                    (1e9 / params[Param::NsPerByte]).round().max(1.0) as u64;
+                link.bandwidth_bytes_per_s = per_byte(Param::LinkNsPerByte).max(1);
             }
             builder.link(nodes[a.index()], nodes[b.index()], link);
         }

@@ -1,6 +1,7 @@
 //! The calibration checked against the simulator itself: a bench run simulated on a topology
 //! with known parameters is the measurement, and the fit must find those parameters again.
-//! Plus the reading of measured files and the refusal of topologies it cannot fit.
+//! Plus the first guess, the reading of measured files and the refusal of topologies it
+//! cannot fit.
 
 use std::path::Path;
 
@@ -8,32 +9,42 @@ use hw::topology::{Timing, Topology};
 
 use super::bench_on_sim::{self, Part};
 use super::measured::{self, MeasuredError};
-use super::params::{Machine, Param, Params};
+use super::params::{Machine, Mover, Param, Params};
 use super::{catalogue, fit, table};
 use crate::bench::lines::Metric;
 
-/// The h200x2 preset with every fitted parameter changed: what "the GPUs" are in these tests.
-fn truth() -> Topology {
-    let machine = Machine::new(sim::topology::load("h200x2").unwrap()).unwrap();
-    let mut params = machine.params_of(machine.base());
-    params[Param::LatencyNs] = 380.0;
-    params[Param::NsPerByte] = 1.0 / 352.5;
-    params[Param::PollNs] = 400.0;
-    params[Param::FenceNs] = 700.0;
-    params[Param::TransferNs] = 120.0;
-    machine.with(&params)
+fn h200x2() -> Machine {
+    Machine::new(sim::topology::load("h200x2").unwrap()).unwrap()
 }
 
-/// The bench lines of a run, as `rshmem bench --raw` writes them, with some lines of metrics
-/// the simulator does not model among them.
+/// The h200x2 preset with every fitted parameter changed: what "the GPUs" are in these tests.
+fn truth(machine: &Machine) -> Params {
+    let mut params = machine.params_of(machine.base());
+    params[Param::LatencyNs] = 300.0;
+    params[Param::PollNs] = 300.0;
+    params[Param::FenceNs] = 800.0;
+    params[Param::LaunchNs] = 2000.0;
+    params[Param::LocalAccessNs] = 300.0;
+    params[Param::StartupNs] = 100e6;
+    params[Param::MapNsPerByte] = 1.0 / 40.0;
+    for mover in Mover::ALL {
+        for i in 0..mover.sizes().len() {
+            params[Param::Point(mover, i)] *= 1.1;
+        }
+    }
+    params
+}
+
+/// The bench lines of a run on `topology`, as `rshmem bench --raw` writes them, with a line
+/// of a metric the simulator does not model among them.
 fn raw(topology: &Topology) -> String {
-    let mut text = String::from("init_ms=140.000\nmalloc_1GiB_ms=1.100\n");
-    for part in [Part::Puts, Part::Latencies] {
+    let mut text = String::from("# a simulated run\n");
+    for part in Part::ALL {
         for line in bench_on_sim::run(topology, part).unwrap() {
             text.push_str(&format!("{line}\n"));
         }
     }
-    text.push_str("small_put bytes=65536 warp_GBps=40.000\nput_bw bytes=4096 GBps=12.000\n");
+    text.push_str("cuda_peer bytes=4096 GBps=2.000\n");
     text
 }
 
@@ -46,18 +57,33 @@ fn assert_near(what: &str, found: f64, expected: f64, tolerance: f64) {
 
 #[test]
 fn a_fit_finds_the_parameters_of_a_simulated_run_and_meets_every_target() {
-    let truth = truth();
+    let machine = h200x2();
+    let expected = truth(&machine);
+    let truth = machine.with(&expected);
     let measured = measured::parse(&raw(&truth), Path::new("truth.raw")).unwrap();
-    let machine = Machine::new(sim::topology::load("h200x2").unwrap()).unwrap();
     let fit = fit::fit(&machine, &measured, &mut |_| {}).unwrap();
 
-    let expected: Params = machine.params_of(&truth);
-    let found = fit.fitted;
-    assert_near("latency ns", found[Param::LatencyNs], 380.0, 10.0);
-    assert_near("bandwidth GB/s", found.gbps(), expected.gbps(), 0.5);
-    assert_near("poll ns", found[Param::PollNs], 400.0, 15.0);
-    assert_near("fence ns", found[Param::FenceNs], 700.0, 15.0);
-    assert_near("transfer ns", found[Param::TransferNs], 120.0, 10.0);
+    let found = &fit.fitted;
+    assert_near("latency ns", found[Param::LatencyNs], 300.0, 15.0);
+    assert_near("poll ns", found[Param::PollNs], 300.0, 20.0);
+    assert_near("fence ns", found[Param::FenceNs], 800.0, 20.0);
+    assert_near("launch ns", found[Param::LaunchNs], 2000.0, 40.0);
+    assert_near("local access ns", found[Param::LocalAccessNs], 300.0, 20.0);
+    assert_near("startup ms", found[Param::StartupNs] / 1e6, 100.0, 0.5);
+    assert_near("map GB/s", found.map_gbps().unwrap(), 40.0, 0.5);
+    for mover in Mover::ALL {
+        for (i, bytes) in mover.sizes().into_iter().enumerate() {
+            let point = Param::Point(mover, i);
+            // Within 2 % or 20 ns: the final quiet's share and the jitter's draws.
+            let tolerance = (0.02 * expected[point]).max(20.0);
+            assert_near(
+                &format!("{} at {bytes} B", mover.key()),
+                found[point],
+                expected[point],
+                tolerance,
+            );
+        }
+    }
     assert_eq!(fit.topology.timing().issue_ns, Timing::default().issue_ns);
 
     let rows = table::rows(&measured, &fit.simulated);
@@ -69,11 +95,7 @@ fn a_fit_finds_the_parameters_of_a_simulated_run_and_meets_every_target() {
         "one row per metric: {markdown}"
     );
     assert!(
-        markdown.contains("- `init_ms`, `malloc_1GiB_ms`: host time of starting CUDA"),
-        "{markdown}"
-    );
-    assert!(
-        markdown.contains("- `put_bw 4 KiB GBps`: below 1 MiB"),
+        markdown.contains("- `cuda_peer 4 KiB GBps`: not a metric of rshmem bench"),
         "{markdown}"
     );
 
@@ -85,51 +107,75 @@ fn a_fit_finds_the_parameters_of_a_simulated_run_and_meets_every_target() {
 }
 
 #[test]
-fn the_bandwidth_curve_comes_in_closed_form_from_the_put_sizes() {
-    // Hockney's curve with a 150 ns start-up at 360 GB/s, the other metrics anything.
-    let mut text = String::new();
-    for bytes in catalogue::PUT_BW_BYTES {
-        let gbps = bytes as f64 / (150.0 + bytes as f64 / 360.0);
-        text.push_str(&format!("put_bw bytes={bytes} GBps={gbps:.6}\n"));
-    }
-    text.push_str(
-        "put_signal_pingpong bytes=8 half_rtt_us=2\ndevice_barrier_all_us=2\n\
-         sum_reduce_in_kernel bytes=8192 us=7\np_pingpong half_rtt_us=1\n\
-         fetch_add_latency_us=1\n",
-    );
-    let measured = measured::parse(&text, Path::new("curve.raw")).unwrap();
-    let machine = Machine::new(sim::topology::load("h200x2").unwrap()).unwrap();
+fn the_first_guess_reads_each_owned_parameter_off_the_measurement() {
+    let measured = measured::parse(&good(), Path::new("good.raw")).unwrap();
+    let machine = h200x2();
     let start = machine.params_of(machine.base());
-    let curve = fit::bandwidth_curve(&measured, start);
-    assert_near("start-up ns", curve[Param::TransferNs], 150.0, 0.5);
-    assert_near("bandwidth GB/s", curve.gbps(), 360.0, 0.01);
-    assert_eq!(curve[Param::LatencyNs], start[Param::LatencyNs]);
+    let guess = fit::first_guess(&measured, &start);
+    // The warp's point at 64 KiB: 65536 B at 40 GB/s.
+    let warp_64k = Mover::Warp.point_of(64 << 10).unwrap();
+    assert_near(
+        "warp 64 KiB ns",
+        guess[Param::Point(Mover::Warp, warp_64k)],
+        65536.0 / 40.0,
+        1e-6,
+    );
+    // The block's point at 4 KiB is measured twice (put_bw and small_put): their mean.
+    let block_4k = Mover::Block.point_of(4 << 10).unwrap();
+    assert_near(
+        "block 4 KiB ns",
+        guess[Param::Point(Mover::Block, block_4k)],
+        (4096.0 / 15.0 + 4096.0 / 14.0) / 2.0,
+        1e-6,
+    );
+    assert_near("launch ns", guess[Param::LaunchNs], 6000.0 - 3000.0, 1e-6);
+    assert_near("startup ns", guess[Param::StartupNs], 280e6, 1e-3);
+    assert_near("map GB/s", guess.map_gbps().unwrap(), 1.0737, 1e-3);
+    // The link is raised to the fastest put measured.
+    assert_near("link GB/s", guess.gbps(), 400.0, 1e-9);
+    assert_eq!(guess[Param::LatencyNs], start[Param::LatencyNs]);
 }
 
 #[test]
 fn the_simulated_bench_reports_exactly_the_modelled_metrics() {
     let h200x2 = sim::topology::load("h200x2").unwrap();
-    let mut lines = bench_on_sim::run(&h200x2, Part::Puts).unwrap();
-    lines.extend(bench_on_sim::run(&h200x2, Part::Latencies).unwrap());
-    let metrics: Vec<&Metric> = lines.iter().map(|l| l.metric()).collect();
-    let modelled = catalogue::modelled();
-    assert_eq!(metrics, modelled.iter().collect::<Vec<_>>());
+    let mut metrics: Vec<Metric> = Part::ALL
+        .iter()
+        .flat_map(|&part| bench_on_sim::run(&h200x2, part).unwrap())
+        .map(|line| line.metric().clone())
+        .collect();
+    let mut modelled = catalogue::modelled();
+    metrics.sort();
+    modelled.sort();
+    assert_eq!(metrics, modelled);
 }
 
-/// A whole measured file, as [`raw`] writes it but without simulating: the modelled lines
-/// with made-up values.
-const GOOD: &str = "init_ms=140.000
-put_bw bytes=1048576 GBps=344.500
-put_bw bytes=4194304 GBps=356.600
-put_bw bytes=16777216 GBps=359.700
-put_bw bytes=67108864 GBps=360.500
-put_bw bytes=268435456 GBps=360.700
-put_signal_pingpong bytes=8 half_rtt_us=2.170
-device_barrier_all_us=2.560
-sum_reduce_in_kernel bytes=8192 us=2.400
-p_pingpong half_rtt_us=1.224
-fetch_add_latency_us=0.915
-";
+/// A whole measured file without simulating: every modelled line, with made-up values
+/// (every put at 15 GB/s but the warp's at 40, the block's at 14 and the host's 256 MiB at
+/// 400; every time at
+/// 3 µs but the launched reduction at 6 µs, init at 280 ms and 1 GiB in 1000 ms).
+fn good() -> String {
+    let mut text = String::new();
+    for metric in catalogue::modelled() {
+        let value = match (metric.group(), metric.bytes(), metric.key()) {
+            (_, _, "warp_GBps") => 40.0,
+            (_, _, "block_GBps") => 14.0,
+            (Some("host_put_on_stream"), Some(b), "GBps") if b == 256 << 20 => 400.0,
+            (_, _, key) if key.contains("GBps") => 15.0,
+            (Some("sum_reduce_on_stream"), _, _) => 6.0,
+            (_, _, "init_ms") => 280.0,
+            (_, _, "malloc_1GiB_ms") => 1000.0,
+            _ => 3.0,
+        };
+        let group = metric.group().map(|g| format!("{g} ")).unwrap_or_default();
+        let bytes = metric
+            .bytes()
+            .map(|b| format!("bytes={b} "))
+            .unwrap_or_default();
+        text.push_str(&format!("{group}{bytes}{}={value:.3}\n", metric.key()));
+    }
+    text
+}
 
 fn read_err(text: &str) -> String {
     let err = measured::parse(text, Path::new("m.raw")).unwrap_err();
@@ -139,31 +185,41 @@ fn read_err(text: &str) -> String {
 
 #[test]
 fn a_good_file_splits_into_modelled_and_not_modelled() {
-    let measured = measured::parse(GOOD, Path::new("m.raw")).unwrap();
+    let text = format!("{}cuda_peer bytes=4096 GBps=2\n", good());
+    let measured = measured::parse(&text, Path::new("m.raw")).unwrap();
     assert_eq!(measured.modelled.len(), catalogue::modelled().len());
     assert_eq!(measured.not_modelled.len(), 1);
 }
 
 #[test]
 fn malformed_files_are_refused_naming_the_file_the_line_and_the_problem() {
-    let err = read_err(&GOOD.replace("GBps=356.600", "GBps=fast"));
-    assert!(err.starts_with("m.raw: line 3: "), "{err}");
+    let good = good();
+    let err = read_err(&good.replace(
+        "put_bw bytes=16384 GBps=15.000",
+        "put_bw bytes=16384 GBps=fast",
+    ));
+    assert!(err.starts_with("m.raw: line 4: "), "{err}");
     assert!(err.contains("with numbers for values"), "{err}");
 
-    let err = read_err(&GOOD.replace("half_rtt_us=1.224", "half_rtt_us=-1"));
-    assert_eq!(
-        err,
-        "m.raw:10: p_pingpong half_rtt_us is -1; a measured time or bandwidth is a positive \
-         number"
-    );
-
-    let err = read_err(&format!("{GOOD}fetch_add_latency_us=0.9\n"));
+    let err = read_err(&good.replace("p_pingpong half_rtt_us=3.000", "p_pingpong half_rtt_us=-1"));
     assert!(
-        err.starts_with("m.raw:12: fetch_add_latency_us was given already at line 11"),
+        err.ends_with(
+            "p_pingpong half_rtt_us is -1; a measured time or bandwidth is a positive number"
+        ),
         "{err}"
     );
 
-    let err = read_err(&GOOD.replace("device_barrier_all_us=2.560\n", ""));
+    let lines = good.lines().count();
+    let err = read_err(&format!("{good}fetch_add_latency_us=0.9\n"));
+    assert!(
+        err.starts_with(&format!(
+            "m.raw:{}: fetch_add_latency_us was given already at line {lines}",
+            lines + 1
+        )),
+        "{err}"
+    );
+
+    let err = read_err(&good.replace("device_barrier_all_us=3.000\n", ""));
     assert!(
         err.starts_with(
             "m.raw lacks 1 of the metrics the simulator models: device_barrier_all_us;"
@@ -171,7 +227,11 @@ fn malformed_files_are_refused_naming_the_file_the_line_and_the_problem() {
         "{err}"
     );
     let err = read_err("## rshmem on nothing\n");
-    assert!(err.contains("lacks 10 of the metrics"), "{err}");
+    let all = catalogue::modelled().len();
+    assert!(
+        err.contains(&format!("lacks {all} of the metrics")),
+        "{err}"
+    );
     assert!(err.contains("put_bw 1 MiB GBps"), "{err}");
 
     let err = measured::read(Path::new("no/such.raw")).unwrap_err();
@@ -186,4 +246,28 @@ fn a_topology_without_one_link_between_the_bench_pes_is_refused() {
         err.to_string().contains("routes PE 0 to PE 1 over 2 links"),
         "{err}"
     );
+}
+
+#[test]
+fn the_committed_preset_is_a_fixed_point_of_its_own_measurement() {
+    // Refitting h200x2 to the run it was fitted to moves nothing that matters: the preset
+    // and the measured lines in the repository agree.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/topologies/h200x2.bench.raw");
+    let measured = measured::read(&path).unwrap();
+    let machine = h200x2();
+    let topology = machine.base().clone();
+    let lines: Vec<_> = Part::ALL
+        .iter()
+        .flat_map(|&part| bench_on_sim::run(&topology, part).unwrap())
+        .collect();
+    let rows = table::rows(&measured, &lines);
+    let misses: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.within_target())
+        .map(|r| format!("{r:?}"))
+        .collect();
+    // The one metric the run itself contradicts (docs/calibration.md): put_bw of 4 KiB by one
+    // block measured 262 ns a put, small_put's identical 4 KiB block puts 282 ns.
+    assert_eq!(misses.len(), 1, "{misses:#?}");
+    assert!(misses[0].contains("put_bw"), "{misses:#?}");
 }
