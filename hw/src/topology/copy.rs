@@ -32,9 +32,11 @@ pub enum Copier {
 /// How many points a [`CopyCurve`] may hold: one per size the bench measures a mover at.
 pub const MAX_CURVE_POINTS: usize = 8;
 
-/// A mover's time per put against the put's size: straight lines through `(0 B, 0 ns)` and
-/// the points in order, and beyond the last point the last line's slope. Empty means the
-/// mover costs nothing and only the links pace its puts.
+/// A mover's time per put against the put's size: straight lines between the points in
+/// order; beyond the last point the last line's slope, and below the first point the first
+/// line's (down to a put of no bytes, which costs the mover's start-up: never below 0 ns).
+/// One point is a rate from (0 B, 0 ns). Empty means the mover costs nothing and only the
+/// links pace its puts.
 ///
 /// Why points and not a formula: the measured curves have shapes no two-parameter formula
 /// gives. One warp copies 64 KiB at 40 GB/s and 256 KiB at 12 GB/s, because a source that
@@ -126,23 +128,31 @@ impl CopyCurve {
     /// How long the mover takes to copy `bytes`, in whole nanoseconds (rounded up).
     pub fn ns(&self, bytes: u64) -> u64 {
         let points = self.points();
-        if points.is_empty() {
+        let Some(&(x0, y0)) = points.first() else {
             return 0;
+        };
+        if bytes < x0 {
+            // Below the first point the first line goes on down (a mover's start-up, what it
+            // pays for a put of no bytes), or, with one point, down to (0, 0).
+            let Some(&(x1, y1)) = points.get(1) else {
+                return (u128::from(bytes) * u128::from(y0)).div_ceil(u128::from(x0)) as u64;
+            };
+            let drop = u128::from(x0 - bytes) * u128::from(y1 - y0) / u128::from(x1 - x0);
+            return u64::try_from(u128::from(y0).saturating_sub(drop)).unwrap_or(0);
         }
         // The segment that holds `bytes`, or the last one beyond the last point; either way
         // `bytes` lies at or past the segment's start.
         let upper = points
             .iter()
             .position(|&(b, _)| bytes <= b)
-            .unwrap_or(points.len() - 1);
-        let (x0, y0) = if upper == 0 {
-            (0, 0)
-        } else {
-            points[upper - 1]
-        };
-        let (x1, y1) = points[upper];
-        let rise = u128::from(bytes - x0) * u128::from(y1 - y0);
-        let ns = u128::from(y0) + rise.div_ceil(u128::from(x1 - x0));
+            .unwrap_or(points.len() - 1)
+            .max(1);
+        if points.len() == 1 {
+            return (u128::from(bytes) * u128::from(y0)).div_ceil(u128::from(x0)) as u64;
+        }
+        let ((xa, ya), (xb, yb)) = (points[upper - 1], points[upper]);
+        let rise = u128::from(bytes - xa) * u128::from(yb - ya);
+        let ns = u128::from(ya) + rise.div_ceil(u128::from(xb - xa));
         u64::try_from(ns).unwrap_or(u64::MAX)
     }
 
@@ -215,15 +225,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_curve_interpolates_from_zero_and_extrapolates_its_last_slope() {
+    fn a_curve_interpolates_and_extends_its_first_and_last_lines() {
         let curve = CopyCurve::new(&[(1000, 200), (3000, 300), (5000, 1300)]).unwrap();
-        assert_eq!(curve.ns(0), 0);
-        assert_eq!(curve.ns(500), 100);
+        // The first line goes down to a start-up of 150 ns at 0 bytes.
+        assert_eq!(curve.ns(0), 150);
+        assert_eq!(curve.ns(500), 175);
         assert_eq!(curve.ns(1000), 200);
         assert_eq!(curve.ns(2000), 250);
         assert_eq!(curve.ns(4000), 800);
         assert_eq!(curve.ns(7000), 2300);
         assert_eq!(curve.asymptotic_bytes_per_s(), Some(2_000_000_000));
+        // A first line steeper than its point's rate stops at 0 ns.
+        let steep = CopyCurve::new(&[(1000, 100), (2000, 1100)]).unwrap();
+        assert_eq!(steep.ns(500), 0);
+        assert_eq!(steep.ns(950), 50);
     }
 
     #[test]

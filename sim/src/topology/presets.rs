@@ -86,13 +86,13 @@ const H200X2_FITTED_LATENCY_NS: u64 = 365;
 const H200X2_FITTED_BYTES_PER_S: u64 = 395_224_000_000;
 const H200X2_FITTED_TIMING: Timing = Timing {
     poll_ns: 238,
-    fence_ns: 976,
+    fence_ns: 984,
     transfer_ns: 0,
     copy: CopyTimes {
         device: curve(&[
             (1 << 20, 3153),
             (4 << 20, 12_248),
-            (16 << 20, 47_367),
+            (16 << 20, 47_366),
             (64 << 20, 187_968),
             (256 << 20, 748_776),
         ]),
@@ -105,26 +105,26 @@ const H200X2_FITTED_TIMING: Timing = Timing {
             (1 << 20, 23_329),
         ]),
         warp: curve(&[
-            (1 << 10, 189),
+            (1 << 10, 190),
             (4 << 10, 197),
             (16 << 10, 473),
             (64 << 10, 1635),
             (256 << 10, 21_298),
             (1 << 20, 84_546),
         ]),
-        thread: curve(&[(512, 1200), (32 << 10, 81_124)]),
+        thread: curve(&[(512, 1192), (32 << 10, 81_116)]),
         engine: curve(&[
             (4 << 10, 1074),
             (64 << 10, 1365),
             (1 << 20, 3919),
             (16 << 20, 45_030),
-            (256 << 20, 673_411),
+            (256 << 20, 672_893),
         ]),
     },
     launch_ns: 2795,
-    local_access_ns: 424,
+    local_access_ns: 421,
     startup_ns: 282_975_938,
-    map_bytes_per_s: 56_658_878_679,
+    map_bytes_per_s: 56_658_903_284,
     ..H200_TIMING
 };
 

@@ -251,7 +251,9 @@ fn host_puts<B: Backend>(sh: &Shmem<B>) -> Result<Vec<Line>, ShmemError> {
     Ok(lines)
 }
 
-/// Every other measurement in the bench's order; PE 0 reports.
+/// Every other measurement in the bench's order; PE 0 reports. The ping-pongs and the
+/// reduction run in kernels, by one thread or one block as on the GPU; the barrier and the
+/// fetch-adds, which move no data a mover would copy, from the PE.
 fn latencies<B: Backend>(sh: &Shmem<B>) -> Result<Vec<Line>, ShmemError> {
     let largest_signal = SIGNAL_BYTES[SIGNAL_BYTES.len() - 1] as usize;
     let objects = Objects {
@@ -415,23 +417,28 @@ fn sum_reduce<B: Backend>(
     sh.barrier_all()
 }
 
-/// p ping-pong on a 32-bit flag: PE 0 sends i and waits for it back; half a round trip.
+/// p ping-pong on a 32-bit flag by one thread of a kernel on each PE: PE 0 sends i and waits
+/// for it back; half a round trip.
 fn p_pingpong<B: Backend>(
     sh: &Shmem<B>,
     objects: &Objects,
     lines: &mut Vec<Line>,
 ) -> Result<(), ShmemError> {
     let iters = i32::try_from(P_ITERS).expect("the count fits the flag");
+    let (me, peer, flag) = (sh.my_pe(), peer(sh), objects.flag);
     let start_ns = sh.now_ns();
-    for i in 1..=iters {
-        if sh.my_pe() == 0 {
-            sh.p(objects.flag, i, peer(sh))?;
-            sh.wait_until(objects.flag, Cmp::Eq, i)?;
-        } else {
-            sh.wait_until(objects.flag, Cmp::Eq, i)?;
-            sh.p(objects.flag, i, peer(sh))?;
+    sh.launch_kernel(Dim3::linear(1), Dim3::linear(1), async |t| {
+        for i in 1..=iters {
+            if me == 0 {
+                t.p(flag, i, peer).await?;
+                t.wait_until(flag, Cmp::Eq, i).await?;
+            } else {
+                t.wait_until(flag, Cmp::Eq, i).await?;
+                t.p(flag, i, peer).await?;
+            }
         }
-    }
+        Ok(())
+    })?;
     let ms = ms_since(sh, start_ns);
     lines.push(Line::new("p_pingpong", None, half_rtt_us(ms, P_ITERS)).field("half_rtt_us"));
     sh.barrier_all()
