@@ -36,7 +36,8 @@ pub(crate) const AFTER_HELP: &str = "\
 Measures, on 2 PEs (GPU 0 and GPU 1): init and 1 GiB heap time; device put bandwidth (block \
 scope, 4 KiB to 256 MiB); host put on the stream (copy engine); one-warp and one-block puts; \
 put_signal and p ping-pong; device barrier_all; sum reduction of 8 KiB (device-side, one block \
-per PE); fetch_add latency. Needs CUDA and, without --share-gpus, 2 GPUs \
+per PE); fetch_add latency. Each measurement after a warm-up, 5 times: the median is \
+reported (NVSHMEM's benchmark reports one run). Needs CUDA and, without --share-gpus, 2 GPUs \
 with peer access.
 
 Side by side with NVSHMEM (run both in one session on the same machine):
