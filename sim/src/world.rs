@@ -636,7 +636,7 @@ impl World {
     }
 
     /// `pe` spends the time of a memory fence (`Timing::fence_ns`): a GPU fences in fence and
-    /// quiet, and between the data and the signal of a put-with-signal.
+    /// quiet.
     pub(crate) fn pay_fence(&mut self, pe: u32) {
         self.advance_clock(pe, self.topology.timing().fence_ns);
     }
@@ -721,9 +721,9 @@ impl World {
         let src = self.queues[queue as usize].owner;
         self.assert_imported(src, &dst);
         self.assert_imported(src, &signal);
-        // The fence that orders the data before the signal; one operation carries both, so
-        // the fence delays its departure.
-        self.pay_fence(src);
+        // The release that orders the data before the signal (`Timing::release_ns`); one
+        // operation carries both, so the release delays its departure.
+        self.advance_clock(src, self.topology.timing().release_ns);
         self.counts.put_signals += 1;
         self.counts.bytes_put += data.len() as u64;
         let kind = OpKind::PutSignal {
@@ -1548,13 +1548,14 @@ mod tests {
         assert!(gaps.len() > 20, "drain times vary with the seed: {gaps:?}");
     }
 
-    /// A fence, a quiet and a put-with-signal each cost the PE one `fence_ns`, and the
-    /// put-with-signal leaves after its fence.
+    /// A fence and a quiet each cost the PE one `fence_ns`, a put-with-signal its
+    /// `release_ns`, and the put-with-signal leaves after its release.
     #[test]
-    fn fence_quiet_and_put_signal_pay_the_fence() {
+    fn fence_quiet_and_put_signal_pay_the_fence_and_the_release() {
         let mut topology = hw::topology::TopologyBuilder::new("fenced");
         topology.timing(Timing {
             fence_ns: 1000,
+            release_ns: 700,
             ..Timing::default()
         });
         let g0 = topology.node("gpu0", hw::topology::NodeKind::Gpu { host: 0 });
@@ -1582,7 +1583,7 @@ mod tests {
                 q.put_signal(word(64), &[7; 8], word(0), hw::SignalOp::Set, 1)
                     .unwrap();
                 let posted = dev.now().0;
-                assert_eq!(posted - start, fenced + 1000 + Timing::default().issue_ns);
+                assert_eq!(posted - start, fenced + 700 + Timing::default().issue_ns);
                 q.quiet(FAR).unwrap();
                 fenced
             })
@@ -1590,9 +1591,9 @@ mod tests {
         assert!(report.failure.is_none(), "{:?}", report.failure);
         assert_eq!(*results[0].as_ref().unwrap(), 2000, "a fence and a quiet");
         // PE 1 woke at the signal: 500 ns of link, at most 125 of jitter (or a straggler's
-        // 1000) and a poll after PE 0's two fences, its put_signal fence and issue.
+        // 1000) and a poll after PE 0's two fences, its put_signal's release and issue.
         let woken = *results[1].as_ref().unwrap();
-        assert!(woken >= 3000 + 20 + 500 + 100, "{woken}");
+        assert!(woken >= 2700 + 20 + 500 + 100, "{woken}");
     }
 
     /// A PE may post far ahead of the world, but what it reads is what it would read had it

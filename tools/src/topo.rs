@@ -85,12 +85,13 @@ pub fn describe(t: &Topology) -> String {
     let timing = t.timing();
     put!(
         out,
-        "timing: issue {} ns, {} ns per NIC crossed, poll {} ns, fence {} ns, transfer start-up \
-         {} ns, local memory {} GB/s\n",
+        "timing: issue {} ns, {} ns per NIC crossed, poll {} ns, fence {} ns, release {} ns, \
+         transfer start-up {} ns, local memory {} GB/s\n",
         timing.issue_ns,
         timing.nic_ns,
         timing.poll_ns,
         timing.fence_ns,
+        timing.release_ns,
         timing.transfer_ns,
         gbps(timing.local_bytes_per_s)
     );
@@ -1616,7 +1617,15 @@ mod tests {
             }
             assert_eq!(dot.matches(" -- ").count(), t.n_links() as usize, "{name}");
         }
-        assert!(to_dot(&preset("h200x2")).contains("nvlink\\n395.224 GB/s\\n365 ns"));
+        // The edge's label is its kind, bandwidth and latency (whatever a calibration set).
+        let h200x2 = preset("h200x2");
+        let link = h200x2.link(hw::topology::LinkId(0));
+        let label = format!(
+            "nvlink\\n{} GB/s\\n{} ns",
+            gbps(link.bandwidth_bytes_per_s),
+            link.latency_ns
+        );
+        assert!(to_dot(&h200x2).contains(&label), "{label}");
         assert!(to_dot(&preset("ib-2")).contains("subgraph \"cluster_host_1\""));
     }
 

@@ -111,9 +111,13 @@ pub struct Timing {
     pub poll_ns: u64,
     /// Bandwidth of a PE's accesses to its own memory, in bytes per second.
     pub local_bytes_per_s: u64,
-    /// Time a PE spends in a system-scope memory fence, in ns. A GPU fences in fence and
-    /// quiet, and between the data and the signal of a put-with-signal.
+    /// Time a PE spends in a system-scope memory fence, in ns: in fence and quiet.
     pub fence_ns: u64,
+    /// What a put-with-signal costs the PE before it leaves, in ns: the release that orders
+    /// its data before its signal. On NVLink the GPU's release waits for the data's
+    /// acknowledgement, a round trip, which a barrier's fence does not; so the two are
+    /// costs of their own.
+    pub release_ns: u64,
     /// Time each transfer of data holds the links of its route before its bytes, in ns: the
     /// start-up of a copy (Hockney's t0). With the bandwidth it makes the bandwidth curve: a
     /// stream of `n`-byte transfers reaches `n / (transfer_ns + n / bandwidth)`.
@@ -137,7 +141,7 @@ pub struct Timing {
 
 impl Default for Timing {
     /// Defaults for a Hopper-class GPU; presets override them with measured values. Fences,
-    /// transfer start-ups, movers, launches, local accesses, start-up and mapping cost
+    /// releases, transfer start-ups, movers, launches, local accesses, start-up and mapping cost
     /// nothing until a calibration (`rshmem calibrate`) says what they cost.
     fn default() -> Self {
         Timing {
@@ -146,6 +150,7 @@ impl Default for Timing {
             poll_ns: 100,
             local_bytes_per_s: 3_000_000_000_000,
             fence_ns: 0,
+            release_ns: 0,
             transfer_ns: 0,
             copy: CopyTimes::FREE,
             launch_ns: 0,

@@ -50,6 +50,7 @@ struct TimingSpec {
     poll_ns: Option<u64>,
     local_gbps: Option<Spanned<f64>>,
     fence_ns: Option<u64>,
+    release_ns: Option<u64>,
     transfer_ns: Option<u64>,
     launch_ns: Option<u64>,
     local_access_ns: Option<u64>,
@@ -223,6 +224,12 @@ fn read_timing(spec: &TimingSpec) -> Result<Timing, SpanError> {
             None => defaults.local_bytes_per_s,
         },
         fence_ns: spec.fence_ns.unwrap_or(defaults.fence_ns),
+        // A file that names only a fence priced put-with-signal's release with it, as the
+        // simulator did before the release had a cost of its own.
+        release_ns: spec
+            .release_ns
+            .or(spec.fence_ns)
+            .unwrap_or(defaults.release_ns),
         transfer_ns: spec.transfer_ns.unwrap_or(defaults.transfer_ns),
         copy: match &spec.copy {
             Some(copy) => read_copy(copy)?,
@@ -424,6 +431,14 @@ gbps = 394.8
         let defaults = parse(GOOD, "t.toml").unwrap().timing();
         assert_eq!(defaults.copy, hw::topology::CopyTimes::FREE);
         assert_eq!(defaults.map_bytes_per_s, 0);
+        // A put-with-signal's release costs what a fence does unless the file says otherwise.
+        let fenced = good_with("transfer_ns = 40\n", "transfer_ns = 40\nfence_ns = 900\n");
+        let timing = parse(&fenced, "t.toml").unwrap().timing();
+        assert_eq!((timing.fence_ns, timing.release_ns), (900, 900));
+        let released =
+            fenced.replacen("fence_ns = 900\n", "fence_ns = 900\nrelease_ns = 1100\n", 1);
+        let timing = parse(&released, "t.toml").unwrap().timing();
+        assert_eq!((timing.fence_ns, timing.release_ns), (900, 1100));
     }
 
     #[test]

@@ -56,8 +56,8 @@ const IB_LEAF_SPINE_LATENCY_NS: u64 = 300;
 
 /// Per-operation costs of a Hopper GPU.
 const H200_TIMING: Timing = Timing {
-    // issue_ns, nic_ns, poll_ns, fence_ns and transfer_ns are priors (the hw defaults) until
-    // `rshmem calibrate` fits them to a bench run (docs/calibration.md).
+    // issue_ns, nic_ns, poll_ns, fence_ns, release_ns and transfer_ns are priors (the hw
+    // defaults) until `rshmem calibrate` fits them to a bench run (docs/calibration.md).
     issue_ns: 20,
     nic_ns: 300,
     poll_ns: 100,
@@ -65,6 +65,7 @@ const H200_TIMING: Timing = Timing {
     // (sim-and-perf.md section 2.1).
     local_bytes_per_s: 4_300_000_000_000,
     fence_ns: 0,
+    release_ns: 0,
     transfer_ns: 0,
     copy: CopyTimes::FREE,
     launch_ns: 0,
@@ -77,24 +78,25 @@ const H200_TIMING: Timing = Timing {
 /// `rshmem bench` on the two-H200 machine (2026-11-23, commit f203574; its lines are
 /// `sim/topologies/h200x2.bench.raw`, and BENCHMARKS.md, "Simulator vs measured", has the
 /// comparison). The fit sets the link's latency and bandwidth (the fastest put measured,
-/// the copy engine's), poll_ns, fence_ns, each mover's copy curve, the launch, a local
+/// the copy engine's), poll_ns, fence_ns, release_ns, each mover's copy curve, the launch, a local
 /// access, the start-up and the mapping rate; `transfer_ns` is 0, the curves holding every
 /// put's start-up. The other boards keep the priors above (their GPUs meet through NVSwitch
 /// or InfiniBand, which this run did not measure). `sim/topologies/h200x2.toml` holds the
 /// same.
-const H200X2_FITTED_LATENCY_NS: u64 = 365;
+const H200X2_FITTED_LATENCY_NS: u64 = 366;
 const H200X2_FITTED_BYTES_PER_S: u64 = 395_224_000_000;
 const H200X2_FITTED_TIMING: Timing = Timing {
     poll_ns: 238,
-    fence_ns: 984,
+    fence_ns: 894,
+    release_ns: 1091,
     transfer_ns: 0,
     copy: CopyTimes {
         device: curve(&[
             (1 << 20, 3153),
             (4 << 20, 12_248),
             (16 << 20, 47_366),
-            (64 << 20, 187_968),
-            (256 << 20, 748_776),
+            (64 << 20, 187_967),
+            (256 << 20, 748_774),
         ]),
         block: curve(&[
             (1 << 10, 280),
@@ -102,7 +104,7 @@ const H200X2_FITTED_TIMING: Timing = Timing {
             (16 << 10, 342),
             (64 << 10, 1319),
             (256 << 10, 6051),
-            (1 << 20, 23_329),
+            (1 << 20, 23_330),
         ]),
         warp: curve(&[
             (1 << 10, 190),
@@ -110,21 +112,21 @@ const H200X2_FITTED_TIMING: Timing = Timing {
             (16 << 10, 473),
             (64 << 10, 1635),
             (256 << 10, 21_298),
-            (1 << 20, 84_546),
+            (1 << 20, 84_547),
         ]),
-        thread: curve(&[(512, 1192), (32 << 10, 81_116)]),
+        thread: curve(&[(512, 1084), (32 << 10, 81_008)]),
         engine: curve(&[
-            (4 << 10, 1074),
-            (64 << 10, 1365),
-            (1 << 20, 3919),
-            (16 << 20, 45_030),
-            (256 << 20, 672_893),
+            (4 << 10, 1072),
+            (64 << 10, 1362),
+            (1 << 20, 3917),
+            (16 << 20, 45_027),
+            (256 << 20, 672_900),
         ]),
     },
-    launch_ns: 2795,
-    local_access_ns: 421,
-    startup_ns: 282_975_938,
-    map_bytes_per_s: 56_658_903_284,
+    launch_ns: 2801,
+    local_access_ns: 384,
+    startup_ns: 282_975_930,
+    map_bytes_per_s: 56_658_635_031,
     ..H200_TIMING
 };
 

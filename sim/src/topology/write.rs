@@ -24,6 +24,7 @@ fn write_toml(out: &mut String, topology: &Topology) -> fmt::Result {
     writeln!(out, "poll_ns = {}", timing.poll_ns)?;
     writeln!(out, "local_gbps = {}", gbps(timing.local_bytes_per_s))?;
     writeln!(out, "fence_ns = {}", timing.fence_ns)?;
+    writeln!(out, "release_ns = {}", timing.release_ns)?;
     writeln!(out, "transfer_ns = {}", timing.transfer_ns)?;
     writeln!(out, "launch_ns = {}", timing.launch_ns)?;
     writeln!(out, "local_access_ns = {}", timing.local_access_ns)?;

@@ -68,10 +68,7 @@ impl BenchPe<'_> {
     }
 
     /// The median of [`REPEATS`] runs of `measure`.
-    fn median_of(
-        &self,
-        mut measure: impl FnMut() -> Result<f64, String>,
-    ) -> Result<f64, String> {
+    fn median_of(&self, mut measure: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
         let mut samples = (0..REPEATS)
             .map(|_| measure())
             .collect::<Result<Vec<f64>, String>>()?;

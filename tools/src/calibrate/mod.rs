@@ -44,8 +44,8 @@ pub(crate) struct CalibrateArgs {
 
 pub(crate) const AFTER_HELP: &str = "\
 Fits, on the link between PE 0 and PE 1: its latency (its bandwidth is raised to the fastest \
-put measured if it is slower); and in the timing: poll_ns and fence_ns (by Gauss-Newton on the \
-p and put_signal ping-pongs, fetch_add and the barrier), the copy curve of each mover (one \
+put measured if it is slower); and in the timing: poll_ns, fence_ns and release_ns (with the \
+latency, by Gauss-Newton on the p and put_signal ping-pongs, fetch_add and the barrier), the copy curve of each mover (one \
 point per size the bench measures it at: the GPU's own puts from put_bw of 1 MiB up, one \
 block's from put_bw below 1 MiB and small_put, one warp's from small_put, one thread's from \
 put_signal of 512 B and 32 KiB, the copy engine's from host_put_on_stream), launch_ns (from \
@@ -129,6 +129,7 @@ fn changes(machine: &Machine, fit: &Fit) -> String {
         ),
         ("timing poll_ns".to_string(), ns(Param::PollNs)),
         ("timing fence_ns".to_string(), ns(Param::FenceNs)),
+        ("timing release_ns".to_string(), ns(Param::ReleaseNs)),
         ("timing launch_ns".to_string(), ns(Param::LaunchNs)),
         (
             "timing local_access_ns".to_string(),
@@ -165,7 +166,7 @@ fn toml_file(fit: &Fit, measured: &Path, preset: &str) -> String {
     format!(
         "# Fitted by `rshmem calibrate --measured {} --preset {preset}` to a run of \
          `rshmem bench`:\n\
-         # the link between PE 0 and PE 1, poll_ns, fence_ns, the movers' copy curves, \
+         # the link between PE 0 and PE 1, poll_ns, fence_ns, release_ns, the movers' copy curves, \
          launch_ns,\n\
          # local_access_ns, startup_ns and map_gbps. Everything else is {preset}'s. See \
          docs/calibration.md.\n\n{}",

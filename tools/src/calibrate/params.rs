@@ -107,6 +107,8 @@ pub(super) enum Param {
     PollNs,
     /// `Timing::fence_ns`.
     FenceNs,
+    /// `Timing::release_ns`.
+    ReleaseNs,
     /// The inverse of the link's bandwidth.
     LinkNsPerByte,
     /// The time of a mover's curve at its point of that index.
@@ -128,6 +130,7 @@ impl Param {
             Param::LatencyNs,
             Param::PollNs,
             Param::FenceNs,
+            Param::ReleaseNs,
             Param::LinkNsPerByte,
         ];
         for mover in Mover::ALL {
@@ -142,8 +145,13 @@ impl Param {
         params
     }
 
-    /// The three the latencies fit together (`fit.rs`).
-    pub(super) const LATENCY_GROUP: [Param; 3] = [Param::LatencyNs, Param::PollNs, Param::FenceNs];
+    /// The four the latencies fit together (`fit.rs`).
+    pub(super) const LATENCY_GROUP: [Param; 4] = [
+        Param::LatencyNs,
+        Param::PollNs,
+        Param::FenceNs,
+        Param::ReleaseNs,
+    ];
 
     /// Whether the parameter is an inverse rate rather than a time in whole nanoseconds.
     fn is_per_byte(self) -> bool {
@@ -238,6 +246,7 @@ impl Machine {
                 Param::LatencyNs => link.latency_ns as f64,
                 Param::PollNs => timing.poll_ns as f64,
                 Param::FenceNs => timing.fence_ns as f64,
+                Param::ReleaseNs => timing.release_ns as f64,
                 Param::LinkNsPerByte => 1e9 / link.bandwidth_bytes_per_s as f64,
                 Param::Point(mover, i) => mover.curve(&timing.copy).ns(mover.sizes()[i]) as f64,
                 Param::LaunchNs => timing.launch_ns as f64,
@@ -290,6 +299,7 @@ impl Machine {
         builder.timing(Timing {
             poll_ns: ns(Param::PollNs),
             fence_ns: ns(Param::FenceNs),
+            release_ns: ns(Param::ReleaseNs),
             transfer_ns: 0,
             copy,
             launch_ns: ns(Param::LaunchNs),

@@ -23,6 +23,7 @@ fn truth(machine: &Machine) -> Params {
     params[Param::LatencyNs] = 300.0;
     params[Param::PollNs] = 300.0;
     params[Param::FenceNs] = 800.0;
+    params[Param::ReleaseNs] = 600.0;
     params[Param::LaunchNs] = 2000.0;
     params[Param::LocalAccessNs] = 300.0;
     params[Param::StartupNs] = 100e6;
@@ -67,6 +68,7 @@ fn a_fit_finds_the_parameters_of_a_simulated_run_and_meets_every_target() {
     assert_near("latency ns", found[Param::LatencyNs], 300.0, 15.0);
     assert_near("poll ns", found[Param::PollNs], 300.0, 20.0);
     assert_near("fence ns", found[Param::FenceNs], 800.0, 20.0);
+    assert_near("release ns", found[Param::ReleaseNs], 600.0, 20.0);
     assert_near("launch ns", found[Param::LaunchNs], 2000.0, 40.0);
     assert_near("local access ns", found[Param::LocalAccessNs], 300.0, 20.0);
     assert_near("startup ms", found[Param::StartupNs] / 1e6, 100.0, 0.5);
