@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use hw::Pe;
-use hw::topology::{Link, LinkKind, Node, NodeKind, PathClass, Topology};
+use hw::topology::{Link, LinkKind, Node, NodeKind, PathClass, Timing, Topology};
 
 /// Appends formatted text to a `String`.
 macro_rules! put {
@@ -95,6 +95,7 @@ pub fn describe(t: &Topology) -> String {
         timing.transfer_ns,
         gbps(timing.local_bytes_per_s)
     );
+    out.push_str(&calibrated_costs(&timing));
 
     let samples = sample_targets(t);
     if !samples.is_empty() {
@@ -136,6 +137,55 @@ pub fn describe(t: &Topology) -> String {
 }
 
 /// The PEs `describe` routes to from PE 0, each with why it was picked.
+/// The costs only a calibration gives a topology (docs/calibration.md), as lines of
+/// [`describe`]; nothing when they are all free.
+fn calibrated_costs(timing: &Timing) -> String {
+    let mut out = String::new();
+    let copy = &timing.copy;
+    let curves = [
+        ("device", &copy.device),
+        ("block", &copy.block),
+        ("warp", &copy.warp),
+        ("thread", &copy.thread),
+        ("engine", &copy.engine),
+    ];
+    let costs = [
+        timing.launch_ns,
+        timing.local_access_ns,
+        timing.startup_ns,
+        timing.map_bytes_per_s,
+    ];
+    if costs.iter().all(|&c| c == 0) && curves.iter().all(|(_, c)| c.is_free()) {
+        return out;
+    }
+    put!(
+        out,
+        "calibrated: launch {} ns, local access {} ns, start-up {:.3} ms, mapping {}\n",
+        timing.launch_ns,
+        timing.local_access_ns,
+        timing.startup_ns as f64 / 1e6,
+        match timing.map_bytes_per_s {
+            0 => "free".to_string(),
+            rate => format!("{} GB/s", gbps(rate)),
+        }
+    );
+    out.push_str("copy curves (bytes: ns per put):\n");
+    for (mover, curve) in curves {
+        let points: Vec<String> = curve
+            .points()
+            .iter()
+            .map(|&(bytes, ns)| format!("{bytes}: {ns}"))
+            .collect();
+        let text = if points.is_empty() {
+            "free".to_string()
+        } else {
+            points.join(", ")
+        };
+        put!(out, "  {mover:<7}{text}\n");
+    }
+    out
+}
+
 fn sample_targets(t: &Topology) -> Vec<(Pe, String)> {
     let n_gpus = t.n_gpus();
     let mut samples: Vec<(Pe, String)> = Vec::new();
@@ -1592,6 +1642,14 @@ mod tests {
             rest = &rest[end + 1..];
         }
         assert!(open.is_empty(), "unclosed tags {open:?}");
+    }
+
+    #[test]
+    fn the_text_lists_calibrated_costs_only_where_a_calibration_set_them() {
+        let h200x2 = describe(&preset("h200x2"));
+        assert!(h200x2.contains("calibrated: launch "), "{h200x2}");
+        assert!(h200x2.contains("  warp   1024: "), "{h200x2}");
+        assert!(!describe(&preset("hgx8")).contains("calibrated"));
     }
 
     #[test]
