@@ -840,7 +840,7 @@ fn wire_path(wire: &Wire) -> String {
 }
 
 /// Text escaped for SVG content and attribute values.
-fn xml(text: &str) -> String {
+pub(crate) fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -298,6 +298,7 @@ fn calibrate_help_says_what_it_fits_and_how() {
         "[default: h200x2]",
         "--out <FILE.toml>",
         "--table",
+        "--svg <FILE.svg>",
         "poll_ns, fence_ns and release_ns",
         "the copy curve of each mover",
         "Every metric of the bench is modelled",

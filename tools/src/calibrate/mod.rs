@@ -9,6 +9,7 @@ mod fit;
 mod lsq;
 mod measured;
 mod params;
+mod plot;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -40,6 +41,10 @@ pub(crate) struct CalibrateArgs {
     /// Print only the comparison, as markdown to paste into BENCHMARKS.md
     #[arg(long)]
     table: bool,
+    /// Draw the measured and simulated bandwidths, GB/s against bytes for each mover, as an
+    /// SVG picture in this file
+    #[arg(long, value_name = "FILE.svg")]
+    svg: Option<PathBuf>,
 }
 
 pub(crate) const AFTER_HELP: &str = "\
@@ -85,6 +90,11 @@ pub(crate) fn main(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         let text = toml_file(&fit, &args.measured, &args.preset);
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
+    if let Some(path) = &args.svg {
+        let title = format!("{} fitted to {}", args.preset, args.measured.display());
+        std::fs::write(path, plot::svg(&measured, &fit.simulated, &title))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     let rows = table::rows(&measured, &fit.simulated);
     if args.table {
         print!("{}", table::markdown(&rows, &measured));
@@ -97,7 +107,7 @@ pub(crate) fn main(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         fit.runs
     );
     print!("{}", changes(&machine, &fit));
-    if let Some(path) = &args.out {
+    for path in [&args.out, &args.svg].into_iter().flatten() {
         println!("wrote {}", path.display());
     }
     println!();

@@ -10,7 +10,7 @@ use hw::topology::{Timing, Topology};
 use super::bench_on_sim::{self, Part};
 use super::measured::{self, MeasuredError};
 use super::params::{Machine, Mover, Param, Params};
-use super::{catalogue, fit, table};
+use super::{catalogue, fit, plot, table};
 use crate::bench::lines::Metric;
 
 fn h200x2() -> Machine {
@@ -272,4 +272,18 @@ fn the_committed_preset_is_a_fixed_point_of_its_own_measurement() {
     // block measured 262 ns a put, small_put's identical 4 KiB block puts 282 ns.
     assert_eq!(misses.len(), 1, "{misses:#?}");
     assert!(misses[0].contains("put_bw"), "{misses:#?}");
+
+    // The picture has a point for every size of the four bandwidth series, each with its
+    // measured and simulated value.
+    let svg = plot::svg(&measured, &lines, "h200x2");
+    assert!(
+        svg.starts_with("<svg ") && svg.ends_with("</svg>\n"),
+        "{svg}"
+    );
+    assert_eq!(svg.matches("<circle").count(), 9 + 5 + 6 + 6, "{svg}");
+    assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
+    assert!(
+        svg.contains("4096 B: measured 15.629 GB/s, simulated"),
+        "{svg}"
+    );
 }
