@@ -99,8 +99,7 @@ impl Device for SimDevice {
 
     /// Costs the time of backing all of it (`Timing::map_bytes_per_s`).
     fn create_segment(&self, kind: MemKind, len_bytes: u64) -> Result<SegmentKey, DeviceError> {
-        let key = self.create_growable_segment(kind, len_bytes, len_bytes)?;
-        Ok(key)
+        self.create_growable_segment(kind, len_bytes, len_bytes)
     }
 
     /// The whole segment exists at once (simulated memory is materialised page by page on

@@ -85,6 +85,8 @@ struct Summary {
     seed: u64,
     ok: bool,
     sim_time_ns: u64,
+    /// Of the simulated time, the start-up before the PEs' programs ran (`Timing::startup_ns`).
+    startup_ns: u64,
     ops: u64,
     op_counts: OpCountsJson,
     trace_hash: String,
@@ -203,7 +205,16 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(path, timeline.to_chrome_json(&topology))
             .with_context(|| format!("cannot write the trace to {}", path.display()))?;
     }
-    let summary = summarise(workload, &report, wall_s, failures, curve, modelled_gbps);
+    let startup_ns = topology.timing().startup_ns;
+    let summary = summarise(
+        workload,
+        &report,
+        startup_ns,
+        wall_s,
+        failures,
+        curve,
+        modelled_gbps,
+    );
     if args.json {
         println!("{}", serde_json::to_string(&summary)?);
     } else {
@@ -305,6 +316,7 @@ fn check_curve(points: &[BandwidthPoint], modelled_gbps: f64) -> Vec<String> {
 fn summarise(
     workload: &Workload,
     report: &SimReport,
+    startup_ns: u64,
     wall_s: f64,
     failures: Vec<String>,
     curve: Option<Vec<BandwidthPoint>>,
@@ -318,6 +330,7 @@ fn summarise(
         seed: report.seed,
         ok: failures.is_empty(),
         sim_time_ns: report.sim_time_ns,
+        startup_ns,
         ops: report.ops.total(),
         op_counts: report.ops.into(),
         trace_hash: format!("{:016x}", report.trace_hash),
@@ -342,7 +355,16 @@ fn print_text(s: &Summary, trace: Option<&std::path::Path>) {
         s.seed,
         if s.ok { "ok" } else { "FAILED" }
     );
-    println!("  simulated time   {:.3} us", s.sim_time_ns as f64 / 1e3);
+    if s.startup_ns > 0 {
+        println!(
+            "  simulated time   {:.3} us (the GPUs' start-up {:.3} us, then the program {:.3} us)",
+            s.sim_time_ns as f64 / 1e3,
+            s.startup_ns as f64 / 1e3,
+            s.sim_time_ns.saturating_sub(s.startup_ns) as f64 / 1e3
+        );
+    } else {
+        println!("  simulated time   {:.3} us", s.sim_time_ns as f64 / 1e3);
+    }
     let c = &s.op_counts;
     println!(
         "  operations       {} (puts {}, gets {}, atomics {}, put_signals {}; fences {}, quiets {}, waits {})",

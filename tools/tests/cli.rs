@@ -49,6 +49,7 @@ fn ring_on_hgx8_is_ok_and_its_trace_hash_is_stable() {
         "topology",
         "seed",
         "sim_time_ns",
+        "startup_ns",
         "ops",
         "wall_s",
     ] {
@@ -87,6 +88,10 @@ fn put_bw_rises_and_reaches_the_modelled_nv18_bandwidth() {
     let model = link.min(mover) as f64 / 1e9;
     assert!((gbps - model).abs() / model < 0.05, "{gbps} vs {model}");
     assert_eq!(v["modelled_gbps"].as_f64().unwrap(), model, "{v}");
+    // The calibrated start-up is part of the simulated time, and said apart.
+    let startup_ns = h200x2.timing().startup_ns;
+    assert_eq!(v["startup_ns"], startup_ns, "{v}");
+    assert!(v["sim_time_ns"].as_u64().unwrap() > startup_ns, "{v}");
     assert!(curve.first().unwrap()["gbps"].as_f64().unwrap() < gbps / 10.0);
 }
 
