@@ -141,14 +141,7 @@ pub fn describe(t: &Topology) -> String {
 /// [`describe`]; nothing when they are all free.
 fn calibrated_costs(timing: &Timing) -> String {
     let mut out = String::new();
-    let copy = &timing.copy;
-    let curves = [
-        ("device", &copy.device),
-        ("block", &copy.block),
-        ("warp", &copy.warp),
-        ("thread", &copy.thread),
-        ("engine", &copy.engine),
-    ];
+    let curves = timing.copy.named();
     let costs = [
         timing.launch_ns,
         timing.local_access_ns,

@@ -209,6 +209,17 @@ impl CopyTimes {
         engine: CopyCurve::FREE,
     };
 
+    /// Each mover's curve with its name, the key of a topology file's `[timing.copy]`.
+    pub fn named(&self) -> [(&'static str, &CopyCurve); 5] {
+        [
+            ("device", &self.device),
+            ("block", &self.block),
+            ("warp", &self.warp),
+            ("thread", &self.thread),
+            ("engine", &self.engine),
+        ]
+    }
+
     /// The curve of `copier`.
     pub fn of(&self, copier: Copier) -> &CopyCurve {
         match copier {

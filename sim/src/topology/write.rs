@@ -32,14 +32,7 @@ fn write_toml(out: &mut String, topology: &Topology) -> fmt::Result {
     if timing.map_bytes_per_s > 0 {
         writeln!(out, "map_gbps = {}", gbps(timing.map_bytes_per_s))?;
     }
-    let copy = &timing.copy;
-    let movers = [
-        ("device", &copy.device),
-        ("block", &copy.block),
-        ("warp", &copy.warp),
-        ("thread", &copy.thread),
-        ("engine", &copy.engine),
-    ];
+    let movers = timing.copy.named();
     if movers.iter().any(|(_, curve)| !curve.is_free()) {
         writeln!(out, "\n[timing.copy]")?;
         writeln!(out, "# Each mover's time per put: [bytes, ns] points.")?;
