@@ -128,15 +128,15 @@ impl CopyCurve {
     /// How long the mover takes to copy `bytes`, in whole nanoseconds (rounded up).
     pub fn ns(&self, bytes: u64) -> u64 {
         let points = self.points();
-        let Some(&(x0, y0)) = points.first() else {
-            return 0;
+        let (&(x0, y0), &(x1, y1)) = match points {
+            [] => return 0,
+            // One point is a rate: the line through (0, 0).
+            [only] => (&(0, 0), only),
+            [first, second, ..] => (first, second),
         };
         if bytes < x0 {
-            // Below the first point the first line goes on down (a mover's start-up, what it
-            // pays for a put of no bytes), or, with one point, down to (0, 0).
-            let Some(&(x1, y1)) = points.get(1) else {
-                return (u128::from(bytes) * u128::from(y0)).div_ceil(u128::from(x0)) as u64;
-            };
+            // Below the first point the first line goes on down to a put of no bytes (the
+            // mover's start-up), never below 0 ns.
             let drop = u128::from(x0 - bytes) * u128::from(y1 - y0) / u128::from(x1 - x0);
             return u64::try_from(u128::from(y0).saturating_sub(drop)).unwrap_or(0);
         }
@@ -145,12 +145,11 @@ impl CopyCurve {
         let upper = points
             .iter()
             .position(|&(b, _)| bytes <= b)
-            .unwrap_or(points.len() - 1)
-            .max(1);
-        if points.len() == 1 {
-            return (u128::from(bytes) * u128::from(y0)).div_ceil(u128::from(x0)) as u64;
-        }
-        let ((xa, ya), (xb, yb)) = (points[upper - 1], points[upper]);
+            .unwrap_or(points.len() - 1);
+        let ((xa, ya), (xb, yb)) = match upper {
+            0 => ((x0, y0), (x1, y1)),
+            _ => (points[upper - 1], points[upper]),
+        };
         let rise = u128::from(bytes - xa) * u128::from(yb - ya);
         let ns = u128::from(ya) + rise.div_ceil(u128::from(xb - xa));
         u64::try_from(ns).unwrap_or(u64::MAX)

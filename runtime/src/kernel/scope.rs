@@ -375,10 +375,17 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// launch.
     fn copier(&self) -> Copier {
         let index = |i: usize| u32::try_from(i).expect("a launch has at most 2^20 threads");
-        match self.launch.group(self.thread, self.scope) {
-            None => Copier::Thread(index(self.thread)),
-            Some((_, group)) if self.scope == Scope::Warp => Copier::Warp(index(group)),
-            Some((_, group)) => Copier::Block(index(group)),
+        let group = || {
+            let (_, group) = self
+                .launch
+                .group(self.thread, self.scope)
+                .expect("a warp or block scope has a group");
+            index(group)
+        };
+        match self.scope {
+            Scope::Thread => Copier::Thread(index(self.thread)),
+            Scope::Warp => Copier::Warp(group()),
+            Scope::Block => Copier::Block(group()),
         }
     }
 

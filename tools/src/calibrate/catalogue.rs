@@ -123,8 +123,6 @@ pub(super) fn time_ns(metric: &Metric, value: f64) -> f64 {
     }
 }
 
-/// Why the simulator does not model `metric`, a measured metric that [`modelled`] does not
-/// list.
-pub(super) fn why_not_modelled(_metric: &Metric) -> &'static str {
-    "not a metric of rshmem bench; the simulator models every metric the bench measures"
-}
+/// Why the simulator does not model a measured metric that [`modelled`] does not list.
+pub(super) const NOT_A_BENCH_METRIC: &str =
+    "not a metric of rshmem bench; the simulator models every metric the bench measures";

@@ -152,11 +152,6 @@ impl Param {
         Param::FenceNs,
         Param::ReleaseNs,
     ];
-
-    /// Whether the parameter is an inverse rate rather than a time in whole nanoseconds.
-    fn is_per_byte(self) -> bool {
-        matches!(self, Param::LinkNsPerByte | Param::MapNsPerByte)
-    }
 }
 
 /// A value for each [`Param`].
@@ -286,7 +281,6 @@ impl Machine {
             };
         }
         let per_byte = |param: Param| {
-            debug_assert!(param.is_per_byte());
             let ns_per_byte = params[param];
             if ns_per_byte > 0.0 {
                 (1e9 / ns_per_byte).round().max(1.0) as u64

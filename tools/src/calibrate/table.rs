@@ -80,13 +80,13 @@ pub(super) fn markdown(rows: &[Row], measured: &Measured) -> String {
     for row in rows {
         out.push_str(&format!("| {} |\n", row.cells().join(" | ")));
     }
-    let left_out = left_out(measured);
-    if !left_out.is_empty() {
-        out.push_str("\nNot modelled by the simulator:\n\n");
-        for (metrics, why) in left_out {
-            let names: Vec<String> = metrics.iter().map(|m| format!("`{m}`")).collect();
-            out.push_str(&format!("- {}: {why}.\n", names.join(", ")));
-        }
+    if !measured.not_modelled.is_empty() {
+        let names: Vec<String> = left_out(measured).map(|m| format!("`{m}`")).collect();
+        out.push_str(&format!(
+            "\nNot modelled by the simulator:\n\n- {}: {}.\n",
+            names.join(", "),
+            catalogue::NOT_A_BENCH_METRIC
+        ));
     }
     out
 }
@@ -123,26 +123,18 @@ pub(super) fn text(rows: &[Row], measured: &Measured) -> String {
     for row in &cells {
         out.push_str(&line(row));
     }
-    let left_out = left_out(measured);
-    if !left_out.is_empty() {
-        out.push_str("\nnot modelled by the simulator:\n");
-        for (metrics, why) in left_out {
-            let names: Vec<String> = metrics.iter().map(ToString::to_string).collect();
-            out.push_str(&format!("  {}: {why}\n", names.join(", ")));
-        }
+    if !measured.not_modelled.is_empty() {
+        let names: Vec<String> = left_out(measured).map(ToString::to_string).collect();
+        out.push_str(&format!(
+            "\nnot modelled by the simulator:\n  {}: {}\n",
+            names.join(", "),
+            catalogue::NOT_A_BENCH_METRIC
+        ));
     }
     out
 }
 
-/// The measured metrics the simulator does not model, grouped by why, in file order.
-fn left_out(measured: &Measured) -> Vec<(Vec<&Metric>, &'static str)> {
-    let mut groups: Vec<(Vec<&Metric>, &'static str)> = Vec::new();
-    for line in &measured.not_modelled {
-        let why = catalogue::why_not_modelled(line.metric());
-        match groups.iter_mut().find(|(_, w)| *w == why) {
-            Some((metrics, _)) => metrics.push(line.metric()),
-            None => groups.push((vec![line.metric()], why)),
-        }
-    }
-    groups
+/// The measured metrics the simulator does not model, in file order.
+fn left_out(measured: &Measured) -> impl Iterator<Item = &Metric> {
+    measured.not_modelled.iter().map(Line::metric)
 }
