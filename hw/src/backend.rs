@@ -62,11 +62,11 @@ pub struct WaitSpec {
 }
 
 impl WaitSpec {
-    /// What a PE waiting on this spec waits for, for deadline reports; `holds` is the word's
-    /// value when the wait gave up.
-    pub(crate) fn waiting_for(&self, holds: u64) -> String {
+    /// What a PE waiting on this spec waits for, for deadlock and deadline reports; `holds` is
+    /// the word's value when the wait gave up. Every backend words a wait this way.
+    pub fn waiting_for(&self, holds: u64) -> String {
         format!(
-            "{}: the {:?} word at byte {} to become {} {} (it holds {holds})",
+            "{}: the {:?} word at offset {:#x} to become {} {} (it holds {holds})",
             self.purpose,
             self.word.kind,
             self.word.offset,
@@ -78,7 +78,7 @@ impl WaitSpec {
 
 /// What a PE waiting on any of `specs` waits for, for deadline reports; `holds` has each
 /// word's value when the wait gave up.
-pub(crate) fn waiting_for_any(specs: &[WaitSpec], holds: &[u64]) -> String {
+pub fn waiting_for_any(specs: &[WaitSpec], holds: &[u64]) -> String {
     let each: Vec<String> = specs
         .iter()
         .zip(holds)

@@ -33,7 +33,7 @@ pub mod topology;
 mod types;
 
 pub use amo::{AmoKind, AmoOp, AmoWidth, Cmp, SignalOp};
-pub use backend::{Backend, Device, LaunchOutput, Launcher, Queue, WaitSpec};
+pub use backend::{Backend, Device, LaunchOutput, Launcher, Queue, WaitSpec, waiting_for_any};
 pub use caps::{Caps, Semantics};
 pub use error::{DeviceError, LaunchError, PeFailure, QueueError, WaitReport};
 pub use topology::{Copier, Path, PathClass, Topology};

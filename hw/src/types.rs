@@ -56,6 +56,20 @@ pub enum MemKind {
     Device,
 }
 
+impl MemKind {
+    /// How many kinds there are: the length of a per-PE table indexed by [`MemKind::index`].
+    pub const COUNT: usize = 2;
+
+    /// This kind's index in per-PE tables of segments (host 0, device 1): the one mapping
+    /// every backend uses, so tables and trace records agree.
+    pub const fn index(self) -> usize {
+        match self {
+            MemKind::Host => 0,
+            MemKind::Device => 1,
+        }
+    }
+}
+
 /// A completion ticket of one [`crate::Queue`]. Tickets of a queue increase monotonically
 /// in issue order; a ticket is complete once the operation it names has completed.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]

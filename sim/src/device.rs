@@ -21,7 +21,7 @@ pub struct SimDevice {
     n_pes: u32,
     /// How much of each segment (host, device) has memory behind it, for the time that
     /// backing more costs (`Timing::map_bytes_per_s`).
-    backed_bytes: Cell<[u64; 2]>,
+    backed_bytes: Cell<[u64; MemKind::COUNT]>,
 }
 
 impl SimDevice {
@@ -35,7 +35,7 @@ impl SimDevice {
             caps,
             topology,
             n_pes,
-            backed_bytes: Cell::new([0; 2]),
+            backed_bytes: Cell::new([0; MemKind::COUNT]),
         }
     }
 
@@ -43,7 +43,7 @@ impl SimDevice {
     /// that much as backed; nothing if it is backed already.
     fn back(&self, kind: MemKind, backed_bytes: u64) {
         let mut backed = self.backed_bytes.get();
-        let slot = &mut backed[kind as usize];
+        let slot = &mut backed[kind.index()];
         let more = backed_bytes.saturating_sub(*slot);
         *slot = (*slot).max(backed_bytes);
         self.backed_bytes.set(backed);

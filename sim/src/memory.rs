@@ -135,17 +135,10 @@ pub(crate) type Range = (MemKind, u64, u64);
 
 #[derive(Debug, Default)]
 pub(crate) struct Memory {
-    segments: Vec<[Option<Segment>; 2]>,
+    segments: Vec<[Option<Segment>; MemKind::COUNT]>,
     pending: Vec<PendingList>,
     resident_bytes: u64,
     pub(crate) resident_bytes_peak: u64,
-}
-
-fn slot(kind: MemKind) -> usize {
-    match kind {
-        MemKind::Host => 0,
-        MemKind::Device => 1,
-    }
 }
 
 fn overlaps(a_offset: u64, a_len: u64, b_offset: u64, b_len: u64) -> bool {
@@ -162,7 +155,7 @@ impl Memory {
     }
 
     pub(crate) fn create(&mut self, pe: u32, kind: MemKind, capacity_bytes: u64) -> bool {
-        let seg = &mut self.segments[pe as usize][slot(kind)];
+        let seg = &mut self.segments[pe as usize][kind.index()];
         if seg.is_some() {
             return false;
         }
@@ -174,13 +167,13 @@ impl Memory {
     }
 
     pub(crate) fn capacity_bytes(&self, pe: u32, kind: MemKind) -> Option<u64> {
-        self.segments[pe as usize][slot(kind)]
+        self.segments[pe as usize][kind.index()]
             .as_ref()
             .map(|s| s.capacity_bytes)
     }
 
     fn segment(&self, pe: u32, kind: MemKind, offset: u64, len: u64) -> &Segment {
-        let seg = self.segments[pe as usize][slot(kind)]
+        let seg = self.segments[pe as usize][kind.index()]
             .as_ref()
             .unwrap_or_else(|| panic!("PE {pe} has no {kind:?} segment (contract violation)"));
         assert!(
@@ -211,7 +204,7 @@ impl Memory {
     /// Writes visible memory.
     pub(crate) fn write(&mut self, pe: u32, kind: MemKind, offset: u64, data: &[u8]) {
         self.segment(pe, kind, offset, data.len() as u64);
-        let seg = self.segments[pe as usize][slot(kind)]
+        let seg = self.segments[pe as usize][kind.index()]
             .as_mut()
             .expect("checked above");
         let mut done = 0;

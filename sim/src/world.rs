@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use hw::{
     AmoOp, Caps, LocalRange, MemKind, PathClass, Pe, QueueError, RemoteRange, Semantics, SignalOp,
-    Ticket, Topology, WaitReport, WaitSpec,
+    Ticket, Topology, WaitReport, WaitSpec, waiting_for_any,
 };
 
 use crate::choice::Chooser;
@@ -284,13 +284,6 @@ fn overlaps(a_offset: u64, a_len: u64, b_offset: u64, b_len: u64) -> bool {
     a_offset < b_offset + b_len && b_offset < a_offset + a_len
 }
 
-fn kind_code(kind: MemKind) -> u64 {
-    match kind {
-        MemKind::Host => 0,
-        MemKind::Device => 1,
-    }
-}
-
 impl World {
     pub(crate) fn new(
         topology: Rc<Topology>,
@@ -467,12 +460,12 @@ impl World {
     // ---- memory and imports -------------------------------------------------------------
 
     pub(crate) fn mark_imported(&mut self, pe: u32, peer: u32, kind: MemKind) {
-        let bit = 2 * peer as usize + kind_code(kind) as usize;
+        let bit = 2 * peer as usize + kind.index();
         self.pes[pe as usize].imported[bit / 64] |= 1 << (bit % 64);
     }
 
     pub(crate) fn assert_imported(&self, pe: u32, range: &RemoteRange) {
-        let bit = 2 * range.pe.idx() + kind_code(range.kind) as usize;
+        let bit = 2 * range.pe.idx() + range.kind.index();
         assert!(
             self.pes[pe as usize].imported[bit / 64] & (1 << (bit % 64)) != 0,
             "PE {pe} accessed {}'s {:?} segment without importing it (contract violation)",
@@ -1361,23 +1354,15 @@ impl World {
     pub(crate) fn describe_wait(&self, pe: u32) -> String {
         match self.pes[pe as usize].blocked {
             Some(Blocked::Memory) => {
-                let each: Vec<String> = self.pes[pe as usize]
-                    .watching
+                let watching = &self.pes[pe as usize].watching;
+                let holds: Vec<u64> = watching
                     .iter()
                     .map(|spec| {
                         let w = spec.word;
-                        let now = self.mem.read_word(pe, w.kind, w.offset, spec.width.bytes());
-                        format!(
-                            "{}: the {:?} word at offset {:#x} to become {} {} (it is {now})",
-                            spec.purpose,
-                            w.kind,
-                            w.offset,
-                            spec.cmp.symbol(),
-                            spec.value
-                        )
+                        self.mem.read_word(pe, w.kind, w.offset, spec.width.bytes())
                     })
                     .collect();
-                each.join(", or ")
+                waiting_for_any(watching, &holds)
             }
             Some(Blocked::Ticket { queue, ticket }) => {
                 let peer = self

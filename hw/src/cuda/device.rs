@@ -23,7 +23,6 @@ use super::world::{World, already_has};
 use crate::backend::{Device, WaitSpec, waiting_for_any};
 use crate::caps::Caps;
 use crate::error::{DeviceError, QueueError};
-use crate::host::world::kind_index;
 use crate::sync;
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
@@ -42,8 +41,8 @@ pub(crate) struct PeCtx {
     pub(crate) world: Arc<World>,
     pub(crate) pe: Pe,
     pub(crate) gpu: Arc<Gpu>,
-    /// Reachable segments by PE and [`kind_index`]; this PE's own are entered at creation.
-    reachable: RefCell<Vec<[Option<Reachable>; 2]>>,
+    /// Reachable segments by PE and [`MemKind::index`]; this PE's own are entered at creation.
+    reachable: RefCell<Vec<[Option<Reachable>; MemKind::COUNT]>>,
     /// How many times `reachable` changed: a kernel rewrites its bound state when this moved.
     reachable_changes: Cell<u64>,
     /// Pinned buffers for the copies of the device and its queues.
@@ -64,7 +63,7 @@ impl PeCtx {
 
     /// The base address and length of `pe`'s `kind` segment, if this PE knows it.
     pub(crate) fn segment(&self, pe: Pe, kind: MemKind) -> Option<(u64, u64)> {
-        let reachable = self.reachable.borrow().get(pe.idx())?[kind_index(kind)]?;
+        let reachable = self.reachable.borrow().get(pe.idx())?[kind.index()]?;
         Some((reachable.base, reachable.len_bytes))
     }
 
@@ -77,7 +76,7 @@ impl PeCtx {
             .reachable
             .borrow()
             .get(pe.idx())
-            .and_then(|s| s[kind_index(kind)])
+            .and_then(|s| s[kind.index()])
             .unwrap_or_else(|| {
                 panic!(
                     "{what}: {} used {pe}'s {kind:?} segment without importing it",
@@ -355,7 +354,7 @@ impl CudaDevice {
     ) -> Result<SegmentKey, DeviceError> {
         self.ctx.world.keep_segment(self.ctx.pe, kind, segment)?;
         self.ctx
-            .set_reachable(self.ctx.pe, kind_index(kind), key.base, key.len_bytes);
+            .set_reachable(self.ctx.pe, kind.index(), key.base, key.len_bytes);
         Ok(SegmentKey(key.to_bytes()))
     }
 }
@@ -403,7 +402,7 @@ impl Device for CudaDevice {
         };
         let key = Key {
             pe: self.ctx.pe,
-            kind_idx: kind_index(kind),
+            kind_idx: kind.index(),
             base: segment.addr(),
             len_bytes,
             reserved_bytes: 0,
@@ -447,7 +446,7 @@ impl Device for CudaDevice {
         };
         let key = Key {
             pe: self.ctx.pe,
-            kind_idx: kind_index(kind),
+            kind_idx: kind.index(),
             base: reservation.addr(),
             len_bytes: reservation.mapped() as u64,
             reserved_bytes: reservation.size() as u64,
@@ -508,7 +507,7 @@ impl Device for CudaDevice {
                 "PE {refuser} could not back {backed_bytes} bytes of its {kind:?} segment"
             )));
         }
-        let kind_idx = kind_index(kind);
+        let kind_idx = kind.index();
         for (peer, theirs) in all.iter().enumerate() {
             let peer = Pe(peer as u32);
             let mapped = if peer == pe || !shareable {
@@ -551,7 +550,7 @@ impl Device for CudaDevice {
         }
         let key = Key::from_bytes(&key.0)
             .ok_or_else(|| import_error("the key is not a CUDA segment key"))?;
-        if key.pe != peer || key.kind_idx != kind_index(kind) {
+        if key.pe != peer || key.kind_idx != kind.index() {
             return Err(import_error("the key describes another segment"));
         }
         let (base, len_bytes) = match key.shared {
@@ -709,7 +708,7 @@ mod tests {
     fn keys_round_trip_and_reject_other_bytes() {
         let mut key = Key {
             pe: Pe(3),
-            kind_idx: kind_index(MemKind::Device),
+            kind_idx: MemKind::Device.index(),
             base: 0x7f00_0000_0000,
             len_bytes: 4 << 20,
             reserved_bytes: 64 << 20,

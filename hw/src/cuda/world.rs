@@ -19,7 +19,6 @@ use crate::bootstrap::BootstrapClient;
 use crate::caps::Caps;
 use crate::error::{DeviceError, QueueError};
 use crate::host::rendezvous::Rendezvous;
-use crate::host::world::kind_index;
 use crate::sync::{self, Clock};
 use crate::topology::Topology;
 use crate::types::{Instant, MemKind, Pe};
@@ -47,10 +46,10 @@ pub(crate) struct World {
     gpus: Vec<Arc<Gpu>>,
     /// The stream of each local PE's own synchronous copies (local reads, writes and waits).
     local_streams: Vec<Arc<CudaStream>>,
-    /// Every PE's segments by [`kind_index`] (only local PEs' are ever filled). The world owns
+    /// Every PE's segments by [`MemKind::index`] (only local PEs' are ever filled). The world owns
     /// them so that they are freed only when the run is over: a PE that returns early must
     /// not unmap memory a peer still writes.
-    segments: Mutex<Vec<[Option<Segment>; 2]>>,
+    segments: Mutex<Vec<[Option<Segment>; MemKind::COUNT]>>,
     /// Peers' memory mapped into this process, and this process's exported descriptors:
     /// kept until the run ends, as segments are.
     imports: Mutex<Vec<Vmm>>,
@@ -250,8 +249,7 @@ impl World {
 
     /// Whether `pe` already has a segment of `kind`.
     pub(crate) fn has_segment(&self, pe: Pe, kind: MemKind) -> bool {
-        self.segments.lock().unwrap_or_else(|e| e.into_inner())[pe.idx()][kind_index(kind)]
-            .is_some()
+        self.segments.lock().unwrap_or_else(|e| e.into_inner())[pe.idx()][kind.index()].is_some()
     }
 
     /// Keeps `pe`'s new segment of `kind` until the run ends.
@@ -265,7 +263,7 @@ impl World {
         segment: Segment,
     ) -> Result<(), DeviceError> {
         let mut segments = self.segments.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = &mut segments[pe.idx()][kind_index(kind)];
+        let slot = &mut segments[pe.idx()][kind.index()];
         if slot.is_some() {
             return Err(already_has(pe, kind));
         }
@@ -290,7 +288,7 @@ impl World {
         grow: impl FnOnce(&mut Reservation) -> R,
     ) -> Option<R> {
         let mut segments = self.segments.lock().unwrap_or_else(|e| e.into_inner());
-        match &mut segments[pe.idx()][kind_index(kind)] {
+        match &mut segments[pe.idx()][kind.index()] {
             Some(Segment::Growable(reservation)) => Some(grow(reservation)),
             _ => None,
         }

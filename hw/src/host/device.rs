@@ -14,7 +14,7 @@ use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 use super::HostBackend;
 use super::queue::HostQueue;
 use super::segment::Segment;
-use super::world::{World, kind_index};
+use super::world::World;
 
 /// What a device and its queues share: the world, which PE they are, and the segments this
 /// PE has imported. Used by one thread only (the contract's devices are not shared), hence
@@ -23,8 +23,8 @@ use super::world::{World, kind_index};
 pub(crate) struct PeCtx {
     pub(crate) world: Arc<World>,
     pub(crate) pe: Pe,
-    /// Reachable segments by PE and [`kind_index`]; this PE's own are entered at creation.
-    imports: RefCell<Vec<[Option<Arc<Segment>>; 2]>>,
+    /// Reachable segments by PE and [`MemKind::index`]; this PE's own are entered at creation.
+    imports: RefCell<Vec<[Option<Arc<Segment>>; MemKind::COUNT]>>,
 }
 
 impl PeCtx {
@@ -41,7 +41,7 @@ impl PeCtx {
         let imports = self.imports.borrow();
         let segment = imports
             .get(pe.idx())
-            .and_then(|s| s[kind_index(kind)].as_ref())
+            .and_then(|s| s[kind.index()].as_ref())
             .unwrap_or_else(|| {
                 panic!(
                     "{} used {pe}'s {kind:?} segment without importing it",
@@ -75,7 +75,7 @@ pub struct HostDevice {
 /// The key of `pe`'s `kind` segment: the PE, the kind and the length, little-endian.
 fn key_bytes(pe: Pe, kind: MemKind, len_bytes: u64) -> Vec<u8> {
     let mut key = pe.0.to_le_bytes().to_vec();
-    key.push(kind_index(kind) as u8);
+    key.push(kind.index() as u8);
     key.extend_from_slice(&len_bytes.to_le_bytes());
     key
 }
@@ -176,7 +176,7 @@ impl Device for HostDevice {
         }
         let pe = self.ctx.pe;
         let mut table = sync::lock(&self.ctx.world.pes[pe.idx()].segments);
-        let slot = &mut table[kind_index(kind)];
+        let slot = &mut table[kind.index()];
         if slot.is_some() {
             return Err(DeviceError::Lost(format!(
                 "{pe} already has a {kind:?} segment"
@@ -185,7 +185,7 @@ impl Device for HostDevice {
         let segment = Arc::new(Segment::zeroed(len_bytes).ok_or(oom)?);
         *slot = Some(Arc::clone(&segment));
         drop(table);
-        self.ctx.imports.borrow_mut()[pe.idx()][kind_index(kind)] = Some(segment);
+        self.ctx.imports.borrow_mut()[pe.idx()][kind.index()] = Some(segment);
         Ok(SegmentKey(key_bytes(pe, kind, len_bytes)))
     }
 
@@ -201,13 +201,13 @@ impl Device for HostDevice {
             .pes
             .get(peer.idx())
             .ok_or_else(|| import_error("no such PE"))?;
-        let segment = sync::lock(&shared.segments)[kind_index(kind)]
+        let segment = sync::lock(&shared.segments)[kind.index()]
             .clone()
             .ok_or_else(|| import_error("the peer has not created that segment"))?;
         if key.0 != key_bytes(peer, kind, segment.len_bytes()) {
             return Err(import_error("the key does not describe that segment"));
         }
-        self.ctx.imports.borrow_mut()[peer.idx()][kind_index(kind)] = Some(segment);
+        self.ctx.imports.borrow_mut()[peer.idx()][kind.index()] = Some(segment);
         Ok(())
     }
 

@@ -29,8 +29,8 @@ impl Strength {
 /// One PE's shared state.
 #[derive(Debug)]
 pub(crate) struct PeShared {
-    /// The PE's segments, by [`kind_index`]; set once by the owner, read by importers.
-    pub(crate) segments: Mutex<[Option<Arc<Segment>>; 2]>,
+    /// The PE's segments, by [`MemKind::index`]; set once by the owner, read by importers.
+    pub(crate) segments: Mutex<[Option<Arc<Segment>>; MemKind::COUNT]>,
     pub(crate) waker: Waker,
 }
 
@@ -63,13 +63,5 @@ impl World {
             rendezvous: Rendezvous::new(n_pes),
             strength,
         }
-    }
-}
-
-/// The index of `kind` in per-PE segment tables.
-pub(crate) fn kind_index(kind: MemKind) -> usize {
-    match kind {
-        MemKind::Host => 0,
-        MemKind::Device => 1,
     }
 }
