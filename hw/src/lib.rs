@@ -23,12 +23,12 @@ mod amo;
 mod backend;
 pub mod bootstrap;
 mod caps;
+mod common;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod error;
 pub mod host;
 mod sync;
-mod threads;
 pub mod topology;
 mod types;
 

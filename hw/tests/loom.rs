@@ -30,10 +30,10 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering as StdOrdering};
 
-use hw::host::{Host, HostDevice, HostQueue, HostWorld, Weakening, single_host};
+use hw::host::{Host, HostDevice, HostQueue, HostWorld, Weakening};
 use hw::{
     AmoKind, AmoOp, AmoWidth, Cmp, Device, Instant, LocalRange, MemKind, Pe, Queue, RemoteRange,
-    SegmentKey, SignalOp, WaitSpec,
+    SegmentKey, SignalOp, Topology, WaitSpec,
 };
 use loom::thread;
 
@@ -49,7 +49,7 @@ struct Node {
 
 /// A world of `n` PEs whose segments exist, and the keys to import them.
 fn world(n: u32, weakening: Option<Weakening>) -> (HostWorld, Vec<SegmentKey>) {
-    let mut b = Host::builder(single_host(n).unwrap()).pes(n);
+    let mut b = Host::builder(Topology::single_host(n).unwrap()).pes(n);
     if let Some(w) = weakening {
         b = b.weaken(w);
     }
@@ -172,7 +172,7 @@ fn run_pes(n: u32, weakening: Option<Weakening>, body: fn(&Node, u32, u32)) {
 // ---- rendezvous ----
 
 fn exchange_episodes(n: u32, episodes: u8) {
-    let w = Host::builder(single_host(n).unwrap())
+    let w = Host::builder(Topology::single_host(n).unwrap())
         .build()
         .unwrap()
         .into_world();

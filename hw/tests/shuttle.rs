@@ -18,10 +18,10 @@
 
 use std::sync::Arc;
 
-use hw::host::{Host, HostDevice, HostQueue, single_host};
+use hw::host::{Host, HostDevice, HostQueue};
 use hw::{
     AmoKind, AmoOp, AmoWidth, Cmp, Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue,
-    RemoteRange, SignalOp, WaitSpec,
+    RemoteRange, SignalOp, Topology, WaitSpec,
 };
 
 const PES: u32 = 8;
@@ -322,7 +322,9 @@ fn random_programs_on_eight_pes() {
     let start = std::time::Instant::now();
     shuttle::check_pct(
         move || {
-            let host = Host::builder(single_host(PES).unwrap()).build().unwrap();
+            let host = Host::builder(Topology::single_host(PES).unwrap())
+                .build()
+                .unwrap();
             let (results, _) = host.launch(|dev| run_pe(&plan, dev)).unwrap();
             let failures: Vec<String> = results
                 .into_iter()

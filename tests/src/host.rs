@@ -2,7 +2,8 @@
 //! per PE, real atomics and real races, so a body can fail only some of the time; the suites
 //! run each body several times.
 
-use hw::host::{Host, HostBackend, HostReport, single_host};
+use hw::Topology;
+use hw::host::{Host, HostBackend, HostReport};
 use rshmem::Shmem;
 
 use crate::{BodyError, run_body};
@@ -30,7 +31,7 @@ pub fn run_on_host_with_heap(
     heap_bytes: u64,
     body: impl Fn(&Shmem<HostBackend>) -> Result<(), BodyError> + Sync,
 ) -> Result<HostReport, String> {
-    let topology = single_host(n_pes).map_err(|e| e.to_string())?;
+    let topology = Topology::single_host(n_pes).map_err(|e| e.to_string())?;
     let host = Host::builder(topology)
         .pes(n_pes)
         .build()

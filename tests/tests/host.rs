@@ -94,7 +94,7 @@ fn a_broken_promise_is_reported() {
 /// panicking PE never reaches finalize, so they fail there at their deadline: keep it short).
 #[test]
 fn a_panicking_pe_is_reported() {
-    let topology = hw::host::single_host(2).unwrap();
+    let topology = hw::Topology::single_host(2).unwrap();
     let host = hw::host::Host::builder(topology).build().unwrap();
     let config = rshmem::Config::default()
         .device_heap_size(1 << 20)

@@ -2,24 +2,24 @@
 //!
 //! The PE's own memory is read and written with synchronous copies on a stream of the device
 //! (through a pinned staging buffer, so that a copy has completed, not just been staged, when
-//! the call returns); waits poll the word that way.
+//! the call returns); waits poll the word that way. Segment keys and the helpers that create
+//! and keep segments are in `segments.rs`; the table of reachable segments in `reach.rs`.
 
-use std::cell::{Cell, RefCell};
-use std::os::fd::OwnedFd;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, sys};
 
 use super::CudaBackend;
-use super::driver::Gpu;
 use super::error::{DriverCallError, During};
-use super::memory::{Pinned, Reservation, Segment, Vmm};
+use super::memory::{Reservation, Segment};
 use super::poll::poll_until;
-use super::process::{SHARED_MEMORY_BYTES, SharedMemory, map_shared, take_shared};
+use super::process::{SharedMemory, map_shared, take_shared};
 use super::queue::CudaQueue;
+use super::reach::PeCtx;
+use super::segments::{Key, REFUSED};
 use super::staging::StagingPool;
-use super::world::{World, already_has};
+use super::world::World;
 use crate::backend::{Device, WaitSpec, waiting_for_any};
 use crate::caps::Caps;
 use crate::error::{DeviceError, QueueError};
@@ -27,142 +27,14 @@ use crate::sync;
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
-/// A segment this PE can reach: its base address (the same in every context of the process)
-/// and length.
-#[derive(Clone, Copy, Debug)]
-struct Reachable {
-    base: u64,
-    len_bytes: u64,
-}
-
-/// What a device and its queues share. Used by the PE's thread only, hence `Rc`/`RefCell`.
-#[derive(Debug)]
-pub(crate) struct PeCtx {
-    pub(crate) world: Arc<World>,
-    pub(crate) pe: Pe,
-    pub(crate) gpu: Arc<Gpu>,
-    /// Reachable segments by PE and [`MemKind::index`]; this PE's own are entered at creation.
-    reachable: RefCell<Vec<[Option<Reachable>; MemKind::COUNT]>>,
-    /// How many times `reachable` changed: a kernel rewrites its bound state when this moved.
-    reachable_changes: Cell<u64>,
-    /// Pinned buffers for the copies of the device and its queues.
-    pub(crate) staging: RefCell<StagingPool>,
-}
-
-impl PeCtx {
-    /// Records `pe`'s segment of kind index `kind_idx` as reachable at `base` for `len_bytes`.
-    fn set_reachable(&self, pe: Pe, kind_idx: usize, base: u64, len_bytes: u64) {
-        self.reachable.borrow_mut()[pe.idx()][kind_idx] = Some(Reachable { base, len_bytes });
-        self.reachable_changes.set(self.reachable_changes.get() + 1);
-    }
-
-    /// How many times the reachable segments changed (creation, import, growth).
-    pub(crate) fn reachable_changes(&self) -> u64 {
-        self.reachable_changes.get()
-    }
-
-    /// The base address and length of `pe`'s `kind` segment, if this PE knows it.
-    pub(crate) fn segment(&self, pe: Pe, kind: MemKind) -> Option<(u64, u64)> {
-        let reachable = self.reachable.borrow().get(pe.idx())?[kind.index()]?;
-        Some((reachable.base, reachable.len_bytes))
-    }
-
-    /// The address of `len` bytes at `offset` of `pe`'s `kind` segment.
-    ///
-    /// # Panics
-    /// If the segment was not imported or the bytes are outside it (contract violations).
-    pub(crate) fn addr(&self, pe: Pe, kind: MemKind, offset: u64, len: u64, what: &str) -> u64 {
-        let reachable = self
-            .reachable
-            .borrow()
-            .get(pe.idx())
-            .and_then(|s| s[kind.index()])
-            .unwrap_or_else(|| {
-                panic!(
-                    "{what}: {} used {pe}'s {kind:?} segment without importing it",
-                    self.pe
-                )
-            });
-        let end = offset.checked_add(len);
-        assert!(
-            end.is_some_and(|end| end <= reachable.len_bytes),
-            "{what}: bytes {offset}+{len} outside {pe}'s {kind:?} segment of {} bytes \
-             (contract violation)",
-            reachable.len_bytes
-        );
-        reachable.base + offset
-    }
-}
-
 /// One PE's endpoint: its GPU, its memory, waits, clock and bootstrap, on a thread of its own
 /// with the GPU's primary context current.
 #[derive(Debug)]
 pub struct CudaDevice {
-    ctx: Rc<PeCtx>,
+    pub(super) ctx: Rc<PeCtx>,
     /// The stream of this PE's own synchronous copies.
-    local: Arc<CudaStream>,
+    pub(super) local: Arc<CudaStream>,
 }
-
-/// What a segment key names: the owner, the kind, the base address in the owner's process,
-/// the length, and for a segment shared between processes where to take it from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Key {
-    pe: Pe,
-    kind_idx: usize,
-    base: u64,
-    /// The bytes backed (all of a segment that does not grow).
-    len_bytes: u64,
-    /// For a growable segment, the address space reserved for it; 0 for one that does not
-    /// grow.
-    reserved_bytes: u64,
-    /// For a segment of another process: where to take its memory from (for a growable one,
-    /// its first chunk).
-    shared: Option<SharedMemory>,
-}
-
-/// The bytes of a key without [`Key::shared`].
-const KEY_BYTES: usize = 4 + 1 + 8 + 8 + 8;
-
-impl Key {
-    /// Little-endian fields in order, the shared part appended when there is one.
-    fn to_bytes(self) -> Vec<u8> {
-        let mut key = self.pe.0.to_le_bytes().to_vec();
-        key.push(self.kind_idx as u8);
-        key.extend_from_slice(&self.base.to_le_bytes());
-        key.extend_from_slice(&self.len_bytes.to_le_bytes());
-        key.extend_from_slice(&self.reserved_bytes.to_le_bytes());
-        if let Some(shared) = self.shared {
-            key.extend_from_slice(&shared.to_bytes());
-        }
-        key
-    }
-
-    /// The key `bytes` hold, if they hold one.
-    fn from_bytes(bytes: &[u8]) -> Option<Key> {
-        let (head, tail) = bytes.split_at_checked(KEY_BYTES)?;
-        let (pe, rest) = head.split_first_chunk::<4>()?;
-        let (kind, rest) = rest.split_first()?;
-        let (base, rest) = rest.split_first_chunk::<8>()?;
-        let (len, reserved) = rest.split_first_chunk::<8>()?;
-        let shared = match tail.len() {
-            0 => None,
-            SHARED_MEMORY_BYTES => Some(SharedMemory::from_bytes(tail)?),
-            _ => return None,
-        };
-        Some(Key {
-            pe: Pe(u32::from_le_bytes(*pe)),
-            kind_idx: usize::from(*kind),
-            base: u64::from_le_bytes(*base),
-            len_bytes: u64::from_le_bytes(*len),
-            reserved_bytes: u64::from_le_bytes(reserved.try_into().ok()?),
-            shared,
-        })
-    }
-}
-
-/// What a PE that could not grow its segment sends in [`Device::grow_segment`]'s exchange
-/// (a chunk's description is 16 bytes, no chunk is empty).
-const REFUSED: &[u8] = b"refused";
 
 impl CudaDevice {
     /// PE `pe`'s device; call it on the PE's thread, which it binds to the GPU's context.
@@ -175,17 +47,9 @@ impl CudaDevice {
             panic!("{pe} cannot use GPU {}: {e}", gpu.ordinal);
         }
         let local = Arc::clone(world.local_stream(pe));
-        let n = world.n_pes as usize;
-        let staging = RefCell::new(StagingPool::new(Arc::clone(&gpu.ctx)));
+        let staging = StagingPool::new(Arc::clone(&gpu.ctx));
         CudaDevice {
-            ctx: Rc::new(PeCtx {
-                world,
-                pe,
-                gpu,
-                reachable: RefCell::new(vec![[None, None]; n]),
-                reachable_changes: Cell::new(0),
-                staging,
-            }),
+            ctx: Rc::new(PeCtx::new(world, pe, gpu, staging)),
             local,
         }
     }
@@ -260,102 +124,6 @@ impl CudaDevice {
             "{} on GPU {}: {what}: {e}",
             self.ctx.pe, self.ctx.gpu.ordinal
         )
-    }
-
-    fn new_segment(&self, kind: MemKind, len_bytes: u64) -> Result<Segment, DriverCallError> {
-        let ctx = &self.ctx.gpu.ctx;
-        match kind {
-            MemKind::Device => {
-                let access = self.ctx.world.ordinals();
-                let shareable = self.ctx.world.multi_process();
-                Vmm::new(ctx, len_bytes, &access, &self.local, shareable).map(Segment::Device)
-            }
-            MemKind::Host => {
-                let len = usize::try_from(len_bytes).map_err(|_| DriverCallError {
-                    call: "cuMemHostAlloc",
-                    error: "CUDA_ERROR_OUT_OF_MEMORY".into(),
-                })?;
-                let mut pinned = Pinned::new(ctx, len)?;
-                // SAFETY: the buffer is new: nothing else uses it.
-                unsafe { pinned.bytes_mut(len) }.fill(0);
-                Ok(Segment::Host(pinned))
-            }
-        }
-    }
-
-    /// Refuses a segment of `kind` and `len_bytes` this PE cannot create.
-    fn check_new_segment(&self, kind: MemKind, len_bytes: u64) -> Result<(), DeviceError> {
-        let world = &self.ctx.world;
-        let pe = self.ctx.pe;
-        if len_bytes > world.caps.max_segment_bytes {
-            return Err(self.out_of_memory(kind, len_bytes));
-        }
-        if world.has_segment(pe, kind) {
-            return Err(already_has(pe, kind));
-        }
-        if world.multi_process() && kind == MemKind::Host {
-            return Err(DeviceError::Lost(
-                "Host segments are not shared between the processes of a multi-process run \
-                 yet; use Device memory (the symmetric heap's kind) or run the PEs as threads \
-                 of one process"
-                    .into(),
-            ));
-        }
-        Ok(())
-    }
-
-    fn out_of_memory(&self, kind: MemKind, requested_bytes: u64) -> DeviceError {
-        DeviceError::OutOfMemory {
-            kind,
-            requested_bytes,
-            limit_bytes: self.ctx.world.caps.max_segment_bytes,
-        }
-    }
-
-    /// `e` as the error of a request for `requested_bytes` of `kind`.
-    fn or_out_of_memory(
-        &self,
-        e: DriverCallError,
-        kind: MemKind,
-        requested_bytes: u64,
-    ) -> DeviceError {
-        if e.is_out_of_memory() {
-            self.out_of_memory(kind, requested_bytes)
-        } else {
-            e.into()
-        }
-    }
-
-    /// The GPUs that get access to a chunk of this PE's growable segment as it is mapped:
-    /// every GPU of the run in one process; this PE's own between processes, where the
-    /// peers map the exported chunk themselves.
-    fn chunk_access(&self) -> Vec<u32> {
-        if self.ctx.world.multi_process() {
-            vec![self.ctx.gpu.ordinal]
-        } else {
-            self.ctx.world.ordinals()
-        }
-    }
-
-    /// Keeps `fd` (of `size` exported bytes) open for the peers and returns where they take
-    /// it from.
-    fn keep_export(&self, fd: OwnedFd, size: usize) -> SharedMemory {
-        let shared = SharedMemory::of(&fd, size);
-        self.ctx.world.keep_export(fd);
-        shared
-    }
-
-    /// Keeps this PE's new `segment` for the run, records it as reachable, and returns `key`.
-    fn keep_own(
-        &self,
-        kind: MemKind,
-        segment: Segment,
-        key: Key,
-    ) -> Result<SegmentKey, DeviceError> {
-        self.ctx.world.keep_segment(self.ctx.pe, kind, segment)?;
-        self.ctx
-            .set_reachable(self.ctx.pe, kind.index(), key.base, key.len_bytes);
-        Ok(SegmentKey(key.to_bytes()))
     }
 }
 
@@ -697,37 +465,5 @@ impl Device for CudaDevice {
     /// If the GPU is lost.
     fn test(&self, spec: WaitSpec) -> Option<u64> {
         self.check(&spec).unwrap_or_else(|e| self.lost("test", e))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_round_trip_and_reject_other_bytes() {
-        let mut key = Key {
-            pe: Pe(3),
-            kind_idx: MemKind::Device.index(),
-            base: 0x7f00_0000_0000,
-            len_bytes: 4 << 20,
-            reserved_bytes: 64 << 20,
-            shared: None,
-        };
-        for shared in [
-            None,
-            Some(SharedMemory {
-                pid: 77,
-                fd: 9,
-                size: 4 << 20,
-            }),
-        ] {
-            key.shared = shared;
-            let bytes = key.to_bytes();
-            assert_eq!(Key::from_bytes(&bytes), Some(key));
-            assert_eq!(Key::from_bytes(&bytes[..bytes.len() - 1]), None);
-            assert_eq!(Key::from_bytes(&[bytes.clone(), vec![0]].concat()), None);
-        }
-        assert_eq!(Key::from_bytes(&[]), None);
     }
 }

@@ -13,7 +13,7 @@ use cudarc::driver::{CudaContext, DriverError, result, sys};
 
 use super::error::{CudaUnavailable, DriverCallError, During};
 use super::kernel::{AmoKernel, KernelError};
-use crate::threads::panic_message;
+use crate::common::threads::panic_message;
 
 /// One GPU as the driver reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -49,6 +49,8 @@ mod nvrtc;
 mod poll;
 mod process;
 mod queue;
+mod reach;
+mod segments;
 mod staging;
 mod world;
 
@@ -59,11 +61,10 @@ use cudarc::driver::sys;
 use crate::backend::{Backend, LaunchOutput, Launcher};
 use crate::bootstrap::{BootstrapClient, BootstrapEnv};
 use crate::caps::{Caps, Semantics};
+use crate::common::threads::run_pe_threads;
 use crate::error::LaunchError;
-use crate::host::single_host;
 use crate::sync;
-use crate::threads::run_pe_threads;
-use crate::topology::{Link, LinkKind, Topology, TopologyError};
+use crate::topology::{NV18, Topology, TopologyError};
 use crate::types::Pe;
 
 pub use device::CudaDevice;
@@ -76,13 +77,6 @@ pub use queue::CudaQueue;
 use driver::Gpu;
 use error::During;
 use world::World;
-
-/// NV18 between the two H200s of the test machine: 18 links of 25 GB/s per direction, of
-/// which a copy-engine peer copy measured 394.8 GB/s (SPEC section 7).
-const NV18_BYTES_PER_S: u64 = 394_800_000_000;
-/// One-way NVLink latency: half the measured remote `atomic_fetch_add` round trip of
-/// 0.915 µs (SPEC section 7).
-const NV18_LATENCY_NS: u64 = 450;
 
 /// The CUDA backend as a [`Backend`].
 #[derive(Debug)]
@@ -250,19 +244,15 @@ fn check_peer_access(inventory: &GpuInventory, n_pes: u32) -> Result<(), LaunchE
 }
 
 /// The topology of `n_gpus` GPUs of one host joined by NVLink: for two, the NV18 pair of the
-/// 2×H200 test machine (SPEC section 7); otherwise the host backend's NVSwitch box.
+/// 2×H200 test machine ([`NV18`]); otherwise one NVSwitch box ([`Topology::single_host`]).
 ///
 /// # Errors
 /// [`TopologyError`] if `n_gpus` is zero.
 pub fn nvlink_topology(n_gpus: u32) -> Result<Topology, TopologyError> {
     if n_gpus == 2 {
-        Topology::pair(Link {
-            kind: LinkKind::NvLink,
-            latency_ns: NV18_LATENCY_NS,
-            bandwidth_bytes_per_s: NV18_BYTES_PER_S,
-        })
+        Topology::pair(NV18)
     } else {
-        single_host(n_gpus)
+        Topology::single_host(n_gpus)
     }
 }
 

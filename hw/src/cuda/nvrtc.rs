@@ -8,7 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use cudarc::nvrtc::{self, CompileError, CompileOptions, Ptx};
 
-use crate::threads::panic_message;
+use crate::common::threads::panic_message;
 
 /// Why NVRTC gave no PTX.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -28,10 +28,10 @@ use std::sync::Arc;
 use cudarc::driver::{CudaEvent, CudaStream, sys};
 
 use super::CudaBackend;
-use super::device::PeCtx;
 use super::error::{DriverCallError, During};
 use super::memory::Pinned;
 use super::poll::poll_until;
+use super::reach::PeCtx;
 use crate::amo::{AmoOp, SignalOp};
 use crate::backend::Queue;
 use crate::error::QueueError;

@@ -3,8 +3,8 @@
 //! It is the first backend with real concurrency, and exists so that the synchronisation the
 //! runtime depends on (waits, signals, barrier counters, quiet, the bootstrap rendezvous) is
 //! real code that loom and shuttle can check: everything here is written against the facade
-//! `crate::sync`. The CUDA backend (one process driving several GPUs, a thread per PE) is
-//! meant to reuse these primitives.
+//! `crate::sync`. What the CUDA backend reuses of it (the rendezvous, the thread-per-PE launch
+//! loop) lives in `crate::common`.
 //!
 //! Design:
 //!
@@ -25,7 +25,7 @@
 //!   naming the PE and what it waited for. Under the model checkers there is no time: a wait
 //!   that is never satisfied is a deadlock the checker reports.
 //! - **Bootstrap.** [`crate::Device::exchange`] is a reusable, generation-counted all-gather
-//!   under one lock (`rendezvous.rs`).
+//!   under one lock (`crate::common::rendezvous`, which the CUDA backend uses too).
 //!
 //! Not provided: deadlock detection beyond the deadline (a PE that panics leaves the others
 //! waiting until their deadlines), and InfiniBand's delayed visibility (this backend is
@@ -33,17 +33,16 @@
 
 mod device;
 mod queue;
-pub(crate) mod rendezvous;
 mod segment;
 mod waker;
 pub(crate) mod world;
 
 use crate::backend::{Backend, LaunchOutput, Launcher};
 use crate::caps::{Caps, Semantics};
+use crate::common::threads::run_pe_threads;
 use crate::error::LaunchError;
 use crate::sync::{self, Arc};
-use crate::threads::run_pe_threads;
-use crate::topology::{Link, LinkKind, NodeKind, Topology, TopologyBuilder, TopologyError};
+use crate::topology::Topology;
 use crate::types::Pe;
 
 pub use device::HostDevice;
@@ -194,26 +193,6 @@ impl Host {
             self.strength,
         )))
     }
-}
-
-/// One host with `n_gpus` GPUs on one NVSwitch: the topology a host run stands for when no
-/// other is given.
-///
-/// # Errors
-/// [`TopologyError`] if `n_gpus` is zero.
-pub fn single_host(n_gpus: u32) -> Result<Topology, TopologyError> {
-    let mut b = TopologyBuilder::new(format!("host-{n_gpus}"));
-    let switch = b.node("nvswitch", NodeKind::NvSwitch { host: 0 });
-    let link = Link {
-        kind: LinkKind::NvLink,
-        latency_ns: 500,
-        bandwidth_bytes_per_s: 450_000_000_000,
-    };
-    for g in 0..n_gpus {
-        let gpu = b.node(format!("g{g}"), NodeKind::Gpu { host: 0 });
-        b.link(gpu, switch, link);
-    }
-    b.build()
 }
 
 impl Launcher for Host {

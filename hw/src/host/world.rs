@@ -5,9 +5,9 @@ use crate::sync::{Arc, Clock, Mutex, Ordering};
 use crate::topology::Topology;
 use crate::types::MemKind;
 
-use super::rendezvous::Rendezvous;
 use super::segment::Segment;
 use super::waker::Waker;
+use crate::common::rendezvous::Rendezvous;
 
 /// The orderings the backend uses where a test may weaken them to show that the model
 /// checker catches it. Normal runs always use [`Strength::FULL`].

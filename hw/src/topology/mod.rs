@@ -5,8 +5,8 @@
 //! Routes between PEs never pass through a third GPU (GPUs do not forward traffic).
 
 mod copy;
-mod pairs;
 mod route;
+mod shapes;
 
 use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 
@@ -14,6 +14,7 @@ use crate::types::Pe;
 
 pub use copy::{Copier, CopyCurve, CopyTimes, CurveError, MAX_CURVE_POINTS};
 pub use route::{Hop, Path, PathClass, Routes};
+pub use shapes::{ClusterLinks, NV18};
 
 /// What a vertex of the topology is.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

@@ -4,7 +4,7 @@
 //! within a host stay on NVLink.
 
 use hw::Topology;
-use hw::topology::{Link, LinkKind, NodeKind, TopologyBuilder, TopologyError};
+use hw::topology::{ClusterLinks, Link, LinkKind, TopologyError};
 use model::litmus::Config;
 
 /// NVLink as on the `h200x2` preset, rounded: what matters to a litmus test is only which
@@ -31,30 +31,12 @@ const INFINIBAND: Link = Link {
 /// If the configuration's host grouping does not describe `n_pes` PEs.
 pub fn topology(config: &Config, n_pes: u32) -> Result<Topology, TopologyError> {
     let hosts: Vec<u32> = (0..n_pes).map(|pe| config.host_of(pe)).collect();
-    let mut b = TopologyBuilder::new(format!("litmus-{config}"));
-    // GPUs first, in PE order: PE numbers are the order GPUs are added.
-    let gpus: Vec<_> = hosts
-        .iter()
-        .enumerate()
-        .map(|(pe, &host)| b.node(format!("g{pe}"), NodeKind::Gpu { host }))
-        .collect();
-    for a in 0..gpus.len() {
-        for c in a + 1..gpus.len() {
-            if hosts[a] == hosts[c] {
-                b.link(gpus[a], gpus[c], NVLINK);
-            }
-        }
-    }
-    let several_hosts = hosts.iter().any(|&h| h != hosts[0]);
-    if several_hosts {
-        let switch = b.node("ib", NodeKind::IbSwitch { tier: 0 });
-        for (pe, (&gpu, &host)) in gpus.iter().zip(&hosts).enumerate() {
-            let nic = b.node(format!("n{pe}"), NodeKind::Nic { host });
-            b.link(gpu, nic, PCIE);
-            b.link(nic, switch, INFINIBAND);
-        }
-    }
-    b.build()
+    let links = ClusterLinks {
+        nvlink: NVLINK,
+        pcie: PCIE,
+        ib: INFINIBAND,
+    };
+    Topology::hosts_with_nics(format!("litmus-{config}"), &hosts, links)
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! operating system's.
 
 use hw::Launcher;
-use hw::host::{Host, HostBackend, single_host};
+use hw::Topology;
+use hw::host::{Host, HostBackend};
 use model::litmus::{Config, Litmus, Outcome};
 
 use super::{outcome_of_pes, run_pe};
@@ -17,7 +18,7 @@ use super::{outcome_of_pes, run_pe};
 /// # Errors
 /// A description of what failed, naming the PEs.
 pub fn run_on_host(test: &Litmus, config: &Config) -> Result<Outcome, String> {
-    let topology = single_host(test.n_pes).map_err(|e| format!("topology: {e}"))?;
+    let topology = Topology::single_host(test.n_pes).map_err(|e| format!("topology: {e}"))?;
     let host = Host::builder(topology)
         .pes(test.n_pes)
         .build()

@@ -82,10 +82,11 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKer
 pub use args::KernelArg;
 pub use error::DeviceApiError;
 
-use super::device::{CudaDevice, PeCtx};
+use super::device::CudaDevice;
 use super::error::During;
 use super::nvrtc::{arch, compile_ptx};
 use super::queue::CudaQueue;
+use super::reach::PeCtx;
 use crate::types::{MemKind, Pe, Ticket};
 use args::{RawArg, resolve};
 use state::{MAX_PES, STATE_BYTES, STATE_SYMBOL, State};
