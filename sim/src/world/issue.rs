@@ -259,9 +259,9 @@ impl World {
     /// Posts one operation: the PE pays the issue time and gets its ticket at once, and the
     /// operation enters the network at its issue time, in time order with every other event
     /// ([`Event::Issue`]). That is what lets a PE post ahead of the world without changing
-    /// anything; see [`ISSUE_LOOKAHEAD_NS`]. `mover` copies the data of a put (`movers.rs`);
-    /// gets and atomics have none. Booking the mover here, in the PE's program order rather
-    /// than at the issue event, is the same: a mover belongs to one PE.
+    /// anything; see [`ISSUE_LOOKAHEAD_NS`](super::ISSUE_LOOKAHEAD_NS). `mover` copies the data
+    /// of a put (`movers.rs`); gets and atomics have none. Booking the mover here, in the PE's
+    /// program order rather than at the issue event, is the same: a mover belongs to one PE.
     fn post(&mut self, queue: u32, dst: u32, kind: OpKind, mover: Option<Mover>) -> Ticket {
         let q = &mut self.queues[queue as usize];
         let (src, epoch) = (q.owner, q.epoch);
