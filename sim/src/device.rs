@@ -1,6 +1,6 @@
 //! The simulated device: one PE's memory, waits, clock and bootstrap.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefMut};
 use std::rc::Rc;
 
 use hw::{
@@ -10,6 +10,7 @@ use hw::{
 
 use crate::handle::PeHandle;
 use crate::queue::SimQueue;
+use crate::world::World;
 use crate::{Fault, SimBackend};
 
 /// One simulated PE's endpoint.
@@ -54,13 +55,22 @@ impl SimDevice {
         }
     }
 
-    /// Charges this PE a plain access of its own memory (`Timing::local_access_ns`).
-    fn pay_local_access(&self) {
+    /// Starts a plain access of this PE's own memory: charges it (`Timing::local_access_ns`),
+    /// lets an exploration stall it, waits for the world to reach the PE's clock and brings
+    /// the PE's memory up to that clock. Returns the world, for the access itself.
+    fn begin_local_access(&self) -> RefMut<'_, World> {
         let ns = self.topology.timing().local_access_ns;
         // Every local read and write comes here; most topologies make it free.
         if ns > 0 {
             self.handle.world().advance_clock(self.handle.pe, ns);
         }
+        self.handle.world().stall_local_access(self.handle.pe);
+        // Peers may read or write this memory: their accesses before this PE's clock happen
+        // first.
+        self.handle.pace();
+        let mut w = self.handle.world();
+        w.observe(self.handle.pe);
+        w
     }
 
     /// The key of `pe`'s `kind` segment: the PE, the kind and the capacity, little-endian.
@@ -225,11 +235,7 @@ impl Device for SimDevice {
             out.len() as u64,
             "read_local: range and buffer lengths differ"
         );
-        self.pay_local_access();
-        self.handle.world().stall_local_access(self.handle.pe);
-        self.handle.pace();
-        let mut w = self.handle.world();
-        w.observe(self.handle.pe);
+        let w = self.begin_local_access();
         w.mem.read(self.handle.pe, src.kind, src.offset, out);
     }
 
@@ -239,12 +245,7 @@ impl Device for SimDevice {
             data.len() as u64,
             "write_local: range and data lengths differ"
         );
-        self.pay_local_access();
-        // Peers may read this memory: their reads before this PE's clock happen first.
-        self.handle.world().stall_local_access(self.handle.pe);
-        self.handle.pace();
-        let mut w = self.handle.world();
-        w.observe(self.handle.pe);
+        let mut w = self.begin_local_access();
         w.mem.write(self.handle.pe, dst.kind, dst.offset, data);
         let bytes_per_s = w.topology.timing().local_bytes_per_s;
         w.advance_clock(

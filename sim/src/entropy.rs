@@ -13,7 +13,9 @@ pub struct Entropy {
     choices: u64,
 }
 
-fn splitmix64(x: &mut u64) -> u64 {
+/// One step of splitmix64 (Steele, Lea and Flood, 2014): advances `x` and returns its mixed value.
+/// The trace hash uses its finaliser too (`trace.rs`).
+pub(crate) fn splitmix64(x: &mut u64) -> u64 {
     *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *x;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

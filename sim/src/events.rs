@@ -8,6 +8,8 @@
 //! event is moved at most once per digit in which its time differs from the current time:
 //! at most once for the tens of microseconds ahead that operations travel.
 
+use crate::trace::OpCode;
+
 /// Something that happens at a point in virtual time.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Event {
@@ -21,7 +23,7 @@ pub(crate) enum Event {
     Complete { op: u32 },
     /// The acknowledgement of an operation without a response reaches its source: the
     /// operation's kind (as in the trace), queue and ticket.
-    Ack { code: u8, queue: u32, ticket: u64 },
+    Ack { op: OpCode, queue: u32, ticket: u64 },
     /// One pending InfiniBand write becomes visible at its target.
     Drain { pe: u32, write_id: u64 },
 }

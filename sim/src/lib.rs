@@ -38,6 +38,7 @@ mod memory;
 mod movers;
 mod network;
 mod ordering;
+mod prefetch;
 mod queue;
 mod report;
 mod stacks;

@@ -19,7 +19,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use hw::MemKind;
 
-use crate::world::prefetch;
+use crate::prefetch::prefetch;
 
 /// Segments are materialised in pages: a PE that writes a few words costs a page, not more.
 const GROWTH_STEP_BYTES: u64 = 4096;
@@ -270,7 +270,7 @@ impl Memory {
         id
     }
 
-    /// Starts loading `pe`'s pending list (see [`crate::world::prefetch`]).
+    /// Starts loading `pe`'s pending list (see [`crate::prefetch::prefetch`]).
     pub(crate) fn prefetch_list(&self, pe: u32) {
         prefetch(&self.pending[pe as usize]);
     }

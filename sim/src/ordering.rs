@@ -58,13 +58,13 @@ impl Tickets {
         self.incomplete
     }
 
-    /// Starts loading the word that holds `ticket` (see [`crate::world::prefetch`]).
+    /// Starts loading the word that holds `ticket` (see [`crate::prefetch::prefetch`]).
     pub(crate) fn prefetch(&self, ticket: u64) {
         if let Some(word) = self
             .words
             .get((ticket.wrapping_sub(self.base) / 64) as usize)
         {
-            crate::world::prefetch(word);
+            crate::prefetch::prefetch(word);
         }
     }
 }

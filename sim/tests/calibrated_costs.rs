@@ -6,11 +6,9 @@
 #[allow(dead_code)]
 mod common;
 
-use common::{FAR, setup};
+use common::{FAR, local, remote, setup};
 use hw::topology::{CopyCurve, CopyTimes, Link, LinkKind, Timing};
-use hw::{
-    Copier, Device, Launcher, LocalRange, MemKind, Pe, Queue, RemoteRange, SignalOp, Topology,
-};
+use hw::{Copier, Device, Launcher, MemKind, Queue, SignalOp, Topology};
 use sim::{Sim, SimDevice};
 
 /// Two GPUs on a 10 TB/s, 100 ns link with `timing`.
@@ -47,15 +45,6 @@ fn on_pe0<R: Send>(topology: Topology, pe0: impl Fn(&SimDevice) -> R + Sync) -> 
     results.into_iter().next().unwrap().unwrap().unwrap()
 }
 
-fn to_pe1(offset: u64, len: u64) -> RemoteRange {
-    RemoteRange {
-        pe: Pe(1),
-        kind: MemKind::Device,
-        offset,
-        len,
-    }
-}
-
 /// Movers of 1000 B per µs, each with a start of its own so they tell apart.
 fn movers() -> CopyTimes {
     let rate = |start: u64| CopyCurve::new(&[(1, start), (1001, start + 1000)]).unwrap();
@@ -78,7 +67,7 @@ fn paced_ns(puts: &[(Option<Copier>, u64)]) -> u64 {
     let round_trip = on_pe0(pair(timing), |dev| {
         let q = dev.create_queue().unwrap();
         let start = dev.now().0;
-        q.put(to_pe1(0, 1), &[1]).unwrap();
+        q.put(remote(1, 0, 1), &[1]).unwrap();
         q.quiet(FAR).unwrap();
         dev.now().0 - start
     });
@@ -88,14 +77,10 @@ fn paced_ns(puts: &[(Option<Copier>, u64)]) -> u64 {
         for &(copier, bytes) in puts {
             let data = vec![7; bytes as usize];
             match copier {
-                Some(copier) => q.put_by(to_pe1(0, bytes), &data, copier).unwrap(),
+                Some(copier) => q.put_by(remote(1, 0, bytes), &data, copier).unwrap(),
                 None => {
-                    let src = LocalRange {
-                        kind: MemKind::Device,
-                        offset: 2048,
-                        len: bytes,
-                    };
-                    q.put_from_local(to_pe1(0, bytes), src).unwrap()
+                    let src = local(2048, bytes);
+                    q.put_from_local(remote(1, 0, bytes), src).unwrap()
                 }
             };
         }
@@ -140,11 +125,7 @@ fn a_put_with_signal_lands_its_signal_after_its_mover_copied_the_data() {
             setup(&dev);
             let q = dev.create_queue().unwrap();
             let signal = hw::WaitSpec {
-                word: LocalRange {
-                    kind: MemKind::Device,
-                    offset: 4088,
-                    len: 8,
-                },
+                word: local(4088, 8),
                 width: hw::AmoWidth::W64,
                 signed: false,
                 cmp: hw::Cmp::Eq,
@@ -154,9 +135,9 @@ fn a_put_with_signal_lands_its_signal_after_its_mover_copied_the_data() {
             if dev.pe().0 == 0 {
                 let start = dev.now().0;
                 q.put_signal_by(
-                    to_pe1(0, 2001),
+                    remote(1, 0, 2001),
                     &[3; 2001],
-                    to_pe1(4088, 8),
+                    remote(1, 4088, 8),
                     SignalOp::Set,
                     1,
                     Copier::Thread(5),
@@ -180,7 +161,7 @@ fn free_curves_leave_puts_to_the_links() {
     let ns = on_pe0(pair(timing), |dev| {
         let q = dev.create_queue().unwrap();
         let start = dev.now().0;
-        q.put_by(to_pe1(0, 1000), &[1; 1000], Copier::Thread(0))
+        q.put_by(remote(1, 0, 1000), &[1; 1000], Copier::Thread(0))
             .unwrap();
         q.quiet(FAR).unwrap();
         dev.now().0 - start
@@ -219,11 +200,7 @@ fn launches_local_accesses_startup_and_mapping_cost_what_the_timing_says() {
             let launched = dev.now().0 - before;
             let before = dev.now().0;
             let mut word = [0; 8];
-            let range = LocalRange {
-                kind: MemKind::Device,
-                offset: 0,
-                len: 8,
-            };
+            let range = local(0, 8);
             dev.read_local(range, &mut word);
             dev.write_local(range, &word);
             let accessed = dev.now().0 - before;
@@ -260,7 +237,7 @@ fn a_streams_serialisation_waits_for_completion_without_the_fence_of_a_quiet() {
     let (serialised, quieted) = on_pe0(pair(timing), |dev| {
         let q = dev.create_queue().unwrap();
         let time = |wait: &dyn Fn()| {
-            q.put(to_pe1(0, 8), &[1; 8]).unwrap();
+            q.put(remote(1, 0, 8), &[1; 8]).unwrap();
             let start = dev.now().0;
             wait();
             dev.now().0 - start

@@ -1,30 +1,13 @@
 //! The simulator against the hardware contract directly, without the runtime.
 
 mod common;
-use common::{FAR, ib_pair, nvlink_pair, setup};
+use common::{FAR, ib_pair, local, nvlink_pair, remote, setup};
 
 use hw::{
-    AmoKind, AmoOp, AmoWidth, Cmp, Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue,
-    QueueError, RemoteRange, SignalOp, Topology, WaitSpec,
+    AmoKind, AmoOp, AmoWidth, Cmp, Device, Instant, Launcher, MemKind, Pe, Queue, QueueError,
+    SignalOp, Topology, WaitSpec,
 };
 use sim::Sim;
-
-fn remote(pe: u32, offset: u64, len: u64) -> RemoteRange {
-    RemoteRange {
-        pe: Pe(pe),
-        kind: MemKind::Device,
-        offset,
-        len,
-    }
-}
-
-fn local(offset: u64, len: u64) -> LocalRange {
-    LocalRange {
-        kind: MemKind::Device,
-        offset,
-        len,
-    }
-}
 
 fn flag_at(offset: u64, value: u64) -> WaitSpec {
     WaitSpec {

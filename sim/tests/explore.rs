@@ -2,14 +2,13 @@
 //! the litmus cross-check must notice, each shown to change the outcome set.
 
 mod common;
-use common::{FAR, ib_pair, nvlink_pair, setup};
+use common::{FAR, ib_pair, local, nvlink_pair, remote, setup};
 
 use std::collections::BTreeMap;
 use std::time::Instant as WallClock;
 
 use hw::{
-    AmoWidth, Cmp, Device, Launcher, LocalRange, MemKind, Pe, Queue, RemoteRange, SignalOp,
-    Topology, WaitSpec,
+    AmoWidth, Cmp, Device, Launcher, LocalRange, Queue, RemoteRange, SignalOp, Topology, WaitSpec,
 };
 use sim::explore::dfs;
 use sim::{Choices, Explore, Fault, Sim, SimDevice};
@@ -19,20 +18,12 @@ const LIMIT: u64 = 100_000;
 
 /// Word `i` (8 bytes) of `pe`'s device segment.
 fn word(pe: u32, i: u64) -> RemoteRange {
-    RemoteRange {
-        pe: Pe(pe),
-        kind: MemKind::Device,
-        offset: 8 * i,
-        len: 8,
-    }
+    remote(pe, 8 * i, 8)
 }
 
+/// Word `i` of this PE's own device segment.
 fn my_word(i: u64) -> LocalRange {
-    LocalRange {
-        kind: MemKind::Device,
-        offset: 8 * i,
-        len: 8,
-    }
+    local(8 * i, 8)
 }
 
 fn load(dev: &SimDevice, i: u64) -> u64 {

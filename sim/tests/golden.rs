@@ -5,50 +5,28 @@
 //! hashes of a small program that uses every operation, on NVLink and on InfiniBand. If a
 //! change is meant to alter timing or the order of random draws, update the table and say so.
 
-use hw::{
-    AmoKind, AmoOp, AmoWidth, Cmp, Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue,
-    RemoteRange, SegmentKey, SignalOp, WaitSpec,
-};
+#[allow(dead_code)]
+mod common;
+use common::{FAR, local, remote, setup};
+
+use hw::{AmoKind, AmoOp, AmoWidth, Cmp, Device, Launcher, Queue, SignalOp, WaitSpec};
 use sim::{Sim, SimDevice};
-
-const FAR: Instant = Instant(u64::MAX);
-
-fn local(offset: u64) -> LocalRange {
-    LocalRange {
-        kind: MemKind::Device,
-        offset,
-        len: 8,
-    }
-}
-
-fn remote(pe: u32, offset: u64) -> RemoteRange {
-    RemoteRange {
-        pe: Pe(pe),
-        kind: MemKind::Device,
-        offset,
-        len: 8,
-    }
-}
 
 /// Every PE sends to the next one: puts, a fence, a put-with-signal, an atomic, a get; the
 /// next PE waits for the signal and reads.
 fn ring(dev: SimDevice) -> u64 {
-    let key = dev.create_segment(MemKind::Device, 4096).unwrap();
-    for (peer, k) in dev.exchange(&key.0, FAR).unwrap().into_iter().enumerate() {
-        dev.import_segment(Pe(peer as u32), MemKind::Device, &SegmentKey(k))
-            .unwrap();
-    }
+    setup(&dev);
     let q = dev.create_queue().unwrap();
     let me = dev.pe().0;
     let next = (me + 1) % dev.n_pes();
-    dev.write_local(local(64), &7u64.to_le_bytes());
-    q.put(remote(next, 0), &1u64.to_le_bytes()).unwrap();
-    q.put(remote(next, 8), &2u64.to_le_bytes()).unwrap();
+    dev.write_local(local(64, 8), &7u64.to_le_bytes());
+    q.put(remote(next, 0, 8), &1u64.to_le_bytes()).unwrap();
+    q.put(remote(next, 8, 8), &2u64.to_le_bytes()).unwrap();
     q.fence().unwrap();
     q.put_signal(
-        remote(next, 16),
+        remote(next, 16, 8),
         &3u64.to_le_bytes(),
-        remote(next, 24),
+        remote(next, 24, 8),
         SignalOp::Set,
         1,
     )
@@ -58,11 +36,11 @@ fn ring(dev: SimDevice) -> u64 {
         operand: 1,
         width: AmoWidth::W64,
     };
-    let t = q.amo(remote(next, 32), add, true).unwrap();
+    let t = q.amo(remote(next, 32, 8), add, true).unwrap();
     q.wait_ticket(t, FAR).unwrap();
     let old = u64::from_le_bytes(q.take_fetched(t).try_into().unwrap());
     let spec = WaitSpec {
-        word: local(24),
+        word: local(24, 8),
         width: AmoWidth::W64,
         signed: false,
         cmp: Cmp::Ge,
@@ -71,8 +49,8 @@ fn ring(dev: SimDevice) -> u64 {
     };
     dev.wait_until(spec, FAR).unwrap();
     let mut out = [0; 8];
-    dev.read_local(local(0), &mut out);
-    let g = q.get(remote(next, 64)).unwrap();
+    dev.read_local(local(0, 8), &mut out);
+    let g = q.get(remote(next, 64, 8)).unwrap();
     q.quiet(FAR).unwrap();
     let got = u64::from_le_bytes(q.take_fetched(g).try_into().unwrap());
     old + u64::from_le_bytes(out) + got

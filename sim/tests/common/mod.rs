@@ -1,8 +1,8 @@
-//! Fixtures the simulator's integration tests share: the two smallest machines and a
-//! segment on every PE.
+//! Fixtures the simulator's integration tests share: the two smallest machines, a segment on
+//! every PE, and ranges of it.
 
 use hw::topology::{Link, LinkKind};
-use hw::{Device, Instant, MemKind, Pe, SegmentKey, Topology};
+use hw::{Device, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Topology};
 use sim::SimDevice;
 
 /// A deadline no test reaches.
@@ -39,5 +39,24 @@ pub fn setup(dev: &SimDevice) {
     for (peer, k) in dev.exchange(&key.0, FAR).unwrap().into_iter().enumerate() {
         dev.import_segment(Pe(peer as u32), MemKind::Device, &SegmentKey(k))
             .unwrap();
+    }
+}
+
+/// `len` bytes at `offset` of `pe`'s device segment.
+pub fn remote(pe: u32, offset: u64, len: u64) -> RemoteRange {
+    RemoteRange {
+        pe: Pe(pe),
+        kind: MemKind::Device,
+        offset,
+        len,
+    }
+}
+
+/// `len` bytes at `offset` of this PE's own device segment.
+pub fn local(offset: u64, len: u64) -> LocalRange {
+    LocalRange {
+        kind: MemKind::Device,
+        offset,
+        len,
     }
 }

@@ -1,0 +1,90 @@
+//! Every chance draw of the world: link jitter, an exploration's rounds, when a pending
+//! InfiniBand write drains, and an explored PE's stalls. Each call of the world's
+//! [`Chooser`](crate::choice::Chooser) goes through a function here, so the draws a run makes,
+//! and their order, can be read in one place.
+
+use crate::explore::Rounds;
+
+use super::World;
+
+impl World {
+    /// Extra delay of one traversal of `path`: usually up to a quarter of its latency, and one
+    /// time in eight a straggler of up to twice its latency, so that the reorderings the rules
+    /// allow between unfenced operations are seen within a few seeds, not only in theory.
+    fn jitter_ns(&mut self, latency_ns: u64) -> u64 {
+        if latency_ns == 0 {
+            return 0;
+        }
+        if self.chooser.below(8) == 0 {
+            self.chooser.below(2 * latency_ns + 1)
+        } else {
+            self.chooser.below(latency_ns / 4 + 1)
+        }
+    }
+
+    /// A delay of a chosen number of rounds, in an exploration.
+    fn rounds_ns(&mut self, rounds: Rounds) -> u64 {
+        let c = self.chooser.below(rounds.rounds.into());
+        rounds.delay_ns(c)
+    }
+
+    /// Extra delay of an operation travelling to its target over a path of `latency_ns`.
+    #[inline]
+    pub(super) fn forward_delay_ns(&mut self, latency_ns: u64) -> u64 {
+        match self.explore {
+            None => self.jitter_ns(latency_ns),
+            Some(rounds) => self.rounds_ns(rounds),
+        }
+    }
+
+    /// Extra delay of a response or acknowledgement travelling back: none in an exploration,
+    /// where it would only move completions, which later choices cover (see
+    /// [`crate::explore`]).
+    #[inline]
+    pub(super) fn return_delay_ns(&mut self, latency_ns: u64) -> u64 {
+        match self.explore {
+            None => self.jitter_ns(latency_ns),
+            Some(_) => 0,
+        }
+    }
+
+    /// How long after its delivery a pending InfiniBand write drains on its own (beyond 1 ns);
+    /// also how long the data of a put-with-signal trails its signal under
+    /// [`Fault::SignalBeforeData`](crate::Fault::SignalBeforeData).
+    pub(super) fn drain_delay_ns(&mut self) -> u64 {
+        match self.explore {
+            None => self.chooser.below(self.params.drain_max_ns),
+            Some(rounds) => self.rounds_ns(rounds),
+        }
+    }
+
+    /// In an exploration, `pe` may stall for a chosen number of rounds before a consistency
+    /// step that has something to show (it has pending InfiniBand writes at its clock): a
+    /// PE may be slow to take the step, and until it does, peers that read its memory over
+    /// NVLink see the old values. Without pending writes the step shows nothing, so no
+    /// choice is made. Returns whether the PE's clock moved; if it did, the caller yields to
+    /// the world (`PeHandle::pace`) before taking the step.
+    pub(crate) fn stall_before_consistency(&mut self, pe: u32) -> bool {
+        let Some(rounds) = self.explore else {
+            return false;
+        };
+        self.observe(pe);
+        if !self.mem.has_pending(pe) {
+            return false;
+        }
+        let stall_ns = self.rounds_ns(rounds);
+        self.advance_clock(pe, stall_ns);
+        stall_ns > 0
+    }
+
+    /// In an exploration, `pe` stalls for a chosen number of rounds before a plain load or
+    /// store of its own memory, so the access may fall before or after remote writes. The
+    /// caller yields to the world after this (`PeHandle::pace`), so the access happens at the
+    /// stalled clock, after every event before it.
+    pub(crate) fn stall_local_access(&mut self, pe: u32) {
+        if let Some(rounds) = self.explore {
+            let stall_ns = self.rounds_ns(rounds);
+            self.advance_clock(pe, stall_ns);
+        }
+    }
+}

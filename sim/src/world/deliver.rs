@@ -1,0 +1,250 @@
+//! Delivery and acknowledgement: an operation acts at its target, its response or
+//! acknowledgement travels back, and its ticket completes, waking an owner that waited for it.
+
+use hw::{MemKind, PathClass};
+
+use crate::events::Event;
+use crate::fault::Fault;
+use crate::memory::Payload;
+use crate::trace::{OpCode, Record, Track};
+
+use super::issue::{InFlight, OpKind};
+use super::{Blocked, Status, World};
+
+impl World {
+    /// An operation reaches its target and acts there; its response or acknowledgement
+    /// starts back.
+    pub(super) fn deliver(&mut self, slot: u32) {
+        let mut flight = self.ops[slot as usize]
+            .take()
+            .expect("a delivered op is in flight");
+        if matches!(flight.kind, OpKind::PutSignal { .. })
+            && self.params.faults.has(Fault::SignalBeforeData)
+        {
+            self.signal_before_data(slot, flight);
+            return;
+        }
+        let class = flight.route.class();
+        let target = flight.dst;
+        let mut back_bytes = 0;
+        match &mut flight.kind {
+            OpKind::Put { kind, offset, data } => {
+                let data = std::mem::take(data);
+                self.land(class, target, *kind, *offset, data);
+            }
+            OpKind::Get {
+                kind,
+                offset,
+                len,
+                read,
+                ..
+            } => {
+                if class == PathClass::Rdma {
+                    // A read through the NIC pushes the target's posted writes ahead of it.
+                    self.flush(target);
+                } else {
+                    self.catch_up(target, self.now_ns);
+                }
+                *read = vec![0; *len as usize];
+                self.mem.read(target, *kind, *offset, read);
+                back_bytes = *len;
+            }
+            OpKind::Amo {
+                kind,
+                offset,
+                op,
+                fetch,
+                old,
+            } => {
+                *old = self.atomic(class, target, *kind, *offset, *op);
+                if *fetch {
+                    back_bytes = 8;
+                }
+            }
+            OpKind::PutSignal {
+                kind,
+                offset,
+                data,
+                signal_kind,
+                signal_offset,
+                op,
+                value,
+            } => {
+                let data = std::mem::take(data);
+                self.land(class, target, *kind, *offset, data);
+                let amo = op.as_amo(*value);
+                self.atomic(class, target, *signal_kind, *signal_offset, amo);
+            }
+            OpKind::SignalledData { kind, offset, data } => {
+                let data = std::mem::take(data);
+                self.land(class, target, *kind, *offset, data);
+            }
+        }
+        self.trace.record(Record::Deliver {
+            op: flight.kind.code(),
+            src: flight.src,
+            dst: flight.dst,
+            at_ns: self.now_ns,
+        });
+        let sent = self
+            .net
+            .send(flight.src, &flight.route, true, self.now_ns, back_bytes);
+        let jitter_ns = self.return_delay_ns(sent.latency_ns);
+        let done_ns = sent.transfer.begin_ns
+            + sent.transfer.serialise_ns
+            + sent.latency_ns
+            + u64::from(sent.nics) * self.topology.timing().nic_ns
+            + jitter_ns;
+        if let Some(timeline) = &mut self.trace.timeline {
+            let bytes = match flight.kind {
+                OpKind::Get { len, .. } => len,
+                _ => 0,
+            };
+            timeline.span(
+                Track::Pe(flight.src),
+                flight.kind.code().name(),
+                flight.issued_ns,
+                done_ns,
+                flight.dst,
+                bytes,
+            );
+        }
+        if flight.has_response() {
+            self.ops[slot as usize] = Some(flight);
+            self.events.push(done_ns, Event::Complete { op: slot });
+        } else {
+            // Nothing comes back but the acknowledgement: the event carries all that is left
+            // to do, and the slot is free for the next operation while it travels.
+            self.free_ops.push(slot);
+            let ack = Event::Ack {
+                op: flight.kind.code(),
+                queue: flight.queue,
+                ticket: flight.ticket,
+            };
+            self.events.push(done_ns, ack);
+        }
+    }
+
+    /// [`Fault::SignalBeforeData`]: the signal of a put-with-signal is applied on delivery,
+    /// and its data is delivered as a second step after a chosen gap.
+    fn signal_before_data(&mut self, slot: u32, mut flight: InFlight) {
+        let class = flight.route.class();
+        let OpKind::PutSignal {
+            kind,
+            offset,
+            data,
+            signal_kind,
+            signal_offset,
+            op,
+            value,
+        } = std::mem::replace(
+            &mut flight.kind,
+            OpKind::Put {
+                kind: MemKind::Device,
+                offset: 0,
+                data: Payload::default(),
+            },
+        )
+        else {
+            unreachable!("only a put-with-signal is split");
+        };
+        self.atomic(
+            class,
+            flight.dst,
+            signal_kind,
+            signal_offset,
+            op.as_amo(value),
+        );
+        self.trace.record(Record::SignalBeforeData {
+            src: flight.src,
+            dst: flight.dst,
+            at_ns: self.now_ns,
+        });
+        flight.kind = OpKind::SignalledData { kind, offset, data };
+        // The data trails its signal by as long as a pending write may take to drain.
+        let gap_ns = self.drain_delay_ns();
+        self.ops[slot as usize] = Some(flight);
+        self.events
+            .push(self.now_ns + 1 + gap_ns, Event::Deliver { op: slot });
+    }
+
+    /// The response of an operation reaches its source: the bytes read or the value fetched
+    /// are put where the PE asked.
+    pub(super) fn complete(&mut self, slot: u32) {
+        let flight = self.ops[slot as usize]
+            .take()
+            .expect("a completed op is in flight");
+        self.free_ops.push(slot);
+        let (queue, ticket) = (flight.queue, flight.ticket);
+        self.record_completion(flight.kind.code(), queue, ticket);
+        match flight.kind {
+            OpKind::Get {
+                into: Some(dst),
+                read,
+                ..
+            } => {
+                self.catch_up(flight.src, self.now_ns);
+                self.mem.write(flight.src, dst.kind, dst.offset, &read);
+                self.notify_write(flight.src, dst.kind, dst.offset, dst.len);
+            }
+            OpKind::Get {
+                into: None, read, ..
+            } => {
+                self.queues[queue as usize].fetched.insert(ticket, read);
+            }
+            OpKind::Amo { old, .. } => {
+                let bytes = old.to_le_bytes().to_vec();
+                self.queues[queue as usize].fetched.insert(ticket, bytes);
+            }
+            OpKind::Put { .. } | OpKind::PutSignal { .. } | OpKind::SignalledData { .. } => {
+                unreachable!("operations without a response are acknowledged, not completed")
+            }
+        }
+        self.ticket_completed(queue, ticket);
+    }
+
+    /// An operation without a result is acknowledged.
+    pub(super) fn acknowledge(&mut self, op: OpCode, queue: u32, ticket: u64) {
+        if op == OpCode::Put {
+            self.queues[queue as usize].puts_outstanding -= 1;
+        }
+        self.record_completion(op, queue, ticket);
+        self.ticket_completed(queue, ticket);
+    }
+
+    fn record_completion(&mut self, op: OpCode, queue: u32, ticket: u64) {
+        let pe = self.queues[queue as usize].owner;
+        self.trace.record(Record::Complete {
+            op,
+            pe,
+            ticket,
+            at_ns: self.now_ns,
+        });
+    }
+
+    /// Marks `ticket` complete and wakes its owner if it waited for that.
+    fn ticket_completed(&mut self, queue: u32, ticket: u64) {
+        let q = &mut self.queues[queue as usize];
+        q.tickets.complete(ticket);
+        let owner = q.owner;
+        let idle = q.tickets.incomplete() == 0;
+        if !self.is_blocked(owner) {
+            return;
+        }
+        let state = &self.pes[owner as usize];
+        if state.status != Status::Blocked {
+            return;
+        }
+        let satisfied = match state.blocked {
+            Some(Blocked::Ticket {
+                queue: q,
+                ticket: t,
+            }) => q == queue && t == ticket,
+            Some(Blocked::Quiet { queue: q }) => q == queue && idle,
+            _ => false,
+        };
+        if satisfied {
+            self.wake(owner, self.now_ns, Ok(()));
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The bootstrap exchange: every PE contributes bytes, blocks, and resumes with everyone's
+//! once the last arrived, after the cost of an out-of-band round (`WorldParams::exchange_ns`).
+
+use std::rc::Rc;
+
+use crate::trace::Record;
+
+use super::{Blocked, World};
+
+/// The contributions to the exchange under way.
+#[derive(Debug, Default)]
+pub(super) struct Exchange {
+    arrivals: Vec<Option<Vec<u8>>>,
+    pub(super) arrived: u32,
+}
+
+impl Exchange {
+    /// An exchange among `n_pes` PEs, none arrived.
+    pub(super) fn new(n_pes: u32) -> Exchange {
+        Exchange {
+            arrivals: vec![None; n_pes as usize],
+            arrived: 0,
+        }
+    }
+}
+
+impl World {
+    /// Records `pe`'s contribution; when it is the last, every PE gets the result.
+    /// Returns whether the exchange completed.
+    pub(crate) fn arrive(&mut self, pe: u32, mine: Vec<u8>) {
+        let slot = &mut self.exchange.arrivals[pe as usize];
+        assert!(slot.is_none(), "PE {pe} entered an exchange twice");
+        *slot = Some(mine);
+        self.exchange.arrived += 1;
+        self.block(pe, Blocked::Exchange, u64::MAX);
+        if self.exchange.arrived < self.n_pes {
+            return;
+        }
+        let all: Vec<Vec<u8>> = self
+            .exchange
+            .arrivals
+            .iter_mut()
+            .map(|a| a.take().unwrap_or_default())
+            .collect();
+        self.exchange.arrived = 0;
+        let all = Rc::new(all);
+        let at = self.sim_time_ns() + self.params.exchange_ns;
+        self.trace.record(Record::Exchange { at_ns: at });
+        for p in 0..self.n_pes {
+            if let Some(Blocked::Exchange) = self.pes[p as usize].blocked {
+                self.pes[p as usize].exchange_result = Some(Rc::clone(&all));
+                self.wake(p, at, Ok(()));
+            }
+        }
+    }
+
+    pub(crate) fn take_exchange(&mut self, pe: u32) -> Option<Rc<Vec<Vec<u8>>>> {
+        self.pes[pe as usize].exchange_result.take()
+    }
+}

@@ -1,0 +1,346 @@
+//! Issuing: the queues, the operations a PE posts on them, and the moment a posted operation
+//! enters the network (its links, its jitter and the fence rule decide when it arrives).
+
+use std::collections::BTreeMap;
+
+use hw::{AmoOp, LocalRange, MemKind, RemoteRange, SignalOp, Ticket};
+
+use crate::events::Event;
+use crate::fault::Fault;
+use crate::memory::Payload;
+use crate::movers::Mover;
+use crate::network::Route;
+use crate::ordering::{FenceOrder, Tickets};
+use crate::trace::{OpCode, Record, Track};
+
+use super::World;
+
+/// One queue: its owner, its tickets and the fence rule of what it posted.
+#[derive(Debug)]
+pub(super) struct QueueState {
+    pub(super) owner: u32,
+    /// Fences posted so far (wrapping): the epoch of the next operation posted.
+    epoch: u32,
+    pub(super) tickets: Tickets,
+    pub(super) fetched: BTreeMap<u64, Vec<u8>>,
+    order: FenceOrder,
+    /// Plain puts posted and not yet acknowledged, which [`Fault::QuietSkipsNbiPuts`] lets a
+    /// quiet ignore.
+    pub(super) puts_outstanding: usize,
+}
+
+/// What an operation does at its target PE (the operation's `dst`), with the target's
+/// segment (`kind`) and offset unpacked: the simulator holds every operation in flight, up to
+/// a million at once, so the layout is kept tight.
+#[derive(Debug)]
+pub(super) enum OpKind {
+    Put {
+        kind: MemKind,
+        offset: u64,
+        data: Payload,
+    },
+    Get {
+        kind: MemKind,
+        offset: u64,
+        len: u64,
+        into: Option<LocalRange>,
+        /// The bytes read, once delivered.
+        read: Vec<u8>,
+    },
+    Amo {
+        kind: MemKind,
+        offset: u64,
+        op: AmoOp,
+        fetch: bool,
+        /// The word's value before the operation, once delivered.
+        old: u64,
+    },
+    PutSignal {
+        kind: MemKind,
+        offset: u64,
+        data: Payload,
+        signal_kind: MemKind,
+        signal_offset: u64,
+        op: SignalOp,
+        value: u64,
+    },
+    /// The data of a put-with-signal whose signal was applied first
+    /// ([`Fault::SignalBeforeData`]).
+    SignalledData {
+        kind: MemKind,
+        offset: u64,
+        data: Payload,
+    },
+}
+
+impl OpKind {
+    /// The kind as the trace and acknowledgements name it.
+    pub(super) fn code(&self) -> OpCode {
+        match self {
+            OpKind::Put { .. } => OpCode::Put,
+            OpKind::Get { .. } => OpCode::Get,
+            OpKind::Amo { .. } => OpCode::Amo,
+            OpKind::PutSignal { .. } | OpKind::SignalledData { .. } => OpCode::PutSignal,
+        }
+    }
+}
+
+/// An operation posted and not yet completed.
+#[derive(Debug)]
+pub(super) struct InFlight {
+    pub(super) queue: u32,
+    pub(super) ticket: u64,
+    pub(super) src: u32,
+    pub(super) dst: u32,
+    pub(super) route: Route,
+    pub(super) issued_ns: u64,
+    /// When its mover has copied its data (`movers.rs`); 0 when no mover paces it.
+    copied_ns: u64,
+    /// The fences posted on the queue before this operation (wrapping; see `FenceOrder`).
+    epoch: u32,
+    pub(super) kind: OpKind,
+}
+
+impl InFlight {
+    /// The bytes the operation carries to its target, and whether the fence rule applies
+    /// (gets are exempt).
+    fn outbound(&self) -> (u64, bool) {
+        match &self.kind {
+            OpKind::Put { data, .. } => (data.len(), true),
+            OpKind::Get { .. } => (0, false),
+            OpKind::Amo { op, .. } => (op.width.bytes(), true),
+            OpKind::PutSignal { data, .. } => (data.len() + 8, true),
+            OpKind::SignalledData { data, .. } => (data.len(), true),
+        }
+    }
+
+    /// Whether a response comes back (read bytes, a fetched value) rather than only an
+    /// acknowledgement.
+    pub(super) fn has_response(&self) -> bool {
+        match self.kind {
+            OpKind::Get { .. } => true,
+            OpKind::Amo { fetch, .. } => fetch,
+            OpKind::Put { .. } | OpKind::PutSignal { .. } | OpKind::SignalledData { .. } => false,
+        }
+    }
+}
+
+impl World {
+    // ---- queues and operations ----------------------------------------------------------
+
+    pub(crate) fn create_queue(&mut self, owner: u32) -> u32 {
+        self.queues.push(QueueState {
+            owner,
+            epoch: 0,
+            tickets: Tickets::default(),
+            fetched: BTreeMap::new(),
+            order: FenceOrder::default(),
+            puts_outstanding: 0,
+        });
+        (self.queues.len() - 1) as u32
+    }
+
+    pub(crate) fn fence(&mut self, queue: u32) {
+        // The fence takes effect with the first operation after it to enter the network.
+        let q = &mut self.queues[queue as usize];
+        q.epoch = q.epoch.wrapping_add(1);
+        self.counts.fences += 1;
+        let owner = self.queues[queue as usize].owner;
+        self.pay_fence(owner);
+        self.trace.record(Record::Fence {
+            pe: owner,
+            clock_ns: self.clock_ns(owner),
+        });
+    }
+
+    /// `pe` spends the time of a memory fence (`Timing::fence_ns`): a GPU fences in fence and
+    /// quiet.
+    pub(crate) fn pay_fence(&mut self, pe: u32) {
+        self.advance_clock(pe, self.topology.timing().fence_ns);
+    }
+
+    /// Whether a quiet on `queue` may return: every ticket completed (but the puts, under
+    /// [`Fault::QuietSkipsNbiPuts`]).
+    pub(crate) fn queue_idle(&self, queue: u32) -> bool {
+        let q = &self.queues[queue as usize];
+        let ignored = if self.params.faults.has(Fault::QuietSkipsNbiPuts) {
+            q.puts_outstanding
+        } else {
+            0
+        };
+        q.tickets.incomplete() == ignored
+    }
+
+    pub(crate) fn ticket_done(&self, queue: u32, ticket: Ticket) -> bool {
+        self.queues[queue as usize].tickets.is_done(ticket.0)
+    }
+
+    pub(crate) fn take_fetched(&mut self, queue: u32, ticket: Ticket) -> Option<Vec<u8>> {
+        self.queues[queue as usize].fetched.remove(&ticket.0)
+    }
+
+    pub(crate) fn put(
+        &mut self,
+        queue: u32,
+        dst: RemoteRange,
+        data: &[u8],
+        mover: Mover,
+    ) -> Ticket {
+        self.assert_imported(self.queues[queue as usize].owner, &dst);
+        self.counts.puts += 1;
+        self.counts.bytes_put += data.len() as u64;
+        let kind = OpKind::Put {
+            kind: dst.kind,
+            offset: dst.offset,
+            data: Payload::new(data),
+        };
+        self.queues[queue as usize].puts_outstanding += 1;
+        self.post(queue, dst.pe.0, kind, Some(mover))
+    }
+
+    pub(crate) fn get(&mut self, queue: u32, src: RemoteRange, into: Option<LocalRange>) -> Ticket {
+        self.assert_imported(self.queues[queue as usize].owner, &src);
+        self.counts.gets += 1;
+        self.counts.bytes_got += src.len;
+        let kind = OpKind::Get {
+            kind: src.kind,
+            offset: src.offset,
+            len: src.len,
+            into,
+            read: Vec::new(),
+        };
+        self.post(queue, src.pe.0, kind, None)
+    }
+
+    pub(crate) fn amo(&mut self, queue: u32, dst: RemoteRange, op: AmoOp, fetch: bool) -> Ticket {
+        self.assert_imported(self.queues[queue as usize].owner, &dst);
+        self.counts.amos += 1;
+        let kind = OpKind::Amo {
+            kind: dst.kind,
+            offset: dst.offset,
+            op,
+            fetch,
+            old: 0,
+        };
+        self.post(queue, dst.pe.0, kind, None)
+    }
+
+    #[allow(clippy::too_many_arguments)] // the contract's put_signal, and who copies it
+    pub(crate) fn put_signal(
+        &mut self,
+        queue: u32,
+        dst: RemoteRange,
+        data: &[u8],
+        signal: RemoteRange,
+        op: SignalOp,
+        value: u64,
+        mover: Mover,
+    ) -> Ticket {
+        let src = self.queues[queue as usize].owner;
+        self.assert_imported(src, &dst);
+        self.assert_imported(src, &signal);
+        // The release that orders the data before the signal (`Timing::release_ns`); one
+        // operation carries both, so the release delays its departure.
+        self.advance_clock(src, self.topology.timing().release_ns);
+        self.counts.put_signals += 1;
+        self.counts.bytes_put += data.len() as u64;
+        let kind = OpKind::PutSignal {
+            kind: dst.kind,
+            offset: dst.offset,
+            data: Payload::new(data),
+            signal_kind: signal.kind,
+            signal_offset: signal.offset,
+            op,
+            value,
+        };
+        self.post(queue, dst.pe.0, kind, Some(mover))
+    }
+
+    /// Posts one operation: the PE pays the issue time and gets its ticket at once, and the
+    /// operation enters the network at its issue time, in time order with every other event
+    /// ([`Event::Issue`]). That is what lets a PE post ahead of the world without changing
+    /// anything; see [`ISSUE_LOOKAHEAD_NS`](super::ISSUE_LOOKAHEAD_NS). `mover` copies the data
+    /// of a put (`movers.rs`); gets and atomics have none. Booking the mover here, in the PE's
+    /// program order rather than at the issue event, is the same: a mover belongs to one PE.
+    fn post(&mut self, queue: u32, dst: u32, kind: OpKind, mover: Option<Mover>) -> Ticket {
+        let q = &mut self.queues[queue as usize];
+        let (src, epoch) = (q.owner, q.epoch);
+        let ticket = q.tickets.issue();
+        self.advance_clock(src, self.topology.timing().issue_ns);
+        let issued_ns = self.clock_ns(src);
+        let copied_ns = match (mover, &kind) {
+            (Some(mover), OpKind::Put { data, .. } | OpKind::PutSignal { data, .. }) => {
+                self.movers.copy(src, mover, issued_ns, data.len())
+            }
+            _ => 0,
+        };
+        let route = self.net.route(&self.topology, src, dst);
+        let flight = InFlight {
+            queue,
+            ticket,
+            src,
+            dst,
+            route,
+            issued_ns,
+            copied_ns,
+            epoch,
+            kind,
+        };
+        let slot = match self.free_ops.pop() {
+            Some(slot) => {
+                self.ops[slot as usize] = Some(flight);
+                slot
+            }
+            None => {
+                self.ops.push(Some(flight));
+                (self.ops.len() - 1) as u32
+            }
+        };
+        self.events.push(issued_ns, Event::Issue { op: slot });
+        Ticket(ticket)
+    }
+
+    /// A posted operation enters the network: it takes its route's links and is on its way.
+    pub(super) fn issue(&mut self, slot: u32) {
+        let flight = self.ops[slot as usize]
+            .as_ref()
+            .expect("an issued op is in flight");
+        let (queue, src, dst, route) = (flight.queue, flight.src, flight.dst, flight.route);
+        let copied_ns = flight.copied_ns;
+        let (epoch, op) = (flight.epoch, flight.kind.code());
+        let (out_bytes, fenced) = flight.outbound();
+        let issued_ns = self.now_ns;
+        let sent = self.net.send(src, &route, false, issued_ns, out_bytes);
+        let transfer = sent.transfer;
+        let jitter_ns = self.forward_delay_ns(sent.latency_ns);
+        // The last byte leaves once the links carried it and its mover copied it.
+        let sent_ns = (transfer.begin_ns + transfer.serialise_ns).max(copied_ns);
+        let mut arrive_ns = sent_ns
+            + sent.latency_ns
+            + u64::from(sent.nics) * self.topology.timing().nic_ns
+            + jitter_ns;
+        if fenced && !self.params.faults.has(Fault::FenceIgnored) {
+            let order = &mut self.queues[queue as usize].order;
+            arrive_ns = order.order(dst, arrive_ns, issued_ns, epoch);
+        }
+        if let Some(timeline) = &mut self.trace.timeline {
+            for hop in self.net.hops(src, &route) {
+                let track = Track::Link {
+                    link: hop.link.0,
+                    backward: !hop.forward,
+                };
+                let end = transfer.begin_ns + transfer.serialise_ns.max(1);
+                timeline.span(track, op.name(), transfer.begin_ns, end, dst, out_bytes);
+            }
+        }
+        self.trace.record(Record::Issue {
+            op,
+            src,
+            dst,
+            issued_ns,
+            arrive_ns,
+            bytes: out_bytes,
+        });
+        self.events.push(arrive_ns, Event::Deliver { op: slot });
+    }
+}

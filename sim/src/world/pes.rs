@@ -1,0 +1,266 @@
+//! The PEs as the world sees them: running, blocked on something, finished or failed; how
+//! a wait blocks and wakes, its deadline, and the reports of a missed deadline, a deadlock
+//! or the time limit, which name every PE and what it waits for.
+
+use std::rc::Rc;
+
+use hw::{MemKind, Pe, QueueError, RemoteRange, WaitReport, WaitSpec, waiting_for_any};
+
+use crate::events::Event;
+use crate::trace::Record;
+
+use super::World;
+
+/// Where a PE is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Status {
+    /// A resume event is queued, or the PE is running.
+    Runnable,
+    Blocked,
+    Finished,
+    Failed,
+}
+
+/// What a blocked PE waits for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Blocked {
+    Memory,
+    Ticket { queue: u32, ticket: u64 },
+    Quiet { queue: u32 },
+    Exchange,
+}
+
+/// One PE as the world sees it.
+#[derive(Debug)]
+pub(super) struct PeState {
+    pub(super) clock_ns: u64,
+    pub(super) status: Status,
+    pub(super) blocked: Option<Blocked>,
+    /// What a PE blocked on [`Blocked::Memory`] waits for: any of these words to hold. Kept
+    /// between waits, so a wait allocates nothing.
+    pub(super) watching: Vec<WaitSpec>,
+    /// The deadline of the current wait, if it has one.
+    deadline_ns: Option<u64>,
+    wake: Option<Result<(), QueueError>>,
+    pub(super) exchange_result: Option<Rc<Vec<Vec<u8>>>>,
+    failure: Option<String>,
+    /// Which peers' segments this PE imported: bit `2 * peer + kind`.
+    imported: Vec<u64>,
+}
+
+impl PeState {
+    /// A PE about to start its program at `startup_ns`, in a world of `n_pes`.
+    pub(super) fn new(startup_ns: u64, n_pes: u32) -> PeState {
+        PeState {
+            clock_ns: startup_ns,
+            status: Status::Runnable,
+            blocked: None,
+            watching: Vec::new(),
+            deadline_ns: None,
+            wake: None,
+            exchange_result: None,
+            failure: None,
+            imported: vec![0; (2 * n_pes as usize).div_ceil(64)],
+        }
+    }
+}
+
+impl World {
+    pub(crate) fn block(&mut self, pe: u32, what: Blocked, deadline_ns: u64) {
+        self.blocked_bits[pe as usize / 64] |= 1 << (pe % 64);
+        let state = &mut self.pes[pe as usize];
+        state.status = Status::Blocked;
+        state.blocked = Some(what);
+        state.wake = None;
+        if deadline_ns < u64::MAX {
+            let at = deadline_ns.max(self.now_ns);
+            state.deadline_ns = Some(at);
+            self.deadlines.insert((at, pe));
+        }
+    }
+
+    /// Marks `pe` blocked until any of `specs` holds, or until `deadline_ns`.
+    pub(crate) fn block_on_words(&mut self, pe: u32, specs: &[WaitSpec], deadline_ns: u64) {
+        let watching = &mut self.pes[pe as usize].watching;
+        watching.clear();
+        watching.extend_from_slice(specs);
+        self.block(pe, Blocked::Memory, deadline_ns);
+        for spec in specs {
+            self.watch(pe, spec);
+        }
+    }
+
+    /// What a blocked PE was woken with.
+    pub(crate) fn take_wake(&mut self, pe: u32) -> Result<(), QueueError> {
+        self.pes[pe as usize].wake.take().unwrap_or(Ok(()))
+    }
+
+    pub(super) fn is_blocked(&self, pe: u32) -> bool {
+        self.blocked_bits[pe as usize / 64] & (1 << (pe % 64)) != 0
+    }
+
+    pub(super) fn wake(&mut self, pe: u32, at_ns: u64, result: Result<(), QueueError>) {
+        self.blocked_bits[pe as usize / 64] &= !(1 << (pe % 64));
+        let state = &mut self.pes[pe as usize];
+        debug_assert_eq!(state.status, Status::Blocked);
+        state.status = Status::Runnable;
+        state.blocked = None;
+        state.wake = Some(result);
+        if let Some(at) = state.deadline_ns.take() {
+            self.deadlines.remove(&(at, pe));
+        }
+        self.events.push(at_ns, Event::Resume { pe });
+    }
+
+    pub(crate) fn finish(&mut self, pe: u32, failure: Option<String>) {
+        let state = &mut self.pes[pe as usize];
+        state.status = if failure.is_some() {
+            Status::Failed
+        } else {
+            Status::Finished
+        };
+        state.failure = failure;
+        self.trace.record(Record::Finish {
+            pe,
+            clock_ns: state.clock_ns,
+        });
+    }
+
+    pub(crate) fn mark_imported(&mut self, pe: u32, peer: u32, kind: MemKind) {
+        let bit = 2 * peer as usize + kind.index();
+        self.pes[pe as usize].imported[bit / 64] |= 1 << (bit % 64);
+    }
+
+    pub(crate) fn assert_imported(&self, pe: u32, range: &RemoteRange) {
+        let bit = 2 * range.pe.idx() + range.kind.index();
+        assert!(
+            self.pes[pe as usize].imported[bit / 64] & (1 << (bit % 64)) != 0,
+            "PE {pe} accessed {}'s {:?} segment without importing it (contract violation)",
+            range.pe,
+            range.kind
+        );
+    }
+
+    /// Ends `pe`'s wait with [`QueueError::Deadline`].
+    pub(super) fn miss_deadline(&mut self, pe: u32) {
+        let waiting_for = self.describe_wait(pe);
+        let err = QueueError::Deadline {
+            pe: Pe(pe),
+            waiting_for,
+            deadline: hw::Instant(self.now_ns),
+        };
+        self.trace.record(Record::Deadline {
+            pe,
+            at_ns: self.now_ns,
+        });
+        self.record_failure(format!("{err}"));
+        self.wake(pe, self.now_ns, Err(err));
+    }
+
+    fn record_failure(&mut self, message: String) {
+        tracing::warn!(target: crate::TRACING_TARGET, seed = self.params.seed, "{message}");
+        self.failure.get_or_insert(message);
+    }
+
+    /// If every live PE is blocked and nothing is in flight, wakes them all with a
+    /// [`QueueError::Deadlock`] naming who waits for what. Returns whether it did.
+    pub(super) fn resolve_deadlock(&mut self) -> bool {
+        let blocked: Vec<u32> = (0..self.n_pes)
+            .filter(|&p| self.pes[p as usize].status == Status::Blocked)
+            .collect();
+        if blocked.is_empty() {
+            return false;
+        }
+        let report = WaitReport {
+            waits: blocked
+                .iter()
+                .map(|&p| (Pe(p), self.describe_wait(p)))
+                .collect(),
+            failed: (0..self.n_pes)
+                .filter_map(|p| {
+                    let s = &self.pes[p as usize];
+                    s.failure
+                        .clone()
+                        .map(|message| hw::PeFailure { pe: Pe(p), message })
+                })
+                .collect(),
+            finished: (0..self.n_pes)
+                .filter(|&p| self.pes[p as usize].status == Status::Finished)
+                .map(Pe)
+                .collect(),
+        };
+        let err = QueueError::Deadlock { report };
+        self.record_failure(format!("{err}"));
+        for p in blocked {
+            self.wake(p, self.now_ns, Err(err.clone()));
+        }
+        true
+    }
+
+    pub(super) fn stop_at_time_limit(&mut self) {
+        let message = format!(
+            "stopped at the simulated time limit of {} ns; a PE may be spinning (raise the limit \
+             with --time-limit-ms if the program is just long)",
+            self.params.time_limit_ns
+        );
+        self.record_failure(message.clone());
+        self.abort = Some(message.clone());
+        for p in 0..self.n_pes {
+            if self.pes[p as usize].status == Status::Blocked {
+                self.wake(p, self.now_ns, Err(QueueError::Lost(message.clone())));
+            }
+        }
+    }
+
+    pub(crate) fn describe_wait(&self, pe: u32) -> String {
+        match self.pes[pe as usize].blocked {
+            Some(Blocked::Memory) => {
+                let watching = &self.pes[pe as usize].watching;
+                let holds: Vec<u64> = watching
+                    .iter()
+                    .map(|spec| {
+                        let w = spec.word;
+                        self.mem.read_word(pe, w.kind, w.offset, spec.width.bytes())
+                    })
+                    .collect();
+                waiting_for_any(watching, &holds)
+            }
+            Some(Blocked::Ticket { queue, ticket }) => {
+                let peer = self
+                    .ops
+                    .iter()
+                    .flatten()
+                    .find(|f| f.queue == queue && f.ticket == ticket);
+                let acked = self.events.iter().find_map(|e| match e {
+                    Event::Ack {
+                        op,
+                        queue: q,
+                        ticket: t,
+                    } if q == queue && t == ticket => Some(op),
+                    _ => None,
+                });
+                match (peer, acked) {
+                    (Some(f), _) => format!(
+                        "the {} to PE {} (ticket {ticket}) to complete",
+                        f.kind.code().name(),
+                        f.dst
+                    ),
+                    (None, Some(op)) => format!(
+                        "the acknowledgement of the {} of ticket {ticket} to come back",
+                        op.name()
+                    ),
+                    (None, None) => format!("ticket {ticket} of queue {queue} to complete"),
+                }
+            }
+            Some(Blocked::Quiet { queue }) => format!(
+                "quiet: {} operations of queue {queue} to complete",
+                self.queues[queue as usize].tickets.incomplete()
+            ),
+            Some(Blocked::Exchange) => format!(
+                "a bootstrap exchange ({} of {} PEs arrived)",
+                self.exchange.arrived, self.n_pes
+            ),
+            None => "nothing".to_string(),
+        }
+    }
+}

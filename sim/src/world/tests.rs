@@ -1,0 +1,230 @@
+//! Unit tests of the world: InfiniBand writes seen by waiters and pollers at their drain
+//! time, the costs of fences and releases, and what a PE that posts ahead of the world reads.
+
+use hw::topology::{Link, LinkKind, Timing};
+use hw::{
+    AmoWidth, Cmp, Device, Instant, Launcher, LocalRange, MemKind, Queue, RemoteRange, SegmentKey,
+};
+
+use crate::{Sim, SimDevice};
+
+const FAR: Instant = Instant(u64::MAX);
+
+/// Two GPUs on two hosts: GPU, PCIe (100 ns), NIC, InfiniBand (600 ns), switch, and back.
+fn ib_pair() -> hw::Topology {
+    let link = |kind, latency_ns| Link {
+        kind,
+        latency_ns,
+        bandwidth_bytes_per_s: 50_000_000_000,
+    };
+    hw::Topology::ib_pair(link(LinkKind::Pcie, 100), link(LinkKind::Ib, 600)).unwrap()
+}
+
+/// Two GPUs joined by one NVLink of 500 ns.
+fn nvlink_pair() -> hw::Topology {
+    hw::Topology::pair(Link {
+        kind: LinkKind::NvLink,
+        latency_ns: 500,
+        bandwidth_bytes_per_s: 100_000_000_000,
+    })
+    .unwrap()
+}
+
+fn setup(dev: &SimDevice) {
+    let key = dev.create_segment(MemKind::Device, 4096).unwrap();
+    for (peer, k) in dev.exchange(&key.0, FAR).unwrap().into_iter().enumerate() {
+        dev.import_segment(hw::Pe(peer as u32), MemKind::Device, &SegmentKey(k))
+            .unwrap();
+    }
+}
+
+fn flag_set() -> hw::WaitSpec {
+    hw::WaitSpec {
+        word: LocalRange {
+            kind: MemKind::Device,
+            offset: 0,
+            len: 8,
+        },
+        width: AmoWidth::W64,
+        signed: false,
+        cmp: Cmp::Ge,
+        value: 1,
+        purpose: "test",
+    }
+}
+
+/// PE 0 puts a flag to PE 1 over InfiniBand; PE 1 polls `polls` times, then waits (or
+/// only polls, if `wait` is false). Returns when PE 0 posted and when PE 1 saw the flag.
+fn flag_over_ib(seed: u64, polls: u64, wait: bool) -> (u64, u64) {
+    let sim = Sim::builder(ib_pair()).seed(seed).build().unwrap();
+    let (results, report) = sim
+        .launch(|dev| {
+            setup(&dev);
+            let q = dev.create_queue().unwrap();
+            if dev.pe().0 == 0 {
+                let posted = dev.now().0;
+                let flag = RemoteRange {
+                    pe: hw::Pe(1),
+                    kind: MemKind::Device,
+                    offset: 0,
+                    len: 8,
+                };
+                q.put(flag, &1u64.to_le_bytes()).unwrap();
+                q.quiet(FAR).unwrap();
+                posted
+            } else {
+                let mut seen = false;
+                for _ in 0..polls {
+                    seen = dev.test(flag_set()).is_some();
+                    if seen {
+                        break;
+                    }
+                }
+                while !seen {
+                    if wait {
+                        dev.wait_until(flag_set(), FAR).unwrap();
+                        break;
+                    }
+                    seen = dev.test(flag_set()).is_some();
+                }
+                dev.now().0
+            }
+        })
+        .unwrap();
+    assert!(
+        report.failure.is_none(),
+        "seed {seed}: {:?}",
+        report.failure
+    );
+    let times: Vec<u64> = results.into_iter().map(|r| r.unwrap()).collect();
+    (times[0], times[1])
+}
+
+/// Drains are applied when the PE's memory is next looked at, not as events, so these
+/// check that a waiting PE still wakes, and a polling one still sees the write, at the
+/// write's drain time: never before the write can have arrived and drained, and never
+/// after it surely has (the slowest route with a straggler's jitter, the longest drain).
+#[test]
+fn an_infiniband_write_shows_at_its_drain_time_to_waiters_and_pollers() {
+    let timing = Timing::default();
+    // Two NICs and 1400 ns of links; a straggler adds up to twice the latency.
+    let earliest = timing.issue_ns + 1400 + 2 * timing.nic_ns + 1;
+    let latest = earliest + 2 * 1400 + 2000 + 2 * timing.poll_ns;
+    let mut gaps = Vec::new();
+    for seed in 0..40 {
+        for wait in [true, false] {
+            let (posted, seen) = flag_over_ib(seed, seed % 50, wait);
+            let gap = seen - posted;
+            assert!(
+                (earliest..=latest).contains(&gap),
+                "seed {seed}, wait {wait}: seen {gap} ns after posting"
+            );
+            gaps.push(gap);
+        }
+    }
+    gaps.sort_unstable();
+    gaps.dedup();
+    assert!(gaps.len() > 20, "drain times vary with the seed: {gaps:?}");
+}
+
+/// A fence and a quiet each cost the PE one `fence_ns`, a put-with-signal its
+/// `release_ns`, and the put-with-signal leaves after its release.
+#[test]
+fn fence_quiet_and_put_signal_pay_the_fence_and_the_release() {
+    let mut topology = hw::topology::TopologyBuilder::new("fenced");
+    topology.timing(Timing {
+        fence_ns: 1000,
+        release_ns: 700,
+        ..Timing::default()
+    });
+    let g0 = topology.node("gpu0", hw::topology::NodeKind::Gpu { host: 0 });
+    let g1 = topology.node("gpu1", hw::topology::NodeKind::Gpu { host: 0 });
+    topology.link(g0, g1, nvlink_pair().link(hw::topology::LinkId(0)));
+    let sim = Sim::builder(topology.build().unwrap()).build().unwrap();
+    let (results, report) = sim
+        .launch(|dev| {
+            setup(&dev);
+            let q = dev.create_queue().unwrap();
+            if dev.pe().0 == 1 {
+                dev.wait_until(flag_set(), FAR).unwrap();
+                return dev.now().0;
+            }
+            let start = dev.now().0;
+            q.fence().unwrap();
+            q.quiet(FAR).unwrap();
+            let fenced = dev.now().0 - start;
+            let word = |offset| RemoteRange {
+                pe: hw::Pe(1),
+                kind: MemKind::Device,
+                offset,
+                len: 8,
+            };
+            q.put_signal(word(64), &[7; 8], word(0), hw::SignalOp::Set, 1)
+                .unwrap();
+            let posted = dev.now().0;
+            assert_eq!(posted - start, fenced + 700 + Timing::default().issue_ns);
+            q.quiet(FAR).unwrap();
+            fenced
+        })
+        .unwrap();
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    assert_eq!(*results[0].as_ref().unwrap(), 2000, "a fence and a quiet");
+    // PE 1 woke at the signal: 500 ns of link, at most 125 of jitter (or a straggler's
+    // 1000) and a poll after PE 0's two fences, its put_signal's release and issue.
+    let woken = *results[1].as_ref().unwrap();
+    assert!(woken >= 2700 + 20 + 500 + 100, "{woken}");
+}
+
+/// A PE may post far ahead of the world, but what it reads is what it would read had it
+/// waited for the world. PE 1 puts a flag to PE 0 shortly before PE 0, having posted
+/// 10 µs of operations, reads it: PE 0 must see it, unless it lands after the read (then
+/// waiting for it ends when it lands, not at once).
+#[test]
+fn posting_ahead_does_not_hide_what_landed_before_the_posters_clock() {
+    for seed in 0..40 {
+        let sim = Sim::builder(nvlink_pair()).seed(seed).build().unwrap();
+        let (results, report) = sim
+            .launch(|dev| {
+                setup(&dev);
+                let q = dev.create_queue().unwrap();
+                let peer = 1 - dev.pe().0;
+                let to_peer = |offset| RemoteRange {
+                    pe: hw::Pe(peer),
+                    kind: MemKind::Device,
+                    offset,
+                    len: 8,
+                };
+                if dev.pe().0 == 1 {
+                    // Polls an unset word for 9 µs, so the flag lands about when PE 0
+                    // reads, within its lookahead.
+                    let mut idle = flag_set();
+                    idle.word.offset = 8;
+                    for _ in 0..90 {
+                        assert!(dev.test(idle).is_none());
+                    }
+                    q.put(to_peer(0), &1u64.to_le_bytes()).unwrap();
+                    q.quiet(FAR).unwrap();
+                    return None;
+                }
+                for i in 0..500 {
+                    q.put(to_peer(8 + 8 * (i % 100)), &[0; 8]).unwrap();
+                }
+                let read_ns = dev.now().0;
+                let mut out = [0; 8];
+                dev.read_local(flag_set().word, &mut out);
+                let seen = u64::from_le_bytes(out) == 1;
+                dev.wait_until(flag_set(), FAR).unwrap();
+                let woken_ns = dev.now().0;
+                q.quiet(FAR).unwrap();
+                Some((seen, read_ns, woken_ns))
+            })
+            .unwrap();
+        assert!(report.failure.is_none(), "{:?}", report.failure);
+        let (seen, read_ns, woken_ns) = results[0].as_ref().unwrap().unwrap();
+        let landed_ns = woken_ns - Timing::default().poll_ns;
+        assert!(
+            seen || landed_ns >= read_ns,
+            "seed {seed}: read at {read_ns} did not see a flag woken for at {woken_ns}"
+        );
+    }
+}
