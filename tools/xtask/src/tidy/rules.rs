@@ -200,10 +200,30 @@ pub(crate) fn rust_files(root: &Path, scope: &[&str]) -> anyhow::Result<Vec<Stri
     Ok(files)
 }
 
+const fn ban(name: Name, skip: Skip) -> Ban {
+    Ban { name, skip }
+}
+
 const IN_TESTS_TOO: Skip = Skip::NOTHING;
 const NOT_IN_TESTS: Skip = Skip {
     tests: true,
     ..Skip::NOTHING
+};
+const UNLESS_ABSENT_UNDER_CHECKERS: Skip = Skip {
+    absent_under_checkers: true,
+    ..Skip::NOTHING
+};
+/// Clocks and threads: tests may time themselves; the clippy ban is `disallowed_methods`.
+const CLOCK_OR_THREAD: Skip = Skip {
+    tests: true,
+    allowed_lint: Some("disallowed_methods"),
+    ..Skip::NOTHING
+};
+/// Hash maps and sets: in tests too, where an iterated one makes a flaky test; the clippy
+/// ban is `disallowed_types`.
+const HASHED: Skip = Skip {
+    allowed_lint: Some("disallowed_types"),
+    ..IN_TESTS_TOO
 };
 
 /// The host backend takes every atomic, lock and thread from the facade.
@@ -211,20 +231,8 @@ const HOST_FACADE: SourceRule = SourceRule {
     name: "host-facade",
     scope: &["hw/src/host", "hw/src/threads.rs"],
     bans: &[
-        Ban {
-            name: Name::Path("std", "sync"),
-            skip: Skip {
-                absent_under_checkers: true,
-                ..Skip::NOTHING
-            },
-        },
-        Ban {
-            name: Name::Path("std", "thread"),
-            skip: Skip {
-                absent_under_checkers: true,
-                ..Skip::NOTHING
-            },
-        },
+        ban(Name::Path("std", "sync"), UNLESS_ABSENT_UNDER_CHECKERS),
+        ban(Name::Path("std", "thread"), UNLESS_ABSENT_UNDER_CHECKERS),
     ],
     why: "the host backend's synchronisation must come from the facade, or loom and shuttle \
           cannot see it",
@@ -237,44 +245,11 @@ const SIM_DETERMINISM: SourceRule = SourceRule {
     name: "sim-determinism",
     scope: &["sim/src"],
     bans: &[
-        Ban {
-            name: Name::Word("Instant::now"),
-            skip: Skip {
-                tests: true,
-                allowed_lint: Some("disallowed_methods"),
-                ..Skip::NOTHING
-            },
-        },
-        Ban {
-            name: Name::Word("SystemTime::now"),
-            skip: Skip {
-                tests: true,
-                allowed_lint: Some("disallowed_methods"),
-                ..Skip::NOTHING
-            },
-        },
-        Ban {
-            name: Name::Path("std", "thread"),
-            skip: Skip {
-                tests: true,
-                allowed_lint: Some("disallowed_methods"),
-                ..Skip::NOTHING
-            },
-        },
-        Ban {
-            name: Name::Word("HashMap"),
-            skip: Skip {
-                allowed_lint: Some("disallowed_types"),
-                ..IN_TESTS_TOO
-            },
-        },
-        Ban {
-            name: Name::Word("HashSet"),
-            skip: Skip {
-                allowed_lint: Some("disallowed_types"),
-                ..IN_TESTS_TOO
-            },
-        },
+        ban(Name::Word("Instant::now"), CLOCK_OR_THREAD),
+        ban(Name::Word("SystemTime::now"), CLOCK_OR_THREAD),
+        ban(Name::Path("std", "thread"), CLOCK_OR_THREAD),
+        ban(Name::Word("HashMap"), HASHED),
+        ban(Name::Word("HashSet"), HASHED),
     ],
     why: "the simulator's runs must follow from the seed alone, and the OS clock, OS threads \
           and a hash map's random order do not",
@@ -288,88 +263,55 @@ const RUNTIME_NAMES_NO_BACKEND: SourceRule = SourceRule {
     name: "runtime-names-no-backend",
     scope: &["runtime/src"],
     bans: &[
-        Ban {
-            name: Name::Word("sim::"),
-            skip: NOT_IN_TESTS,
-        },
-        Ban {
-            name: Name::Word("SimBackend"),
-            skip: NOT_IN_TESTS,
-        },
-        Ban {
-            name: Name::Path("hw", "host"),
-            skip: NOT_IN_TESTS,
-        },
-        Ban {
-            name: Name::Word("HostBackend"),
-            skip: NOT_IN_TESTS,
-        },
-        Ban {
-            name: Name::Path("hw", "cuda"),
-            skip: NOT_IN_TESTS,
-        },
-        Ban {
-            name: Name::Word("CudaBackend"),
-            skip: NOT_IN_TESTS,
-        },
+        ban(Name::Word("sim::"), NOT_IN_TESTS),
+        ban(Name::Word("SimBackend"), NOT_IN_TESTS),
+        ban(Name::Path("hw", "host"), NOT_IN_TESTS),
+        ban(Name::Word("HostBackend"), NOT_IN_TESTS),
+        ban(Name::Path("hw", "cuda"), NOT_IN_TESTS),
+        ban(Name::Word("CudaBackend"), NOT_IN_TESTS),
     ],
     why: "the runtime is generic over `B: hw::Backend` and never names a concrete backend",
     fix: "write it against the traits of `hw` (branch on `hw::Caps`), or move it into \
           #[cfg(test)] code or a tests.rs file",
 };
 
-/// Backends share code through `hw`'s common modules, never through each other.
-const BACKENDS_APART: SourceRule = SourceRule {
-    name: "backends-apart",
-    scope: &["hw/src/cuda"],
-    bans: &[
-        Ban {
-            name: Name::Word("host::"),
-            skip: IN_TESTS_TOO,
-        },
-        Ban {
-            name: Name::Path("crate", "host"),
-            skip: IN_TESTS_TOO,
-        },
-        Ban {
-            name: Name::Path("super", "host"),
-            skip: IN_TESTS_TOO,
-        },
-    ],
-    why: "one backend may not import another",
-    fix: "move what both backends need out of hw/src/host into a module of `hw` that neither \
-          backend owns (as hw/src/threads.rs and hw/src/sync.rs are)",
-};
+/// Backends share code through `hw`'s own modules, never through each other: the files of
+/// `scope` may not name what `bans` names.
+const fn backends_apart(scope: &'static [&'static str], bans: &'static [Ban]) -> SourceRule {
+    SourceRule {
+        name: "backends-apart",
+        scope,
+        bans,
+        why: "one backend may not import another",
+        fix: "move what both backends need into a module of `hw` that neither backend owns \
+              (as hw/src/threads.rs and hw/src/sync.rs are)",
+    }
+}
 
-/// The same rule the other way round.
-const HOST_APART: SourceRule = SourceRule {
-    name: "backends-apart",
-    scope: &["hw/src/host"],
-    bans: &[
-        Ban {
-            name: Name::Word("cuda::"),
-            skip: IN_TESTS_TOO,
-        },
-        Ban {
-            name: Name::Path("crate", "cuda"),
-            skip: IN_TESTS_TOO,
-        },
-        Ban {
-            name: Name::Path("super", "cuda"),
-            skip: IN_TESTS_TOO,
-        },
+const CUDA_APART: SourceRule = backends_apart(
+    &["hw/src/cuda"],
+    &[
+        ban(Name::Word("host::"), IN_TESTS_TOO),
+        ban(Name::Path("crate", "host"), IN_TESTS_TOO),
+        ban(Name::Path("super", "host"), IN_TESTS_TOO),
     ],
-    why: "one backend may not import another",
-    fix: "move what both backends need out of hw/src/cuda into a module of `hw` that neither \
-          backend owns (as hw/src/threads.rs and hw/src/sync.rs are)",
-};
+);
+
+const HOST_APART: SourceRule = backends_apart(
+    &["hw/src/host"],
+    &[
+        ban(Name::Word("cuda::"), IN_TESTS_TOO),
+        ban(Name::Path("crate", "cuda"), IN_TESTS_TOO),
+        ban(Name::Path("super", "cuda"), IN_TESTS_TOO),
+    ],
+);
 
 /// Every source rule, in the order they are reported.
 pub(crate) const SOURCE_RULES: [SourceRule; 5] = [
     HOST_FACADE,
     SIM_DETERMINISM,
     RUNTIME_NAMES_NO_BACKEND,
-    BACKENDS_APART,
+    CUDA_APART,
     HOST_APART,
 ];
 
@@ -389,10 +331,7 @@ mod tests {
                     use crate::{host, threads};\n\
                     // the host backend's rendezvous: prose may say host::\n\
                     fn f() { single_host::x(); MemKind::Host; }\n";
-        assert_eq!(
-            lines(&BACKENDS_APART, "hw/src/cuda/world.rs", text),
-            [1, 2, 3]
-        );
+        assert_eq!(lines(&CUDA_APART, "hw/src/cuda/world.rs", text), [1, 2, 3]);
         let text = "use crate::cuda::CudaBackend;\nuse super::{cuda, sync};\n";
         assert_eq!(lines(&HOST_APART, "hw/src/host/mod.rs", text), [1, 2]);
     }
