@@ -7,8 +7,6 @@
 //! copied them, nor before the links have carried them (`World::issue` takes the later of
 //! the two). With free curves, the default, no put waits for its mover.
 
-use std::collections::HashMap;
-
 use hw::Copier;
 use hw::topology::{CopyCurve, CopyTimes};
 
@@ -24,19 +22,27 @@ pub(crate) enum Mover {
     },
 }
 
+/// Per (PE, mover): the end of its last copy, in ns.
+// Why a hash map in the simulator (sim/clippy.toml bans it): it is only looked up by key,
+// never iterated, so its order cannot reach a run; `Copier` has no order for a BTreeMap.
+#[allow(
+    clippy::disallowed_types,
+    reason = "looked up by key and never iterated: its random order cannot reach a run"
+)]
+type FreeAt = std::collections::HashMap<(u32, Mover), u64>;
+
 /// When each mover that has copied something is free again.
 #[derive(Debug)]
 pub(crate) struct Movers {
     times: CopyTimes,
-    /// Per (PE, mover): the end of its last copy, in ns.
-    free_at_ns: HashMap<(u32, Mover), u64>,
+    free_at_ns: FreeAt,
 }
 
 impl Movers {
     pub(crate) fn new(times: CopyTimes) -> Movers {
         Movers {
             times,
-            free_at_ns: HashMap::new(),
+            free_at_ns: FreeAt::new(),
         }
     }
 

@@ -6,8 +6,8 @@ use crate::Fault;
 
 use crate::trace::Timeline;
 
-/// Operation counters of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Operation counters of a run; serialised as an object of these fields (`rshmem run --json`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct OpCounts {
     /// Puts (blocking and non-blocking).
     pub puts: u64,

@@ -310,6 +310,10 @@ fn iriw(dev: SimDevice) -> (u64, u64) {
 }
 
 #[test]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "prints how long the exploration took on the host's clock, which no simulation reads"
+)]
 fn iriw_on_four_pes_shows_the_non_multi_copy_atomic_outcome() {
     let topology = sim::topology::load("hgx8").unwrap();
     let start = WallClock::now();

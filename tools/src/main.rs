@@ -7,9 +7,9 @@ mod info;
 mod launch;
 mod litmus;
 mod run;
+mod svg;
 mod topo;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -59,16 +59,7 @@ enum Command {
     ///
     /// Presets: h200x2 (2 GPUs on NV18), hgx8 (8 GPUs on NVSwitch), ib-N (N hosts x 8 GPUs,
     /// one 400 Gb/s NIC per GPU, rail-optimised fat tree). Files: see docs/topology-format.md.
-    Topo {
-        /// A preset name or a path to a topology file.
-        topology: String,
-        /// Write the topology as Graphviz DOT to this file.
-        #[arg(long, value_name = "FILE")]
-        dot: Option<PathBuf>,
-        /// Write a drawing of the topology as SVG to this file.
-        #[arg(long, value_name = "FILE")]
-        svg: Option<PathBuf>,
-    },
+    Topo(topo::TopoArgs),
 }
 
 fn main() -> ExitCode {
@@ -80,7 +71,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::main(args),
         Command::Calibrate(args) => calibrate::main(args),
         Command::Info(args) => info::main(args),
-        Command::Topo { topology, dot, svg } => topo_main(&topology, dot, svg),
+        Command::Topo(args) => topo::main(args),
     };
     match result {
         Ok(code) => code,
@@ -89,20 +80,4 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-fn topo_main(name: &str, dot: Option<PathBuf>, svg: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let topology = sim::topology::load(name)?;
-    print!("{}", topo::describe(&topology));
-    if let Some(path) = dot {
-        std::fs::write(&path, topo::to_dot(&topology))
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-        println!("wrote {}", path.display());
-    }
-    if let Some(path) = svg {
-        std::fs::write(&path, topo::to_svg(&topology))
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-        println!("wrote {}", path.display());
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -88,7 +88,7 @@ struct Summary {
     /// Of the simulated time, the start-up before the PEs' programs ran (`Timing::startup_ns`).
     startup_ns: u64,
     ops: u64,
-    op_counts: OpCountsJson,
+    op_counts: OpCounts,
     trace_hash: String,
     events: u64,
     memory_bytes_peak: u64,
@@ -101,35 +101,6 @@ struct Summary {
     curve: Option<Vec<BandwidthPoint>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     modelled_gbps: Option<f64>,
-}
-
-#[derive(Serialize, Debug)]
-struct OpCountsJson {
-    puts: u64,
-    gets: u64,
-    amos: u64,
-    put_signals: u64,
-    fences: u64,
-    quiets: u64,
-    waits: u64,
-    bytes_put: u64,
-    bytes_got: u64,
-}
-
-impl From<OpCounts> for OpCountsJson {
-    fn from(c: OpCounts) -> Self {
-        OpCountsJson {
-            puts: c.puts,
-            gets: c.gets,
-            amos: c.amos,
-            put_signals: c.put_signals,
-            fences: c.fences,
-            quiets: c.quiets,
-            waits: c.waits,
-            bytes_put: c.bytes_put,
-            bytes_got: c.bytes_got,
-        }
-    }
 }
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -332,7 +303,7 @@ fn summarise(
         sim_time_ns: report.sim_time_ns,
         startup_ns,
         ops: report.ops.total(),
-        op_counts: report.ops.into(),
+        op_counts: report.ops,
         trace_hash: format!("{:016x}", report.trace_hash),
         events: report.events,
         memory_bytes_peak: report.memory_bytes_peak,

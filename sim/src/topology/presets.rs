@@ -420,6 +420,10 @@ mod tests {
     }
 
     #[test]
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "times the preset's build on the host's clock, which no simulation reads"
+    )]
     fn large_ib_presets_build_quickly() {
         // The brief asks for well under a second in release builds; debug builds run the
         // all-pairs reachability check several times slower, so the bound here is loose and

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use crate::bench::lines::{Line, Metric};
-use crate::topo::xml;
+use crate::svg::xml;
 
 use super::measured::Measured;
 

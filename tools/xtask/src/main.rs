@@ -1,0 +1,47 @@
+//! `cargo xtask`: the workspace's developer tasks, kept out of the `rshmem` product (the
+//! alias is in .cargo/config.toml).
+//!
+//! - `cargo xtask tidy`: the architecture's invariants checked by machine (`tidy`); the same
+//!   checks run as a test of this crate.
+//! - `cargo xtask mutate-orderings ...`: weakens the host backend's memory orderings one at a
+//!   time and reports which mutants the tests kill (`mutate`, docs/mutation.md).
+
+mod lex;
+mod mutate;
+mod tidy;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Developer tasks of the rshmem workspace.
+#[derive(Parser, Debug)]
+#[command(name = "cargo xtask", version)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand, Debug)]
+enum Task {
+    /// Check the architecture's invariants: the sync facade, the simulator's determinism, a
+    /// runtime that names no backend, backends that do not import each other, and the
+    /// configuration table against docs/config.md.
+    Tidy,
+    /// Weaken each memory ordering of some files, one at a time, and see whether tests notice.
+    MutateOrderings(mutate::Args),
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().task {
+        Task::Tidy => tidy::run(),
+        Task::MutateOrderings(args) => mutate::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
