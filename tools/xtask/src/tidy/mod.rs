@@ -1,7 +1,8 @@
 //! `cargo xtask tidy`: the architecture's invariants, checked by machine.
 //!
-//! - `host-facade`: no `std::sync` or `std::thread` in the host backend (`hw/src/host`,
-//!   `hw/src/threads.rs`) outside code that loom and shuttle builds never compile.
+//! - `host-facade`: no `std::sync` or `std::thread` in the host backend (`hw/src/host`) or in
+//!   what backends share (`hw/src/common`) outside code that loom and shuttle builds never
+//!   compile.
 //! - `sim-determinism`: no OS clock or OS thread in the simulator outside tests, and no
 //!   `HashMap`/`HashSet` anywhere in it, unless an item says why with the `#[allow]` of the
 //!   matching clippy ban (sim/clippy.toml enforces the same through the types).
@@ -43,36 +44,13 @@ impl fmt::Display for Violation {
     }
 }
 
-/// A violation that is known and being removed elsewhere: (file, text of the line).
-///
-/// Why a list: the CUDA backend's imports from the host backend are being moved out on
-/// another branch; until it lands they are reported as known rather than failing the check.
-/// An entry that no longer matches fails the check, so the list cannot outlive its reason:
-/// delete the entry then.
-const KNOWN_VIOLATIONS: &[(&str, &str)] = &[
-    (
-        "hw/src/cuda/world.rs",
-        "use crate::host::rendezvous::Rendezvous;",
-    ),
-    ("hw/src/cuda/mod.rs", "use crate::host::single_host;"),
-];
-
-/// What a check of the repository found.
-#[derive(Debug, Default)]
-pub(crate) struct Findings {
-    /// Broken rules.
-    pub(crate) violations: Vec<Violation>,
-    /// Broken rules listed in [`KNOWN_VIOLATIONS`].
-    pub(crate) known: Vec<Violation>,
-}
-
 /// The repository root: two folders above this crate.
 pub(crate) fn repository_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Runs every rule over the repository at `root`.
-pub(crate) fn check_repository(root: &Path) -> anyhow::Result<Findings> {
+pub(crate) fn check_repository(root: &Path) -> anyhow::Result<Vec<Violation>> {
     let read =
         |path: &str| fs::read_to_string(root.join(path)).with_context(|| format!("reading {path}"));
     let mut found = Vec::new();
@@ -86,55 +64,20 @@ pub(crate) fn check_repository(root: &Path) -> anyhow::Result<Findings> {
         &read(config_doc::DOC_PATH)?,
     ));
 
-    let mut findings = Findings::default();
-    let mut matched = vec![false; KNOWN_VIOLATIONS.len()];
-    for violation in found {
-        let line_text = read(&violation.path)?
-            .lines()
-            .nth(violation.line - 1)
-            .unwrap_or("")
-            .trim()
-            .to_owned();
-        match KNOWN_VIOLATIONS
-            .iter()
-            .position(|&(path, text)| path == violation.path && text == line_text)
-        {
-            Some(n) => {
-                matched[n] = true;
-                findings.known.push(violation);
-            }
-            None => findings.violations.push(violation),
-        }
-    }
-    for (&(path, text), _) in KNOWN_VIOLATIONS.iter().zip(matched).filter(|(_, m)| !m) {
-        findings.violations.push(Violation {
-            path: "tools/xtask/src/tidy/mod.rs".into(),
-            line: 1,
-            rule: "known-violations",
-            message: format!("the known violation `{text}` in {path} is gone"),
-            fix: "delete its entry from KNOWN_VIOLATIONS".into(),
-        });
-    }
-    Ok(findings)
+    Ok(found)
 }
 
-/// `cargo xtask tidy`: prints every violation; fails if there is one that is not known.
+/// `cargo xtask tidy`: prints every violation; fails if there is one.
 pub(crate) fn run() -> anyhow::Result<ExitCode> {
-    let findings = check_repository(&repository_root())?;
-    for known in &findings.known {
-        println!("{known}\n    (known: being removed on another branch; KNOWN_VIOLATIONS)");
-    }
-    for violation in &findings.violations {
+    let violations = check_repository(&repository_root())?;
+    for violation in &violations {
         println!("{violation}");
     }
-    if findings.violations.is_empty() {
-        println!(
-            "tidy: every rule holds ({} known violations left)",
-            findings.known.len()
-        );
+    if violations.is_empty() {
+        println!("tidy: every rule holds");
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("tidy: {} violations", findings.violations.len());
+        println!("tidy: {} violations", violations.len());
         Ok(ExitCode::FAILURE)
     }
 }
@@ -145,8 +88,8 @@ mod tests {
 
     #[test]
     fn every_tidy_rule_holds_in_this_repository() {
-        let findings = check_repository(&repository_root()).unwrap();
-        let report: Vec<String> = findings.violations.iter().map(|v| v.to_string()).collect();
+        let violations = check_repository(&repository_root()).unwrap();
+        let report: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
         assert!(report.is_empty(), "tidy:\n{}", report.join("\n"));
     }
 }

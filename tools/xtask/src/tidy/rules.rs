@@ -229,7 +229,7 @@ const HASHED: Skip = Skip {
 /// The host backend takes every atomic, lock and thread from the facade.
 const HOST_FACADE: SourceRule = SourceRule {
     name: "host-facade",
-    scope: &["hw/src/host", "hw/src/threads.rs"],
+    scope: &["hw/src/host", "hw/src/common"],
     bans: &[
         ban(Name::Path("std", "sync"), UNLESS_ABSENT_UNDER_CHECKERS),
         ban(Name::Path("std", "thread"), UNLESS_ABSENT_UNDER_CHECKERS),
@@ -284,7 +284,7 @@ const fn backends_apart(scope: &'static [&'static str], bans: &'static [Ban]) ->
         bans,
         why: "one backend may not import another",
         fix: "move what both backends need into a module of `hw` that neither backend owns \
-              (as hw/src/threads.rs and hw/src/sync.rs are)",
+              (hw/src/common, as the rendezvous and the thread launch loop are)",
     }
 }
 
