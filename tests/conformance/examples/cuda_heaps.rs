@@ -3,7 +3,7 @@
 //! `SHMEM_DEVICE_SYMMETRIC_SIZE`, `SHMEM_SYMMETRIC_HEAP_DEFAULT`).
 //!
 //! ```text
-//! cargo build -p tests --example cuda_heaps
+//! cargo build -p conformance --example cuda_heaps
 //! SHMEM_SYMMETRIC_SIZE=4m target/debug/examples/cuda_heaps             # PEs as threads
 //! SHMEM_SYMMETRIC_SIZE=4m rshmem run -n 2 target/debug/examples/cuda_heaps   # refused
 //! ```
@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use hw::cuda::{Cuda, CudaBackend};
 use rshmem::{Config, MallocHints, MemKind, Shmem};
-use tests::BodyError;
+use conformance::BodyError;
 
 /// Both heaps through puts, gets, atomics, realloc and `ptr`.
 fn both_heaps(sh: &Shmem<CudaBackend>) -> Result<String, BodyError> {

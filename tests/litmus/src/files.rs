@@ -37,18 +37,19 @@ pub enum LoadError {
 /// the machine that built them.
 pub const LITMUS_DIR_VAR: &str = "RSHMEM_LITMUS_DIR";
 
-/// The folder of the litmus catalogue: `$RSHMEM_LITMUS_DIR` if set; else `tests/litmus` of
-/// the checkout that built this crate, if it exists; else `tests/litmus` under the current
-/// directory (a test binary carried to another machine and run from the repository root).
+/// The folder of the litmus catalogue: `$RSHMEM_LITMUS_DIR` if set; else
+/// `tests/litmus/catalogue` of the checkout that built this crate, if it exists; else
+/// `tests/litmus/catalogue` under the current directory (a test binary carried to another
+/// machine and run from the repository root).
 pub fn catalogue_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os(LITMUS_DIR_VAR) {
         return PathBuf::from(dir);
     }
-    let built_here = Path::new(env!("CARGO_MANIFEST_DIR")).join("litmus");
+    let built_here = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogue");
     if built_here.is_dir() {
         built_here
     } else {
-        PathBuf::from("tests/litmus")
+        PathBuf::from("tests/litmus/catalogue")
     }
 }
 

@@ -3,11 +3,11 @@
 //! them (`CudaBuilder::share_gpus`, PE `i` on GPU `i % n_gpus`) and the harness says so; suites
 //! skip, saying why, on a machine without CUDA.
 
-use hw::cuda::{Cuda, CudaBackend, CudaDevice, CudaReport, probe};
-use hw::{Device, Instant, MemKind, Pe, SegmentKey};
+use hw::LaunchError;
+use hw::cuda::{Cuda, CudaBackend, CudaReport, probe};
 use rshmem::Shmem;
 
-use crate::{BodyError, run_body};
+use crate::{BodyError, RunError, run_body};
 
 /// Why a run of `n_pes` CUDA PEs cannot happen on this machine, or `None` if it can.
 pub fn unavailable(n_pes: u32) -> Option<String> {
@@ -17,6 +17,7 @@ pub fn unavailable(n_pes: u32) -> Option<String> {
         Ok(inventory) => {
             let n_gpus = inventory.gpus.len() as u32;
             if n_gpus < n_pes {
+                // Said on stdout, beside the suite's own lines: a test's output, not a log.
                 println!("{n_pes} PEs share {n_gpus} GPU(s): PE i runs on GPU i mod {n_gpus}");
             }
             None
@@ -27,21 +28,20 @@ pub fn unavailable(n_pes: u32) -> Option<String> {
 /// A CUDA run of `n_pes` PEs, sharing GPUs if the machine has fewer.
 ///
 /// # Errors
-/// The launcher's, as text.
-pub fn cuda(n_pes: u32) -> Result<Cuda, String> {
-    Cuda::builder()
-        .pes(n_pes)
-        .share_gpus(true)
-        .build()
-        .map_err(|e| e.to_string())
+/// The launcher's, if CUDA cannot run `n_pes` PEs here.
+pub fn cuda(n_pes: u32) -> Result<Cuda, LaunchError> {
+    Cuda::builder().pes(n_pes).share_gpus(true).build()
 }
 
 /// Runs `body` on `n_pes` CUDA PEs and returns the report, failing with every PE's error if
 /// any PE's check failed.
+///
+/// # Errors
+/// [`RunError::Failed`] if a check failed; another [`RunError`] if the run could not happen.
 pub fn run_on_cuda(
     n_pes: u32,
     body: impl Fn(&Shmem<CudaBackend>) -> Result<(), BodyError> + Sync,
-) -> Result<CudaReport, String> {
+) -> Result<CudaReport, RunError> {
     let cuda = cuda(n_pes)?;
     // The bodies need a few KiB, but `heap_growth` wants a heap past the first 64 MiB step
     // of backing, so that it grows; the heap's room beyond what is backed costs nothing.
@@ -49,32 +49,9 @@ pub fn run_on_cuda(
     if failures.is_empty() {
         Ok(report)
     } else {
-        Err(format!(
-            "{n_pes} CUDA PEs on {:?}:\n  {}",
-            report.gpus,
-            failures.join("\n  ")
-        ))
+        Err(RunError::Failed {
+            run: format!("{n_pes} CUDA PEs on {:?}", report.gpus),
+            failures,
+        })
     }
-}
-
-/// Creates this PE's `Device` segment of `heap_bytes` and imports every PE's (collective): the
-/// symmetric heap that a test or benchmark of the device-side API works in, as `Shmem` makes
-/// its own at init.
-///
-/// # Errors
-/// The device's or the exchange's error, as text.
-pub fn share_device_heap(
-    dev: &CudaDevice,
-    heap_bytes: u64,
-    deadline: Instant,
-) -> Result<(), String> {
-    let key = dev
-        .create_segment(MemKind::Device, heap_bytes)
-        .map_err(|e| e.to_string())?;
-    let keys = dev.exchange(&key.0, deadline).map_err(|e| e.to_string())?;
-    for (peer, bytes) in (0..).zip(keys) {
-        dev.import_segment(Pe(peer), MemKind::Device, &SegmentKey(bytes))
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(())
 }

@@ -3,10 +3,10 @@
 
 use hw::Backend;
 use rshmem::{Cmp, Shmem, SignalOp};
-use tests::BodyError;
-use tests::host::{HOST_PES, host_conformance, run_on_host};
+use conformance::BodyError;
+use conformance::host::{HOST_PES, host_conformance, run_on_host};
 
-tests::conformance_tests!(host_conformance);
+conformance::conformance_tests!(host_conformance);
 
 /// The ring example: a token passes PE 0 → 1 → … → 0 by put-with-signal, each PE adding its
 /// number; PE 0 gets it back as n(n-1)/2.
@@ -86,7 +86,8 @@ fn a_broken_promise_is_reported() {
         }
         Ok(())
     })
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("PE 1: violated: on purpose"), "{err}");
 }
 

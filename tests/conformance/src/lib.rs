@@ -3,40 +3,51 @@
 //!
 //! A body returns `Ok(())` when its check held on that PE. The same bodies are meant to run on
 //! every backend (the CUDA backend runs them on GPUs), so they only use the public API.
+//! The harnesses: this file for the simulator, [`host`] and [`cuda`] for the real backends.
 
 pub mod bodies;
 pub mod cuda;
 pub mod host;
-pub mod litmus;
-
-use std::fmt;
 
 use hw::Launcher;
 use rshmem::{Config, Shmem, ShmemError};
 use sim::{Sim, SimBackend, SimBuilder, SimReport};
 
 /// Why a body failed on a PE.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum BodyError {
     /// An API call failed.
-    Shmem(ShmemError),
+    #[error(transparent)]
+    Shmem(#[from] ShmemError),
     /// The API worked but a promise did not hold.
+    #[error("violated: {0}")]
     Violated(String),
 }
 
-impl From<ShmemError> for BodyError {
-    fn from(e: ShmemError) -> Self {
-        BodyError::Shmem(e)
-    }
-}
-
-impl fmt::Display for BodyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BodyError::Shmem(e) => write!(f, "{e}"),
-            BodyError::Violated(what) => write!(f, "violated: {what}"),
-        }
-    }
+/// Why a run of a body failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The simulator's topology could not be loaded.
+    #[error(transparent)]
+    Topology(#[from] sim::topology::LoadError),
+    /// The machine of a real backend could not be described.
+    #[error(transparent)]
+    Machine(#[from] hw::topology::TopologyError),
+    /// The backend could not be set up for the PEs.
+    #[error(transparent)]
+    Backend(#[from] hw::LaunchError),
+    /// The runtime could not start the PEs.
+    #[error(transparent)]
+    Start(#[from] rshmem::RunError),
+    /// The run happened and some PE's check failed: `run` says which run, `failures` each
+    /// PE's error ("PE 1: ...") and anything the backend reported.
+    #[error("{run}:\n  {}", failures.join("\n  "))]
+    Failed {
+        /// The run, to repeat it ("2 PEs on h200x2, seed 5 (rerun with this seed)").
+        run: String,
+        /// What failed.
+        failures: Vec<String>,
+    },
 }
 
 /// The topologies a conformance body runs on: NVLink pair, NVSwitch, and two InfiniBand
@@ -50,14 +61,14 @@ pub const SEEDS: std::ops::Range<u64> = 0..4;
 /// returns the backend's report and the error of each PE whose check failed ("PE 1: ...").
 ///
 /// # Errors
-/// If the run could not happen at all (the PEs could not be launched).
+/// [`RunError::Start`] if the run could not happen at all (the PEs could not be launched).
 pub fn run_body<L: Launcher>(
     launcher: L,
     heap_bytes: u64,
     body: impl Fn(&Shmem<L::B>) -> Result<(), BodyError> + Sync,
-) -> Result<(L::Report, Vec<String>), String> {
+) -> Result<(L::Report, Vec<String>), RunError> {
     let config = Config::default().device_heap_size(heap_bytes);
-    let output = rshmem::run(launcher, config, body).map_err(|e| e.to_string())?;
+    let output = rshmem::run(launcher, config, body)?;
     let failures = output
         .results
         .iter()
@@ -73,36 +84,41 @@ pub fn run_body<L: Launcher>(
 
 /// Runs `body` on every PE of `topology` with `seed` and returns the report, failing with
 /// the seed and every PE's error if any PE's check failed.
+///
+/// # Errors
+/// [`RunError::Failed`] with the seed if a check failed; another [`RunError`] if the run
+/// could not happen.
 pub fn run_on_sim(
     topology: &str,
     seed: u64,
     body: impl Fn(&Shmem<SimBackend>) -> Result<(), BodyError> + Sync,
-) -> Result<SimReport, String> {
+) -> Result<SimReport, RunError> {
     run_on_sim_with(topology, seed, |b| b, body)
 }
 
 /// [`run_on_sim`] on a simulator that `customise` finishes configuring (the shuttle suite
 /// runs the PEs as shuttle tasks, for instance).
+///
+/// # Errors
+/// As [`run_on_sim`].
 pub fn run_on_sim_with(
     topology: &str,
     seed: u64,
     customise: impl FnOnce(SimBuilder) -> SimBuilder,
     body: impl Fn(&Shmem<SimBackend>) -> Result<(), BodyError> + Sync,
-) -> Result<SimReport, String> {
-    let topo = sim::topology::load(topology).map_err(|e| e.to_string())?;
-    let sim = customise(Sim::builder(topo).seed(seed))
-        .build()
-        .map_err(|e| e.to_string())?;
+) -> Result<SimReport, RunError> {
+    let topo = sim::topology::load(topology)?;
+    let sim = customise(Sim::builder(topo).seed(seed)).build()?;
     let n = sim.n_pes();
-    let (report, failures) = run_body(sim, 64 << 20, body)?;
+    let (report, mut failures) = run_body(sim, 64 << 20, body)?;
     if failures.is_empty() && report.failure.is_none() {
         Ok(report)
     } else {
-        Err(format!(
-            "{n} PEs on {topology}, seed {seed} (rerun with this seed):\n  {}\n  report: {:?}",
-            failures.join("\n  "),
-            report.failure
-        ))
+        failures.push(format!("report: {:?}", report.failure));
+        Err(RunError::Failed {
+            run: format!("{n} PEs on {topology}, seed {seed} (rerun with this seed)"),
+            failures,
+        })
     }
 }
 
@@ -115,6 +131,7 @@ pub fn conformance(body: impl Fn(&Shmem<SimBackend>) -> Result<(), BodyError> + 
         .iter()
         .flat_map(|t| SEEDS.map(move |s| (t, s)))
         .filter_map(|(t, s)| run_on_sim(t, s, body).err())
+        .map(|e| e.to_string())
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use model::litmus::{Config, Litmus, Observation, Outcome};
 
-use super::explore::{Exploration, explore};
+use model::om::ModelError;
+
+use crate::{Exploration, explore};
 
 /// What the checker found for one (test, configuration).
 #[derive(Debug)]
@@ -19,7 +21,7 @@ pub struct Check {
     /// The expectation is marked `(model)`.
     pub model_derived: bool,
     /// The outcomes the model allows, or why the model could not say.
-    pub model: Result<BTreeSet<Outcome>, String>,
+    pub model: Result<BTreeSet<Outcome>, ModelError>,
     /// Model states visited.
     pub model_states: u64,
     /// The simulator's exploration.
@@ -67,7 +69,7 @@ pub fn check(
     let started = Instant::now();
     let model_result = model::om::allowed_outcomes(test, config);
     let model_states = model_result.as_ref().map_or(0, |r| r.states);
-    let model = model_result.map(|r| r.outcomes).map_err(|e| e.to_string());
+    let model = model_result.map(|r| r.outcomes);
     let sim = explore(test, config, faults);
     let mut check = Check {
         config: config.clone(),

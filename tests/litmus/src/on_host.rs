@@ -6,7 +6,7 @@ use hw::Launcher;
 use hw::host::{Host, HostBackend, single_host};
 use model::litmus::{Config, Litmus, Outcome};
 
-use super::{outcome_of_pes, run_pe};
+use crate::{ExecutionError, outcome_of_pes, run_pe};
 
 /// Runs `test` once under `config`'s rules on host PEs and returns its outcome, or every
 /// failing PE's error (a wait that failed, a launch that could not start).
@@ -15,15 +15,16 @@ use super::{outcome_of_pes, run_pe};
 /// so only configurations whose pairs are all NVLink (`nv-nvl`, `os`) describe it.
 ///
 /// # Errors
-/// A description of what failed, naming the PEs.
-pub fn run_on_host(test: &Litmus, config: &Config) -> Result<Outcome, String> {
-    let topology = single_host(test.n_pes).map_err(|e| format!("topology: {e}"))?;
+/// [`ExecutionError`]: what failed, naming the PEs.
+pub fn run_on_host(test: &Litmus, config: &Config) -> Result<Outcome, ExecutionError> {
+    let topology = single_host(test.n_pes)?;
     let host = Host::builder(topology)
         .pes(test.n_pes)
         .build()
-        .map_err(|e| format!("host: {e}"))?;
-    let (results, _report) = host
-        .launch(|dev| run_pe::<HostBackend>(test, config, &dev))
-        .map_err(|e| format!("launch: {e}"))?;
-    outcome_of_pes(test, results)
+        .map_err(|source| ExecutionError::Backend {
+            backend: "host",
+            source,
+        })?;
+    let (results, _report) = host.launch(|dev| run_pe::<HostBackend>(test, config, &dev))?;
+    Ok(outcome_of_pes(test, results)?)
 }

@@ -21,11 +21,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use hw::cuda::{CudaDevice, KernelArg, KernelOptions};
-use hw::{Device, Instant, Launcher, MemKind, Queue};
+use hw::cuda::{CudaDevice, DeviceApiError, KernelArg, KernelOptions, ShareHeapError};
+use hw::{Device, DeviceError, Instant, Launcher, MemKind, Queue, QueueError};
 use model::litmus::{
     AmoOp, Cmp, GetKind, Instr, Litmus, Observable, Outcome, PutKind, SignalOp, Value,
 };
+
+use crate::on_cuda::shared_gpus;
+use crate::{ExecutionError, PesFailed};
 
 /// The longest random delay before a PE's program, in GPU cycles (about 1 µs on an H200).
 pub const MAX_DELAY_CYCLES: u64 = 2_048;
@@ -226,7 +229,7 @@ pub fn kernel_source(test: &Litmus) -> String {
         "    {{ long long until = clock64() + (long long)(rng % {MAX_DELAY_CYCLES}ull); \
          while (clock64() < until) {{}} }}"
     );
-    let _ = writeln!(s, "    unsigned long long r[{}] = {{0}};", super::N_REGS);
+    let _ = writeln!(s, "    unsigned long long r[{}] = {{0}};", crate::N_REGS);
     // 4. The program.
     s.push_str("    switch (me) {\n");
     for (pe, program) in test.programs.iter().enumerate() {
@@ -263,29 +266,16 @@ pub fn kernel_source(test: &Litmus) -> String {
 /// first launch seeded with `seed`.
 ///
 /// # Errors
-/// What failed (the launch, a compile, a PE), naming the PEs.
+/// [`ExecutionError`]: what failed (the launch, a compile, a PE), naming the PEs.
 pub fn run_on_gpu_kernel(
     test: &Litmus,
     executions: u32,
     seed: u64,
-) -> Result<BTreeMap<Outcome, u64>, String> {
-    let cuda = crate::cuda::cuda(test.n_pes)?;
+) -> Result<BTreeMap<Outcome, u64>, ExecutionError> {
+    let cuda = shared_gpus(test.n_pes)?;
     let source = kernel_source(test);
-    let (results, _) = cuda
-        .launch(|dev| pe_records(&dev, test, &source, executions, seed))
-        .map_err(|e| format!("launch: {e}"))?;
-    let mut records = Vec::with_capacity(results.len());
-    let mut failures = Vec::new();
-    for (pe, r) in results.into_iter().enumerate() {
-        match r {
-            Ok(Ok(words)) => records.push(words),
-            Ok(Err(e)) => failures.push(format!("P{pe}: {e}")),
-            Err(f) => failures.push(format!("P{pe} panicked: {}", f.message)),
-        }
-    }
-    if !failures.is_empty() {
-        return Err(failures.join("; "));
-    }
+    let (results, _) = cuda.launch(|dev| pe_records(&dev, test, &source, executions, seed))?;
+    let records = PesFailed::collect(results, |f| format!("panicked: {}", f.message))?;
     let n_observables = test.observables().len();
     let owned: Vec<Vec<(usize, Observable)>> = (0..test.n_pes).map(|pe| owned(test, pe)).collect();
     let mut counts = BTreeMap::new();
@@ -302,6 +292,29 @@ pub fn run_on_gpu_kernel(
     Ok(counts)
 }
 
+/// Why one PE's part of a kernel run failed.
+#[derive(Debug, thiserror::Error)]
+enum PeKernelError {
+    /// The PEs' device heaps could not be shared.
+    #[error(transparent)]
+    Heap(#[from] ShareHeapError),
+    /// A rendezvous or the wait for a launch did not complete.
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    /// The kernel did not compile or launch.
+    #[error(transparent)]
+    Kernel(#[from] DeviceApiError),
+    /// The device had no queue to give.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The test does not fit the kernel's heap layout.
+    #[error("{test} has too many variables or observables for the kernel's heap layout")]
+    Layout {
+        /// The test's name.
+        test: String,
+    },
+}
+
 /// One PE's part: its heap, the kernel, the launches; returns its records.
 fn pe_records(
     dev: &CudaDevice,
@@ -309,25 +322,24 @@ fn pe_records(
     source: &str,
     executions: u32,
     seed: u64,
-) -> Result<Vec<u64>, String> {
+) -> Result<Vec<u64>, PeKernelError> {
     let deadline = || Instant(dev.now().0 + 120_000_000_000);
-    crate::cuda::share_device_heap(dev, HEAP_BYTES, deadline())?;
+    hw::cuda::share_device_heap(dev, HEAP_BYTES, deadline())?;
     let options = KernelOptions {
         wait_timeout_ns: Some(WAIT_TIMEOUT_NS),
     };
     let kernel = dev.compile_kernel_with(source, KERNEL, &options);
     // Every PE has loaded its kernel before any launches: a launch's barrier waits for all.
-    dev.exchange(&[], deadline()).map_err(|e| e.to_string())?;
-    let kernel = kernel.map_err(|e| e.to_string())?;
-    let queue = dev.create_queue().map_err(|e| e.to_string())?;
+    dev.exchange(&[], deadline())?;
+    let kernel = kernel?;
+    let queue = dev.create_queue()?;
     let width = owned(test, dev.pe().0).len().max(1) as u64;
     if RECORDS_OFFSET + u64::from(BATCH) * width * 8 > HEAP_BYTES
         || test.vars.len() as u64 * VAR_STRIDE_WORDS * 8 > RECORDS_OFFSET
     {
-        return Err(format!(
-            "{} has too many variables or observables for the kernel's heap layout",
-            test.name
-        ));
+        return Err(PeKernelError::Layout {
+            test: test.name.clone(),
+        });
     }
     let mut records = Vec::with_capacity(executions as usize * width as usize);
     let mut done = 0;
@@ -345,8 +357,8 @@ fn pe_records(
         // words from RECORDS_OFFSET (inside HEAP_BYTES: BATCH * width * 8 bytes fit), and
         // calls barrier_all with its one block, the same number of times on every PE; the
         // PEs' single blocks are co-resident even when they share a GPU.
-        unsafe { kernel.launch(&queue, (1, 1, 1), (1, 1, 1), &args) }.map_err(|e| e.to_string())?;
-        queue.quiet(deadline()).map_err(|e| e.to_string())?;
+        unsafe { kernel.launch(&queue, (1, 1, 1), (1, 1, 1), &args) }?;
+        queue.quiet(deadline())?;
         let mut bytes = vec![0u8; (u64::from(n) * width * 8) as usize];
         let range = hw::LocalRange {
             kind: MemKind::Device,
@@ -362,21 +374,17 @@ fn pe_records(
         done += n;
         launch += 1;
     }
-    dev.exchange(&[], deadline()).map_err(|e| e.to_string())?;
+    dev.exchange(&[], deadline())?;
     Ok(records)
 }
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
-    use crate::litmus::load_paths;
+    use crate::{catalogue_dir, load_paths};
 
     fn catalogue_test(file: &str) -> Litmus {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("litmus")
-            .join(file);
+        let path = catalogue_dir().join(file);
         load_paths(&[path]).expect("the test loads").remove(0).test
     }
 
@@ -409,8 +417,7 @@ mod tests {
     /// Every catalogue test turns into a kernel whose every PE has a case in each switch.
     #[test]
     fn every_catalogue_test_has_a_case_per_pe() {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus");
-        for file in load_paths(&[dir]).expect("the catalogue loads") {
+        for file in load_paths(&[catalogue_dir()]).expect("the catalogue loads") {
             let test = file.test;
             let source = kernel_source(&test);
             for pe in 0..test.n_pes {

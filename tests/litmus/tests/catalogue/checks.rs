@@ -1,14 +1,9 @@
-//! The litmus catalogue of tests/litmus: every (test, configuration) check must match: the
-//! simulator's exhaustive outcomes equal the model's, and the observation is the expected one.
+//! Every (test, configuration) check of the catalogue must match: the simulator's exhaustive
+//! outcomes equal the model's, and the observation is the expected one.
 
-use std::path::PathBuf;
+use litmus::check_all;
 
-use tests::litmus::{check_all, load_paths};
-
-fn catalogue() -> Vec<tests::litmus::LitmusFile> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus");
-    load_paths(&[dir]).expect("the catalogue parses")
-}
+use super::catalogue;
 
 #[test]
 fn the_catalogue_is_large_enough() {

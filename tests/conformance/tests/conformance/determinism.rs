@@ -5,11 +5,11 @@ use std::collections::BTreeSet;
 
 use rshmem::Config;
 use sim::Sim;
-use tests::{bodies, run_on_sim};
+use conformance::{TOPOLOGIES, bodies, run_on_sim};
 
 #[test]
 fn the_same_seed_gives_the_same_trace_on_every_topology() {
-    for topology in tests::TOPOLOGIES {
+    for topology in TOPOLOGIES {
         for seed in [0, 7, 123_456_789] {
             let a = run_on_sim(topology, seed, bodies::fenced_message_passing).unwrap();
             let b = run_on_sim(topology, seed, bodies::fenced_message_passing).unwrap();

@@ -4,25 +4,14 @@ use hw::{Launcher, Semantics, Topology};
 use model::litmus::{Config, Litmus, Outcome};
 use sim::{Sim, SimBackend, SimBuilder, SimReport};
 
-use super::{outcome_of_pes, run_pe};
-
-/// Why an execution could not be run at all.
-#[derive(Debug, thiserror::Error)]
-pub enum ExecutionError {
-    /// The configuration's machine could not be built.
-    #[error("topology: {0}")]
-    Topology(#[from] hw::topology::TopologyError),
-    /// The simulator could not start.
-    #[error("launch: {0}")]
-    Launch(#[from] hw::LaunchError),
-}
+use crate::{ExecutionError, PesFailed, outcome_of_pes, run_pe};
 
 /// One execution: its outcome, or why some PE did not finish (a wait never satisfied, a
 /// deadlock, a panic), and the simulator's report either way.
 #[derive(Debug)]
 pub struct Execution {
     /// The outcome, or every PE's error.
-    pub outcome: Result<Outcome, String>,
+    pub outcome: Result<Outcome, PesFailed>,
     /// What the simulator reports (with the choices made, when exploring).
     pub report: SimReport,
 }
@@ -40,14 +29,14 @@ pub fn semantics(config: &Config) -> Semantics {
 /// (seed, exploration prefix, faults).
 ///
 /// # Errors
-/// [`ExecutionError`] if the run could not start.
+/// [`ExecutionError`] (its topology or launch) if the run could not start.
 pub fn run_once(
     test: &Litmus,
     config: &Config,
     customise: impl FnOnce(SimBuilder) -> SimBuilder,
 ) -> Result<Execution, ExecutionError> {
     run_on(
-        super::topology(config, test.n_pes)?,
+        crate::topology(config, test.n_pes)?,
         test,
         config,
         customise,
@@ -58,7 +47,7 @@ pub fn run_once(
 /// builds it once).
 ///
 /// # Errors
-/// [`ExecutionError`] if the run could not start.
+/// [`ExecutionError`] (its launch) if the run could not start.
 pub fn run_on(
     topology: Topology,
     test: &Litmus,

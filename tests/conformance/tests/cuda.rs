@@ -2,7 +2,7 @@
 //! atomic at both widths, and the litmus catalogue, each outcome checked against the model:
 //! its two-PE NVLink tests through the host API, and every `nv-nvl` test as a kernel of the
 //! device-side API. Each test skips, printing why, where CUDA is missing; with fewer GPUs than
-//! PEs the PEs share them (`tests::cuda`).
+//! PEs the PEs share them (`conformance::cuda`).
 //!
 //! On a machine away from the checkout that built the binary, run it from the repository
 //! root or set `RSHMEM_LITMUS_DIR` to the catalogue folder. `RSHMEM_CUDA_LITMUS_RUNS` sets the
@@ -19,9 +19,9 @@ use hw::{
 use model::litmus::{Config, Litmus, Outcome};
 use model::om::allowed_outcomes;
 use rshmem::Shmem;
-use tests::BodyError;
-use tests::cuda::{run_on_cuda, unavailable};
-use tests::litmus::{
+use conformance::BodyError;
+use conformance::cuda::{run_on_cuda, unavailable};
+use litmus::{
     MAX_DELAY_CYCLES, catalogue_dir, load_paths, run_on_cuda as litmus_on_cuda, run_on_gpu_kernel,
 };
 
@@ -53,7 +53,7 @@ fn conformance(body: fn(&Shmem<CudaBackend>) -> Result<(), BodyError>) {
     }
 }
 
-tests::conformance_tests!(conformance);
+conformance::conformance_tests!(conformance);
 
 /// Every atomic kind at both widths, applied by PE 0 to a word of the last PE, returns the
 /// old value and leaves the value `AmoOp::apply` computes; the neighbouring half of a 32-bit
@@ -131,7 +131,7 @@ fn every_atomic_at_both_widths() {
         if !available(n_pes) {
             continue;
         }
-        let cuda = tests::cuda::cuda(n_pes).unwrap();
+        let cuda = conformance::cuda::cuda(n_pes).unwrap();
         let (results, _) = cuda
             .launch(|dev| every_atomic::<CudaBackend>(&dev))
             .unwrap();
@@ -253,7 +253,7 @@ fn tally(
 }
 
 /// Every catalogue test with an `nv-nvl` expectation, as a kernel of the device-side API
-/// (`tests::litmus::run_on_gpu_kernel`) executed `RSHMEM_CUDA_LITMUS_KERNEL_RUNS` times with random delays:
+/// (`litmus::run_on_gpu_kernel`) executed `RSHMEM_CUDA_LITMUS_KERNEL_RUNS` times with random delays:
 /// every outcome must be one the model allows. Prints the table of outcomes (markdown), and
 /// writes it to `$RSHMEM_LITMUS_TABLE` if set.
 #[test]

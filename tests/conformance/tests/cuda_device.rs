@@ -8,7 +8,7 @@ use hw::cuda::{
     CudaDevice, CudaQueue, DeviceApiError, DeviceKernel, KernelArg, KernelOptions, NvrtcError,
 };
 use hw::{Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue};
-use tests::cuda::unavailable;
+use conformance::cuda::unavailable;
 
 const KERNELS: &str = include_str!("cuda_device_kernels.cu");
 /// Each PE's device heap.
@@ -95,11 +95,11 @@ impl Pe1<'_> {
 /// Runs `body` on each PE of a run of `n_pes` after every PE made its device heap and
 /// imported every other's; fails with every PE's error.
 fn on_pes(n_pes: u32, body: impl Fn(&Pe1) -> Result<(), String> + Sync) -> Result<(), String> {
-    let cuda = tests::cuda::cuda(n_pes)?;
+    let cuda = conformance::cuda::cuda(n_pes).map_err(|e| e.to_string())?;
     let (results, _) = cuda
         .launch(|dev| {
             let deadline = Instant(dev.now().0 + 60_000_000_000);
-            tests::cuda::share_device_heap(&dev, HEAP_BYTES, deadline)?;
+            hw::cuda::share_device_heap(&dev, HEAP_BYTES, deadline).map_err(|e| e.to_string())?;
             let queue = dev.create_queue().map_err(|e| e.to_string())?;
             body(&Pe1 { dev: &dev, queue }).map_err(|e| format!("{}: {e}", dev.pe()))
         })
@@ -411,7 +411,7 @@ fn a_growable_segment_grows_on_every_pe_and_refuses_past_its_room() {
             eprintln!("skipped {n_pes} PEs: {reason}");
             continue;
         }
-        let cuda = tests::cuda::cuda(n_pes).expect("a launcher");
+        let cuda = conformance::cuda::cuda(n_pes).expect("a launcher");
         let (results, _) = cuda
             .launch(|dev| grow_and_use(&dev, ROOM))
             .expect("the PEs launch");

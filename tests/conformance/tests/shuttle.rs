@@ -8,14 +8,14 @@
 //!   seeded from `shuttle::rand` so that a schedule string replays them too.
 //!
 //! Run: `RUSTFLAGS="--cfg rshmem_shuttle" CARGO_TARGET_DIR=target/shuttle cargo test --release
-//! -p tests --test shuttle -- --nocapture`. `RSHMEM_SHUTTLE_ITERS` sets the PCT schedules per
+//! -p conformance --test shuttle -- --nocapture`. `RSHMEM_SHUTTLE_ITERS` sets the PCT schedules per
 //! check (default 1000).
 //!
 //! Every outcome a schedule produces must be one the model allows for the test under the
 //! configuration. A forbidden outcome or a failed run panics inside the schedule, so shuttle
 //! prints the schedule that replays it (`shuttle::replay`). Neither backend is exhaustive
 //! here (the host backend completes every operation as it is issued; the simulator's choices
-//! are sampled, not enumerated: `tests/litmus.rs` enumerates them), so the allowed outcomes
+//! are sampled, not enumerated: the litmus crate's `catalogue` suite enumerates them), so the allowed outcomes
 //! a backend never showed are printed, not failed.
 #![cfg(rshmem_shuttle)]
 
@@ -31,8 +31,8 @@ use rshmem::Shmem;
 use shuttle::rand::RngCore;
 use shuttle::scheduler::{DfsScheduler, PctScheduler, Scheduler};
 use sim::{Fault, SimBackend};
-use tests::litmus::{load_paths, run_on_host, run_once};
-use tests::{BodyError, host::run_on_host_with_heap, run_on_sim_with};
+use litmus::{ExecutionError, catalogue_dir, load_paths, run_on_host, run_once};
+use conformance::{BodyError, host::run_on_host_with_heap, run_on_sim_with};
 
 /// PCT's bug depth: the number of priority change points per schedule.
 const PCT_DEPTH: usize = 3;
@@ -106,8 +106,7 @@ fn dfs(schedule: impl Fn() + Send + Sync + 'static) -> bool {
 }
 
 fn catalogue(backend: OnBackend) -> Vec<(Arc<Litmus>, Config)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus");
-    let files = load_paths(&[dir]).expect("the catalogue loads");
+    let files = load_paths(&[catalogue_dir()]).expect("the catalogue loads");
     let mut checks = Vec::new();
     for file in files {
         let test = Arc::new(file.test);
@@ -165,7 +164,7 @@ fn run_on_sim_tasks(
     config: &Config,
     seed: u64,
     fault: Option<Fault>,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, ExecutionError> {
     let execution = run_once(test, config, |b| {
         let b = b.seed(seed).shuttle_tasks();
         match fault {
@@ -174,7 +173,7 @@ fn run_on_sim_tasks(
         }
     })
     .unwrap_or_else(|e| panic!("{} [{config}]: cannot start: {e}", test.name));
-    execution.outcome
+    Ok(execution.outcome?)
 }
 
 /// Runs every check of the catalogue that `backend` stands for under PCT (and DFS for the
@@ -240,7 +239,7 @@ const SHOWN: usize = 10;
 /// schedule (with the seed it drew) to a file, and replaying the file fails the same way.
 #[test]
 fn a_broken_rule_fails_on_simulator_tasks_and_the_schedule_replays_it() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus/a2-mp-put-fence-put.litmus");
+    let path = catalogue_dir().join("a2-mp-put-fence-put.litmus");
     let test = Arc::new(load_paths(&[path]).expect("A2 loads").remove(0).test);
     let config = Config::NvNvl;
     let allowed = allowed_outcomes(&test, &config)
@@ -326,7 +325,7 @@ fn body_on_host(body: fn(&Shmem<HostBackend>) -> Result<(), BodyError>) {
 }
 
 mod host_bodies {
-    tests::conformance_tests!(super::body_on_host);
+    conformance::conformance_tests!(super::body_on_host);
 }
 
 /// The simulated machines the bodies run on as shuttle tasks: NVSwitch and two InfiniBand
@@ -345,14 +344,14 @@ fn body_on_sim_tasks(body: fn(&Shmem<SimBackend>) -> Result<(), BodyError>) {
 }
 
 mod sim_task_bodies {
-    tests::conformance_tests!(super::body_on_sim_tasks);
+    conformance::conformance_tests!(super::body_on_sim_tasks);
 }
 
 /// Shuttle decides something on the simulator: with the seed fixed, the schedules DFS
 /// explores for store buffering (both PEs post at time 0) give different event traces.
 #[test]
 fn shuttle_orders_same_time_operations_of_simulator_tasks() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus/f1-sb-put-put.litmus");
+    let path = catalogue_dir().join("f1-sb-put-put.litmus");
     let test = Arc::new(load_paths(&[path]).expect("F1 loads").remove(0).test);
     let traces = Arc::new(Mutex::new(BTreeSet::new()));
     let schedules = {

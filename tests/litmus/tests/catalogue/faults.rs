@@ -1,15 +1,13 @@
 //! The checker can fail: with each rule of the simulator broken on purpose, some check of the
 //! catalogue must mismatch. The test prints which checks caught each broken rule.
 
-use std::path::PathBuf;
-
+use litmus::check_all;
 use sim::Fault;
-use tests::litmus::{check_all, load_paths};
+
+use super::catalogue;
 
 fn caught_by(fault: Fault) -> Vec<String> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus");
-    let files = load_paths(&[dir]).expect("the catalogue parses");
-    files
+    catalogue()
         .iter()
         .flat_map(|f| {
             check_all(&f.test, &[fault])
@@ -24,13 +22,7 @@ fn caught_by(fault: Fault) -> Vec<String> {
 #[test]
 fn every_broken_rule_is_caught() {
     let mut uncaught = Vec::new();
-    for fault in [
-        Fault::FenceIgnored,
-        Fault::QuietSkipsNbiPuts,
-        Fault::NoIbPending,
-        Fault::WaitSkipsConsistency,
-        Fault::SignalBeforeData,
-    ] {
+    for fault in Fault::ALL {
         let caught = caught_by(fault);
         eprintln!(
             "{fault:?}: caught by {} checks: {}",

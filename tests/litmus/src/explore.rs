@@ -1,11 +1,11 @@
 //! Every execution of a litmus test on the simulator: a depth-first search over the
-//! simulator's choices, each execution replayable from its choice string.
+//! simulator's choices, each execution replayable from its choice string (`replay.rs`).
 
 use std::collections::BTreeMap;
 
 use model::litmus::{Config, Litmus, Outcome};
 
-use super::{Execution, ExecutionError, run_on};
+use crate::{ExecutionError, run_on};
 
 /// Executions after which an exploration gives up (and says so).
 pub const EXECUTION_LIMIT: u64 = 200_000;
@@ -18,7 +18,7 @@ pub struct Exploration {
     /// Executions run.
     pub executions: u64,
     /// Executions that did not finish, by choice string, with the error.
-    pub failures: Vec<(String, String)>,
+    pub failures: Vec<(String, ExecutionError)>,
     /// Whether every execution was run (false when the limit stopped it).
     pub complete: bool,
 }
@@ -31,7 +31,7 @@ fn rounds(test: &Litmus) -> u32 {
 
 /// A simulator that runs the execution `prefix` names, with the timing every exploration of
 /// `test` uses, and `faults` on.
-fn exploring(
+pub(crate) fn exploring(
     mut builder: sim::SimBuilder,
     test: &Litmus,
     faults: &[sim::Fault],
@@ -48,36 +48,14 @@ fn exploring(
     })
 }
 
-/// Runs the one execution of `test` under `config` that `choices` names: a choice string of
-/// an exploration with the same `faults` ([`Exploration::outcomes`]). With `timeline`, the
-/// report carries the simulator's timeline, for a trace.
-///
-/// # Errors
-/// [`ExecutionError`] if the run could not start.
-pub fn replay(
-    test: &Litmus,
-    config: &Config,
-    faults: &[sim::Fault],
-    choices: &sim::Choices,
-    timeline: bool,
-) -> Result<Execution, ExecutionError> {
-    let topology = super::topology(config, test.n_pes)?;
-    let round_ns = sim::Explore::default_round_ns(&topology, test.n_pes);
-    run_on(topology, test, config, |b| {
-        exploring(b, test, faults, choices.clone(), round_ns).timeline(timeline)
-    })
-}
-
 /// Explores every execution of `test` under `config` on a simulator with `faults` on.
 pub fn explore(test: &Litmus, config: &Config, faults: &[sim::Fault]) -> Exploration {
     let mut found = Exploration::default();
-    let topology = match super::topology(config, test.n_pes) {
+    let topology = match crate::topology(config, test.n_pes) {
         Ok(topology) => topology,
         Err(e) => {
             // No machine, so no execution of this test can run.
-            found
-                .failures
-                .push((String::new(), format!("topology: {e}")));
+            found.failures.push((String::new(), e.into()));
             return found;
         }
     };
@@ -91,7 +69,7 @@ pub fn explore(test: &Litmus, config: &Config, faults: &[sim::Fault]) -> Explora
             Ok(execution) => execution,
             Err(e) => {
                 // The machine cannot even start: no execution of this test can.
-                found.failures.push((prefix.to_string(), e.to_string()));
+                found.failures.push((prefix.to_string(), e));
                 return Vec::new();
             }
         };
@@ -101,7 +79,7 @@ pub fn explore(test: &Litmus, config: &Config, faults: &[sim::Fault]) -> Explora
             Ok(outcome) => {
                 found.outcomes.entry(outcome).or_insert(witness);
             }
-            Err(error) => found.failures.push((witness, error)),
+            Err(error) => found.failures.push((witness, error.into())),
         }
         trace
     });

@@ -4,7 +4,7 @@
 //! launcher and the sharing of GPU memory between processes are checked on GPU machines.
 //!
 //! ```text
-//! cargo build --release -p tests --example cuda_conformance
+//! cargo build --release -p conformance --example cuda_conformance
 //! rshmem run -n 2 target/release/examples/cuda_conformance
 //! ```
 //!
@@ -15,8 +15,8 @@ use std::process::ExitCode;
 
 use hw::cuda::{Cuda, CudaBackend, KernelArg};
 use rshmem::{Config, Shmem};
-use tests::BodyError;
-use tests::bodies;
+use conformance::BodyError;
+use conformance::bodies;
 
 type Body = fn(&Shmem<CudaBackend>) -> Result<(), BodyError>;
 
