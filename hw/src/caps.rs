@@ -72,6 +72,9 @@ mod tests {
             assert_eq!(semantics.name().parse::<Semantics>(), Ok(semantics));
         }
         let err = "shmem".parse::<Semantics>().unwrap_err().to_string();
-        assert!(err.contains("`shmem`") && err.contains("nvshmem, openshmem-1.5"), "{err}");
+        assert!(
+            err.contains("`shmem`") && err.contains("nvshmem, openshmem-1.5"),
+            "{err}"
+        );
     }
 }

@@ -13,10 +13,10 @@
 
 use std::process::ExitCode;
 
-use hw::cuda::{Cuda, CudaBackend, KernelArg};
-use rshmem::{Config, Shmem};
 use conformance::BodyError;
 use conformance::bodies;
+use hw::cuda::{Cuda, CudaBackend, KernelArg};
+use rshmem::{Config, Shmem};
 
 type Body = fn(&Shmem<CudaBackend>) -> Result<(), BodyError>;
 

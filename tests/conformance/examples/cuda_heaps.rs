@@ -15,9 +15,9 @@
 
 use std::process::ExitCode;
 
+use conformance::BodyError;
 use hw::cuda::{Cuda, CudaBackend};
 use rshmem::{Config, MallocHints, MemKind, Shmem};
-use conformance::BodyError;
 
 /// Both heaps through puts, gets, atomics, realloc and `ptr`.
 fn both_heaps(sh: &Shmem<CudaBackend>) -> Result<String, BodyError> {

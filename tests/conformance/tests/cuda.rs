@@ -11,19 +11,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use conformance::BodyError;
+use conformance::cuda::{run_on_cuda, unavailable};
 use hw::cuda::CudaBackend;
 use hw::{
     AmoKind, AmoOp, AmoWidth, Backend, Device, Instant, Launcher, MemKind, Pe, Queue, RemoteRange,
     SegmentKey,
 };
-use model::litmus::{Config, Litmus, Outcome};
-use model::om::allowed_outcomes;
-use rshmem::Shmem;
-use conformance::BodyError;
-use conformance::cuda::{run_on_cuda, unavailable};
 use litmus::{
     MAX_DELAY_CYCLES, catalogue_dir, load_paths, run_on_cuda as litmus_on_cuda, run_on_gpu_kernel,
 };
+use model::litmus::{Config, Litmus, Outcome};
+use model::om::allowed_outcomes;
+use rshmem::Shmem;
 
 /// Runs of each body per PE count: thread and GPU timing differ from run to run.
 const REPEATS: u32 = 5;

@@ -4,11 +4,11 @@
 //! printing why, without CUDA. The kernels are in `cuda_device_kernels.cu`; each check counts failures
 //! on the GPU and the host reads the memory back itself as well.
 
+use conformance::cuda::unavailable;
 use hw::cuda::{
     CudaDevice, CudaQueue, DeviceApiError, DeviceKernel, KernelArg, KernelOptions, NvrtcError,
 };
 use hw::{Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue};
-use conformance::cuda::unavailable;
 
 const KERNELS: &str = include_str!("cuda_device_kernels.cu");
 /// Each PE's device heap.

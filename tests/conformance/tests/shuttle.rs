@@ -24,15 +24,15 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use conformance::{BodyError, host::run_on_host_with_heap, run_on_sim_with};
 use hw::host::HostBackend;
+use litmus::{ExecutionError, catalogue_dir, load_paths, run_on_host, run_once};
 use model::litmus::{Config, Litmus, Outcome};
 use model::om::allowed_outcomes;
 use rshmem::Shmem;
 use shuttle::rand::RngCore;
 use shuttle::scheduler::{DfsScheduler, PctScheduler, Scheduler};
 use sim::{Fault, SimBackend};
-use litmus::{ExecutionError, catalogue_dir, load_paths, run_on_host, run_once};
-use conformance::{BodyError, host::run_on_host_with_heap, run_on_sim_with};
 
 /// PCT's bug depth: the number of priority change points per schedule.
 const PCT_DEPTH: usize = 3;

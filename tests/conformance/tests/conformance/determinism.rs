@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 
+use conformance::{TOPOLOGIES, bodies, run_on_sim};
 use rshmem::Config;
 use sim::Sim;
-use conformance::{TOPOLOGIES, bodies, run_on_sim};
 
 #[test]
 fn the_same_seed_gives_the_same_trace_on_every_topology() {

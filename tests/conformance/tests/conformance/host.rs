@@ -1,10 +1,10 @@
 //! Every conformance body on the host backend (one OS thread per PE) with 2, 4 and 8 PEs, and
 //! the logic of the ring and reduce examples. The runtime runs on it unchanged.
 
-use hw::Backend;
-use rshmem::{Cmp, Shmem, SignalOp};
 use conformance::BodyError;
 use conformance::host::{HOST_PES, host_conformance, run_on_host};
+use hw::Backend;
+use rshmem::{Cmp, Shmem, SignalOp};
 
 conformance::conformance_tests!(host_conformance);
 
