@@ -34,7 +34,7 @@ mod types;
 
 pub use amo::{AmoKind, AmoOp, AmoWidth, Cmp, SignalOp};
 pub use backend::{Backend, Device, LaunchOutput, Launcher, Queue, WaitSpec, waiting_for_any};
-pub use caps::{Caps, Semantics};
+pub use caps::{Caps, Semantics, UnknownSemantics};
 pub use error::{DeviceError, LaunchError, PeFailure, QueueError, WaitReport};
 pub use topology::{Copier, Path, PathClass, Topology};
 pub use types::{Duration, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};

@@ -1,7 +1,7 @@
-//! The model against the expected verdicts of the litmus catalogue (tests/litmus): every
+//! The model against the expected verdicts of the litmus catalogue (tests/litmus/catalogue): every
 //! (test, configuration) observation of the model must be the one the file expects, with no
 //! deadlock. Where a file's verdict departs from the research catalogue it came from,
-//! tests/litmus/README.md says why.
+//! tests/litmus/catalogue/README.md says why.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -10,7 +10,7 @@ use model::litmus::parse;
 use model::om::check_expectations;
 
 fn catalogue_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/litmus");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/litmus/catalogue");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("a directory entry").path())

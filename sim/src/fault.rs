@@ -6,6 +6,8 @@
 //! (outcomes the rules forbid become possible) or strengthens it (outcomes the rules allow
 //! become impossible); the cross-check must catch both.
 
+use std::str::FromStr;
+
 /// A deliberately broken rule (test-only; see the module docs of `fault.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fault {
@@ -36,8 +38,42 @@ impl Fault {
         Fault::SignalBeforeData,
     ];
 
+    /// The fault's name on the command line (`rshmem litmus --break`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::FenceIgnored => "fence-ignored",
+            Fault::QuietSkipsNbiPuts => "quiet-skips-nbi-puts",
+            Fault::NoIbPending => "no-ib-pending",
+            Fault::WaitSkipsConsistency => "wait-skips-consistency",
+            Fault::SignalBeforeData => "signal-before-data",
+        }
+    }
+
     fn bit(self) -> u8 {
         1 << self as u8
+    }
+}
+
+/// A name that is none of [`Fault::ALL`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown fault `{name}`; expected one of: {}",
+    Fault::ALL.map(Fault::name).join(", ")
+)]
+pub struct UnknownFault {
+    /// The name given.
+    pub name: String,
+}
+
+impl FromStr for Fault {
+    type Err = UnknownFault;
+
+    /// The fault [`Fault::name`] names.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Fault::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| UnknownFault { name: name.into() })
     }
 }
 
@@ -73,5 +109,15 @@ mod tests {
         assert_eq!(set.list(), [Fault::FenceIgnored, Fault::NoIbPending]);
         assert!(!set.has(Fault::SignalBeforeData));
         assert!(Faults::default().list().is_empty());
+    }
+
+    #[test]
+    fn every_fault_parses_from_its_name_and_an_unknown_name_lists_them() {
+        for fault in Fault::ALL {
+            assert_eq!(fault.name().parse::<Fault>(), Ok(fault));
+        }
+        let err = "fence-forgotten".parse::<Fault>().unwrap_err().to_string();
+        assert!(err.contains("fence-forgotten"), "{err}");
+        assert!(err.contains("fence-ignored, quiet-skips-nbi-puts"), "{err}");
     }
 }

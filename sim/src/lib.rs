@@ -55,7 +55,7 @@ pub use choice::Choices;
 pub use device::SimDevice;
 pub use entropy::Entropy;
 pub use explore::Explore;
-pub use fault::Fault;
+pub use fault::{Fault, UnknownFault};
 pub use queue::SimQueue;
 pub use report::{OpCounts, SimReport};
 pub use trace::Timeline;

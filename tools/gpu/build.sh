@@ -20,12 +20,12 @@ for line in sys.stdin:
 ' "$dir" "$@"
 }
 
-cargo test --release -p tests --test cuda --test cuda_device --no-run --message-format=json \
+cargo test --release -p conformance --test cuda --test cuda_device --no-run --message-format=json \
     2>/dev/null | copy_tests cuda=cuda cuda_device=cuda_device
 cargo test --release -p hw --features cuda --lib --no-run --message-format=json \
     2>/dev/null | copy_tests hw=hw-lib
 cargo build --release -p tools --bin rshmem
-cargo build --release -p tests --example cuda_conformance --example cuda_heaps
+cargo build --release -p conformance --example cuda_conformance --example cuda_heaps
 cp target/release/rshmem target/release/examples/cuda_conformance \
     target/release/examples/cuda_heaps "$dir/"
 strip "$dir"/*

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU checks of the CUDA backend in one go, for a GPU machine without Rust: the unit
 # tests, the conformance and device-API suites, the litmus catalogue as GPU kernels, the
-# multi-process launcher, both symmetric heaps (tests/examples/cuda_heaps.rs), and
+# multi-process launcher, both symmetric heaps (tests/conformance/examples/cuda_heaps.rs), and
 # `rshmem bench` beside NVSHMEM's benchmark in the same call.
 # With one GPU the PEs share it (--share-gpus) and NVSHMEM, which needs a GPU per PE, is
 # skipped. Every output goes to OUT (default gpu-check/); a summary is printed.
@@ -13,7 +13,7 @@ bin=${1:-.devbin}
 nvshmem=${2:-.bench/nvshmem}
 out=${OUT:-gpu-check}
 mkdir -p "$out"
-export RSHMEM_LITMUS_DIR=$PWD/tests/litmus
+export RSHMEM_LITMUS_DIR=$PWD/tests/litmus/catalogue
 
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 share=()

@@ -69,7 +69,7 @@ struct Summary {
     workload: String,
     pes: u32,
     topology: String,
-    semantics: String,
+    semantics: &'static str,
     /// `seeded`, or `delays(DEPTH)`.
     schedule: String,
     first_seed: u64,
@@ -130,7 +130,7 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
         topology: topology.clone(),
         pes: args.machine.pes,
         seed,
-        semantics: &args.machine.semantics,
+        semantics: args.machine.semantics,
         timeline: false,
         explore,
     };
@@ -186,7 +186,7 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
         workload: workload.name.to_string(),
         pes: n_pes,
         topology: args.machine.topology.clone(),
-        semantics: args.machine.semantics.clone(),
+        semantics: args.machine.semantics.name(),
         schedule: if args.schedule == "delays" {
             format!("delays({})", args.depth)
         } else {
@@ -229,7 +229,9 @@ fn replay(args: &CheckArgs, n_pes: u32, seed: u64) -> String {
     };
     format!(
         "rshmem check {} --runs 1 --seed {seed} --pes {n_pes} --topology {} --semantics {}{delays}",
-        args.workload, args.machine.topology, args.machine.semantics
+        args.workload,
+        args.machine.topology,
+        args.machine.semantics.name()
     )
 }
 

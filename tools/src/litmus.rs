@@ -6,17 +6,18 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
+use litmus::{Check, LitmusFile, check_all, load_paths, replay};
 use model::litmus::{Litmus, Observation, Outcome};
-use model::om::allowed_outcomes;
 use serde::Serialize;
-use tests::litmus::{Check, LitmusFile, check_all, load_paths, replay};
+use sim::Fault;
 
 pub(crate) const AFTER_HELP: &str = "Examples:
-  rshmem litmus tests/litmus
-  rshmem litmus tests/litmus/a2-mp-put-fence-put.litmus --json
-  rshmem litmus tests/litmus --break fence-ignored
-  rshmem litmus tests/litmus/f1-sb-put-put.litmus --config nv-ib --replay 1.0.2 --trace sb.json
+  rshmem litmus tests/litmus/catalogue
+  rshmem litmus tests/litmus/catalogue/a2-mp-put-fence-put.litmus --json
+  rshmem litmus tests/litmus/catalogue --break fence-ignored
+  rshmem litmus tests/litmus/catalogue/f1-sb-put-put.litmus --config nv-ib --replay 1.0.2 --trace sb.json
 
 Each test is checked under every configuration it has an `expect` line for. A check matches
 when the outcomes the simulator can produce (every execution, by depth-first search over its
@@ -38,8 +39,13 @@ pub(crate) struct LitmusArgs {
     #[arg(long)]
     json: bool,
     /// Break one simulator rule on purpose, to see which tests catch it.
-    #[arg(long = "break", value_name = "RULE", value_parser = FAULT_NAMES)]
-    broken: Option<String>,
+    #[arg(
+        long = "break",
+        value_name = "RULE",
+        value_parser = PossibleValuesParser::new(Fault::ALL.map(Fault::name))
+            .try_map(|name| name.parse::<Fault>())
+    )]
+    broken: Option<Fault>,
     /// Run the one execution this choice string names (needs one test and --config).
     #[arg(long, value_name = "CHOICES", requires = "config")]
     replay: Option<sim::Choices>,
@@ -50,22 +56,6 @@ pub(crate) struct LitmusArgs {
     #[arg(long, value_name = "FILE", requires = "replay")]
     trace: Option<PathBuf>,
 }
-
-/// The simulator's test-only broken rules, by command-line name.
-const FAULTS: [(&str, sim::Fault); 5] = [
-    ("fence-ignored", sim::Fault::FenceIgnored),
-    ("quiet-skips-nbi-puts", sim::Fault::QuietSkipsNbiPuts),
-    ("no-ib-pending", sim::Fault::NoIbPending),
-    ("wait-skips-consistency", sim::Fault::WaitSkipsConsistency),
-    ("signal-before-data", sim::Fault::SignalBeforeData),
-];
-const FAULT_NAMES: [&str; 5] = [
-    FAULTS[0].0,
-    FAULTS[1].0,
-    FAULTS[2].0,
-    FAULTS[3].0,
-    FAULTS[4].0,
-];
 
 #[derive(Serialize)]
 struct CheckJson<'a> {
@@ -96,12 +86,7 @@ fn observation(o: Option<Observation>) -> String {
 
 pub(crate) fn main(args: LitmusArgs) -> anyhow::Result<ExitCode> {
     let files = load_paths(&args.paths)?;
-    let faults: Vec<sim::Fault> = args
-        .broken
-        .iter()
-        // clap has already checked the name against FAULT_NAMES.
-        .filter_map(|name| FAULTS.iter().find(|(n, _)| n == name).map(|(_, f)| *f))
-        .collect();
+    let faults: Vec<Fault> = args.broken.into_iter().collect();
     if let (Some(choices), Some(config)) = (&args.replay, &args.config) {
         let [file] = files.as_slice() else {
             bail!(
@@ -151,10 +136,11 @@ pub(crate) fn main(args: LitmusArgs) -> anyhow::Result<ExitCode> {
         print_table(&results);
     }
     let total_s: f64 = results.iter().flat_map(|(_, c)| c).map(|c| c.seconds).sum();
-    if let Some(name) = &args.broken {
+    if let Some(fault) = args.broken {
         if !args.json {
             println!(
-                "broken rule {name}: caught by {} of {n_checks} checks{}{}",
+                "broken rule {}: caught by {} of {n_checks} checks{}{}",
+                fault.name(),
                 mismatched.len(),
                 if mismatched.is_empty() { "" } else { ": " },
                 mismatched.join(", ")
@@ -256,7 +242,7 @@ fn print_table(results: &[(&LitmusFile, Vec<Check>)]) {
 fn replay_one(
     file: &LitmusFile,
     config_name: &str,
-    faults: &[sim::Fault],
+    faults: &[Fault],
     choices: &sim::Choices,
     trace: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
@@ -274,34 +260,22 @@ fn replay_one(
             known.join(", ")
         );
     };
-    let execution = replay(test, config, faults, choices, trace.is_some())?;
-    let observables = test.observables();
+    let replayed = replay(test, config, faults, choices, trace.is_some())?;
     println!("{} [{config}] choices {choices}", test.name);
-    match &execution.outcome {
-        Ok(outcome) => {
-            let allowed = allowed_outcomes(test, config)
-                .map(|m| m.outcomes.contains(outcome))
-                .map_err(|e| anyhow::anyhow!("the model cannot run {}: {e}", test.name))?;
-            println!(
-                "  outcome {}  ({} by the model)",
-                test.show_outcome(&observables, outcome),
-                if allowed { "allowed" } else { "FORBIDDEN" }
-            );
-        }
+    match &replayed.outcome {
+        Ok(o) => println!(
+            "  outcome {}  ({} by the model)",
+            test.show_outcome(&test.observables(), &o.outcome),
+            if o.allowed { "allowed" } else { "FORBIDDEN" }
+        ),
         Err(failure) => println!("  no outcome: {failure}"),
     }
     println!(
         "  simulated time {} ns, {} events, {} choices",
-        execution.report.sim_time_ns, execution.report.events, execution.report.choices
+        replayed.report.sim_time_ns, replayed.report.events, replayed.report.choices
     );
-    if let Some(path) = trace {
-        let timeline = execution
-            .report
-            .timeline
-            .as_ref()
-            .context("the simulator recorded no timeline")?;
-        let topology = tests::litmus::topology(config, test.n_pes)?;
-        std::fs::write(path, timeline.to_chrome_json(&topology))
+    if let (Some(path), Some(chrome_trace)) = (trace, &replayed.chrome_trace) {
+        std::fs::write(path, chrome_trace)
             .with_context(|| format!("cannot write the trace to {}", path.display()))?;
         println!(
             "  trace written to {} (open in https://ui.perfetto.dev)",

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use hw::{Launcher, Pe, Semantics, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -43,8 +44,13 @@ pub(crate) struct MachineArgs {
     #[arg(long, default_value = "hgx8")]
     pub(crate) topology: String,
     /// Ordering rules: nvshmem (relaxed fetches, InfiniBand visibility rule) or openshmem-1.5.
-    #[arg(long, default_value = "nvshmem", value_parser = ["nvshmem", "openshmem-1.5"])]
-    pub(crate) semantics: String,
+    #[arg(
+        long,
+        default_value = Semantics::default().name(),
+        value_parser = PossibleValuesParser::new(Semantics::ALL.map(Semantics::name))
+            .try_map(|name| name.parse::<Semantics>())
+    )]
+    pub(crate) semantics: Semantics,
 }
 
 #[derive(Args, Debug)]
@@ -132,7 +138,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             topology,
             pes: args.machine.pes,
             seed: args.seed,
-            semantics: &args.machine.semantics,
+            semantics: args.machine.semantics,
             timeline: args.trace.is_some(),
             explore: None,
         },
@@ -199,12 +205,11 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// What a simulator for one run of a workload is built from.
-pub(crate) struct SimChoice<'a> {
+pub(crate) struct SimChoice {
     pub(crate) topology: Topology,
     pub(crate) pes: Option<u32>,
     pub(crate) seed: u64,
-    /// `nvshmem` or `openshmem-1.5`, as clap checked it.
-    pub(crate) semantics: &'a str,
+    pub(crate) semantics: Semantics,
     pub(crate) timeline: bool,
     /// Run the one execution an exploration names instead of a seeded run.
     pub(crate) explore: Option<sim::Explore>,
@@ -214,15 +219,10 @@ pub(crate) struct SimChoice<'a> {
 ///
 /// # Errors
 /// If the topology cannot hold the PEs, or the workload needs more of them.
-pub(crate) fn simulator(workload: &Workload, choice: SimChoice<'_>) -> anyhow::Result<Sim> {
-    let semantics = if choice.semantics == "nvshmem" {
-        Semantics::Nvshmem
-    } else {
-        Semantics::OpenShmem15
-    };
+pub(crate) fn simulator(workload: &Workload, choice: SimChoice) -> anyhow::Result<Sim> {
     let mut builder = Sim::builder(choice.topology)
         .seed(choice.seed)
-        .semantics(semantics)
+        .semantics(choice.semantics)
         .timeline(choice.timeline);
     if let Some(explore) = choice.explore {
         builder = builder.explore(explore);

@@ -12,7 +12,7 @@ fn rshmem(args: &[&str]) -> Output {
 
 fn catalogue(file: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/litmus")
+        .join("../tests/litmus/catalogue")
         .join(file)
         .display()
         .to_string()

@@ -41,6 +41,7 @@
 
 mod device;
 pub mod device_api;
+mod device_heap;
 mod driver;
 mod error;
 mod kernel;
@@ -69,6 +70,7 @@ use crate::types::Pe;
 
 pub use device::CudaDevice;
 pub use device_api::{DeviceApiError, DeviceKernel, KernelArg, KernelOptions};
+pub use device_heap::{ShareHeapError, share_device_heap};
 pub use driver::{GpuInfo, GpuInventory, probe};
 pub use error::{CudaUnavailable, DriverCallError};
 pub use nvrtc::NvrtcError;

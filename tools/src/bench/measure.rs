@@ -125,7 +125,7 @@ pub(super) fn run(dev: &CudaDevice, started: WallClock) -> PeResult {
     let init_ms = started.elapsed().as_secs_f64() * 1e3;
     let malloc_started = WallClock::now();
     let deadline = Instant(dev.now().0 + 120_000_000_000);
-    tests::cuda::share_device_heap(dev, HEAP_BYTES, deadline)?;
+    hw::cuda::share_device_heap(dev, HEAP_BYTES, deadline).map_err(|e| e.to_string())?;
     let malloc_ms = malloc_started.elapsed().as_secs_f64() * 1e3;
     let pe = BenchPe {
         dev,

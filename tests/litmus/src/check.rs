@@ -1,0 +1,136 @@
+//! The cross-check of one litmus test under one configuration: the outcomes the model allows,
+//! the outcomes an exhaustive exploration of the simulator produces, and the expected
+//! observation must all agree.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use model::litmus::{Config, Litmus, Observation, Outcome};
+
+use model::om::ModelError;
+
+use crate::{Exploration, explore};
+
+/// What the checker found for one (test, configuration).
+#[derive(Debug)]
+pub struct Check {
+    /// The configuration.
+    pub config: Config,
+    /// The observation the file expects.
+    pub expected: Observation,
+    /// The expectation is marked `(model)`.
+    pub model_derived: bool,
+    /// The outcomes the model allows, or why the model could not say.
+    pub model: Result<BTreeSet<Outcome>, ModelError>,
+    /// Model states visited.
+    pub model_states: u64,
+    /// The simulator's exploration.
+    pub sim: Exploration,
+    /// Everything that disagrees; empty when the check matches.
+    pub problems: Vec<String>,
+    /// Wall time of the whole check.
+    pub seconds: f64,
+}
+
+impl Check {
+    /// Whether model, simulator and expectation agree.
+    pub fn matches(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// The observation of the condition over the model's outcomes.
+    pub fn model_observation(&self, test: &Litmus) -> Option<Observation> {
+        self.model.as_ref().ok().and_then(|o| test.observe(o))
+    }
+
+    /// The observation of the condition over the simulator's outcomes.
+    pub fn sim_observation(&self, test: &Litmus) -> Option<Observation> {
+        test.observe(self.sim.outcomes.keys())
+    }
+}
+
+/// Checks `test` under every configuration it has an `expect` line for, on a simulator with
+/// `faults` switched on (none for a real check).
+pub fn check_all(test: &Litmus, faults: &[sim::Fault]) -> Vec<Check> {
+    test.expect
+        .iter()
+        .map(|e| check(test, &e.config, e.observation, e.model_derived, faults))
+        .collect()
+}
+
+/// Checks `test` under `config`.
+pub fn check(
+    test: &Litmus,
+    config: &Config,
+    expected: Observation,
+    model_derived: bool,
+    faults: &[sim::Fault],
+) -> Check {
+    let started = Instant::now();
+    let model_result = model::om::allowed_outcomes(test, config);
+    let model_states = model_result.as_ref().map_or(0, |r| r.states);
+    let model = model_result.map(|r| r.outcomes);
+    let sim = explore(test, config, faults);
+    let mut check = Check {
+        config: config.clone(),
+        expected,
+        model_derived,
+        model,
+        model_states,
+        sim,
+        problems: Vec::new(),
+        seconds: 0.0,
+    };
+    check.problems = problems(test, &check);
+    check.seconds = started.elapsed().as_secs_f64();
+    check
+}
+
+fn problems(test: &Litmus, check: &Check) -> Vec<String> {
+    let mut problems = Vec::new();
+    let observables = test.observables();
+    let show = |o: &Outcome| test.show_outcome(&observables, o);
+    let model = match &check.model {
+        Ok(model) => model,
+        Err(e) => return vec![format!("the model failed: {e}")],
+    };
+    match test.observe(model) {
+        Some(seen) if seen == check.expected => {}
+        seen => problems.push(format!(
+            "the model observes {} but the file expects {:?}",
+            seen.map_or("no outcome at all".to_string(), |s| format!("{s:?}")),
+            check.expected
+        )),
+    }
+    for (outcome, witness) in &check.sim.outcomes {
+        if !model.contains(outcome) {
+            problems.push(format!(
+                "the simulator produced an outcome the model forbids: {} (replay: choices {witness})",
+                show(outcome)
+            ));
+        }
+    }
+    let missed: Vec<String> = model
+        .iter()
+        .filter(|o| !check.sim.outcomes.contains_key(*o))
+        .map(show)
+        .collect();
+    if !missed.is_empty() {
+        problems.push(format!(
+            "the model allows outcomes the simulator never produced: {}",
+            missed.join(" | ")
+        ));
+    }
+    for (witness, error) in check.sim.failures.iter().take(3) {
+        problems.push(format!(
+            "an execution did not finish: {error} (replay: choices {witness})"
+        ));
+    }
+    if !check.sim.complete {
+        problems.push(format!(
+            "the exploration stopped at its limit of {} executions",
+            check.sim.executions
+        ));
+    }
+    problems
+}

@@ -1,0 +1,68 @@
+//! Litmus tests on a backend: loading litmus files, one PE's program run through the hardware
+//! contract, one execution on the simulator, host or CUDA backend, every execution of the
+//! simulator explored and checked against the model, replay of one execution, and the
+//! translation of a test into a GPU kernel of the device-side API.
+//!
+//! Design:
+//!
+//! - **The oracle stays apart.** The outcomes a test may have come from `model`, which
+//!   borrows nothing from the simulator; this crate only compares them with what a backend
+//!   produced.
+//! - **Every outcome replays.** An exploration records, for each outcome, the choice string of
+//!   its first execution; [`replay`] runs that execution again.
+//! - **The catalogue is data.** The tests live in `catalogue/*.litmus` beside this crate
+//!   ([`catalogue_dir`]), in the format of `docs/litmus-format.md`.
+
+mod check;
+mod error;
+mod explore;
+mod files;
+mod machine;
+mod on_cuda;
+mod on_gpu_kernel;
+mod on_host;
+mod on_sim;
+mod pe;
+mod replay;
+
+pub use check::{Check, check, check_all};
+pub use error::{ExecutionError, PesFailed};
+pub use explore::{EXECUTION_LIMIT, Exploration, explore};
+pub use files::{LitmusFile, LoadError, catalogue_dir, load_paths};
+pub use machine::topology;
+pub use on_cuda::run_on_cuda;
+pub use on_gpu_kernel::{MAX_DELAY_CYCLES, kernel_source, run_on_gpu_kernel};
+pub use on_host::run_on_host;
+pub use on_sim::{Execution, run_on, run_once, semantics};
+pub use pe::{N_REGS, PeRun, PeRunError, run_pe};
+pub use replay::{Replay, ReplayError, ReplayedOutcome, replay};
+
+use hw::PeFailure;
+use model::litmus::{Litmus, Observable, Outcome};
+
+/// The outcome of one run: the value of each of `test.observables()` from the PEs' runs.
+///
+/// # Panics
+/// If a register the test's outcome records was never written: the runner fills every
+/// register an instruction writes before a PE finishes, so that is a runner bug.
+pub fn outcome(test: &Litmus, runs: &[PeRun]) -> Outcome {
+    Outcome(
+        test.observables()
+            .iter()
+            .map(|o| match *o {
+                Observable::Reg { pe, reg } => runs[pe as usize].regs[usize::from(reg.0)]
+                    .expect("every register an instruction writes is filled by the end"),
+                Observable::Mem(loc) => runs[loc.pe as usize].memory[usize::from(loc.var.0)],
+            })
+            .collect(),
+    )
+}
+
+/// The outcome of a run from every PE's result, or every failing PE's error.
+fn outcome_of_pes(
+    test: &Litmus,
+    results: Vec<Result<Result<PeRun, PeRunError>, PeFailure>>,
+) -> Result<Outcome, PesFailed> {
+    let runs = PesFailed::collect(results, |f| f.message)?;
+    Ok(outcome(test, &runs))
+}
