@@ -12,9 +12,9 @@ use std::rc::Rc;
 
 use hw::{Backend, RemoteRange};
 
-use crate::amo_nbi::PendingFetch;
 use crate::error::ShmemError;
-use crate::heap::Access;
+use crate::memory::allocator::Access;
+use crate::p2p::amo_nbi::PendingFetch;
 use crate::pe::PeState;
 
 /// How a context will be used, as `shmem_ctx_create`'s options say (OpenSHMEM 1.5 §9.4.1).

@@ -19,9 +19,9 @@ use crate::TRACING_TARGET;
 use crate::error::ShmemError;
 use crate::kernel::group::Shared;
 use crate::kernel::scope::Scoped;
+use crate::memory::sym::{Element, Sym, as_bytes_mut};
+use crate::p2p::wait::word_spec;
 use crate::pe::{local, remote, same_len};
-use crate::sym::{Element, Sym, as_bytes_mut};
-use crate::wait::word_spec;
 
 /// An element type the sum reduction adds: integers wrap, floats round as IEEE 754 does.
 pub trait SumElement: Element {

@@ -15,9 +15,9 @@ use hw::{Backend, Queue, QueueError, SignalOp, Ticket};
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
+use crate::memory::sym::{Element, Sym};
 use crate::pe::{same_len, word_access};
 use crate::shmem::Shmem;
-use crate::sym::{Element, Sym};
 
 impl<B: Backend> Ctx<B> {
     /// Copies this PE's `src` into `dst` on PE `pe`, on the stream (`putmem_on_stream`).

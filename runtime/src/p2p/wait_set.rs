@@ -18,10 +18,10 @@ use hw::{Backend, Cmp, Device, LocalRange, WaitSpec};
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
-use crate::heap::Access;
+use crate::memory::allocator::Access;
+use crate::memory::sym::{AtomicElement, Sym};
+use crate::p2p::wait::word_spec;
 use crate::pe::same_len;
-use crate::sym::{AtomicElement, Sym};
-use crate::wait::word_spec;
 
 /// What each element is compared against.
 #[derive(Clone, Copy, Debug)]

@@ -10,8 +10,8 @@
 use hw::{Backend, Device, MemKind};
 
 use crate::error::ShmemError;
+use crate::memory::sym::{Element, Sym};
 use crate::shmem::Shmem;
-use crate::sym::{Element, Sym};
 use crate::team::Team;
 
 /// A peer's part of a symmetric object that this PE reaches with loads and stores.

@@ -4,7 +4,7 @@ use hw::MemKind;
 
 use super::segments::Settings;
 use super::*;
-use crate::heap::MIN_ALIGN_BYTES;
+use crate::memory::allocator::MIN_ALIGN_BYTES;
 
 fn access(offset: u64) -> Access {
     Access {

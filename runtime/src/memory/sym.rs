@@ -10,7 +10,7 @@ use std::ops::{Bound, RangeBounds};
 use hw::AmoWidth;
 
 use crate::error::ShmemError;
-use crate::heap::{Access, AllocId};
+use crate::memory::allocator::{Access, AllocId};
 
 /// A type that RMA operations can move: plain old data, copied as its bytes.
 pub trait Element: bytemuck::Pod {}

@@ -19,9 +19,9 @@ use std::collections::BTreeSet;
 use hw::{Backend, Cmp};
 
 use crate::error::ShmemError;
+use crate::memory::sym::Sym;
 use crate::pe::word_access;
 use crate::shmem::Shmem;
-use crate::sym::Sym;
 
 /// The PE whose `tail` word is the lock's queue tail.
 const HOME_PE: u32 = 0;

@@ -19,10 +19,10 @@ use hw::{AmoKind, AmoOp, AmoWidth, Backend, Cmp, Device, Pe, Queue};
 
 use crate::TRACING_TARGET;
 use crate::error::ShmemError;
+use crate::p2p::wait::word_spec;
 use crate::pe::{local, remote};
 use crate::shmem::Shmem;
 use crate::team::{GATHER_WORDS, Team};
-use crate::wait::word_spec;
 
 /// One gather contribution.
 pub(crate) type GatherCell = [u64; GATHER_WORDS];

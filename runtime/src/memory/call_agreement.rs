@@ -9,7 +9,7 @@ mod tests;
 use hw::MemKind;
 
 use crate::error::ShmemError;
-use crate::hints::MallocHints;
+use crate::memory::hints::MallocHints;
 
 /// Which collective allocation a PE called.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

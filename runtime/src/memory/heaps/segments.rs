@@ -8,13 +8,13 @@
 
 use hw::{Device, DeviceError, Instant, MemKind, Pe, SegmentKey};
 
-use crate::collective::by_pe;
 use crate::config::{
     DEFAULT_HEAP_VAR, DEVICE_HEAP_VAR, HOST_HEAP_VAR, format_size, heap_kind_name,
 };
 use crate::error::ShmemError;
-use crate::heaps::Heaps;
-use crate::heaps::backing::next_backing;
+use crate::memory::call_agreement::by_pe;
+use crate::memory::heaps::Heaps;
+use crate::memory::heaps::backing::next_backing;
 
 /// What every PE must agree on: the heaps' sizes and the default heap.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -13,14 +13,14 @@
 use hw::{Backend, Device, MemKind};
 
 use crate::TRACING_TARGET;
-use crate::collective::{AllocOp, MemCall, check_agreement};
 use crate::error::ShmemError;
-use crate::heap::Span;
-use crate::heaps::default_setting;
-use crate::hints::MallocHints;
+use crate::memory::allocator::Span;
+use crate::memory::call_agreement::{AllocOp, MemCall, check_agreement};
+use crate::memory::heaps::default_setting;
+use crate::memory::hints::MallocHints;
+use crate::memory::sym::{Element, Sym, element_bytes};
 use crate::pe::local;
 use crate::shmem::Shmem;
-use crate::sym::{Element, Sym, element_bytes};
 
 /// The most bytes realloc moves with one local read and write.
 const COPY_CHUNK_BYTES: u64 = 1 << 20;
@@ -143,7 +143,7 @@ impl<B: Backend> Shmem<B> {
             .borrow_mut()
             .holding_mut(access.offset)?
             .realloc(access.offset, access.owner, len_bytes, natural_align::<T>())?;
-        self.back_heap(crate::space::locate(resized.offset).0)?;
+        self.back_heap(crate::memory::space::locate(resized.offset).0)?;
         if let Some(old) = moved_from {
             // Why a sync first: every PE's earlier operations into the old array completed
             // before the exchange, and this PE's wait in the sync makes them visible here.

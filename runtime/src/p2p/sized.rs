@@ -8,8 +8,8 @@ use hw::Backend;
 
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
-use crate::heap::Access;
-use crate::sym::SymAddr;
+use crate::memory::allocator::Access;
+use crate::memory::sym::SymAddr;
 
 /// Generates `$put`/`$get` for `$size_bytes`-byte elements.
 macro_rules! sized {

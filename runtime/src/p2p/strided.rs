@@ -13,7 +13,7 @@ use hw::{Backend, RemoteRange};
 
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
-use crate::sym::{Element, Sym, as_bytes, as_bytes_mut};
+use crate::memory::sym::{Element, Sym, as_bytes, as_bytes_mut};
 
 /// Which elements a strided operation moves: `nblocks` blocks of `block_len` elements, block
 /// `i` at element `i * dst_stride` of the destination and `i * src_stride` of the source.

@@ -19,10 +19,10 @@ use crate::config::{
     Config, ConfigError, DEFAULT_HEAP_VAR, format_size, heap_kind_name, heap_size_var,
 };
 use crate::error::ShmemError;
-use crate::heap::{Access, Heap, Span};
+use crate::memory::allocator::{Access, Heap, Span};
+use crate::memory::space;
+use crate::memory::sym::{Element, Sym};
 use crate::pe::PeState;
-use crate::space;
-use crate::sym::{Element, Sym};
 
 /// A PE's heaps.
 #[derive(Debug)]

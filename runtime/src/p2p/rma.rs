@@ -6,8 +6,8 @@ use hw::{Backend, Copier, Device, Instant, Queue, RemoteRange, Ticket};
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
+use crate::memory::sym::{Element, Sym, SymAddr, as_bytes, as_bytes_mut};
 use crate::pe::{byte_access, same_len};
-use crate::sym::{Element, Sym, SymAddr, as_bytes, as_bytes_mut};
 
 impl<B: Backend> Ctx<B> {
     /// Copies `src` into `dst` on PE `pe`. Returns once `src` may be reused, not once the data

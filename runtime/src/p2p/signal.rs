@@ -5,8 +5,8 @@ use hw::{Backend, Cmp, Copier, Device, Queue, SignalOp};
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
+use crate::memory::sym::{Element, Sym, as_bytes};
 use crate::pe::{same_len, word_access};
-use crate::sym::{Element, Sym, as_bytes};
 
 impl<B: Backend> Ctx<B> {
     /// Copies `src` into `dst` on PE `pe`, then updates the signal word `sig` on `pe` with

@@ -9,8 +9,8 @@ use hw::{AmoKind, AmoOp, Backend, Queue, Ticket};
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
+use crate::memory::sym::{AtomicElement, Sym};
 use crate::pe::word_access;
-use crate::sym::{AtomicElement, Sym};
 
 /// Generates an atomic that fetches, `$name(target, [operands,] pe) -> T`, and its
 /// non-blocking form `$nbi(fetch, target, [operands,] pe)`, both doing `$kind` with

@@ -5,8 +5,8 @@ use hw::{Backend, Cmp, Device, LocalRange, WaitSpec};
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
+use crate::memory::sym::{AtomicElement, Sym};
 use crate::pe::word_access;
-use crate::sym::{AtomicElement, Sym};
 
 /// The wait for the `T` word `word` to satisfy `cmp value`.
 pub(crate) fn word_spec<T: AtomicElement>(

@@ -13,8 +13,8 @@ use hw::{AmoKind, Backend, Device, LocalRange, Ticket};
 
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
+use crate::memory::sym::{AtomicElement, Sym};
 use crate::pe::word_access;
-use crate::sym::{AtomicElement, Sym};
 
 /// A fetching atomic issued without waiting: where its old value goes.
 #[derive(Debug)]

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use hw::MemKind;
 
 use crate::error::ShmemError;
-use crate::space;
+use crate::memory::space;
 
 /// The smallest alignment and size granule of an allocation, in bytes: every atomic word and
 /// every element type up to `u64` is naturally aligned without further thought.
