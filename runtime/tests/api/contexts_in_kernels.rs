@@ -8,47 +8,16 @@
 
 use std::rc::Rc;
 
-use rshmem::{Config, Ctx, CtxOptions, Dim3, KernelError, Shmem, ShmemError, run};
-use sim::{Sim, SimBackend};
+use rshmem::{Config, Ctx, CtxOptions, Dim3, KernelError, ShmemError};
+use sim::SimBackend;
 
-fn sim(n_pes: u32) -> Sim {
-    let topology = sim::topology::presets::preset("hgx8").expect("the hgx8 preset exists");
-    Sim::builder(topology)
-        .pes(n_pes)
-        .build()
-        .expect("hgx8 has 8 GPUs")
-}
+use crate::common::{config, run_programs, sim, thread_error};
 
-/// A small heap, a short deadline, and room for `contexts_max` contexts per team.
-fn config(contexts_max: u32) -> Config {
-    let mut config = Config::default()
-        .device_heap_size(1 << 20)
-        .wait_timeout_ms(100);
+/// [`config`] with room for `contexts_max` contexts per team.
+fn config_with_contexts(contexts_max: u32) -> Config {
+    let mut config = config();
     config.contexts_max = contexts_max;
     config
-}
-
-/// Runs `pe_main` on `n_pes` PEs and returns what each PE's program returned.
-fn run_pes<R: Send>(
-    n_pes: u32,
-    contexts_max: u32,
-    pe_main: impl Fn(&Shmem<SimBackend>) -> Result<R, ShmemError> + Sync,
-) -> Vec<Result<R, ShmemError>> {
-    run(sim(n_pes), config(contexts_max), pe_main)
-        .expect("the PEs launch")
-        .results
-        .into_iter()
-        .enumerate()
-        .map(|(pe, r)| r.unwrap_or_else(|e| panic!("PE {pe} did not run to its end: {e}")))
-        .collect()
-}
-
-/// The error under a failed thread's report.
-fn thread_error(err: &ShmemError) -> &ShmemError {
-    match err {
-        ShmemError::Kernel(KernelError::Thread { source, .. }) => source,
-        other => other,
-    }
 }
 
 /// The value thread `rank` of `pe` sends.
@@ -58,7 +27,7 @@ fn value(pe: u32, rank: u32) -> u64 {
 
 #[test]
 fn t_ctx_001_default_context_usable_in_a_kernel() {
-    let results = run_pes(4, 32, |sh| {
+    let (results, _) = run_programs(sim("hgx8", 4, 0), config_with_contexts(32), |sh| {
         let (me, n) = (sh.my_pe(), sh.n_pes());
         let next = (me + 1) % n;
         let slots = sh.calloc::<u64>(64)?;
@@ -100,7 +69,7 @@ fn t_ctx_001_default_context_usable_in_a_kernel() {
 
 #[test]
 fn t_ctx_003_block_context_creation_is_collective() {
-    let results = run_pes(4, 32, |sh| {
+    let (results, _) = run_programs(sim("hgx8", 4, 0), config_with_contexts(32), |sh| {
         let (me, n) = (sh.my_pe(), sh.n_pes());
         let next = (me + 1) % n;
         let slots = sh.calloc::<u64>(64)?;
@@ -150,7 +119,7 @@ fn t_ctx_003_block_context_creation_is_collective() {
 
 #[test]
 fn t_ctx_003_a_thread_that_skips_block_context_creation_fails_the_launch() {
-    let results = run_pes(1, 32, |sh| {
+    let (results, _) = run_programs(sim("hgx8", 1, 0), config_with_contexts(32), |sh| {
         sh.launch_kernel(Dim3::linear(1), Dim3::linear(64), async |t| {
             if t.thread_rank() != 63 {
                 let ctx = t.block().ctx_create(CtxOptions::default()).await?;
@@ -170,7 +139,7 @@ fn t_ctx_003_a_thread_that_skips_block_context_creation_fails_the_launch() {
 
 #[test]
 fn t_ctx_003_threads_must_agree_on_the_options() {
-    let results = run_pes(1, 32, |sh| {
+    let (results, _) = run_programs(sim("hgx8", 1, 0), config_with_contexts(32), |sh| {
         sh.launch_kernel(Dim3::linear(1), Dim3::linear(4), async |t| {
             let options = if t.thread_rank() == 3 {
                 CtxOptions::NOSTORE
@@ -196,7 +165,7 @@ fn t_ctx_003_a_block_context_is_a_real_context_of_the_world_team() {
     // With room for the default context and one more, a second block context is refused by
     // the team's limit, and destroying the first gives its place back. The thread that made
     // the call for the block gets the team's error; the others, that it failed there.
-    let results = run_pes(1, 2, |sh| {
+    let (results, _) = run_programs(sim("hgx8", 1, 0), config_with_contexts(2), |sh| {
         sh.launch_kernel(Dim3::linear(1), Dim3::linear(8), async |t| {
             let first = t.block().ctx_create(CtxOptions::default()).await?;
             let second = t.block().ctx_create(CtxOptions::default()).await;
@@ -223,7 +192,7 @@ fn t_ctx_003_a_block_context_is_a_real_context_of_the_world_team() {
 
 #[test]
 fn t_ctx_003_a_block_of_one_thread_and_a_lone_thread_create_contexts_too() {
-    let results = run_pes(2, 32, |sh| {
+    let (results, _) = run_programs(sim("hgx8", 2, 0), config_with_contexts(32), |sh| {
         sh.launch_kernel(Dim3::linear(2), Dim3::linear(1), async |t| {
             // Block 0 meets as a block of one; block 1's thread creates one for itself.
             let scope = if t.block_rank() == 0 { t.block() } else { **t };
@@ -238,7 +207,7 @@ fn t_ctx_003_a_block_of_one_thread_and_a_lone_thread_create_contexts_too() {
 
 #[test]
 fn t_ctx_003_destroying_a_block_context_that_is_still_held_is_refused() {
-    let results = run_pes(1, 32, |sh| {
+    let (results, _) = run_programs(sim("hgx8", 1, 0), config_with_contexts(32), |sh| {
         sh.launch_kernel(Dim3::linear(1), Dim3::linear(4), async |t| {
             let ctx = t.block().ctx_create(CtxOptions::default()).await?;
             let kept = Rc::clone(&ctx);

@@ -6,36 +6,11 @@
 use rshmem::{Config, MallocHints, MemKind, PeError, PeerPtr, Shmem, ShmemError, SymAddr, run};
 use sim::{Sim, SimBackend};
 
-/// A run of `n_pes` PEs on the preset `topology` with seed 0.
-fn sim(topology: &str, n_pes: u32) -> Sim {
-    let topology = sim::topology::presets::preset(topology).expect("a preset");
-    Sim::builder(topology)
-        .pes(n_pes)
-        .seed(0)
-        .build()
-        .expect("the preset has that many GPUs")
-}
+use crate::common::{config, run_values, sim};
 
 /// Small heaps of both kinds and a short deadline.
 fn both_heaps() -> Config {
-    Config::default()
-        .device_heap_size(1 << 20)
-        .host_heap_size(1 << 20)
-        .wait_timeout_ms(100)
-}
-
-/// Runs `pe_main` and returns every PE's value; panics naming the first PE that failed.
-fn run_ok<R: Send>(
-    machine: Sim,
-    config: Config,
-    pe_main: impl Fn(&Shmem<SimBackend>) -> R + Sync,
-) -> Vec<R> {
-    println!("seed {}", machine.seed());
-    let output = run(machine, config, pe_main).expect("the PEs launch");
-    match output.all_ok() {
-        Ok((values, _report)) => values,
-        Err(err) => panic!("{err}"),
-    }
+    config().host_heap_size(1 << 20)
 }
 
 /// Runs a program that does nothing and returns each PE's init error.
@@ -55,7 +30,7 @@ fn init_errors(machine: Sim, config: Config) -> Vec<ShmemError> {
 /// objects at the same segment offset of the two heaps keep different data.
 #[test]
 fn both_heaps_at_once_keep_their_data_apart() {
-    let seen = run_ok(sim("ib-2", 16), both_heaps(), |shmem| {
+    let seen = run_values(sim("ib-2", 16, 0), both_heaps(), |shmem| {
         let (me, n) = (shmem.my_pe(), shmem.n_pes());
         let across = (me + 8) % n;
         let device = shmem
@@ -147,7 +122,7 @@ fn the_default_heap_and_sizes_follow_the_environment() {
         ),
     ];
     for (vars, default, device_bytes, host_bytes) in cases {
-        let seen = run_ok(sim("hgx8", 2), lookup(vars), |shmem| {
+        let seen = run_values(sim("hgx8", 2, 0), lookup(vars), |shmem| {
             let sym = shmem.malloc::<u32>(2).expect("malloc");
             shmem.put(sym, &[7, 8], 1 - shmem.my_pe()).expect("put");
             shmem.barrier_all().expect("barrier");
@@ -173,7 +148,7 @@ fn the_default_heap_and_sizes_follow_the_environment() {
 /// every PE, and the heaps stay usable after it.
 #[test]
 fn hints_pick_the_heap_and_usage_hints_are_advisory() {
-    run_ok(sim("hgx8", 2), both_heaps(), |shmem| {
+    run_values(sim("hgx8", 2, 0), both_heaps(), |shmem| {
         let usage = MallocHints::ATOMICS_REMOTE | MallocHints::SIGNAL_REMOTE;
         for (hints, want) in [
             (MallocHints::NONE, MemKind::Device),
@@ -201,8 +176,8 @@ fn hints_pick_the_heap_and_usage_hints_are_advisory() {
 /// variable that creates it; with a host heap only, a CPU-centric program runs.
 #[test]
 fn a_missing_heap_is_an_error_naming_the_variable_to_set() {
-    run_ok(
-        sim("hgx8", 2),
+    run_values(
+        sim("hgx8", 2, 0),
         Config::default().wait_timeout_ms(100),
         |shmem| {
             let err = shmem
@@ -232,7 +207,7 @@ fn a_missing_heap_is_an_error_naming_the_variable_to_set() {
     );
 
     let no_host = Config::default().default_heap(MemKind::Host);
-    for err in init_errors(sim("hgx8", 2), no_host) {
+    for err in init_errors(sim("hgx8", 2, 0), no_host) {
         let message = err.to_string();
         assert!(
             message.contains("SHMEM_SYMMETRIC_HEAP_DEFAULT=HOST")
@@ -241,7 +216,7 @@ fn a_missing_heap_is_an_error_naming_the_variable_to_set() {
         );
     }
     let no_device = Config::default().device_heap_size(0);
-    for err in init_errors(sim("hgx8", 2), no_device) {
+    for err in init_errors(sim("hgx8", 2, 0), no_device) {
         assert!(
             err.to_string().contains("set SHMEM_DEVICE_SYMMETRIC_SIZE"),
             "{err}"
@@ -252,7 +227,7 @@ fn a_missing_heap_is_an_error_naming_the_variable_to_set() {
         .device_heap_size(0)
         .host_heap_size(1 << 20)
         .default_heap(MemKind::Host);
-    let seen = run_ok(sim("hgx8", 2), host_only, |shmem| {
+    let seen = run_values(sim("hgx8", 2, 0), host_only, |shmem| {
         let sym = shmem.calloc::<u32>(1).expect("calloc");
         shmem.atomic_add(sym, shmem.my_pe() + 1, 0).expect("add");
         shmem.barrier_all().expect("barrier");
@@ -275,7 +250,7 @@ fn a_missing_heap_is_an_error_naming_the_variable_to_set() {
 /// cannot provide names its variable at init.
 #[test]
 fn an_exhausted_heap_names_the_variable_to_raise() {
-    run_ok(sim("hgx8", 2), both_heaps(), |shmem| {
+    run_values(sim("hgx8", 2, 0), both_heaps(), |shmem| {
         // Why: the host heap is empty (the teams' areas are in the default heap), and a
         // request of all of it would fit.
         shmem
@@ -293,7 +268,7 @@ fn an_exhausted_heap_names_the_variable_to_raise() {
         }
     });
     let huge_host = both_heaps().host_heap_size(1 << 50);
-    let errors = init_errors(sim("hgx8", 1), huge_host);
+    let errors = init_errors(sim("hgx8", 1, 0), huge_host);
     assert!(
         matches!(
             errors[0],
@@ -316,7 +291,7 @@ fn an_exhausted_heap_names_the_variable_to_raise() {
 /// object's heap, and invalidates the old handle.
 #[test]
 fn realloc_preserves_contents_in_place_and_when_it_moves() {
-    let seen = run_ok(sim("ib-2", 16), both_heaps(), |shmem| {
+    let seen = run_values(sim("ib-2", 16, 0), both_heaps(), |shmem| {
         let (me, n) = (shmem.my_pe(), shmem.n_pes());
         let next = (me + 1) % n;
         let mut log = Vec::new();
@@ -366,7 +341,7 @@ fn realloc_preserves_contents_in_place_and_when_it_moves() {
 /// PEs that resize to different sizes all fail, and the object survives.
 #[test]
 fn realloc_arguments_must_agree() {
-    run_ok(sim("hgx8", 3), both_heaps(), |shmem| {
+    run_values(sim("hgx8", 3, 0), both_heaps(), |shmem| {
         let me = shmem.my_pe();
         let sym = shmem.calloc::<u64>(2).expect("calloc");
         let err = shmem
@@ -389,7 +364,7 @@ fn realloc_arguments_must_agree() {
 /// Sizes and use are reported per heap; use counts 8-byte granules.
 #[test]
 fn heap_sizes_and_use_are_reported() {
-    let seen = run_ok(sim("hgx8", 2), both_heaps(), |shmem| {
+    let seen = run_values(sim("hgx8", 2, 0), both_heaps(), |shmem| {
         let before = shmem.heap_used_bytes(MemKind::Host);
         let sym = shmem
             .malloc_with_hints::<u8>(20, MallocHints::HOST_HEAP)
@@ -411,7 +386,7 @@ fn heap_sizes_and_use_are_reported() {
 /// the same host are. The simulator gives no address.
 #[test]
 fn ptr_is_some_for_nvlink_peers_and_none_across_nodes() {
-    let seen = run_ok(sim("hgx8", 8), both_heaps(), |shmem| {
+    let seen = run_values(sim("hgx8", 8, 0), both_heaps(), |shmem| {
         let sym = shmem
             .malloc_with_hints::<u32>(3, MallocHints::HOST_HEAP)
             .expect("alloc");
@@ -429,7 +404,7 @@ fn ptr_is_some_for_nvlink_peers_and_none_across_nodes() {
         }
     }
 
-    let seen = run_ok(sim("ib-2", 16), both_heaps(), |shmem| {
+    let seen = run_values(sim("ib-2", 16, 0), both_heaps(), |shmem| {
         let sym = shmem.malloc::<u64>(1).expect("malloc");
         let me = shmem.my_pe();
         let reachable: Vec<bool> = (0..shmem.n_pes())

@@ -6,7 +6,9 @@
 use hw::Semantics;
 use rshmem::check::{AccessKind, CheckedBackend, Race, run_checked};
 use rshmem::{Cmp, Config, Shmem, ShmemError, SignalOp};
-use sim::{Sim, SimBackend};
+use sim::SimBackend;
+
+use crate::common::sim_builder;
 
 const SEEDS: std::ops::Range<u64> = 0..4;
 
@@ -18,10 +20,7 @@ fn races(
     pe_main: impl Fn(&Shmem<CheckedBackend<SimBackend>>) -> Result<(), ShmemError> + Sync,
 ) -> Vec<Race> {
     println!("seed {seed}, {semantics:?}");
-    let topology = sim::topology::presets::preset("hgx8").expect("the hgx8 preset exists");
-    let sim = Sim::builder(topology)
-        .pes(2)
-        .seed(seed)
+    let sim = sim_builder("hgx8", 2, seed)
         .semantics(semantics)
         .build()
         .expect("hgx8 has 8 GPUs");

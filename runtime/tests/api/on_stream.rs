@@ -2,9 +2,7 @@
 //! operations, sources read from symmetric memory, and the refusals. The conformance body
 //! `on_stream` (tests/src/bodies.rs) runs the same calls on every backend.
 
-mod common;
-
-use common::run_ok;
+use crate::common::run_ok;
 use rshmem::{Cmp, CtxOptions, ShmemError, SignalOp};
 
 /// A chain of on-stream puts to three different PEs, then an on-stream signal to each: every

@@ -2,9 +2,7 @@
 //! isolation of quiet, team contexts, NOSTORE, and running out of contexts.
 //! T-CTX-001 and T-CTX-003 need a kernel and live in contexts_in_kernels.rs.
 
-mod common;
-
-use common::{config, run_all, run_ok};
+use crate::common::{config, run_all, run_ok};
 use rshmem::{CtxOptions, ShmemError, TeamConfig};
 
 /// T-CTX-002: a context is created and destroyed on the host, and works in between; creating

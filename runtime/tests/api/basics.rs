@@ -1,37 +1,17 @@
-//! The public API end to end on the simulator: each test runs a small SHMEM program on a
-//! simulated HGX node and checks what every PE saw. Runs are deterministic; tests that depend
-//! on delivery order repeat over a few seeds, printed so a failure can be replayed.
+//! The basic API end to end on the simulator (put, get, atomics, waits, signals, barriers,
+//! init): each test runs a small SHMEM program on a simulated HGX node and checks what every
+//! PE saw. Runs are deterministic; tests that depend on delivery order repeat over a few seeds,
+//! printed so a failure can be replayed.
 
-mod common;
-
-use common::config;
 use rshmem::{Cmp, PeError, Shmem, ShmemError, SignalOp, Sym, SymAddr, run};
-use sim::{Sim, SimBackend};
+use sim::SimBackend;
 
-/// A run of `n_pes` PEs on an 8-GPU NVSwitch node with `seed`.
-fn sim(n_pes: u32, seed: u64) -> Sim {
-    common::sim("hgx8", n_pes, seed)
-}
-
-/// Runs `pe_main` on `n_pes` PEs and returns every PE's value; panics naming the first PE
-/// that failed.
-fn run_ok<R: Send>(
-    n_pes: u32,
-    seed: u64,
-    pe_main: impl Fn(&Shmem<SimBackend>) -> R + Sync,
-) -> Vec<R> {
-    println!("seed {seed}, {n_pes} PEs");
-    let output = run(sim(n_pes, seed), config(), pe_main).expect("the PEs launch");
-    match output.all_ok() {
-        Ok((values, _report)) => values,
-        Err(err) => panic!("{err}"),
-    }
-}
+use crate::common::{config, run_on, sim};
 
 #[test]
 fn hello_reports_pe_and_count() {
     for n_pes in [1, 2, 8] {
-        let seen = run_ok(n_pes, 0, |shmem| (shmem.my_pe(), shmem.n_pes()));
+        let seen = run_on("hgx8", n_pes, 0, |shmem| (shmem.my_pe(), shmem.n_pes()));
         let want: Vec<(u32, u32)> = (0..n_pes).map(|pe| (pe, n_pes)).collect();
         assert_eq!(seen, want);
     }
@@ -40,7 +20,7 @@ fn hello_reports_pe_and_count() {
 #[test]
 fn ring_put_reaches_the_next_pe() {
     for seed in 0..3 {
-        let seen = run_ok(5, seed, |shmem| {
+        let seen = run_on("hgx8", 5, seed, |shmem| {
             let (me, n) = (shmem.my_pe(), shmem.n_pes());
             let slot = shmem.malloc::<u64>(4).expect("malloc");
             let mine = [u64::from(me); 4];
@@ -64,7 +44,7 @@ fn ring_put_reaches_the_next_pe() {
 
 #[test]
 fn byte_operations_need_no_alignment() {
-    let seen = run_ok(2, 0, |shmem| {
+    let seen = run_on("hgx8", 2, 0, |shmem| {
         let me = shmem.my_pe();
         let buffer = shmem.calloc::<u8>(16).expect("calloc");
         let odd = buffer.addr().byte_add(3);
@@ -89,7 +69,7 @@ fn byte_operations_need_no_alignment() {
 
 #[test]
 fn get_nbi_lands_at_quiet() {
-    let seen = run_ok(2, 0, |shmem| {
+    let seen = run_on("hgx8", 2, 0, |shmem| {
         let me = shmem.my_pe();
         let source = shmem.malloc::<u32>(3).expect("malloc");
         let target = shmem.calloc::<u32>(3).expect("calloc");
@@ -107,7 +87,7 @@ fn get_nbi_lands_at_quiet() {
 /// Every kind of bad input, checked on every PE of one run.
 #[test]
 fn bad_inputs_are_errors_that_name_the_fix() {
-    run_ok(2, 0, |shmem| {
+    run_on("hgx8", 2, 0, |shmem| {
         let me = shmem.my_pe();
         let words = shmem.malloc::<u64>(4).expect("malloc");
 
@@ -217,7 +197,7 @@ fn bad_inputs_are_errors_that_name_the_fix() {
 #[test]
 fn fetch_add_from_every_pe_sums() {
     for seed in 0..3 {
-        let seen = run_ok(8, seed, |shmem| {
+        let seen = run_on("hgx8", 8, seed, |shmem| {
             let me = u64::from(shmem.my_pe());
             let counter = shmem.calloc::<u64>(1).expect("calloc");
             let old = shmem
@@ -241,7 +221,7 @@ fn fetch_add_from_every_pe_sums() {
 
 #[test]
 fn atomics_follow_their_integer_type() {
-    let seen = run_ok(2, 0, |shmem| {
+    let seen = run_on("hgx8", 2, 0, |shmem| {
         let me = shmem.my_pe();
         let peer = 1 - me;
         let word = shmem.calloc::<i32>(1).expect("calloc");
@@ -286,7 +266,7 @@ fn atomics_follow_their_integer_type() {
 #[test]
 fn wait_until_and_put_signal_pass_messages() {
     for seed in 0..3 {
-        let seen = run_ok(3, seed, |shmem| {
+        let seen = run_on("hgx8", 3, seed, |shmem| {
             let me = shmem.my_pe();
             let data = shmem.calloc::<u32>(64).expect("calloc");
             let flag = shmem.calloc::<u64>(1).expect("calloc");
@@ -329,7 +309,7 @@ fn wait_until_and_put_signal_pass_messages() {
 #[test]
 fn barriers_repeat() {
     for n_pes in [5, 8] {
-        run_ok(n_pes, 1, |shmem| {
+        run_on("hgx8", n_pes, 1, |shmem| {
             let counter = shmem.calloc::<u64>(1).expect("calloc");
             let n = u64::from(shmem.n_pes());
             for round in 1..=10 {
@@ -344,7 +324,7 @@ fn barriers_repeat() {
 
 #[test]
 fn a_wait_nobody_satisfies_is_an_error() {
-    let output = run(sim(2, 0), config(), |shmem| {
+    let output = run(sim("hgx8", 2, 0), config(), |shmem| {
         let flag = shmem.calloc::<u64>(1).expect("calloc");
         if shmem.my_pe() == 0 {
             Some(shmem.wait_until(flag, Cmp::Eq, 1).map(|_| ()))
@@ -375,7 +355,7 @@ fn a_wait_nobody_satisfies_is_an_error() {
 #[test]
 fn a_heap_too_small_for_init_fails_every_pe() {
     let output = run(
-        sim(2, 0),
+        sim("hgx8", 2, 0),
         config().device_heap_size(64),
         |_shmem: &Shmem<SimBackend>| (),
     )
@@ -397,7 +377,8 @@ fn a_heap_too_small_for_init_fails_every_pe() {
 #[test]
 fn a_heap_larger_than_the_device_names_the_variable() {
     let config = config().device_heap_size(1 << 50);
-    let output = run(sim(1, 0), config, |_shmem: &Shmem<SimBackend>| ()).expect("the PEs launch");
+    let output =
+        run(sim("hgx8", 1, 0), config, |_shmem: &Shmem<SimBackend>| ()).expect("the PEs launch");
     let Err(err) = &output.results[0] else {
         panic!("a 1 PiB heap should not fit a simulated H200");
     };
@@ -420,7 +401,9 @@ fn a_heap_larger_than_the_device_names_the_variable() {
 /// `Sym` handles are plain data: they can be returned from a PE and compared.
 #[test]
 fn handles_agree_across_pes() {
-    let seen: Vec<Sym<u16>> = run_ok(4, 0, |shmem| shmem.malloc::<u16>(10).expect("malloc"));
+    let seen: Vec<Sym<u16>> = run_on("hgx8", 4, 0, |shmem| {
+        shmem.malloc::<u16>(10).expect("malloc")
+    });
     assert!(
         seen.windows(2).all(|w| w[0].addr() == w[1].addr()),
         "{seen:?}"

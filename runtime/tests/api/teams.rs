@@ -1,9 +1,7 @@
 //! Teams on the simulator: the predefined teams, splits, translation, team barriers, slot
 //! reuse, and every error a caller can hit.
 
-mod common;
-
-use common::{config, run_all, run_ok};
+use crate::common::{config, run_all, run_ok};
 use rshmem::{CtxOptions, ShmemError, TeamConfig};
 
 #[test]

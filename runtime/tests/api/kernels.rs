@@ -6,46 +6,18 @@
 use std::future::poll_fn;
 use std::task::Poll;
 
-use rshmem::{Cmp, Config, Dim3, KernelError, Shmem, ShmemError, SignalOp, run};
-use sim::{Sim, SimBackend, SimReport};
+use rshmem::{Cmp, Dim3, KernelError, Shmem, ShmemError, SignalOp, run};
+use sim::{SimBackend, SimReport};
 
-/// `n_pes` PEs of an 8-GPU NVSwitch node.
-fn sim(n_pes: u32) -> Sim {
-    let topology = sim::topology::presets::preset("hgx8").expect("the hgx8 preset exists");
-    Sim::builder(topology)
-        .pes(n_pes)
-        .build()
-        .expect("hgx8 has 8 GPUs")
-}
+use crate::common::{config, run_programs, sim, thread_error};
 
-/// A small heap and a short deadline, so failing waits end soon.
-fn config() -> Config {
-    Config::default()
-        .device_heap_size(1 << 20)
-        .wait_timeout_ms(100)
-}
-
-/// Runs `pe_main` on `n_pes` PEs; returns what each PE's program returned, and the report.
-fn run_pes<R: Send>(
-    n_pes: u32,
-    pe_main: impl Fn(&Shmem<SimBackend>) -> Result<R, ShmemError> + Sync,
-) -> (Vec<Result<R, ShmemError>>, SimReport) {
-    let output = run(sim(n_pes), config(), pe_main).expect("the PEs launch");
-    let values = output
-        .results
-        .into_iter()
-        .enumerate()
-        .map(|(pe, r)| r.unwrap_or_else(|e| panic!("PE {pe} did not run to its end: {e}")))
-        .collect();
-    (values, output.report)
-}
-
-/// Runs `pe_main` on `n_pes` PEs and returns every PE's value; panics on any error.
-fn run_ok<R: Send>(
+/// Runs `pe_main` on `n_pes` PEs of an 8-GPU NVSwitch node and returns every PE's value and
+/// the report; panics on any error.
+fn run_kernels_ok<R: Send>(
     n_pes: u32,
     pe_main: impl Fn(&Shmem<SimBackend>) -> Result<R, ShmemError> + Sync,
 ) -> (Vec<R>, SimReport) {
-    let (values, report) = run_pes(n_pes, pe_main);
+    let (values, report) = run_programs(sim("hgx8", n_pes, 0), config(), pe_main);
     let values = values
         .into_iter()
         .enumerate()
@@ -54,17 +26,9 @@ fn run_ok<R: Send>(
     (values, report)
 }
 
-/// The error under a failed thread's report.
-fn thread_error(err: &ShmemError) -> &ShmemError {
-    match err {
-        ShmemError::Kernel(KernelError::Thread { source, .. }) => source,
-        other => other,
-    }
-}
-
 #[test]
 fn ids_cover_the_grid_and_block_with_x_fastest() {
-    let (values, _) = run_ok(1, |sh| {
+    let (values, _) = run_kernels_ok(1, |sh| {
         sh.launch_kernel(Dim3::plane(2, 2), Dim3::linear(40), async |t| {
             Ok((
                 t.block_idx(),
@@ -96,7 +60,7 @@ fn ids_cover_the_grid_and_block_with_x_fastest() {
 
 #[test]
 fn sync_threads_separates_the_phases_of_a_block() {
-    let (values, _) = run_ok(1, |sh| {
+    let (values, _) = run_kernels_ok(1, |sh| {
         let slots = sh.calloc::<u64>(64)?;
         let seen = sh.launch_kernel(Dim3::linear(1), Dim3::linear(64), async |t| {
             let rank = t.thread_rank() as usize;
@@ -115,7 +79,7 @@ fn sync_threads_separates_the_phases_of_a_block() {
 
 #[test]
 fn a_thread_that_returns_before_sync_threads_fails_the_launch() {
-    let (values, _) = run_pes(1, |sh| {
+    let (values, _) = run_programs(sim("hgx8", 1, 0), config(), |sh| {
         sh.launch_kernel(Dim3::linear(1), Dim3::linear(8), async |t| {
             if t.thread_rank() != 5 {
                 t.sync_threads().await?;
@@ -142,7 +106,7 @@ fn a_thread_that_returns_before_sync_threads_fails_the_launch() {
 
 #[test]
 fn a_thread_stuck_in_another_group_is_named() {
-    let (values, _) = run_pes(1, |sh| {
+    let (values, _) = run_programs(sim("hgx8", 1, 0), config(), |sh| {
         sh.launch_kernel(Dim3::linear(1), Dim3::linear(64), async |t| {
             if t.warp_id() == 0 {
                 t.sync_threads().await?;
@@ -171,7 +135,7 @@ fn a_thread_stuck_in_another_group_is_named() {
 
 #[test]
 fn threads_of_a_group_that_make_different_calls_are_refused() {
-    let (values, _) = run_pes(2, |sh| {
+    let (values, _) = run_programs(sim("hgx8", 2, 0), config(), |sh| {
         let dst = sh.calloc::<u64>(4)?;
         let outcome = sh.launch_kernel(Dim3::linear(1), Dim3::linear(4), async |t| {
             // Each thread its own data: a block-scoped put must send one buffer's contents.
@@ -194,7 +158,7 @@ fn threads_of_a_group_that_make_different_calls_are_refused() {
         assert!(message.contains("with other data"), "{message}");
     }
 
-    let (values, _) = run_pes(1, |sh| {
+    let (values, _) = run_programs(sim("hgx8", 1, 0), config(), |sh| {
         sh.launch_kernel(Dim3::linear(1), Dim3::linear(4), async |t| {
             if t.thread_rank() == 2 {
                 t.block().quiet().await
@@ -212,7 +176,7 @@ fn threads_of_a_group_that_make_different_calls_are_refused() {
 
 #[test]
 fn a_waiting_thread_lets_the_others_of_its_pe_run() {
-    let (values, _) = run_ok(1, |sh| {
+    let (values, _) = run_kernels_ok(1, |sh| {
         let data = sh.calloc::<u64>(1)?;
         let flag = sh.calloc::<u64>(1)?;
         let seen = sh.launch_kernel(Dim3::linear(1), Dim3::linear(2), async |t| {
@@ -237,7 +201,7 @@ fn sender_and_receiver_threads_wait_on_different_words_without_deadlock() {
     // Each PE's thread 0 pings its peer and waits for the pong; its thread 1 waits for the
     // peer's ping and answers. The two threads wait on different words at once, which the
     // backend cannot block on together: the PE polls both (docs/kernels.md).
-    let (values, _) = run_ok(2, |sh| {
+    let (values, _) = run_kernels_ok(2, |sh| {
         let ping = sh.calloc::<u64>(1)?;
         let pong = sh.calloc::<u64>(1)?;
         let peer = 1 - sh.my_pe();
@@ -260,7 +224,7 @@ fn sender_and_receiver_threads_wait_on_different_words_without_deadlock() {
 
 #[test]
 fn a_signal_nobody_sends_is_reported_not_hung() {
-    let output = run(sim(2), config(), |sh| {
+    let output = run(sim("hgx8", 2, 0), config(), |sh| {
         let flag = sh.calloc::<u64>(1)?;
         sh.launch_kernel(Dim3::linear(1), Dim3::linear(32), async |t| {
             if t.my_pe() == 0 && t.thread_rank() == 0 {
@@ -291,7 +255,7 @@ fn a_signal_nobody_sends_is_reported_not_hung() {
 
 #[test]
 fn a_block_or_warp_scoped_put_is_one_transfer() {
-    let (values, report) = run_ok(2, |sh| {
+    let (values, report) = run_kernels_ok(2, |sh| {
         let dst = sh.calloc::<u64>(64 + 2 * 4)?;
         let peer = 1 - sh.my_pe();
         let whole: Vec<u64> = (0..64).map(|i| i * 10).collect();
@@ -318,7 +282,7 @@ fn a_block_or_warp_scoped_put_is_one_transfer() {
 #[test]
 fn collectives_over_every_pe_from_a_block() {
     for n in [1u32, 3, 8] {
-        let (values, _) = run_ok(n, |sh| {
+        let (values, _) = run_kernels_ok(n, |sh| {
             let (me, n) = (sh.my_pe(), sh.n_pes() as usize);
             let source = sh.calloc::<i64>(4 * n)?;
             let dest = sh.calloc::<i64>(4 * n)?;
@@ -381,7 +345,7 @@ fn collectives_over_every_pe_from_a_block() {
 
 #[test]
 fn host_and_kernel_barriers_are_the_same_barrier() {
-    let (values, _) = run_ok(4, |sh| {
+    let (values, _) = run_kernels_ok(4, |sh| {
         let slot = sh.calloc::<u64>(1)?;
         let next = (sh.my_pe() + 1) % sh.n_pes();
         sh.put(slot, &[u64::from(sh.my_pe()) + 1], next)?;
@@ -402,7 +366,7 @@ fn host_and_kernel_barriers_are_the_same_barrier() {
 
 #[test]
 fn collectives_from_two_blocks_of_one_launch_are_refused() {
-    let (values, _) = run_pes(1, |sh| {
+    let (values, _) = run_programs(sim("hgx8", 1, 0), config(), |sh| {
         sh.launch_kernel(Dim3::linear(2), Dim3::linear(4), async |t| {
             t.block().barrier_all().await
         })
@@ -424,7 +388,7 @@ fn collectives_from_two_blocks_of_one_launch_are_refused() {
 
 #[test]
 fn sizes_that_cannot_be_launched_are_refused() {
-    let (values, _) = run_pes(1, |sh| {
+    let (values, _) = run_programs(sim("hgx8", 1, 0), config(), |sh| {
         let too_big = sh.launch_kernel(Dim3::linear(1), Dim3::plane(64, 32), async |_| Ok(()));
         let empty = sh.launch_kernel(Dim3::new(1, 0, 1), Dim3::linear(1), async |_| Ok(()));
         Ok((too_big.map(drop), empty.map(drop)))
@@ -442,7 +406,7 @@ fn sizes_that_cannot_be_launched_are_refused() {
 
 #[test]
 fn awaiting_something_other_than_a_kernel_call_is_an_error() {
-    let (values, _) = run_pes(1, |sh| {
+    let (values, _) = run_programs(sim("hgx8", 1, 0), config(), |sh| {
         sh.launch_kernel(Dim3::linear(1), Dim3::linear(1), async |_| {
             poll_fn(|_| Poll::<()>::Pending).await;
             Ok(())
@@ -459,7 +423,7 @@ fn awaiting_something_other_than_a_kernel_call_is_an_error() {
 fn gets_of_many_threads_overlap_in_simulated_time() {
     // One thread's g waits a round trip; 64 threads' gets are in flight together, so 64 of
     // them take far less than 64 round trips.
-    let (values, _) = run_ok(2, |sh| {
+    let (values, _) = run_kernels_ok(2, |sh| {
         let word = sh.calloc::<u64>(1)?;
         let peer = 1 - sh.my_pe();
         let mut times_ns = Vec::new();
