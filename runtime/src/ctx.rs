@@ -74,7 +74,7 @@ pub struct Ctx<B: Backend> {
     pub(crate) options: CtxOptions,
     /// The team whose PE numbers this context's operations take.
     pub(crate) team: crate::Team,
-    /// Non-blocking fetching atomics whose values land at the next quiet (`amo_nbi.rs`).
+    /// Non-blocking fetching atomics whose values land at the next quiet (`p2p/amo_nbi.rs`).
     pub(crate) pending_fetches: RefCell<Vec<PendingFetch>>,
 }
 

@@ -29,7 +29,7 @@ pub struct PeState<B: Backend> {
     pub(crate) n_pes: u32,
     /// Where a global_exit of any PE of this process shows (`exit.rs`).
     pub(crate) exit: Arc<ExitFlag>,
-    /// The locks this PE holds (`lock.rs`).
+    /// The locks this PE holds (`p2p/lock.rs`).
     pub(crate) locks: HeldLocks,
 }
 
