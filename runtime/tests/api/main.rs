@@ -1,8 +1,8 @@
 //! The runtime's public API end to end on the simulator, one module per subject.
 //!
-//! Why one binary: each integration-test binary links the whole simulator on its own, so one
-//! binary with modules builds far faster than one per subject. `common` holds what every
-//! subject shares.
+//! Why one binary: each integration-test binary is compiled and linked against the runtime and
+//! the simulator on its own, so one binary with a module per subject does that work once.
+//! `common` holds what every subject shares.
 
 mod basics;
 mod check;
