@@ -12,9 +12,9 @@ use std::rc::Rc;
 
 use hw::{Backend, RemoteRange};
 
-use crate::amo_nbi::PendingFetch;
 use crate::error::ShmemError;
-use crate::heap::Access;
+use crate::memory::allocator::Access;
+use crate::p2p::amo_nbi::PendingFetch;
 use crate::pe::PeState;
 
 /// How a context will be used, as `shmem_ctx_create`'s options say (OpenSHMEM 1.5 §9.4.1).
@@ -74,7 +74,7 @@ pub struct Ctx<B: Backend> {
     pub(crate) options: CtxOptions,
     /// The team whose PE numbers this context's operations take.
     pub(crate) team: crate::Team,
-    /// Non-blocking fetching atomics whose values land at the next quiet (`amo_nbi.rs`).
+    /// Non-blocking fetching atomics whose values land at the next quiet (`p2p/amo_nbi.rs`).
     pub(crate) pending_fetches: RefCell<Vec<PendingFetch>>,
 }
 

@@ -4,8 +4,8 @@
 
 use hw::Backend;
 
+use crate::memory::sym::{Element, Sym};
 use crate::pe::PeState;
-use crate::sym::{Element, Sym};
 
 /// The version of the OpenSHMEM specification whose API this library follows, as
 /// `(major, minor)` (`shmem_info_get_version`, `SHMEM_MAJOR_VERSION` and

@@ -48,54 +48,37 @@
 
 #![warn(missing_docs)]
 
-mod amo;
-mod amo_nbi;
 pub mod check;
-mod collective;
 mod collectives;
 pub mod config;
 mod ctx;
 mod error;
 mod exit;
-mod heap;
-mod heaps;
-mod hints;
 mod info;
 mod kernel;
-mod lock;
 mod memory;
-mod on_stream;
-mod ordering;
+mod p2p;
 mod pe;
-mod ptr;
-mod rma;
-mod rma_sized;
-mod rma_strided;
 mod run;
 mod shmem;
-mod signal;
-mod space;
-mod sym;
 mod team;
-mod wait;
-mod wait_set;
 
 pub use collectives::ops;
 pub use config::{Config, ConfigError, ConfigVar, VarKind};
 pub use ctx::{Ctx, CtxOptions};
 pub use error::ShmemError;
-pub use hints::MallocHints;
 pub use hw::{Cmp, MemKind, SignalOp};
 pub use info::{info_get_name, info_get_version};
 pub use kernel::{
     Dim3, KernelError, KernelThread, MAX_BLOCK_THREADS, MAX_LAUNCH_THREADS, Scoped, SumElement,
     WARP_SIZE,
 };
+pub use memory::hints::MallocHints;
+pub use memory::ptr::PeerPtr;
+pub use memory::sym::{AtomicElement, Element, Sym, SymAddr};
 pub use pe::PeState;
-pub use ptr::PeerPtr;
 pub use run::{PeError, RunError, RunOutput, run};
 pub use shmem::Shmem;
-pub use sym::{AtomicElement, Element, Sym, SymAddr};
 pub use team::{Team, TeamConfig, TeamKind};
 
 /// The `tracing` target of every event this crate emits.

@@ -10,11 +10,11 @@ use hw::{Backend, Caps, Device, Duration, Instant, LocalRange, Pe, RemoteRange};
 use crate::config::Config;
 use crate::error::ShmemError;
 use crate::exit::ExitFlag;
-use crate::heap::{Access, Span};
-use crate::heaps::Heaps;
-use crate::lock::HeldLocks;
-use crate::space;
-use crate::sym::{AtomicElement, Sym, SymAddr};
+use crate::memory::allocator::{Access, Span};
+use crate::memory::heaps::Heaps;
+use crate::memory::space;
+use crate::memory::sym::{AtomicElement, Sym, SymAddr};
+use crate::p2p::lock::HeldLocks;
 
 /// One PE's state, shared by the default context and every context the PE creates: the
 /// device, the symmetric heaps and the PE's place in the run.
@@ -29,7 +29,7 @@ pub struct PeState<B: Backend> {
     pub(crate) n_pes: u32,
     /// Where a global_exit of any PE of this process shows (`exit.rs`).
     pub(crate) exit: Arc<ExitFlag>,
-    /// The locks this PE holds (`lock.rs`).
+    /// The locks this PE holds (`p2p/lock.rs`).
     pub(crate) locks: HeldLocks,
 }
 

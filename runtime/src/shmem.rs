@@ -1,9 +1,9 @@
 //! [`Shmem`]: one PE's handle to the runtime, its setup and teardown, and its contexts.
 //!
 //! `Shmem` dereferences to its default context ([`Ctx`]), whose methods are the operations
-//! (`rma.rs`, `amo.rs`, `wait.rs`, `signal.rs`, `ordering.rs`); `Ctx` in turn dereferences
-//! to the [`PeState`] every context shares. What only the PE as a whole does (memory
-//! management in `memory.rs`, barriers, teams in `team/`, creating contexts) is here.
+//! (`p2p/`); `Ctx` in turn dereferences to the [`PeState`] every context shares. What only
+//! the PE as a whole does (memory management in `memory/alloc.rs`, barriers, teams in
+//! `team/`, creating contexts) is here.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -18,9 +18,9 @@ use crate::config::{Config, ConfigError};
 use crate::ctx::{Ctx, CtxOptions};
 use crate::error::ShmemError;
 use crate::exit::ExitFlag;
-use crate::heap::MIN_ALIGN_BYTES;
-use crate::heaps::{Heaps, share_segments};
-use crate::lock::HeldLocks;
+use crate::memory::allocator::MIN_ALIGN_BYTES;
+use crate::memory::heaps::{Heaps, share_segments};
+use crate::p2p::lock::HeldLocks;
 use crate::pe::{PeState, deadline};
 use crate::team::{Predefined, SlotLayout, Team, TeamConfig};
 

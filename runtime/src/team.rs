@@ -4,24 +4,24 @@
 //! [`Team`] is a handle shared by reference counting; every operation on it checks that it
 //! was not destroyed. The predefined teams (world, shared, node) exist from init to
 //! finalize; the others come from splitting a parent (`split.rs`), which picks a free slot
-//! of the heap's team areas (`area.rs`) that all new members agree on. `sync.rs` has the
+//! of the heap's team areas (`area.rs`) that all new members agree on. `barrier.rs` has the
 //! team barrier and the small gather every other team collective is built on.
 
 mod area;
+mod barrier;
 mod members;
 mod predefined;
 mod split;
-mod sync;
 
 use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 
 pub(crate) use area::{COLLECTIVE_COUNTERS, GATHER_WORDS, SlotArea, SlotLayout};
+pub(crate) use barrier::rounds;
 pub(crate) use members::Members;
 pub(crate) use predefined::{Predefined, free_slots_at_init};
 pub(crate) use split::fingerprint;
-pub(crate) use sync::rounds;
 
 use crate::error::ShmemError;
 

@@ -12,11 +12,11 @@
 use hw::{Backend, Device, Pe, Topology};
 
 use crate::TRACING_TARGET;
-use crate::collective::{by_pe, pe_list};
 use crate::collectives::Kind;
 use crate::collectives::call::Call;
 use crate::collectives::plan::Reach;
 use crate::error::ShmemError;
+use crate::memory::call_agreement::{by_pe, pe_list};
 use crate::shmem::Shmem;
 use crate::team::{Members, Team, fingerprint};
 

@@ -12,8 +12,8 @@ use crate::collectives::call::Call;
 use crate::collectives::plan::Allgather;
 use crate::collectives::{PUSH, ROUND0, rounds};
 use crate::error::ShmemError;
-use crate::heap::Span;
-use crate::sym::as_bytes;
+use crate::memory::allocator::Span;
+use crate::memory::sym::as_bytes;
 
 /// Spreads every member's block of `dest` (laid out as `blocks`) to every member, by
 /// `algorithm`.

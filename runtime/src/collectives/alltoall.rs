@@ -16,9 +16,9 @@ use crate::collectives::call::Call;
 use crate::collectives::checks::{Overlap, long_enough, separate};
 use crate::collectives::{Kind, PUSH};
 use crate::error::ShmemError;
-use crate::heap::Span;
+use crate::memory::allocator::Span;
+use crate::memory::sym::{Element, Sym, as_bytes};
 use crate::shmem::Shmem;
-use crate::sym::{Element, Sym, as_bytes};
 use crate::team::Team;
 
 /// Where an exchange's elements are: element `k` of the block for member `j` is

@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use crate::heap::Span;
+use crate::memory::allocator::Span;
 
 /// Consecutive blocks of a buffer, in elements.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -21,9 +21,9 @@ use crate::collectives::checks::{Overlap, long_enough, prefix, separate};
 use crate::collectives::plan::{self, Broadcast, Shape};
 use crate::collectives::{FIRST, Kind, PUSH};
 use crate::error::ShmemError;
-use crate::heap::Span;
+use crate::memory::allocator::Span;
+use crate::memory::sym::{Element, Sym};
 use crate::shmem::Shmem;
-use crate::sym::{Element, Sym};
 use crate::team::Team;
 
 impl<B: Backend> Shmem<B> {

@@ -7,12 +7,12 @@ use hw::{Backend, Cmp, Device, Pe, Queue, SignalOp};
 use crate::collectives::Kind;
 use crate::collectives::plan::{Reach, Shape};
 use crate::error::ShmemError;
-use crate::heap::Span;
+use crate::memory::allocator::Span;
+use crate::memory::sym::{Element, as_bytes, as_bytes_mut};
+use crate::p2p::wait::word_spec;
 use crate::pe::{local, remote};
 use crate::shmem::Shmem;
-use crate::sym::{Element, as_bytes, as_bytes_mut};
 use crate::team::{Members, Team};
-use crate::wait::word_spec;
 
 /// A collective call every member agreed to make.
 pub(crate) struct Call<'a, B: Backend> {

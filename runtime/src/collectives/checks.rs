@@ -5,9 +5,9 @@
 use hw::Backend;
 
 use crate::error::ShmemError;
-use crate::heap::Span;
+use crate::memory::allocator::Span;
+use crate::memory::sym::{Element, Sym};
 use crate::shmem::Shmem;
-use crate::sym::{Element, Sym};
 
 impl<B: Backend> Shmem<B> {
     /// The heap range `sym` names, checked.

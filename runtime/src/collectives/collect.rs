@@ -11,8 +11,8 @@ use crate::collectives::blocks::Blocks;
 use crate::collectives::checks::{Overlap, long_enough, prefix, separate};
 use crate::collectives::plan::{self, Allgather, Shape};
 use crate::error::ShmemError;
+use crate::memory::sym::{Element, Sym};
 use crate::shmem::Shmem;
-use crate::sym::{Element, Sym};
 use crate::team::Team;
 
 impl<B: Backend> Shmem<B> {

@@ -29,7 +29,7 @@
 
 use std::fmt;
 
-use crate::sym::Element;
+use crate::memory::sym::Element;
 
 /// An element type that [`Sum`] and [`Prod`] combine (and the scans add).
 pub trait ArithElement: Element {

@@ -29,9 +29,9 @@ use crate::collectives::ops::{ReduceOp, combine_into};
 use crate::collectives::plan::{self, Allgather, Reduce, Shape, largest_power_of_two};
 use crate::collectives::{DONE, FIRST, Kind, PUSH, ROUND0};
 use crate::error::ShmemError;
-use crate::heap::Span;
+use crate::memory::allocator::Span;
+use crate::memory::sym::{Element, Sym, as_bytes};
 use crate::shmem::Shmem;
-use crate::sym::{Element, Sym, as_bytes};
 use crate::team::Team;
 
 /// What a reduction-like call (reduce, reduce_scatter, the scans) asks of its buffers.

@@ -19,9 +19,9 @@ use crate::collectives::plan::{self, ReduceScatter, Shape};
 use crate::collectives::reduce::{Operands, Reduction, fold_in_team_order};
 use crate::collectives::{DONE, Kind, PUSH};
 use crate::error::ShmemError;
-use crate::heap::Span;
+use crate::memory::allocator::Span;
+use crate::memory::sym::{Element, Sym, as_bytes};
 use crate::shmem::Shmem;
-use crate::sym::{Element, Sym, as_bytes};
 use crate::team::Team;
 
 impl<B: Backend> Shmem<B> {

@@ -22,9 +22,9 @@ use crate::collectives::plan::{self, Scan, Shape};
 use crate::collectives::reduce::{Operands, Reduction};
 use crate::collectives::{DONE, Kind, PUSH};
 use crate::error::ShmemError;
-use crate::heap::Span;
+use crate::memory::allocator::Span;
+use crate::memory::sym::{Sym, as_bytes};
 use crate::shmem::Shmem;
-use crate::sym::{Sym, as_bytes};
 use crate::team::Team;
 
 impl<B: Backend> Shmem<B> {

@@ -9,7 +9,7 @@
 //! which pulls every PE's `source` (one get per PE, all in flight at once) and sums in PE
 //! order, so every PE computes the same floating-point sum.
 //!
-//! The barrier is the dissemination barrier of `team/sync.rs` on the same counters and
+//! The barrier is the dissemination barrier of `team/barrier.rs` on the same counters and
 //! epochs, so barrier `k` in a kernel meets barrier `k` of every other PE, host or kernel;
 //! its waits are kernel waits, so the PE's other threads run while it waits.
 
@@ -19,9 +19,9 @@ use crate::TRACING_TARGET;
 use crate::error::ShmemError;
 use crate::kernel::group::Shared;
 use crate::kernel::scope::Scoped;
+use crate::memory::sym::{Element, Sym, as_bytes_mut};
+use crate::p2p::wait::word_spec;
 use crate::pe::{local, remote, same_len};
-use crate::sym::{Element, Sym, as_bytes_mut};
-use crate::wait::word_spec;
 
 /// An element type the sum reduction adds: integers wrap, floats round as IEEE 754 does.
 pub trait SumElement: Element {
@@ -232,7 +232,7 @@ impl<B: Backend> Scoped<'_, B> {
     }
 
     /// Completes this scope's context, then waits until every PE has arrived: the world
-    /// team's dissemination barrier (`team/sync.rs`), with kernel waits.
+    /// team's dissemination barrier (`team/barrier.rs`), with kernel waits.
     async fn world_barrier(&self) -> Result<(), ShmemError> {
         self.ctx().quiet()?;
         let shmem = self.launch().shmem;

@@ -16,9 +16,9 @@ use crate::error::ShmemError;
 use crate::kernel::error::KernelError;
 use crate::kernel::group::{Arrival, Call, Group, Mismatch, Scope, Shared};
 use crate::kernel::launch::Launch;
+use crate::memory::sym::{AtomicElement, Element, Sym, as_bytes};
+use crate::p2p::wait::word_spec;
 use crate::pe::{same_len, word_access};
-use crate::sym::{AtomicElement, Element, Sym, as_bytes};
-use crate::wait::word_spec;
 
 /// The SHMEM operations of one thread, its warp or its block, on one context. Got from a
 /// [`crate::KernelThread`]: the thread itself (it dereferences to its thread scope),

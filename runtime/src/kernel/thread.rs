@@ -11,8 +11,8 @@ use crate::kernel::dims::{Dim3, WARP_SIZE};
 use crate::kernel::group::Scope;
 use crate::kernel::launch::Launch;
 use crate::kernel::scope::Scoped;
+use crate::memory::sym::{Element, Sym};
 use crate::pe::same_len;
-use crate::sym::{Element, Sym};
 
 /// One thread of a kernel launch ([`crate::Shmem::launch_kernel`]).
 ///

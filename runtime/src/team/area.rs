@@ -7,7 +7,7 @@
 //! (team/split.rs). An area is touched only by the members of the team that holds the slot,
 //! so disjoint teams may hold the same slot.
 
-use crate::heap::Span;
+use crate::memory::allocator::Span;
 
 /// Rounds of a dissemination algorithm: enough for 2^32 PEs.
 pub(crate) const MAX_ROUNDS: u32 = 32;

@@ -146,7 +146,7 @@ impl<B: Backend> Shmem<B> {
         let area = self.team_layout.area(team.slot());
         let bytes = crate::team::SlotLayout::slot_bytes(self.n_pes);
         self.device.write_local(
-            local(crate::heap::Span {
+            local(crate::memory::allocator::Span {
                 offset: area.sync_counter(0).offset,
                 len_bytes: bytes,
             }),

@@ -1,0 +1,19 @@
+//! Symmetric memory (docs/heaps.md): the heaps, the addresses in them, and the collective
+//! calls that allocate from them.
+//!
+//! - `space.rs`: the symmetric address space, one window per heap, so an address names its heap;
+//! - `allocator.rs`: the deterministic allocator of one heap's window;
+//! - `heaps.rs` and `heaps/`: a PE's device and host heaps, their segments and their queries;
+//! - `alloc.rs`: malloc, calloc, align, malloc_with_hints (`hints.rs`), realloc and free;
+//! - `call_agreement.rs`: the check that every PE made the same collective memory call;
+//! - `sym.rs`: typed handles ([`Sym`](crate::Sym)) and the element types;
+//! - `ptr.rs`: direct load/store access to a peer's memory (`ptr`, `team_ptr`).
+
+mod alloc;
+pub(crate) mod allocator;
+pub(crate) mod call_agreement;
+pub(crate) mod heaps;
+pub(crate) mod hints;
+pub(crate) mod ptr;
+pub(crate) mod space;
+pub(crate) mod sym;
