@@ -694,7 +694,7 @@ fn compare_swap_lock_three_pes() {
 
 // ---- the runtime's barrier ----
 
-/// `runtime/src/ordering.rs`'s dissemination barrier over the backend: in round k a PE adds 1
+/// `runtime/src/p2p/ordering.rs`'s dissemination barrier over the backend: in round k a PE adds 1
 /// to the round-k counter (word 4 + k) of the PE 2^k ahead and waits until its own reaches
 /// the epoch. Around it, `barrier_all`'s use: in episode e each PE puts a value into its
 /// successor's word e - 1, quiets, passes the barrier, and must read its predecessor's value.

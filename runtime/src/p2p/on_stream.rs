@@ -8,7 +8,7 @@
 //! its operations one after another, so there each on-stream call first waits for what came
 //! before it (`hw::Queue::serialize`): the same order, paid for by the calling thread.
 //!
-//! docs/p2p.md has the table; `tests/src/bodies.rs` (`on_stream`) runs them on every backend.
+//! docs/p2p.md has the table; `tests/conformance/src/bodies.rs` (`on_stream`) runs them on every backend.
 
 use hw::{Backend, Queue, QueueError, SignalOp, Ticket};
 

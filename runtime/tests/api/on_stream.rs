@@ -1,6 +1,6 @@
 //! On-stream operations on the simulator (docs/p2p.md): order with the context's earlier
 //! operations, sources read from symmetric memory, and the refusals. The conformance body
-//! `on_stream` (tests/src/bodies.rs) runs the same calls on every backend.
+//! `on_stream` (tests/conformance/src/bodies.rs) runs the same calls on every backend.
 
 use crate::common::run_ok;
 use rshmem::{Cmp, CtxOptions, ShmemError, SignalOp};

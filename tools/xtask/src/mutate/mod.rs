@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo xtask mutate-orderings \
-//!     --test 'cargo test --release -p hw && cargo test --release -p tests --test host' \
+//!     --test 'cargo test --release -p hw && cargo test --release -p conformance --test conformance host::' \
 //!     --test 'RUSTFLAGS="--cfg rshmem_shuttle" CARGO_TARGET_DIR=target/shuttle cargo test --release -p hw --test shuttle' \
 //!     --test 'RUSTFLAGS="--cfg rshmem_loom" CARGO_TARGET_DIR=target/loom cargo test --release -p hw --test loom -- --test-threads=1' \
 //!     --report mutation-report.md \
