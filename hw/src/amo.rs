@@ -1,7 +1,7 @@
 //! Atomic memory operations, comparisons and signal operators.
 
 /// The width of an atomic access. Atomicity holds only among atomics of the same width on
-/// the same location (SPEC section 3).
+/// the same location (docs/ordering.md).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum AmoWidth {
     /// 4 bytes.

@@ -3,8 +3,8 @@
 use crate::amo::{AmoOp, AmoWidth, Cmp, SignalOp};
 use crate::caps::Caps;
 use crate::error::{DeviceError, LaunchError, PeFailure, QueueError};
-use crate::topology::{Copier, Topology};
-use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};
+use crate::topology::Topology;
+use crate::types::{Copier, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};
 
 /// A hardware backend: associated types only, so generic code has one type parameter.
 pub trait Backend: Sized + 'static {
@@ -279,26 +279,16 @@ pub trait Queue {
     /// The backend.
     type B: Backend;
 
-    /// Writes `data` into `dst`.
+    /// Writes `data` into `dst`, its bytes copied by `copier`: the PE itself
+    /// ([`Copier::Device`]) or a thread, warp or block of a kernel. A backend whose timing is
+    /// real ignores `copier`; the simulator paces the put by its mover.
     ///
     /// # Ordering
     /// `data` is copied before this returns, so the source can be reused (blocking put).
     /// Delivery is unordered with other operations unless a [`Queue::fence`] (same target PE)
     /// or [`Queue::quiet`] separates them; words of one put may be delivered in any order.
     /// The ticket completes once the data is delivered.
-    fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError>;
-
-    /// [`Queue::put`], made by `copier`: a thread, a warp or a block of a kernel, or the PE
-    /// itself. A backend that models time paces the put by its mover (a calibrated
-    /// simulator's [`crate::topology::CopyTimes`]); the default is a plain put, which a
-    /// backend whose timing is real keeps.
-    ///
-    /// # Ordering
-    /// As [`Queue::put`].
-    fn put_by(&self, dst: RemoteRange, data: &[u8], copier: Copier) -> Result<Ticket, QueueError> {
-        let _ = copier;
-        self.put(dst, data)
-    }
+    fn put(&self, dst: RemoteRange, data: &[u8], copier: Copier) -> Result<Ticket, QueueError>;
 
     /// Copies `src`, a range of the calling PE's own memory, into `dst`: a put from
     /// symmetric memory, with no copy through the caller's buffer (NVSHMEM's
@@ -333,7 +323,8 @@ pub trait Queue {
     /// Atomic only with respect to atomics of the same width on the same word.
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError>;
 
-    /// Writes `data` into `dst`, then applies `op` with `value` to the 64-bit word `signal`.
+    /// Writes `data` into `dst`, copied by `copier` (as [`Queue::put`]), then applies `op`
+    /// with `value` to the 64-bit word `signal`.
     ///
     /// # Ordering
     /// Once the signal update is visible, this put's data is delivered. Earlier puts are
@@ -345,24 +336,8 @@ pub trait Queue {
         signal: RemoteRange,
         op: SignalOp,
         value: u64,
-    ) -> Result<Ticket, QueueError>;
-
-    /// [`Queue::put_signal`], its data copied by `copier` (see [`Queue::put_by`]).
-    ///
-    /// # Ordering
-    /// As [`Queue::put_signal`].
-    fn put_signal_by(
-        &self,
-        dst: RemoteRange,
-        data: &[u8],
-        signal: RemoteRange,
-        op: SignalOp,
-        value: u64,
         copier: Copier,
-    ) -> Result<Ticket, QueueError> {
-        let _ = copier;
-        self.put_signal(dst, data, signal, op, value)
-    }
+    ) -> Result<Ticket, QueueError>;
 
     /// Orders delivery: for each target PE, every put, AMO update and put-with-signal issued
     /// on this queue before the fence is delivered before any issued after it.

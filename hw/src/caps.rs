@@ -2,7 +2,7 @@
 
 use std::str::FromStr;
 
-/// Which ordering and visibility rules a run follows (SPEC section 3).
+/// Which ordering and visibility rules a run follows (docs/ordering.md).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub enum Semantics {
     /// NVSHMEM: blocking fetching operations are unordered with each other unless a fence

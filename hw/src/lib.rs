@@ -6,7 +6,7 @@
 //! - **Static dispatch.** [`Backend`] bundles associated types only; the runtime is generic
 //!   over it and never names a concrete backend.
 //! - **Ordering is documented per method.** Every operation of [`Queue`] and [`Device`] states
-//!   its `# Ordering` and visibility contract (SPEC section 3, `docs/ordering.md`). A backend may
+//!   its `# Ordering` and visibility contract (docs/ordering.md, `docs/ordering.md`). A backend may
 //!   be stronger than the contract; the simulator is the weakest legal implementation.
 //! - **Validation is the caller's job.** The runtime checks PE ranges, heap bounds and
 //!   alignment before it calls `hw`. Passing a range outside a segment is a contract violation
@@ -36,5 +36,7 @@ pub use amo::{AmoKind, AmoOp, AmoWidth, Cmp, SignalOp};
 pub use backend::{Backend, Device, LaunchOutput, Launcher, Queue, WaitSpec, waiting_for_any};
 pub use caps::{Caps, Semantics, UnknownSemantics};
 pub use error::{DeviceError, LaunchError, PeFailure, QueueError, WaitReport};
-pub use topology::{Copier, Path, PathClass, Topology};
-pub use types::{Duration, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};
+pub use topology::{Path, PathClass, Topology};
+pub use types::{
+    Copier, Duration, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket,
+};

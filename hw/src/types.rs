@@ -103,3 +103,21 @@ pub struct RemoteRange {
 /// (an opaque key: a CUDA IPC handle, an rkey and base address, or a simulator id).
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct SegmentKey(pub Vec<u8>);
+
+/// Who copies the bytes of a put on the issuing GPU.
+///
+/// A backend whose timing is real ignores it; a simulator paces the put by the mover's rate
+/// (the simulator's copy curves, `docs/calibration.md`). Each group is a mover of its own:
+/// two warps copy side by side, while the puts of one warp follow one another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Copier {
+    /// The whole GPU on the PE's behalf: a put made from the PE's own program, which a GPU
+    /// runs with as many threads as the data needs (NVSHMEM's `putmem` from many blocks).
+    Device,
+    /// One thread block of a kernel, by its index in the launch.
+    Block(u32),
+    /// One warp of a kernel, by its index in the launch.
+    Warp(u32),
+    /// One thread of a kernel, by its index in the launch.
+    Thread(u32),
+}

@@ -32,8 +32,8 @@ use std::sync::atomic::{AtomicUsize, Ordering as StdOrdering};
 
 use hw::host::{Host, HostDevice, HostQueue, HostWorld, Weakening};
 use hw::{
-    AmoKind, AmoOp, AmoWidth, Cmp, Device, Instant, LocalRange, MemKind, Pe, Queue, RemoteRange,
-    SegmentKey, SignalOp, Topology, WaitSpec,
+    AmoKind, AmoOp, AmoWidth, Cmp, Copier, Device, Instant, LocalRange, MemKind, Pe, Queue,
+    RemoteRange, SegmentKey, SignalOp, Topology, WaitSpec,
 };
 use loom::thread;
 
@@ -221,7 +221,8 @@ fn fenced_put_then_atomic_flag() {
     check("mp put;fence;amo-set", None, || {
         run_pes(2, None, |p, me, _| {
             if me == 0 {
-                p.q.put(word(1, 0), &42u64.to_le_bytes()).unwrap();
+                p.q.put(word(1, 0), &42u64.to_le_bytes(), Copier::Device)
+                    .unwrap();
                 p.q.fence().unwrap();
                 p.q.amo(word(1, 1), amo(AmoKind::Set, 1), false).unwrap();
             } else {
@@ -238,9 +239,11 @@ fn fenced_put_then_put_flag() {
     check("mp put;fence;put", None, || {
         run_pes(2, None, |p, me, _| {
             if me == 0 {
-                p.q.put(word(1, 0), &42u64.to_le_bytes()).unwrap();
+                p.q.put(word(1, 0), &42u64.to_le_bytes(), Copier::Device)
+                    .unwrap();
                 p.q.fence().unwrap();
-                p.q.put(word(1, 1), &1u64.to_le_bytes()).unwrap();
+                p.q.put(word(1, 1), &1u64.to_le_bytes(), Copier::Device)
+                    .unwrap();
             } else {
                 wait(p, 1, Cmp::Eq, 1);
                 assert_eq!(read(p, 0), 42, "saw the flag but not the data");
@@ -254,8 +257,15 @@ fn fenced_put_then_put_flag() {
 fn signal_mp(p: &Node, me: u32, _n: u32) {
     let data: Vec<u8> = (1..=13).collect();
     if me == 0 {
-        p.q.put_signal(at(1, 3, 13), &data, word(1, 3), SignalOp::Set, 1)
-            .unwrap();
+        p.q.put_signal(
+            at(1, 3, 13),
+            &data,
+            word(1, 3),
+            SignalOp::Set,
+            1,
+            Copier::Device,
+        )
+        .unwrap();
     } else {
         wait(p, 3, Cmp::Eq, 1);
         let mut got = [0u8; 13];
@@ -358,8 +368,15 @@ fn signal_add_from_two_writers() {
             } else {
                 let v = u64::from(me) * 10;
                 let dst = word(0, u64::from(me));
-                p.q.put_signal(dst, &v.to_le_bytes(), word(0, 7), SignalOp::Add, 1)
-                    .unwrap();
+                p.q.put_signal(
+                    dst,
+                    &v.to_le_bytes(),
+                    word(0, 7),
+                    SignalOp::Add,
+                    1,
+                    Copier::Device,
+                )
+                .unwrap();
             }
         })
     });
@@ -385,8 +402,15 @@ fn wait_until_any_wakes_on_the_second_word() {
                 assert_eq!(read(p, 1), 10, "signal before data");
             } else {
                 let data = 10u64.to_le_bytes();
-                p.q.put_signal(word(0, 1), &data, word(0, 6), SignalOp::Set, 1)
-                    .unwrap();
+                p.q.put_signal(
+                    word(0, 1),
+                    &data,
+                    word(0, 6),
+                    SignalOp::Set,
+                    1,
+                    Copier::Device,
+                )
+                .unwrap();
             }
         })
     });
@@ -403,9 +427,11 @@ fn wait_until_any_wakes_on_the_second_word() {
 /// PE 0 puts data and then a flag into its *own* memory, separated by `fence` only (a put to
 /// the PE's own memory runs no wake-up fence, so nothing else orders the two).
 fn fenced_own_puts(p: &Node) {
-    p.q.put(word(0, 0), &42u64.to_le_bytes()).unwrap();
+    p.q.put(word(0, 0), &42u64.to_le_bytes(), Copier::Device)
+        .unwrap();
     p.q.fence().unwrap();
-    p.q.put(word(0, 1), &1u64.to_le_bytes()).unwrap();
+    p.q.put(word(0, 1), &1u64.to_le_bytes(), Copier::Device)
+        .unwrap();
 }
 
 /// PE 1 gets PE 0's flag; if it is set, a get of the data must see it (R1: fence orders the
@@ -469,9 +495,11 @@ fn plain_read_sees_fenced_puts_in_order() {
     check("read_local polls a fenced flag", None, || {
         run_pes(2, None, |p, me, _| {
             if me == 0 {
-                p.q.put(word(1, 0), &42u64.to_le_bytes()).unwrap();
+                p.q.put(word(1, 0), &42u64.to_le_bytes(), Copier::Device)
+                    .unwrap();
                 p.q.fence().unwrap();
-                p.q.put(word(1, 1), &1u64.to_le_bytes()).unwrap();
+                p.q.put(word(1, 1), &1u64.to_le_bytes(), Copier::Device)
+                    .unwrap();
             } else if read(p, 1) == 1 {
                 assert_eq!(read(p, 0), 42, "read the flag but not the data");
             }
@@ -493,8 +521,15 @@ fn put_signal_polled_by_get() {
 fn signal_polled(p: &Node, me: u32, _n: u32) {
     if me == 0 {
         let data = 42u64.to_le_bytes();
-        p.q.put_signal(word(0, 0), &data, word(0, 1), SignalOp::Set, 1)
-            .unwrap();
+        p.q.put_signal(
+            word(0, 0),
+            &data,
+            word(0, 1),
+            SignalOp::Set,
+            1,
+            Copier::Device,
+        )
+        .unwrap();
     } else if get(p, 0, 1) == 1 {
         assert_eq!(get(p, 0, 0), 42, "got the signal but not the data");
     }
@@ -509,10 +544,13 @@ fn quiet_then_flag() {
     check("quiet then flag", None, || {
         run_pes(2, None, |p, me, _| {
             if me == 0 {
-                let t = p.q.put(word(1, 0), &7u64.to_le_bytes()).unwrap();
+                let t =
+                    p.q.put(word(1, 0), &7u64.to_le_bytes(), Copier::Device)
+                        .unwrap();
                 p.q.quiet(NEVER).unwrap();
                 assert!(p.q.is_complete(t));
-                p.q.put(word(1, 1), &1u64.to_le_bytes()).unwrap();
+                p.q.put(word(1, 1), &1u64.to_le_bytes(), Copier::Device)
+                    .unwrap();
             } else {
                 wait(p, 1, Cmp::Eq, 1);
                 assert_eq!(read(p, 0), 7, "quiet did not complete the put");
@@ -535,7 +573,8 @@ fn get_after_quiet() {
             assert_eq!(get(&p, 2, 5), 99, "a get missed a put completed by quiet");
         });
         let p = node(&w, &keys, 0);
-        p.q.put(word(2, 5), &99u64.to_le_bytes()).unwrap();
+        p.q.put(word(2, 5), &99u64.to_le_bytes(), Copier::Device)
+            .unwrap();
         p.q.quiet(NEVER).unwrap();
         p.q.amo(word(1, 0), amo(AmoKind::Add, 1), false).unwrap();
         h.join().unwrap();
@@ -551,7 +590,8 @@ fn put_quiet_get_cannot_both_miss() {
     check("put; quiet; get on 2 PEs", None, || {
         let (w, keys) = world(2, None);
         let body = |p: &Node, me: u32| {
-            p.q.put(word(me, 0), &1u64.to_le_bytes()).unwrap();
+            p.q.put(word(me, 0), &1u64.to_le_bytes(), Copier::Device)
+                .unwrap();
             p.q.quiet(NEVER).unwrap();
             get(p, 1 - me, 0)
         };
@@ -581,7 +621,8 @@ fn consistency_step_sees_delivered_puts() {
             read(&p, 0)
         });
         let p = node(&w, &keys, 0);
-        p.q.put(word(1, 0), &1u64.to_le_bytes()).unwrap();
+        p.q.put(word(1, 0), &1u64.to_le_bytes(), Copier::Device)
+            .unwrap();
         let seen0 = get(&p, 1, 1);
         let seen1 = h.join().unwrap();
         assert!(
@@ -632,7 +673,7 @@ fn half_word_atomic_and_partial_put() {
             p.q.amo(at(0, 0, 4), add, false).unwrap();
         });
         let p = node(&w, &keys, 0);
-        p.q.put(at(0, 4, 3), &[1, 2, 3]).unwrap();
+        p.q.put(at(0, 4, 3), &[1, 2, 3], Copier::Device).unwrap();
         h.join().unwrap();
         assert_eq!(read(&p, 0).to_le_bytes(), [10, 0, 0, 0, 1, 2, 3, 0]);
     });
@@ -651,7 +692,8 @@ fn cas_lock(p: &Node, me: u32, n: u32) {
         wait(p, 2, Cmp::Gt, released);
     }
     let v = get(p, 0, 1);
-    p.q.put(word(0, 1), &(v + 1).to_le_bytes()).unwrap();
+    p.q.put(word(0, 1), &(v + 1).to_le_bytes(), Copier::Device)
+        .unwrap();
     p.q.quiet(NEVER).unwrap();
     p.q.amo(word(0, 0), amo(AmoKind::Set, 0), false).unwrap();
     for other in (0..n).filter(|&o| o != me) {
@@ -703,8 +745,12 @@ fn barrier_episodes(p: &Node, me: u32, n: u32, episodes: u64) {
     let rounds = u32::BITS - (n - 1).leading_zeros();
     for epoch in 1..=episodes {
         let value = epoch * 100 + u64::from(me);
-        p.q.put(word((me + 1) % n, epoch - 1), &value.to_le_bytes())
-            .unwrap();
+        p.q.put(
+            word((me + 1) % n, epoch - 1),
+            &value.to_le_bytes(),
+            Copier::Device,
+        )
+        .unwrap();
         p.q.quiet(NEVER).unwrap();
         for round in 0..rounds {
             let successor = (me + (1 << round)) % n;

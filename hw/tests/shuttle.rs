@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use hw::host::{Host, HostDevice, HostQueue};
 use hw::{
-    AmoKind, AmoOp, AmoWidth, Cmp, Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue,
-    RemoteRange, SignalOp, Topology, WaitSpec,
+    AmoKind, AmoOp, AmoWidth, Cmp, Copier, Device, Instant, Launcher, LocalRange, MemKind, Pe,
+    Queue, RemoteRange, SignalOp, Topology, WaitSpec,
 };
 
 const PES: u32 = 8;
@@ -189,6 +189,7 @@ fn run_pe(plan: &Plan, dev: HostDevice) -> Result<(), String> {
                 q.put(
                     range(to, SCRATCH + u64::from(me), 1),
                     &tagged(me, seq).to_le_bytes(),
+                    Copier::Device,
                 )
                 .map_err(fail)?;
             }
@@ -251,6 +252,7 @@ fn run_pe(plan: &Plan, dev: HostDevice) -> Result<(), String> {
                     sig,
                     SignalOp::Add,
                     1,
+                    Copier::Device,
                 )
                 .map_err(fail)?;
             }

@@ -1,4 +1,4 @@
-//! The seed's vector sum as a kernel on 8 simulated GPUs: each thread of one block sums a
+//! The NVSHMEM guide's vector sum as a kernel on 8 simulated GPUs: each thread of one block sums a
 //! strided part of its PE's vector, the threads store their partial sums, and the block sums
 //! them over every PE with one block-scoped collective. Thread 0 of every PE then adds the
 //! per-thread totals into the global sum. See docs/kernels.md.
@@ -19,7 +19,7 @@ const THREADS: u32 = 256;
 /// One PE's part: launches the kernel and returns the global sum thread 0 computed.
 fn vector_sum(shmem: &Shmem<SimBackend>) -> Result<f64, ShmemError> {
     let me = shmem.my_pe();
-    // The seed's vector: PE `me` holds `me + 1` at index 0 and zeros elsewhere.
+    // The NVSHMEM guide's vector: PE `me` holds `me + 1` at index 0 and zeros elsewhere.
     let local_vec: Vec<f64> = (0..N)
         .map(|i| if i == 0 { f64::from(me + 1) } else { 0.0 })
         .collect();

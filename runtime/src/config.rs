@@ -11,11 +11,11 @@ use hw::MemKind;
 
 use crate::TRACING_TARGET;
 
-/// The variable that sizes the host heap (SPEC section 5).
+/// The variable that sizes the host heap (docs/heaps.md).
 pub(crate) const HOST_HEAP_VAR: &str = "SHMEM_SYMMETRIC_SIZE";
-/// The variable that sizes the device heap (SPEC section 5).
+/// The variable that sizes the device heap (docs/heaps.md).
 pub(crate) const DEVICE_HEAP_VAR: &str = "SHMEM_DEVICE_SYMMETRIC_SIZE";
-/// The variable that picks the heap `malloc` uses (SPEC section 5).
+/// The variable that picks the heap `malloc` uses (docs/heaps.md).
 pub(crate) const DEFAULT_HEAP_VAR: &str = "SHMEM_SYMMETRIC_HEAP_DEFAULT";
 
 /// The variable that sizes the heap of `kind`, for messages that tell the user what to set.

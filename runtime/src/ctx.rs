@@ -1,4 +1,4 @@
-//! Contexts (SPEC section 4): [`Ctx`], a stream of operations with its own ordering.
+//! Contexts (docs/teams-and-contexts.md): [`Ctx`], a stream of operations with its own ordering.
 //!
 //! Every RMA, atomic, signal, fence and quiet is a method of a context. The default context
 //! (Tier-0) lives in [`crate::Shmem`], which dereferences to it, so `shmem.put(..)` works

@@ -8,6 +8,7 @@ use hw::{
     SegmentKey, Topology, WaitSpec,
 };
 
+use crate::costs::Timing;
 use crate::handle::PeHandle;
 use crate::queue::SimQueue;
 use crate::world::World;
@@ -19,6 +20,8 @@ pub struct SimDevice {
     handle: PeHandle,
     caps: Caps,
     topology: Rc<hw::Topology>,
+    /// The machine's costs, the world's own (a copy: it never changes during a run).
+    timing: Timing,
     n_pes: u32,
     /// How much of each segment (host, device) has memory behind it, for the time that
     /// backing more costs (`Timing::map_bytes_per_s`).
@@ -27,14 +30,20 @@ pub struct SimDevice {
 
 impl SimDevice {
     pub(crate) fn new(handle: PeHandle) -> SimDevice {
-        let (caps, topology, n_pes) = {
+        let (caps, topology, timing, n_pes) = {
             let w = handle.world();
-            (w.caps.clone(), Rc::clone(&w.topology), w.n_pes)
+            (
+                w.caps.clone(),
+                Rc::clone(&w.topology),
+                w.params.timing,
+                w.n_pes,
+            )
         };
         SimDevice {
             handle,
             caps,
             topology,
+            timing,
             n_pes,
             backed_bytes: Cell::new([0; MemKind::COUNT]),
         }
@@ -48,7 +57,7 @@ impl SimDevice {
         let more = backed_bytes.saturating_sub(*slot);
         *slot = (*slot).max(backed_bytes);
         self.backed_bytes.set(backed);
-        let bytes_per_s = self.topology.timing().map_bytes_per_s;
+        let bytes_per_s = self.timing.map_bytes_per_s;
         if more > 0 && bytes_per_s > 0 {
             let ns = crate::network::serialise_ns(more, bytes_per_s);
             self.handle.world().advance_clock(self.handle.pe, ns);
@@ -59,7 +68,7 @@ impl SimDevice {
     /// lets an exploration stall it, waits for the world to reach the PE's clock and brings
     /// the PE's memory up to that clock. Returns the world, for the access itself.
     fn begin_local_access(&self) -> RefMut<'_, World> {
-        let ns = self.topology.timing().local_access_ns;
+        let ns = self.timing.local_access_ns;
         // Every local read and write comes here; most topologies make it free.
         if ns > 0 {
             self.handle.world().advance_clock(self.handle.pe, ns);
@@ -225,7 +234,7 @@ impl Device for SimDevice {
     }
 
     fn note_kernel_launch(&self) {
-        let ns = self.topology.timing().launch_ns;
+        let ns = self.timing.launch_ns;
         self.handle.world().advance_clock(self.handle.pe, ns);
     }
 
@@ -247,7 +256,7 @@ impl Device for SimDevice {
         );
         let mut w = self.begin_local_access();
         w.mem.write(self.handle.pe, dst.kind, dst.offset, data);
-        let bytes_per_s = w.topology.timing().local_bytes_per_s;
+        let bytes_per_s = w.topology.local_bytes_per_s();
         w.advance_clock(
             self.handle.pe,
             crate::network::serialise_ns(dst.len, bytes_per_s),
@@ -277,7 +286,7 @@ impl Device for SimDevice {
         self.handle.pace();
         let mut w = self.handle.world();
         w.counts.waits += 1;
-        let poll_ns = w.topology.timing().poll_ns;
+        let poll_ns = w.params.timing.poll_ns;
         w.advance_clock(self.handle.pe, poll_ns);
         drop(w);
         self.test_quietly(&[spec]).map(|(_, value)| value)

@@ -61,6 +61,7 @@
 use hw::{Pe, Topology};
 
 use crate::choice::Choices;
+use crate::costs::Timing;
 
 /// How an exploration runs (see the [module docs](self)).
 #[derive(Clone, Debug)]
@@ -105,19 +106,25 @@ impl Rounds {
 }
 
 impl Explore {
-    /// The round [`Explore::round_ns`] defaults to for `n_pes` PEs on `topology`: 16 times the
+    /// The round [`Explore::round_ns`] defaults to for `n_pes` PEs on `topology` with `timing`
+    /// (the machine's NIC and transfer costs): 16 times the
     /// longest path among them, NIC costs included, plus 10 µs. Finding it costs a route
     /// search per PE, as much as a small run: a search over many runs should find it once.
-    pub fn default_round_ns(topology: &Topology, n_pes: u32) -> u64 {
-        16 * longest_path_ns(topology, n_pes) + 10_000
+    pub fn default_round_ns(topology: &Topology, timing: &Timing, n_pes: u32) -> u64 {
+        16 * longest_path_ns(topology, timing, n_pes) + 10_000
     }
 }
 
 /// The timing of `explore` on the first `n_pes` GPUs of `topology`.
-pub(crate) fn rounds(explore: &Explore, topology: &Topology, n_pes: u32) -> Rounds {
+pub(crate) fn rounds(
+    explore: &Explore,
+    topology: &Topology,
+    timing: &Timing,
+    n_pes: u32,
+) -> Rounds {
     let round_ns = explore
         .round_ns
-        .unwrap_or_else(|| Explore::default_round_ns(topology, n_pes));
+        .unwrap_or_else(|| Explore::default_round_ns(topology, timing, n_pes));
     Rounds {
         rounds: explore.rounds,
         round_ns,
@@ -126,9 +133,9 @@ pub(crate) fn rounds(explore: &Explore, topology: &Topology, n_pes: u32) -> Roun
 
 /// The longest one-way trip of a small transfer between two of the first `n_pes` GPUs, NICs
 /// and the transfer's start-up included.
-fn longest_path_ns(topology: &Topology, n_pes: u32) -> u64 {
-    let nic_ns = topology.timing().nic_ns;
-    let start_up_ns = topology.timing().transfer_ns;
+fn longest_path_ns(topology: &Topology, timing: &Timing, n_pes: u32) -> u64 {
+    let nic_ns = timing.nic_ns;
+    let start_up_ns = timing.transfer_ns;
     let mut longest = 0;
     for src in 0..n_pes {
         topology

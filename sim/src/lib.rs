@@ -13,7 +13,7 @@
 //!   its own small stack; the world resumes one PE at a time, in virtual-time order, so OS
 //!   scheduling never affects a run.
 //! - **Weakest legal ordering.** Operations in flight reach their targets in any order the
-//!   rules of SPEC section 3 allow: unfenced operations reorder through jitter, fences order
+//!   rules of docs/ordering.md allow: unfenced operations reorder through jitter, fences order
 //!   delivery per target, InfiniBand writes stay invisible to the target's GPU until a
 //!   consistency step or a random drain.
 //! - **Timing.** An operation costs issue time (and a fence's time for a put-with-signal),
@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod choice;
+pub mod costs;
 mod device;
 mod entropy;
 mod events;
@@ -58,6 +59,7 @@ pub use explore::Explore;
 pub use fault::{Fault, UnknownFault};
 pub use queue::SimQueue;
 pub use report::{OpCounts, SimReport};
+pub use topology::Machine;
 pub use trace::Timeline;
 
 use handle::Shared;
@@ -207,12 +209,15 @@ impl SimBuilder {
 }
 
 impl Sim {
-    /// Starts configuring a simulated run on `topology`.
-    pub fn builder(topology: Topology) -> SimBuilder {
+    /// Starts configuring a simulated run on `machine`: a preset or file
+    /// ([`topology::load`]), or a bare [`Topology`], whose operations then cost the defaults.
+    pub fn builder(machine: impl Into<Machine>) -> SimBuilder {
+        let Machine { topology, timing } = machine.into();
         SimBuilder {
             topology,
             n_pes: None,
             params: WorldParams {
+                timing,
                 seed: 0,
                 semantics: Semantics::Nvshmem,
                 timeline: false,

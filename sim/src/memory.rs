@@ -5,7 +5,7 @@
 //! each touches words far apart (the teams' areas at the heap's start, data after them).
 //!
 //! Writes that arrive through a NIC (path class `Rdma`) land in a per-PE pending list first
-//! (SPEC section 3, the visibility rule: the NIC writes GPU memory over PCIe and the GPU's SMs
+//! (docs/ordering.md, the visibility rule: the NIC writes GPU memory over PCIe and the GPU's SMs
 //! and NVLink peers may not see it yet). A pending write becomes visible at its drain time,
 //! when the owner runs a consistency step (wait, test, quiet, barrier), or when a fetch
 //! through the NIC reads the location (a PCIe read pushes posted writes ahead of it).

@@ -7,8 +7,8 @@
 //! copied them, nor before the links have carried them (`World::issue` takes the later of
 //! the two). With free curves, the default, no put waits for its mover.
 
+use crate::costs::{CopyCurve, CopyTimes};
 use hw::Copier;
-use hw::topology::{CopyCurve, CopyTimes};
 
 /// The mover of one put.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

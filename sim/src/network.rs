@@ -136,7 +136,9 @@ pub(crate) fn serialise_ns(bytes: u64, bytes_per_s: u64) -> u64 {
 }
 
 impl Network {
-    pub(crate) fn new(topology: &Topology, n_pes: u32) -> Network {
+    /// The links of `topology` for `n_pes` PEs, each transfer of data starting up in
+    /// `transfer_ns` (`Timing::transfer_ns`).
+    pub(crate) fn new(topology: &Topology, transfer_ns: u64, n_pes: u32) -> Network {
         let n_links = topology.n_links();
         Network {
             sources: (0..n_pes).map(|_| None).collect(),
@@ -146,8 +148,8 @@ impl Network {
                     (link.latency_ns, link.bandwidth_bytes_per_s)
                 })
                 .collect(),
-            local_bytes_per_s: topology.timing().local_bytes_per_s,
-            transfer_ns: topology.timing().transfer_ns,
+            local_bytes_per_s: topology.local_bytes_per_s(),
+            transfer_ns,
             scratch: Path {
                 hops: Vec::new(),
                 latency_ns: 0,
@@ -316,7 +318,7 @@ mod tests {
     #[test]
     fn concurrent_transfers_share_a_link_but_not_its_other_direction() {
         let t = pair();
-        let mut n = Network::new(&t, 2);
+        let mut n = Network::new(&t, 0, 2);
         let route = n.route(&t, 0, 1);
         let first = n.send(0, &route, false, 0, 1000).transfer;
         let second = n.send(0, &route, false, 0, 1000).transfer;
@@ -336,15 +338,11 @@ mod tests {
     #[test]
     fn each_transfer_of_data_pays_the_start_up_and_nothing_else_does() {
         let mut b = TopologyBuilder::new("pair");
-        b.timing(hw::topology::Timing {
-            transfer_ns: 50,
-            ..hw::topology::Timing::default()
-        });
         let g0 = b.node("g0", NodeKind::Gpu { host: 0 });
         let g1 = b.node("g1", NodeKind::Gpu { host: 0 });
         b.link(g0, g1, pcie());
         let t = b.build().unwrap();
-        let mut n = Network::new(&t, 2);
+        let mut n = Network::new(&t, 50, 2);
         let route = n.route(&t, 0, 1);
         let first = n.send(0, &route, false, 0, 1000).transfer;
         assert_eq!(first.serialise_ns, 50 + 1000);
@@ -372,7 +370,7 @@ mod tests {
         }
         b.link(prev, g1, pcie());
         let t = b.build().unwrap();
-        let mut n = Network::new(&t, 2);
+        let mut n = Network::new(&t, 0, 2);
         for (src, dst) in [(0, 1), (1, 0)] {
             let route = n.route(&t, src, dst);
             let path = t.routes_from(Pe(src)).path_to(&t, Pe(dst));
@@ -393,8 +391,10 @@ mod tests {
     /// Routes computed one by one, then all at once, are the topology's.
     #[test]
     fn routes_computed_one_by_one_then_at_once_match_the_topology() {
-        let t = crate::topology::presets::preset("ib-32").expect("a preset");
-        let mut n = Network::new(&t, t.n_gpus());
+        let t = crate::topology::presets::preset("ib-32")
+            .expect("a preset")
+            .topology;
+        let mut n = Network::new(&t, 0, t.n_gpus());
         let routes = t.routes_from(Pe(3));
         for (i, dst) in (0..t.n_gpus()).map(|i| (i * 37) % t.n_gpus()).enumerate() {
             let route = n.route(&t, 3, dst);
@@ -417,8 +417,10 @@ mod tests {
     /// Cached routes cost what the topology's own paths say, over the same hops.
     #[test]
     fn cached_routes_match_the_topology() {
-        let t = crate::topology::presets::preset("ib-2").expect("a preset");
-        let mut n = Network::new(&t, t.n_gpus());
+        let t = crate::topology::presets::preset("ib-2")
+            .expect("a preset")
+            .topology;
+        let mut n = Network::new(&t, 0, t.n_gpus());
         for src in 0..t.n_gpus() {
             let routes = t.routes_from(Pe(src));
             for dst in 0..t.n_gpus() {

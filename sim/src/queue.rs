@@ -26,12 +26,8 @@ impl SimQueue {
 impl Queue for SimQueue {
     type B = SimBackend;
 
-    fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError> {
-        self.put_by(dst, data, Copier::Device)
-    }
-
     /// Paced by `copier`'s copy curve (`movers.rs`).
-    fn put_by(&self, dst: RemoteRange, data: &[u8], copier: Copier) -> Result<Ticket, QueueError> {
+    fn put(&self, dst: RemoteRange, data: &[u8], copier: Copier) -> Result<Ticket, QueueError> {
         self.handle.pace_post();
         Ok(self
             .handle
@@ -82,19 +78,8 @@ impl Queue for SimQueue {
         Ok(self.handle.world().amo(self.id, dst, op, fetch))
     }
 
-    fn put_signal(
-        &self,
-        dst: RemoteRange,
-        data: &[u8],
-        signal: RemoteRange,
-        op: SignalOp,
-        value: u64,
-    ) -> Result<Ticket, QueueError> {
-        self.put_signal_by(dst, data, signal, op, value, Copier::Device)
-    }
-
     /// Its data paced by `copier`'s copy curve (`movers.rs`).
-    fn put_signal_by(
+    fn put_signal(
         &self,
         dst: RemoteRange,
         data: &[u8],
@@ -137,7 +122,7 @@ impl Queue for SimQueue {
         self.handle.world().pay_fence(self.handle.pe);
         self.handle.world().counts.quiets += 1;
         self.serialize(deadline)?;
-        // Quiet makes the calling PE's own delivered updates visible to it (SPEC section 3).
+        // Quiet makes the calling PE's own delivered updates visible to it (docs/ordering.md).
         if self.handle.world().stall_before_consistency(self.handle.pe) {
             self.handle.pace();
         }

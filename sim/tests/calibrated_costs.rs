@@ -7,14 +7,20 @@
 mod common;
 
 use common::{FAR, local, remote, setup};
-use hw::topology::{CopyCurve, CopyTimes, Link, LinkKind, Timing};
-use hw::{Copier, Device, Launcher, MemKind, Queue, SignalOp, Topology};
-use sim::{Sim, SimDevice};
+use hw::topology::{DEFAULT_LOCAL_BYTES_PER_S, Link, LinkKind};
+use hw::{Copier, Device, Launcher, MemKind, Queue, SignalOp};
+use sim::costs::{CopyCurve, CopyTimes, Timing};
+use sim::{Machine, Sim, SimDevice};
 
 /// Two GPUs on a 10 TB/s, 100 ns link with `timing`.
-fn pair(timing: Timing) -> Topology {
+fn pair(timing: Timing) -> Machine {
+    pair_copying_locally_at(timing, DEFAULT_LOCAL_BYTES_PER_S)
+}
+
+/// [`pair`], each GPU copying within its own memory at `local_bytes_per_s`.
+fn pair_copying_locally_at(timing: Timing, local_bytes_per_s: u64) -> Machine {
     let mut b = hw::topology::TopologyBuilder::new("calibrated");
-    b.timing(timing);
+    b.local_bytes_per_s(local_bytes_per_s);
     let g0 = b.node("gpu0", hw::topology::NodeKind::Gpu { host: 0 });
     let g1 = b.node("gpu1", hw::topology::NodeKind::Gpu { host: 0 });
     b.link(
@@ -26,12 +32,15 @@ fn pair(timing: Timing) -> Topology {
             bandwidth_bytes_per_s: 10_000_000_000_000,
         },
     );
-    b.build().unwrap()
+    Machine {
+        topology: b.build().unwrap(),
+        timing,
+    }
 }
 
-/// Runs `pe0` on PE 0 of `topology` (PE 1 only sets up) and returns what it returned.
-fn on_pe0<R: Send>(topology: Topology, pe0: impl Fn(&SimDevice) -> R + Sync) -> R {
-    let sim = Sim::builder(topology).build().unwrap();
+/// Runs `pe0` on PE 0 of `machine` (PE 1 only sets up) and returns what it returned.
+fn on_pe0<R: Send>(machine: Machine, pe0: impl Fn(&SimDevice) -> R + Sync) -> R {
+    let sim = Sim::builder(machine).build().unwrap();
     let (results, report) = sim
         .launch(|dev| {
             setup(&dev);
@@ -67,7 +76,7 @@ fn paced_ns(puts: &[(Option<Copier>, u64)]) -> u64 {
     let round_trip = on_pe0(pair(timing), |dev| {
         let q = dev.create_queue().unwrap();
         let start = dev.now().0;
-        q.put(remote(1, 0, 1), &[1]).unwrap();
+        q.put(remote(1, 0, 1), &[1], Copier::Device).unwrap();
         q.quiet(FAR).unwrap();
         dev.now().0 - start
     });
@@ -77,7 +86,7 @@ fn paced_ns(puts: &[(Option<Copier>, u64)]) -> u64 {
         for &(copier, bytes) in puts {
             let data = vec![7; bytes as usize];
             match copier {
-                Some(copier) => q.put_by(remote(1, 0, bytes), &data, copier).unwrap(),
+                Some(copier) => q.put(remote(1, 0, bytes), &data, copier).unwrap(),
                 None => {
                     let src = local(2048, bytes);
                     q.put_from_local(remote(1, 0, bytes), src).unwrap()
@@ -134,7 +143,7 @@ fn a_put_with_signal_lands_its_signal_after_its_mover_copied_the_data() {
             };
             if dev.pe().0 == 0 {
                 let start = dev.now().0;
-                q.put_signal_by(
+                q.put_signal(
                     remote(1, 0, 2001),
                     &[3; 2001],
                     remote(1, 4088, 8),
@@ -161,7 +170,7 @@ fn free_curves_leave_puts_to_the_links() {
     let ns = on_pe0(pair(timing), |dev| {
         let q = dev.create_queue().unwrap();
         let start = dev.now().0;
-        q.put_by(remote(1, 0, 1000), &[1; 1000], Copier::Thread(0))
+        q.put(remote(1, 0, 1000), &[1; 1000], Copier::Thread(0))
             .unwrap();
         q.quiet(FAR).unwrap();
         dev.now().0 - start
@@ -177,10 +186,11 @@ fn launches_local_accesses_startup_and_mapping_cost_what_the_timing_says() {
         local_access_ns: 500,
         startup_ns: 1_000_000,
         map_bytes_per_s: 1_000_000_000,
-        local_bytes_per_s: u64::MAX,
         ..Timing::default()
     };
-    let sim = Sim::builder(pair(timing)).build().unwrap();
+    let sim = Sim::builder(pair_copying_locally_at(timing, u64::MAX))
+        .build()
+        .unwrap();
     let (results, report) = sim
         .launch(|dev| {
             let started = dev.now().0;
@@ -237,7 +247,7 @@ fn a_streams_serialisation_waits_for_completion_without_the_fence_of_a_quiet() {
     let (serialised, quieted) = on_pe0(pair(timing), |dev| {
         let q = dev.create_queue().unwrap();
         let time = |wait: &dyn Fn()| {
-            q.put(remote(1, 0, 8), &[1; 8]).unwrap();
+            q.put(remote(1, 0, 8), &[1; 8], Copier::Device).unwrap();
             let start = dev.now().0;
             wait();
             dev.now().0 - start

@@ -4,8 +4,8 @@ mod common;
 use common::{FAR, ib_pair, local, nvlink_pair, remote, setup};
 
 use hw::{
-    AmoKind, AmoOp, AmoWidth, Cmp, Device, Instant, Launcher, MemKind, Pe, Queue, QueueError,
-    SignalOp, Topology, WaitSpec,
+    AmoKind, AmoOp, AmoWidth, Cmp, Copier, Device, Instant, Launcher, MemKind, Pe, Queue,
+    QueueError, SignalOp, Topology, WaitSpec,
 };
 use sim::Sim;
 
@@ -29,8 +29,15 @@ fn message_passing(topology: Topology, seed: u64) -> (Vec<u64>, sim::SimReport) 
             let q = dev.create_queue().unwrap();
             if dev.pe() == Pe(0) {
                 let data: Vec<u8> = (0..64).collect();
-                q.put_signal(remote(1, 0, 64), &data, remote(1, 128, 8), SignalOp::Set, 1)
-                    .unwrap();
+                q.put_signal(
+                    remote(1, 0, 64),
+                    &data,
+                    remote(1, 128, 8),
+                    SignalOp::Set,
+                    1,
+                    Copier::Device,
+                )
+                .unwrap();
                 q.quiet(FAR).unwrap();
                 0
             } else {
@@ -187,11 +194,13 @@ fn unfenced_puts_reorder_under_some_seed_and_fenced_ones_never_do() {
                 setup(&dev);
                 let q = dev.create_queue().unwrap();
                 if dev.pe() == Pe(0) {
-                    q.put(remote(1, 0, 8), &7u64.to_le_bytes()).unwrap();
+                    q.put(remote(1, 0, 8), &7u64.to_le_bytes(), Copier::Device)
+                        .unwrap();
                     if fence {
                         q.fence().unwrap();
                     }
-                    q.put(remote(1, 8, 8), &1u64.to_le_bytes()).unwrap();
+                    q.put(remote(1, 8, 8), &1u64.to_le_bytes(), Copier::Device)
+                        .unwrap();
                     q.quiet(FAR).unwrap();
                     true
                 } else {
@@ -228,7 +237,8 @@ fn bandwidth_matches_the_link_for_large_puts() {
             if dev.pe() == Pe(0) {
                 let data = vec![1u8; 64 << 20];
                 let start = dev.now();
-                q.put(remote(1, 0, 64 << 20), &data).unwrap();
+                q.put(remote(1, 0, 64 << 20), &data, Copier::Device)
+                    .unwrap();
                 q.quiet(FAR).unwrap();
                 dev.now().since(start).0
             } else {

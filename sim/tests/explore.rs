@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::time::Instant as WallClock;
 
 use hw::{
-    AmoWidth, Cmp, Device, Launcher, LocalRange, Queue, RemoteRange, SignalOp, Topology, WaitSpec,
+    AmoWidth, Cmp, Copier, Device, Launcher, LocalRange, Queue, RemoteRange, SignalOp, WaitSpec,
 };
 use sim::explore::dfs;
-use sim::{Choices, Explore, Fault, Sim, SimDevice};
+use sim::{Choices, Explore, Fault, Machine, Sim, SimDevice};
 
 /// Enough for every test here; a test that hits it has more executions than it should.
 const LIMIT: u64 = 100_000;
@@ -45,26 +45,26 @@ fn wait_for(dev: &SimDevice, i: u64) {
 }
 
 fn put(q: &impl Queue, dst: RemoteRange, value: u64) {
-    q.put(dst, &value.to_le_bytes()).unwrap();
+    q.put(dst, &value.to_le_bytes(), Copier::Device).unwrap();
 }
 
-/// Every execution of `program` on `pes` PEs of `topology` with `faults`: each PE's result,
+/// Every execution of `program` on `pes` PEs of `machine` with `faults`: each PE's result,
 /// with the choice string and trace hash of each execution.
 fn explore<R: Clone + Ord + Send>(
-    topology: &Topology,
+    machine: &Machine,
     pes: u32,
     faults: &[Fault],
     program: impl Fn(SimDevice) -> R + Sync,
 ) -> Vec<(Choices, (Vec<R>, u64))> {
     // Computed once rather than in every run, where it costs a route search per PE.
-    let round_ns = Explore::default_round_ns(topology, pes);
+    let round_ns = Explore::default_round_ns(&machine.topology, &machine.timing, pes);
     let mut executions = Vec::new();
     let summary = dfs(LIMIT, |prefix| {
         let explore = Explore {
             round_ns: Some(round_ns),
             ..Explore::new(prefix.clone())
         };
-        let mut builder = Sim::builder(topology.clone())
+        let mut builder = Sim::builder(machine.clone())
             .pes(pes)
             .stack_bytes(64 * 1024)
             .explore(explore);
@@ -85,13 +85,13 @@ fn explore<R: Clone + Ord + Send>(
 
 /// The outcomes (the PEs' results) of every execution, each with one choice string.
 fn outcomes<R: Clone + Ord + Send>(
-    topology: &Topology,
+    machine: &Machine,
     pes: u32,
     faults: &[Fault],
     program: impl Fn(SimDevice) -> R + Sync,
 ) -> BTreeMap<Vec<R>, Choices> {
     let mut found = BTreeMap::new();
-    for (choices, (results, _)) in explore(topology, pes, faults, program) {
+    for (choices, (results, _)) in explore(machine, pes, faults, program) {
         found.entry(results).or_insert(choices);
     }
     found
@@ -124,16 +124,16 @@ fn message_passing(fenced: bool) -> impl Fn(SimDevice) -> u64 + Sync {
 
 #[test]
 fn a_fence_orders_message_passing_and_without_it_the_data_may_be_late() {
-    let fenced = outcomes(&nvlink_pair(), 2, &[], message_passing(true));
+    let fenced = outcomes(&nvlink_pair().into(), 2, &[], message_passing(true));
     assert_eq!(keys(&fenced), [vec![0, 1]]);
-    let unfenced = outcomes(&nvlink_pair(), 2, &[], message_passing(false));
+    let unfenced = outcomes(&nvlink_pair().into(), 2, &[], message_passing(false));
     assert_eq!(keys(&unfenced), [vec![0, 0], vec![0, 1]]);
 }
 
 #[test]
 fn every_choice_string_replays_its_execution() {
     let program = message_passing(false);
-    let explored = explore(&nvlink_pair(), 2, &[], &program);
+    let explored = explore(&nvlink_pair().into(), 2, &[], &program);
     // Two puts and one load, three rounds each.
     assert_eq!(explored.len(), 27);
     for (choices, (results, hash)) in &explored {
@@ -192,7 +192,7 @@ fn ib_quiet_then_flag(wait: bool) -> impl Fn(SimDevice) -> (u64, u64) + Sync {
 
 #[test]
 fn infiniband_writes_may_become_visible_out_of_order() {
-    let seen = outcomes(&ib_pair(), 2, &[], ib_quiet_then_flag(false));
+    let seen = outcomes(&ib_pair().into(), 2, &[], ib_quiet_then_flag(false));
     assert!(seen.contains_key(&vec![(0, 0), (1, 0)]), "{seen:?}");
     assert_eq!(seen.len(), 4, "{seen:?}");
 }
@@ -200,7 +200,7 @@ fn infiniband_writes_may_become_visible_out_of_order() {
 #[test]
 fn fault_no_ib_pending_loses_the_out_of_order_visibility() {
     let seen = outcomes(
-        &ib_pair(),
+        &ib_pair().into(),
         2,
         &[Fault::NoIbPending],
         ib_quiet_then_flag(false),
@@ -211,10 +211,10 @@ fn fault_no_ib_pending_loses_the_out_of_order_visibility() {
 
 #[test]
 fn a_satisfied_wait_makes_earlier_infiniband_writes_visible_unless_faulty() {
-    let good = outcomes(&ib_pair(), 2, &[], ib_quiet_then_flag(true));
+    let good = outcomes(&ib_pair().into(), 2, &[], ib_quiet_then_flag(true));
     assert_eq!(keys(&good), [vec![(0, 0), (1, 1)]]);
     let faulty = outcomes(
-        &ib_pair(),
+        &ib_pair().into(),
         2,
         &[Fault::WaitSkipsConsistency],
         ib_quiet_then_flag(true),
@@ -225,7 +225,7 @@ fn a_satisfied_wait_makes_earlier_infiniband_writes_visible_unless_faulty() {
 #[test]
 fn fault_fence_ignored_lets_the_flag_overtake_the_data() {
     let seen = outcomes(
-        &nvlink_pair(),
+        &nvlink_pair().into(),
         2,
         &[Fault::FenceIgnored],
         message_passing(true),
@@ -251,10 +251,10 @@ fn quiet_message_passing(dev: SimDevice) -> u64 {
 
 #[test]
 fn fault_quiet_skips_nbi_puts_lets_the_flag_overtake_the_data() {
-    let good = outcomes(&nvlink_pair(), 2, &[], quiet_message_passing);
+    let good = outcomes(&nvlink_pair().into(), 2, &[], quiet_message_passing);
     assert_eq!(keys(&good), [vec![0, 1]]);
     let faulty = outcomes(
-        &nvlink_pair(),
+        &nvlink_pair().into(),
         2,
         &[Fault::QuietSkipsNbiPuts],
         quiet_message_passing,
@@ -273,6 +273,7 @@ fn signalled(dev: SimDevice) -> u64 {
             word(1, 1),
             SignalOp::Set,
             1,
+            Copier::Device,
         )
         .unwrap();
         q.quiet(FAR).unwrap();
@@ -285,9 +286,14 @@ fn signalled(dev: SimDevice) -> u64 {
 
 #[test]
 fn fault_signal_before_data_lets_the_data_be_late() {
-    let good = outcomes(&nvlink_pair(), 2, &[], signalled);
+    let good = outcomes(&nvlink_pair().into(), 2, &[], signalled);
     assert_eq!(keys(&good), [vec![0, 1]]);
-    let faulty = outcomes(&nvlink_pair(), 2, &[Fault::SignalBeforeData], signalled);
+    let faulty = outcomes(
+        &nvlink_pair().into(),
+        2,
+        &[Fault::SignalBeforeData],
+        signalled,
+    );
     assert_eq!(keys(&faulty), [vec![0, 0], vec![0, 1]]);
 }
 

@@ -9,7 +9,7 @@
 mod common;
 use common::{FAR, local, remote, setup};
 
-use hw::{AmoKind, AmoOp, AmoWidth, Cmp, Device, Launcher, Queue, SignalOp, WaitSpec};
+use hw::{AmoKind, AmoOp, AmoWidth, Cmp, Copier, Device, Launcher, Queue, SignalOp, WaitSpec};
 use sim::{Sim, SimDevice};
 
 /// Every PE sends to the next one: puts, a fence, a put-with-signal, an atomic, a get; the
@@ -20,8 +20,10 @@ fn ring(dev: SimDevice) -> u64 {
     let me = dev.pe().0;
     let next = (me + 1) % dev.n_pes();
     dev.write_local(local(64, 8), &7u64.to_le_bytes());
-    q.put(remote(next, 0, 8), &1u64.to_le_bytes()).unwrap();
-    q.put(remote(next, 8, 8), &2u64.to_le_bytes()).unwrap();
+    q.put(remote(next, 0, 8), &1u64.to_le_bytes(), Copier::Device)
+        .unwrap();
+    q.put(remote(next, 8, 8), &2u64.to_le_bytes(), Copier::Device)
+        .unwrap();
     q.fence().unwrap();
     q.put_signal(
         remote(next, 16, 8),
@@ -29,6 +31,7 @@ fn ring(dev: SimDevice) -> u64 {
         remote(next, 24, 8),
         SignalOp::Set,
         1,
+        Copier::Device,
     )
     .unwrap();
     let add = AmoOp {

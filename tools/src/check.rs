@@ -120,14 +120,14 @@ struct FailureJson {
 
 pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let workload = workloads::lookup(&args.workload)?;
-    let topology = sim::topology::load(&args.machine.topology)?;
+    let machine = sim::topology::load(&args.machine.topology)?;
     let config = rshmem::Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;
     let bar = progress(&args, workload);
     let mut found: BTreeMap<(RaceAccess, RaceAccess), Found> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut n_pes = 0;
     let choice = |seed, explore| SimChoice {
-        topology: topology.clone(),
+        machine: machine.clone(),
         pes: args.machine.pes,
         seed,
         semantics: args.machine.semantics,

@@ -10,7 +10,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use hw::{Launcher, Pe, Semantics, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use sim::{OpCounts, Sim, SimReport};
+use sim::costs::Timing;
+use sim::{Machine, OpCounts, Sim, SimReport};
 
 use crate::launch::{self, LaunchArgs};
 use tools::workloads::{self, BandwidthPoint, PeOutcome, Workload};
@@ -131,11 +132,12 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             e
         }
     })?;
-    let topology = sim::topology::load(&args.machine.topology)?;
+    let machine = sim::topology::load(&args.machine.topology)?;
+    let timing = machine.timing;
     let sim = simulator(
         workload,
         SimChoice {
-            topology,
+            machine,
             pes: args.machine.pes,
             seed: args.seed,
             semantics: args.machine.semantics,
@@ -170,7 +172,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(message) = &report.failure {
         failures.push(message.clone());
     }
-    let modelled_gbps = (workload.name == "put-bw").then(|| modelled_put_gbps(&topology));
+    let modelled_gbps = (workload.name == "put-bw").then(|| modelled_put_gbps(&topology, &timing));
     if let (Some(points), Some(model)) = (&curve, modelled_gbps) {
         failures.extend(check_curve(points, model));
     }
@@ -182,7 +184,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(path, timeline.to_chrome_json(&topology))
             .with_context(|| format!("cannot write the trace to {}", path.display()))?;
     }
-    let startup_ns = topology.timing().startup_ns;
+    let startup_ns = timing.startup_ns;
     let summary = summarise(
         workload,
         &report,
@@ -206,7 +208,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
 
 /// What a simulator for one run of a workload is built from.
 pub(crate) struct SimChoice {
-    pub(crate) topology: Topology,
+    pub(crate) machine: Machine,
     pub(crate) pes: Option<u32>,
     pub(crate) seed: u64,
     pub(crate) semantics: Semantics,
@@ -220,7 +222,7 @@ pub(crate) struct SimChoice {
 /// # Errors
 /// If the topology cannot hold the PEs, or the workload needs more of them.
 pub(crate) fn simulator(workload: &Workload, choice: SimChoice) -> anyhow::Result<Sim> {
-    let mut builder = Sim::builder(choice.topology)
+    let mut builder = Sim::builder(choice.machine)
         .seed(choice.seed)
         .semantics(choice.semantics)
         .timeline(choice.timeline);
@@ -399,9 +401,9 @@ fn progress(args: &RunArgs, workload: &Workload, n_pes: u32) -> Option<ProgressB
 
 /// The rate PE 0's large puts to PE 1 tend to in the model: the slower of the route's
 /// bandwidth and the PE's own copy curve (`Timing::copy`), in GB/s.
-fn modelled_put_gbps(topology: &Topology) -> f64 {
+fn modelled_put_gbps(topology: &Topology, timing: &Timing) -> f64 {
     let path = topology.routes_from(Pe(0)).path_to(topology, Pe(1));
-    let mover = topology.timing().copy.device.asymptotic_bytes_per_s();
+    let mover = timing.copy.device.asymptotic_bytes_per_s();
     let bytes_per_s = mover.map_or(path.bandwidth_bytes_per_s, |m| {
         m.min(path.bandwidth_bytes_per_s)
     });

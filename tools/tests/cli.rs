@@ -78,18 +78,16 @@ fn put_bw_rises_and_reaches_the_modelled_nv18_bandwidth() {
     let gbps = last["gbps"].as_f64().unwrap();
     // The model: the slower of the NV18 link and the GPU's own copy rate for large puts.
     let h200x2 = sim::topology::presets::preset("h200x2").unwrap();
-    let link = h200x2.link(hw::topology::LinkId(0)).bandwidth_bytes_per_s;
-    let mover = h200x2
-        .timing()
-        .copy
-        .device
-        .asymptotic_bytes_per_s()
-        .unwrap();
+    let link = h200x2
+        .topology
+        .link(hw::topology::LinkId(0))
+        .bandwidth_bytes_per_s;
+    let mover = h200x2.timing.copy.device.asymptotic_bytes_per_s().unwrap();
     let model = link.min(mover) as f64 / 1e9;
     assert!((gbps - model).abs() / model < 0.05, "{gbps} vs {model}");
     assert_eq!(v["modelled_gbps"].as_f64().unwrap(), model, "{v}");
     // The calibrated start-up is part of the simulated time, and said apart.
-    let startup_ns = h200x2.timing().startup_ns;
+    let startup_ns = h200x2.timing.startup_ns;
     assert_eq!(v["startup_ns"], startup_ns, "{v}");
     assert!(v["sim_time_ns"].as_u64().unwrap() > startup_ns, "{v}");
     assert!(curve.first().unwrap()["gbps"].as_f64().unwrap() < gbps / 10.0);

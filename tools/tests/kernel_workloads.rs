@@ -1,5 +1,5 @@
-//! The seed's examples as built-in kernel workloads (docs/kernels.md): each passes its own
-//! check with `--json` on 8 PEs of hgx8 and 64 PEs of ib-8 (SPEC: issue 5, item 6), on odd
+//! The NVSHMEM guide's examples as built-in kernel workloads (docs/kernels.md): each passes its own
+//! check with `--json` on 8 PEs of hgx8 and 64 PEs of ib-8 (docs/kernels.md), on odd
 //! PE counts, and moves the data it should (one transfer per scoped call).
 
 use std::process::Command;

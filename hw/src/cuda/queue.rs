@@ -35,7 +35,7 @@ use super::reach::PeCtx;
 use crate::amo::{AmoOp, SignalOp};
 use crate::backend::Queue;
 use crate::error::QueueError;
-use crate::types::{Instant, LocalRange, Pe, RemoteRange, Ticket};
+use crate::types::{Copier, Instant, LocalRange, Pe, RemoteRange, Ticket};
 
 /// An operation whose completion has not been observed yet.
 #[derive(Debug)]
@@ -298,7 +298,7 @@ impl Queue for CudaQueue {
     /// # Ordering
     /// The data is staged before this returns. The copy starts after every operation issued
     /// before it on this queue completed (stream order), so delivery is in issue order.
-    fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError> {
+    fn put(&self, dst: RemoteRange, data: &[u8], _copier: Copier) -> Result<Ticket, QueueError> {
         assert_eq!(
             dst.len,
             data.len() as u64,
@@ -397,6 +397,7 @@ impl Queue for CudaQueue {
         signal: RemoteRange,
         op: SignalOp,
         value: u64,
+        _copier: Copier,
     ) -> Result<Ticket, QueueError> {
         assert_eq!(signal.len, 8, "put_signal: the signal is a 64-bit word");
         assert_eq!(

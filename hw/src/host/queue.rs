@@ -28,7 +28,7 @@ use crate::amo::{AmoOp, SignalOp};
 use crate::backend::Queue;
 use crate::error::QueueError;
 use crate::sync::{Ordering, fence};
-use crate::types::{Instant, LocalRange, RemoteRange, Ticket};
+use crate::types::{Copier, Instant, LocalRange, RemoteRange, Ticket};
 
 use super::HostBackend;
 use super::device::PeCtx;
@@ -80,7 +80,7 @@ impl HostQueue {
 impl Queue for HostQueue {
     type B = HostBackend;
 
-    fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError> {
+    fn put(&self, dst: RemoteRange, data: &[u8], _copier: Copier) -> Result<Ticket, QueueError> {
         self.write_remote(dst, data);
         self.ctx.delivered(dst.pe);
         Ok(self.ticket())
@@ -101,7 +101,7 @@ impl Queue for HostQueue {
             offset: src.offset,
             len: src.len,
         });
-        self.put(dst, &bytes)
+        self.put(dst, &bytes, Copier::Device)
     }
 
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
@@ -150,6 +150,7 @@ impl Queue for HostQueue {
         signal: RemoteRange,
         op: SignalOp,
         value: u64,
+        _copier: Copier,
     ) -> Result<Ticket, QueueError> {
         assert_eq!(signal.len, 8, "put_signal: the signal is a 64-bit word");
         self.write_remote(dst, data);

@@ -4,7 +4,6 @@
 //! their GPUs were added. Links are full duplex: each direction has the link's bandwidth.
 //! Routes between PEs never pass through a third GPU (GPUs do not forward traffic).
 
-mod copy;
 mod route;
 mod shapes;
 
@@ -12,7 +11,6 @@ use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 
 use crate::types::Pe;
 
-pub use copy::{Copier, CopyCurve, CopyTimes, CurveError, MAX_CURVE_POINTS};
 pub use route::{Hop, Path, PathClass, Routes};
 pub use shapes::{ClusterLinks, NV18};
 
@@ -101,66 +99,9 @@ pub struct Link {
     pub bandwidth_bytes_per_s: u64,
 }
 
-/// Costs that belong to an operation rather than to a link.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct Timing {
-    /// Time a PE spends issuing one operation (building the request), in nanoseconds.
-    pub issue_ns: u64,
-    /// Extra time an operation spends in each NIC it crosses (doorbell, WQE fetch), in ns.
-    pub nic_ns: u64,
-    /// Time for a PE to find a satisfied wait after the update landed (polling), in ns.
-    pub poll_ns: u64,
-    /// Bandwidth of a PE's accesses to its own memory, in bytes per second.
-    pub local_bytes_per_s: u64,
-    /// Time a PE spends in a system-scope memory fence, in ns: in fence and quiet.
-    pub fence_ns: u64,
-    /// What a put-with-signal costs the PE before it leaves, in ns: the release that orders
-    /// its data before its signal. On NVLink the GPU's release waits for the data's
-    /// acknowledgement, a round trip, which a barrier's fence does not; so the two are
-    /// costs of their own.
-    pub release_ns: u64,
-    /// Time each transfer of data holds the links of its route before its bytes, in ns: the
-    /// start-up of a copy (Hockney's t0). With the bandwidth it makes the bandwidth curve: a
-    /// stream of `n`-byte transfers reaches `n / (transfer_ns + n / bandwidth)`.
-    pub transfer_ns: u64,
-    /// How long each mover of a GPU takes per put of a size (a thread, a warp, a block, the
-    /// whole GPU, the copy engine): a put is paced by its mover as well as by the links.
-    /// Free by default.
-    pub copy: CopyTimes,
-    /// What launching a kernel costs the PE (the driver and the GPU's front end), in ns.
-    pub launch_ns: u64,
-    /// What a plain load or store of the PE's own memory costs beyond its bytes (a GPU's
-    /// round trip to its memory), in ns.
-    pub local_access_ns: u64,
-    /// Time from a run's start until a PE's program starts (creating the GPU's context, the
-    /// bootstrap), in ns: every PE's clock starts there.
-    pub startup_ns: u64,
-    /// How fast a PE backs a segment with memory and maps it for its peers, in bytes per
-    /// second; 0 when mapping costs nothing.
-    pub map_bytes_per_s: u64,
-}
-
-impl Default for Timing {
-    /// Defaults for a Hopper-class GPU; presets override them with measured values. Fences,
-    /// releases, transfer start-ups, movers, launches, local accesses, start-up and mapping cost
-    /// nothing until a calibration (`rshmem calibrate`) says what they cost.
-    fn default() -> Self {
-        Timing {
-            issue_ns: 20,
-            nic_ns: 300,
-            poll_ns: 100,
-            local_bytes_per_s: 3_000_000_000_000,
-            fence_ns: 0,
-            release_ns: 0,
-            transfer_ns: 0,
-            copy: CopyTimes::FREE,
-            launch_ns: 0,
-            local_access_ns: 0,
-            startup_ns: 0,
-            map_bytes_per_s: 0,
-        }
-    }
-}
+/// A Hopper-class GPU's copy rate within its own memory when a topology names none, in bytes
+/// per second; the presets give the H200's measured rate (docs/targets.md).
+pub const DEFAULT_LOCAL_BYTES_PER_S: u64 = 3_000_000_000_000;
 
 /// The identifier of a link: stable for the life of a topology.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -204,7 +145,7 @@ pub struct Topology {
     name: String,
     graph: UnGraph<Node, Link>,
     gpus: Vec<NodeIndex>,
-    timing: Timing,
+    local_bytes_per_s: u64,
 }
 
 /// Builds a [`Topology`].
@@ -212,7 +153,7 @@ pub struct Topology {
 pub struct TopologyBuilder {
     name: String,
     graph: UnGraph<Node, Link>,
-    timing: Timing,
+    local_bytes_per_s: u64,
 }
 
 impl TopologyBuilder {
@@ -221,7 +162,7 @@ impl TopologyBuilder {
         TopologyBuilder {
             name: name.into(),
             graph: UnGraph::default(),
-            timing: Timing::default(),
+            local_bytes_per_s: DEFAULT_LOCAL_BYTES_PER_S,
         }
     }
 
@@ -238,9 +179,9 @@ impl TopologyBuilder {
         LinkId(self.graph.add_edge(a, b, link).index() as u32)
     }
 
-    /// Sets the per-operation costs.
-    pub fn timing(&mut self, timing: Timing) -> &mut Self {
-        self.timing = timing;
+    /// Sets how fast each GPU copies within its own memory, in bytes per second.
+    pub fn local_bytes_per_s(&mut self, bytes_per_s: u64) -> &mut Self {
+        self.local_bytes_per_s = bytes_per_s;
         self
     }
 
@@ -282,7 +223,7 @@ impl TopologyBuilder {
             name: self.name,
             graph,
             gpus,
-            timing: self.timing,
+            local_bytes_per_s: self.local_bytes_per_s,
         };
         topology.check_reachable()?;
         Ok(topology)
@@ -300,9 +241,10 @@ impl Topology {
         self.gpus.len() as u32
     }
 
-    /// The per-operation costs.
-    pub fn timing(&self) -> Timing {
-        self.timing
+    /// How fast each GPU copies within its own memory, in bytes per second: the bandwidth of
+    /// a PE's route to itself.
+    pub fn local_bytes_per_s(&self) -> u64 {
+        self.local_bytes_per_s
     }
 
     /// The underlying graph, for drawing and inspection.

@@ -9,7 +9,7 @@ use petgraph::visit::EdgeRef;
 use super::{LinkId, LinkKind, NodeKind, Topology};
 use crate::types::Pe;
 
-/// Which ordering and visibility rules a path follows (SPEC section 3).
+/// Which ordering and visibility rules a path follows (docs/ordering.md).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum PathClass {
     /// A PE's own memory.
@@ -230,7 +230,7 @@ impl Routes {
         let mut path = Path {
             hops: Vec::new(),
             latency_ns: 0,
-            bandwidth_bytes_per_s: topology.timing.local_bytes_per_s,
+            bandwidth_bytes_per_s: topology.local_bytes_per_s,
             class: PathClass::Local,
             nics: 0,
         };
@@ -300,7 +300,7 @@ impl Routes {
         path.hops.clear();
         if target == self.source {
             path.latency_ns = 0;
-            path.bandwidth_bytes_per_s = topology.timing.local_bytes_per_s;
+            path.bandwidth_bytes_per_s = topology.local_bytes_per_s;
             path.class = PathClass::Local;
             path.nics = 0;
             return;

@@ -1,4 +1,4 @@
-//! The enumerator (memory-model.md §5.2): a depth-first search over SHMEM-OM states with a
+//! The enumerator: a depth-first search over SHMEM-OM states with a
 //! set of visited states.
 //!
 //! Every transition issues an instruction, delivers a message or drains a pending write, so

@@ -1,7 +1,7 @@
 //! SHMEM-OM: the operational model of the ordering rules, and its exhaustive enumerator.
 //!
-//! This is the oracle for litmus tests (memory-model.md §5.1, restricted to what the litmus
-//! AST can say): one GPU issuer per PE, `rdma_ordering = None`, `quiet_flushes_self =
+//! This is the oracle for litmus tests, restricted to what the litmus AST can say: one GPU
+//! issuer per PE, `rdma_ordering = None`, `quiet_flushes_self =
 //! Always`, no UB detection. The transitions, and the rule each one comes from, are listed in
 //! `docs/ordering.md`, section "The model (model/)".
 //!

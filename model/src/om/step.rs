@@ -1,4 +1,4 @@
-//! The transitions of SHMEM-OM (memory-model.md §5.1, rules of docs/ordering.md): a PE runs
+//! The transitions of SHMEM-OM (the rules of docs/ordering.md): a PE runs
 //! its next instruction, a message is delivered, or a pending write drains.
 
 use super::machine::Machine;

@@ -278,12 +278,8 @@ impl<B: Backend> CheckedQueue<B> {
 impl<B: Backend> hw::Queue for CheckedQueue<B> {
     type B = CheckedBackend<B>;
 
-    fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<Ticket, QueueError> {
-        self.put_by(dst, data, Copier::Device)
-    }
-
-    fn put_by(&self, dst: RemoteRange, data: &[u8], copier: Copier) -> Result<Ticket, QueueError> {
-        let ticket = self.inner.put_by(dst, data, copier)?;
+    fn put(&self, dst: RemoteRange, data: &[u8], copier: Copier) -> Result<Ticket, QueueError> {
+        let ticket = self.inner.put(dst, data, copier)?;
         let part = Part::remote(AccessKind::Put, dst);
         Ok(self.issued(ticket, dst.pe, true, &[part], None))
     }
@@ -328,22 +324,11 @@ impl<B: Backend> hw::Queue for CheckedQueue<B> {
         signal: RemoteRange,
         op: SignalOp,
         value: u64,
-    ) -> Result<Ticket, QueueError> {
-        self.put_signal_by(dst, data, signal, op, value, Copier::Device)
-    }
-
-    fn put_signal_by(
-        &self,
-        dst: RemoteRange,
-        data: &[u8],
-        signal: RemoteRange,
-        op: SignalOp,
-        value: u64,
         copier: Copier,
     ) -> Result<Ticket, QueueError> {
         let ticket = self
             .inner
-            .put_signal_by(dst, data, signal, op, value, copier)?;
+            .put_signal(dst, data, signal, op, value, copier)?;
         let parts = [
             Part::remote(AccessKind::PutSignalData, dst),
             Part::remote(AccessKind::SignalUpdate, signal),

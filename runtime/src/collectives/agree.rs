@@ -54,7 +54,7 @@ impl<B: Backend> Shmem<B> {
         let me = team.my_pe()?;
         let (name, arguments, counts) = proposal.kind.names();
         // Why a quiet: peers may read this member's source, which it may have just stored
-        // into; its stores are visible to peers only after a quiet (SPEC section 3).
+        // into; its stores are visible to peers only after a quiet (docs/ordering.md).
         self.quiet()?;
         let mut words = vec![proposal.kind as u64];
         words.extend(&proposal.shared);

@@ -2,7 +2,7 @@
 //! of: pushes that signal, notes, reads of peers' memory, waits on this member's counters, and
 //! plain access to its own memory. Members are named by team index throughout.
 
-use hw::{Backend, Cmp, Device, Pe, Queue, SignalOp};
+use hw::{Backend, Cmp, Copier, Device, Pe, Queue, SignalOp};
 
 use crate::collectives::Kind;
 use crate::collectives::plan::{Reach, Shape};
@@ -97,7 +97,7 @@ impl<B: Backend> Call<'_, B> {
         let mut earlier = false;
         for (span, data) in pieces {
             debug_assert_eq!(span.len_bytes, data.len() as u64);
-            queue.put(remote(*span, pe), data)?;
+            queue.put(remote(*span, pe), data, Copier::Device)?;
             earlier = true;
         }
         match last {
@@ -106,7 +106,14 @@ impl<B: Backend> Call<'_, B> {
                 if earlier {
                     queue.fence()?;
                 }
-                queue.put_signal(remote(*span, pe), data, signal, SignalOp::Add, 1)?;
+                queue.put_signal(
+                    remote(*span, pe),
+                    data,
+                    signal,
+                    SignalOp::Add,
+                    1,
+                    Copier::Device,
+                )?;
             }
             None => {
                 queue.amo(signal, SignalOp::Add.as_amo(1), false)?;

@@ -28,7 +28,7 @@
 //! many arrivals are in, data included. A member reserves the arrivals it will wait for at the
 //! start of each phase (`Team::reserve_arrivals`); counters only grow and never need a reset.
 //! Waiting on its own counter is also what makes InfiniBand writes visible to the waiting
-//! member (SPEC section 3).
+//! member (docs/ordering.md).
 
 mod agree;
 mod allgather;

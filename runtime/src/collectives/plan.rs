@@ -105,7 +105,7 @@ struct Link {
     bytes_per_ns: f64,
 }
 
-/// NVLink through an NVSwitch: 450 ns one way (SPEC section 7's remote atomic round trip,
+/// NVLink through an NVSwitch: 450 ns one way (docs/targets.md's remote atomic round trip,
 /// halved) plus 100 ns of polling, at the 394.8 GB/s measured peer bandwidth (the hgx8 and
 /// h200x2 presets).
 const LOAD_STORE: Link = Link {

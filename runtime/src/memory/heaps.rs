@@ -1,4 +1,4 @@
-//! One PE's symmetric heaps (SPEC section 5): a device heap and a host heap, each with its own
+//! One PE's symmetric heaps (docs/heaps.md): a device heap and a host heap, each with its own
 //! allocator ([`Heap`]) and its own segment of the backend, either absent when its size is 0,
 //! and the default heap that `malloc` uses. Which heap an address is in follows from the
 //! address (`space.rs`).
@@ -166,7 +166,7 @@ impl<B: Backend> PeState<B> {
         self.heaps.borrow().default_kind()
     }
 
-    /// The heap `sym` lies in: the query of SPEC section 5, which OpenSHMEM programs answer
+    /// The heap `sym` lies in: the query of docs/heaps.md, which OpenSHMEM programs answer
     /// from a pointer.
     ///
     /// # Errors

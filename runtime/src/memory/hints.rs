@@ -9,7 +9,7 @@ use crate::error::ShmemError;
 
 /// Hints to [`crate::Shmem::malloc_with_hints`] (`shmem_malloc_with_hints`), combined with
 /// `|`: OpenSHMEM 1.5's usage hints, which are advisory, and the multi-heap proposal's heap
-/// hints, which pick the heap (SPEC section 5).
+/// hints, which pick the heap (docs/heaps.md).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct MallocHints(u32);
 

@@ -22,7 +22,7 @@ macro_rules! fetching {
         /// # Ordering
         /// The update is ordered by [`Ctx::fence`] like a put; with NVSHMEM semantics the
         /// fetched value is unordered with other fetching operations unless a fence separates
-        /// them (SPEC section 3).
+        /// them (docs/ordering.md).
         ///
         /// # Errors
         /// [`ShmemError::LengthMismatch`] unless `target` is one element;
@@ -44,7 +44,7 @@ macro_rules! fetching {
         ///
         /// # Ordering
         /// The update is ordered by [`Ctx::fence`] like a put; the fetched value is not:
-        /// only quiet completes it (SPEC section 3).
+        /// only quiet completes it (docs/ordering.md).
         ///
         /// # Errors
         /// [`ShmemError::LengthMismatch`] unless `fetch` and `target` are one element each;
@@ -72,7 +72,7 @@ macro_rules! posting {
         /// Returns once issued; the update completes at the next [`Ctx::quiet`].
         ///
         /// # Ordering
-        /// Ordered by [`Ctx::fence`] like a put (SPEC section 3).
+        /// Ordered by [`Ctx::fence`] like a put (docs/ordering.md).
         ///
         /// # Errors
         /// [`ShmemError::LengthMismatch`] unless `target` is one element;

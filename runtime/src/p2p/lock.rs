@@ -73,7 +73,7 @@ impl<B: Backend> Shmem<B> {
     /// # Ordering
     /// The stores of the previous holder's critical section are complete (its
     /// [`Shmem::clear_lock`] quieted them), so a get here sees them. With InfiniBand in the
-    /// path the visibility rule of SPEC section 3 still holds: a store that crossed a NIC to a
+    /// path the visibility rule of docs/ordering.md still holds: a store that crossed a NIC to a
     /// third PE is seen by gets through a NIC at once, but by that PE's NVLink peers only
     /// after the third PE's own wait, test, quiet or barrier.
     ///

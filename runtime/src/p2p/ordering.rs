@@ -13,7 +13,7 @@ impl<B: Backend> Ctx<B> {
     ///
     /// # Ordering
     /// Orders delivery, not completion; does not order gets or fetched values, nor other
-    /// contexts' operations (SPEC sections 3 and 4).
+    /// contexts' operations (docs/ordering.md, docs/teams-and-contexts.md).
     ///
     /// # Errors
     /// [`ShmemError::Queue`] if the queue was lost.
@@ -27,7 +27,7 @@ impl<B: Backend> Ctx<B> {
     ///
     /// # Ordering
     /// With NVLink only, the updates are then visible to every PE; with InfiniBand in the path,
-    /// to a target PE once it runs its own wait, test, quiet or barrier (SPEC section 3). The
+    /// to a target PE once it runs its own wait, test, quiet or barrier (docs/ordering.md). The
     /// values of non-blocking fetching atomics are in their `fetch` words.
     ///
     /// # Errors
@@ -65,7 +65,7 @@ impl<B: Backend> Ctx<B> {
 impl<B: Backend> Shmem<B> {
     /// Completes the default context's operations ([`Ctx::quiet`]) and waits until every PE
     /// has called `barrier_all` ([`Shmem::sync_all`]). Other contexts need their own quiet
-    /// first (SPEC section 3).
+    /// first (docs/ordering.md).
     ///
     /// # Errors
     /// As [`Ctx::quiet`] and [`Shmem::sync_all`].
@@ -78,7 +78,7 @@ impl<B: Backend> Shmem<B> {
     /// on the world team.
     ///
     /// # Ordering
-    /// Completes no memory operations: use [`Shmem::barrier_all`] for that (SPEC section 3).
+    /// Completes no memory operations: use [`Shmem::barrier_all`] for that (docs/ordering.md).
     ///
     /// # Errors
     /// [`ShmemError::Queue`] if a PE does not arrive within `RSHMEM_WAIT_TIMEOUT_MS`, or no PE

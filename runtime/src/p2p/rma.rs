@@ -15,7 +15,7 @@ impl<B: Backend> Ctx<B> {
     ///
     /// # Ordering
     /// Unordered with other puts unless a [`Ctx::fence`] or [`Ctx::quiet`] separates them;
-    /// complete (delivered) after the next quiet or barrier_all (SPEC section 3).
+    /// complete (delivered) after the next quiet or barrier_all (docs/ordering.md).
     ///
     /// # Errors
     /// [`ShmemError::LengthMismatch`] if `src` and `dst` differ in length;
@@ -37,7 +37,7 @@ impl<B: Backend> Ctx<B> {
     ) -> Result<(), ShmemError> {
         same_len(dst.len(), src.len())?;
         let range = self.store_range(dst.access(), pe, "put")?;
-        self.put_checked_by(range, as_bytes(src), copier)
+        self.put_checked(range, as_bytes(src), copier)
     }
 
     /// Non-blocking [`Ctx::put`]. The backend copies `src` when the put is issued, so `src`
@@ -74,6 +74,7 @@ impl<B: Backend> Ctx<B> {
         self.put_checked(
             self.store_range(byte_access(dst, src.len() as u64), pe, "put_bytes")?,
             src,
+            Copier::Device,
         )
     }
 
@@ -81,7 +82,7 @@ impl<B: Backend> Ctx<B> {
     ///
     /// # Ordering
     /// With NVSHMEM semantics, unordered with other fetching operations unless a
-    /// [`Ctx::fence`] separates them (SPEC section 3).
+    /// [`Ctx::fence`] separates them (docs/ordering.md).
     ///
     /// # Errors
     /// [`ShmemError::PeOutOfRange`]; an address error ([`ShmemError::NotInHeap`],
@@ -150,7 +151,7 @@ impl<B: Backend> Ctx<B> {
     /// `dst` holds the data after the next [`Ctx::quiet`] (or barrier_all).
     ///
     /// # Ordering
-    /// Not ordered by [`Ctx::fence`]; only quiet completes it (SPEC section 3).
+    /// Not ordered by [`Ctx::fence`]; only quiet completes it (docs/ordering.md).
     ///
     /// # Errors
     /// [`ShmemError::LengthMismatch`] if `dst` and `src` differ in length;
@@ -203,13 +204,8 @@ impl<B: Backend> Ctx<B> {
         Ok(())
     }
 
-    /// Issues a put of `data` to the checked range `dst`.
-    pub(crate) fn put_checked(&self, dst: RemoteRange, data: &[u8]) -> Result<(), ShmemError> {
-        self.put_checked_by(dst, data, Copier::Device)
-    }
-
     /// Issues a put of `data` to the checked range `dst`, copied by `copier`.
-    fn put_checked_by(
+    pub(crate) fn put_checked(
         &self,
         dst: RemoteRange,
         data: &[u8],
@@ -223,7 +219,7 @@ impl<B: Backend> Ctx<B> {
             offset = dst.offset,
             bytes = dst.len
         );
-        self.queue.put_by(dst, data, copier)?;
+        self.queue.put(dst, data, copier)?;
         Ok(())
     }
 

@@ -14,7 +14,7 @@ impl<B: Backend> Ctx<B> {
     ///
     /// # Ordering
     /// Once the signal update is visible, this put's data has been delivered; earlier puts
-    /// only if a [`Ctx::fence`] separates them (SPEC section 3).
+    /// only if a [`Ctx::fence`] separates them (docs/ordering.md).
     ///
     /// # Errors
     /// [`ShmemError::LengthMismatch`] if `src` and `dst` differ in length or `sig` is not one
@@ -58,7 +58,7 @@ impl<B: Backend> Ctx<B> {
             signal = signal.offset
         );
         self.queue
-            .put_signal_by(data, as_bytes(src), signal, op, value, copier)?;
+            .put_signal(data, as_bytes(src), signal, op, value, copier)?;
         Ok(())
     }
 
@@ -89,7 +89,7 @@ impl<B: Backend> Ctx<B> {
     ///
     /// # Ordering
     /// An atomic update: ordered by [`Ctx::fence`] like a put, atomic with the other signal
-    /// operations on `sig` (SPEC section 3).
+    /// operations on `sig` (docs/ordering.md).
     ///
     /// # Errors
     /// [`ShmemError::LengthMismatch`] unless `sig` is one word; [`ShmemError::PeOutOfRange`];

@@ -4,7 +4,7 @@
 //! whole number of elements and the symmetric address aligned to the element size, as
 //! OpenSHMEM asks of them. The data then travels as a put or get of those bytes.
 
-use hw::Backend;
+use hw::{Backend, Copier};
 
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
@@ -29,7 +29,11 @@ macro_rules! sized {
         /// otherwise.
         pub fn $put(&self, dst: SymAddr, src: &[u8], pe: u32) -> Result<(), ShmemError> {
             let access = sized_access(stringify!($put), dst, src.len(), $size_bytes)?;
-            self.put_checked(self.store_range(access, pe, stringify!($put))?, src)
+            self.put_checked(
+                self.store_range(access, pe, stringify!($put))?,
+                src,
+                Copier::Device,
+            )
         }
 
         #[doc = concat!(

@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use hw::{Backend, RemoteRange};
+use hw::{Backend, Copier, RemoteRange};
 
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
@@ -242,7 +242,11 @@ impl<B: Backend> Ctx<B> {
         let span = dst.slice(..shape.span(shape.dst_stride))?;
         let range = self.store_range(span.access(), pe, shape.op)?;
         for (dst_block, src_block) in shape.blocks() {
-            self.put_checked(sub_range::<T>(range, dst_block), as_bytes(&src[src_block]))?;
+            self.put_checked(
+                sub_range::<T>(range, dst_block),
+                as_bytes(&src[src_block]),
+                Copier::Device,
+            )?;
         }
         Ok(())
     }

@@ -31,7 +31,7 @@ impl<B: Backend> Ctx<B> {
     ///
     /// # Ordering
     /// Returns only after the update that satisfied it is complete; afterwards every update to
-    /// this PE's memory that was delivered is visible to this PE (SPEC section 3).
+    /// this PE's memory that was delivered is visible to this PE (docs/ordering.md).
     ///
     /// # Errors
     /// [`ShmemError::LengthMismatch`] unless `ivar` is one element; an address error

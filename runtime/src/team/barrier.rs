@@ -15,7 +15,7 @@
 //! epoch's, so a counter at the epoch means this epoch's data is there. Cells alternate
 //! between two buffers by epoch parity: a member can be at most one epoch ahead of another.
 
-use hw::{AmoKind, AmoOp, AmoWidth, Backend, Cmp, Device, Pe, Queue};
+use hw::{AmoKind, AmoOp, AmoWidth, Backend, Cmp, Copier, Device, Pe, Queue};
 
 use crate::TRACING_TARGET;
 use crate::error::ShmemError;
@@ -42,7 +42,7 @@ impl<B: Backend> Shmem<B> {
     /// Waits until every member of `team` has called `team_sync` (`shmem_team_sync`).
     ///
     /// # Ordering
-    /// Completes no memory operations: quiet first for that (SPEC section 3).
+    /// Completes no memory operations: quiet first for that (docs/ordering.md).
     ///
     /// # Errors
     /// [`ShmemError::TeamDestroyed`]; [`ShmemError::Queue`] if a member does not arrive
@@ -93,11 +93,13 @@ impl<B: Backend> Shmem<B> {
             self.queue.put(
                 remote(cells(me, first_run), Pe(behind)),
                 bytemuck::cast_slice(head),
+                Copier::Device,
             )?;
             if !tail.is_empty() {
                 self.queue.put(
                     remote(cells(0, tail.len() as u32), Pe(behind)),
                     bytemuck::cast_slice(tail),
+                    Copier::Device,
                 )?;
             }
             self.queue.fence()?;

@@ -1,4 +1,4 @@
-//! Contexts on the simulator (SPEC section 4): explicit creation and destruction, per-context
+//! Contexts on the simulator (docs/teams-and-contexts.md): explicit creation and destruction, per-context
 //! isolation of quiet, team contexts, NOSTORE, and running out of contexts.
 //! T-CTX-001 and T-CTX-003 need a kernel and live in contexts_in_kernels.rs.
 

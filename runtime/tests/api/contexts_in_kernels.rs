@@ -1,4 +1,4 @@
-//! SPEC section 4's conformance tests of contexts in kernels, on the simulator's kernel model
+//! docs/teams-and-contexts.md's conformance tests of contexts in kernels, on the simulator's kernel model
 //! (docs/kernels.md):
 //!
 //! - T-CTX-001: the default context (Tier-0) is usable by every thread of a kernel with no

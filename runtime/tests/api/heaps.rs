@@ -1,4 +1,4 @@
-//! Multi-heaps end to end on the simulator (SPEC section 5): a device and a host heap at once,
+//! Multi-heaps end to end on the simulator (docs/heaps.md): a device and a host heap at once,
 //! the default heap and its settings, malloc_with_hints, realloc, the heap queries, the errors
 //! that name the variable to set, and `ptr` on NVLink and InfiniBand machines. Runs are
 //! deterministic; the seed of each is printed so a failure can be replayed.

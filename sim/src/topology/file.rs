@@ -15,12 +15,14 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
 
-use hw::topology::{Link, LinkKind, NodeKind, Topology, TopologyBuilder, TopologyError};
+use hw::topology::{Link, LinkKind, NodeKind, TopologyBuilder, TopologyError};
 use petgraph::graph::NodeIndex;
 use serde::Deserialize;
 use toml::Spanned;
 
-use timing::{TimingSpec, read_timing};
+use super::Machine;
+use crate::costs::Timing;
+use timing::{TimingSpec, read_local_bytes_per_s, read_timing};
 
 /// A topology file that cannot be used, with the place that is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -76,7 +78,7 @@ struct LinkSpec {
 /// [`FileError`] at the first problem: TOML syntax, an unknown key, a missing or mistyped
 /// value, an unknown node or kind, a non-positive bandwidth, a duplicate node or link, or a
 /// machine the simulator cannot route (no GPU, GPUs that cannot reach each other).
-pub fn parse(text: &str, origin: &str) -> Result<Topology, FileError> {
+pub fn parse(text: &str, origin: &str) -> Result<Machine, FileError> {
     let error = |span: Option<Range<usize>>, message: String| {
         let (line, column) = span.map_or((1, 1), |s| line_column(text, s.start));
         FileError {
@@ -98,8 +100,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Topology, FileError> {
             .to_string(),
     };
     let mut builder = TopologyBuilder::new(name);
-    if let Some(timing) = &spec.timing {
-        builder.timing(read_timing(timing).map_err(|(span, m)| error(Some(span), m))?);
+    let mut timing = Timing::default();
+    if let Some(spec) = &spec.timing {
+        let at = |(span, m): SpanError| error(Some(span), m);
+        timing = read_timing(spec).map_err(at)?;
+        if let Some(bytes_per_s) = read_local_bytes_per_s(spec).map_err(at)? {
+            builder.local_bytes_per_s(bytes_per_s);
+        }
     }
 
     // Node name -> (index, span of the name), to resolve links and to point at nodes in errors.
@@ -176,7 +183,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Topology, FileError> {
         );
     }
 
-    builder.build().map_err(|e| {
+    let topology = builder.build().map_err(|e| {
         // Point at the node the problem is about; the checks above already catch the
         // problems that belong to a single link or name.
         let span = match &e {
@@ -185,7 +192,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Topology, FileError> {
             _ => None,
         };
         error(span, e.to_string())
-    })
+    })?;
+    Ok(Machine { topology, timing })
 }
 
 /// A semantic error: the span it is about and the message.

@@ -12,7 +12,31 @@ use std::path::PathBuf;
 
 use hw::topology::Topology;
 
+use crate::costs::Timing;
+
 pub use file::FileError;
+
+/// A machine the simulator runs: its topology (GPUs, switches, NICs, links) and what its
+/// operations cost beyond the links.
+///
+/// A [`Topology`] alone is a machine whose operations have [`Timing::default`] costs, which
+/// is what tests written against a small topology want (`Sim::builder(topology)`).
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// The graph of the machine.
+    pub topology: Topology,
+    /// The costs of its operations.
+    pub timing: Timing,
+}
+
+impl From<Topology> for Machine {
+    fn from(topology: Topology) -> Machine {
+        Machine {
+            topology,
+            timing: Timing::default(),
+        }
+    }
+}
 
 /// Why [`load`] could not produce a topology.
 #[derive(Debug, thiserror::Error)]
@@ -51,9 +75,9 @@ pub enum LoadError {
 /// [`LoadError::Unknown`] when the name is no preset and does not look like a path to an
 /// existing file, [`LoadError::Io`] when reading the file fails, and [`LoadError::File`] when
 /// its contents are invalid.
-pub fn load(name_or_path: &str) -> Result<Topology, LoadError> {
-    if let Some(topology) = presets::preset(name_or_path) {
-        return Ok(topology);
+pub fn load(name_or_path: &str) -> Result<Machine, LoadError> {
+    if let Some(machine) = presets::preset(name_or_path) {
+        return Ok(machine);
     }
     let path = PathBuf::from(name_or_path);
     // A bare word such as "hgx9" is far more likely a mistyped preset than a missing file, so
@@ -107,8 +131,8 @@ mod tests {
 
     #[test]
     fn presets_load_by_name() {
-        assert_eq!(load("hgx8").unwrap().n_gpus(), 8);
-        assert_eq!(load("ib-3").unwrap().n_gpus(), 24);
+        assert_eq!(load("hgx8").unwrap().topology.n_gpus(), 8);
+        assert_eq!(load("ib-3").unwrap().topology.n_gpus(), 24);
     }
 
     #[test]
@@ -135,7 +159,7 @@ mod tests {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/topologies");
         for file in ["h200x2.toml", "pcie4.toml"] {
             let path = format!("{dir}/{file}");
-            let t = load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let t = load(&path).unwrap_or_else(|e| panic!("{e}")).topology;
             assert!(t.n_gpus() >= 2);
         }
     }

@@ -1,28 +1,30 @@
-//! Writes a topology in the TOML file format that [`super::file::parse`] reads
+//! Writes a machine in the TOML file format that [`super::file::parse`] reads
 //! (`docs/topology-format.md`), so that a machine built or changed in code, such as one
 //! `rshmem calibrate` fitted, can be kept as a file.
 
 use std::fmt::{self, Write};
 
-use hw::topology::{LinkId, NodeKind, Topology};
+use hw::topology::{LinkId, NodeKind};
 
-/// The file text of `topology`: its name, every timing key, its nodes in graph order (so PEs
-/// keep their numbers) and its links. Parsing the text gives the same topology back, except
+use super::Machine;
+
+/// The file text of `machine`: its name, every timing key, its nodes in graph order (so PEs
+/// keep their numbers) and its links. Parsing the text gives the same machine back, except
 /// that bandwidths go through decimal GB/s and come back to the nearest byte per second.
-pub fn to_toml(topology: &Topology) -> String {
+pub fn to_toml(machine: &Machine) -> String {
     let mut out = String::new();
-    write_toml(&mut out, topology).expect("writing to a String cannot fail");
+    write_toml(&mut out, machine).expect("writing to a String cannot fail");
     out
 }
 
-fn write_toml(out: &mut String, topology: &Topology) -> fmt::Result {
+fn write_toml(out: &mut String, machine: &Machine) -> fmt::Result {
+    let Machine { topology, timing } = machine;
     writeln!(out, "name = {}", string(topology.name()))?;
-    let timing = topology.timing();
     writeln!(out, "\n[timing]")?;
     writeln!(out, "issue_ns = {}", timing.issue_ns)?;
     writeln!(out, "nic_ns = {}", timing.nic_ns)?;
     writeln!(out, "poll_ns = {}", timing.poll_ns)?;
-    writeln!(out, "local_gbps = {}", gbps(timing.local_bytes_per_s))?;
+    writeln!(out, "local_gbps = {}", gbps(topology.local_bytes_per_s()))?;
     writeln!(out, "fence_ns = {}", timing.fence_ns)?;
     writeln!(out, "release_ns = {}", timing.release_ns)?;
     writeln!(out, "transfer_ns = {}", timing.transfer_ns)?;
@@ -89,17 +91,21 @@ mod tests {
     #[test]
     fn presets_and_shipped_files_round_trip() {
         let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/topologies/pcie4.toml");
-        let mut topologies: Vec<Topology> = ["h200x2", "hgx8", "ib-2"]
+        let mut machines: Vec<Machine> = ["h200x2", "hgx8", "ib-2"]
             .iter()
             .map(|name| presets::preset(name).unwrap())
             .collect();
-        topologies.push(crate::topology::load(shipped).unwrap());
-        for original in topologies {
+        machines.push(crate::topology::load(shipped).unwrap());
+        for original in machines {
             let text = to_toml(&original);
             let back = file::parse(&text, "written.toml").unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(back.name(), original.name());
-            assert_eq!(back.timing(), original.timing());
-            assert_eq!(shape(&back), shape(&original), "{text}");
+            assert_eq!(back.topology.name(), original.topology.name());
+            assert_eq!(back.timing, original.timing);
+            assert_eq!(
+                back.topology.local_bytes_per_s(),
+                original.topology.local_bytes_per_s()
+            );
+            assert_eq!(shape(&back.topology), shape(&original.topology), "{text}");
         }
     }
 
@@ -107,9 +113,9 @@ mod tests {
     fn odd_names_are_quoted() {
         let mut b = hw::topology::TopologyBuilder::new("a \"box\"");
         b.node("gpu \\ 0", NodeKind::Gpu { host: 3 });
-        let t = b.build().unwrap();
+        let t = Machine::from(b.build().unwrap());
         let back = file::parse(&to_toml(&t), "odd.toml").unwrap();
-        assert_eq!(back.name(), "a \"box\"");
-        assert_eq!(shape(&back), shape(&t));
+        assert_eq!(back.topology.name(), "a \"box\"");
+        assert_eq!(shape(&back.topology), shape(&t.topology));
     }
 }

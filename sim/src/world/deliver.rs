@@ -93,7 +93,7 @@ impl World {
         let done_ns = sent.transfer.begin_ns
             + sent.transfer.serialise_ns
             + sent.latency_ns
-            + u64::from(sent.nics) * self.topology.timing().nic_ns
+            + u64::from(sent.nics) * self.params.timing.nic_ns
             + jitter_ns;
         if let Some(timeline) = &mut self.trace.timeline {
             let bytes = match flight.kind {

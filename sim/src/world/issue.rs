@@ -156,7 +156,7 @@ impl World {
     /// `pe` spends the time of a memory fence (`Timing::fence_ns`): a GPU fences in fence and
     /// quiet.
     pub(crate) fn pay_fence(&mut self, pe: u32) {
-        self.advance_clock(pe, self.topology.timing().fence_ns);
+        self.advance_clock(pe, self.params.timing.fence_ns);
     }
 
     /// Whether a quiet on `queue` may return: every ticket completed (but the puts, under
@@ -241,7 +241,7 @@ impl World {
         self.assert_imported(src, &signal);
         // The release that orders the data before the signal (`Timing::release_ns`); one
         // operation carries both, so the release delays its departure.
-        self.advance_clock(src, self.topology.timing().release_ns);
+        self.advance_clock(src, self.params.timing.release_ns);
         self.counts.put_signals += 1;
         self.counts.bytes_put += data.len() as u64;
         let kind = OpKind::PutSignal {
@@ -266,7 +266,7 @@ impl World {
         let q = &mut self.queues[queue as usize];
         let (src, epoch) = (q.owner, q.epoch);
         let ticket = q.tickets.issue();
-        self.advance_clock(src, self.topology.timing().issue_ns);
+        self.advance_clock(src, self.params.timing.issue_ns);
         let issued_ns = self.clock_ns(src);
         let copied_ns = match (mover, &kind) {
             (Some(mover), OpKind::Put { data, .. } | OpKind::PutSignal { data, .. }) => {
@@ -317,7 +317,7 @@ impl World {
         let sent_ns = (transfer.begin_ns + transfer.serialise_ns).max(copied_ns);
         let mut arrive_ns = sent_ns
             + sent.latency_ns
-            + u64::from(sent.nics) * self.topology.timing().nic_ns
+            + u64::from(sent.nics) * self.params.timing.nic_ns
             + jitter_ns;
         if fenced && !self.params.faults.has(Fault::FenceIgnored) {
             let order = &mut self.queues[queue as usize].order;

@@ -27,6 +27,7 @@ use std::rc::Rc;
 use hw::{Caps, Semantics, Topology};
 
 use crate::choice::Chooser;
+use crate::costs::Timing;
 use crate::events::{Event, EventQueue};
 use crate::explore::{Explore, Rounds};
 use crate::fault::{Fault, Faults};
@@ -45,6 +46,8 @@ use pes::{PeState, Status};
 /// Knobs of the world that are not part of the topology.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WorldParams {
+    /// What operations cost beyond the links (the machine's [`Timing`]).
+    pub(crate) timing: Timing,
     pub(crate) seed: u64,
     pub(crate) semantics: Semantics,
     pub(crate) timeline: bool,
@@ -132,18 +135,18 @@ impl World {
         explore: Option<&Explore>,
     ) -> World {
         // Every PE's program starts once the GPUs are set up.
-        let startup_ns = topology.timing().startup_ns;
+        let startup_ns = params.timing.startup_ns;
         let pes = (0..n_pes)
             .map(|_| PeState::new(startup_ns, n_pes))
             .collect();
-        let rounds = explore.map(|e| crate::explore::rounds(e, &topology, n_pes));
+        let rounds = explore.map(|e| crate::explore::rounds(e, &topology, &params.timing, n_pes));
         let mut events = EventQueue::default();
         for pe in 0..n_pes {
             events.push(startup_ns, Event::Resume { pe });
         }
         World {
-            net: Network::new(&topology, n_pes),
-            movers: Movers::new(topology.timing().copy),
+            net: Network::new(&topology, params.timing.transfer_ns, n_pes),
+            movers: Movers::new(params.timing.copy),
             mem: Memory::new(n_pes),
             shown: Vec::new(),
             topology,

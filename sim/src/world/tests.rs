@@ -1,12 +1,14 @@
 //! Unit tests of the world: InfiniBand writes seen by waiters and pollers at their drain
 //! time, the costs of fences and releases, and what a PE that posts ahead of the world reads.
 
-use hw::topology::{Link, LinkKind, Timing};
+use hw::topology::{Link, LinkKind};
 use hw::{
-    AmoWidth, Cmp, Device, Instant, Launcher, LocalRange, MemKind, Queue, RemoteRange, SegmentKey,
+    AmoWidth, Cmp, Copier, Device, Instant, Launcher, LocalRange, MemKind, Queue, RemoteRange,
+    SegmentKey,
 };
 
-use crate::{Sim, SimDevice};
+use crate::costs::Timing;
+use crate::{Machine, Sim, SimDevice};
 
 const FAR: Instant = Instant(u64::MAX);
 
@@ -69,7 +71,7 @@ fn flag_over_ib(seed: u64, polls: u64, wait: bool) -> (u64, u64) {
                     offset: 0,
                     len: 8,
                 };
-                q.put(flag, &1u64.to_le_bytes()).unwrap();
+                q.put(flag, &1u64.to_le_bytes(), Copier::Device).unwrap();
                 q.quiet(FAR).unwrap();
                 posted
             } else {
@@ -132,15 +134,18 @@ fn an_infiniband_write_shows_at_its_drain_time_to_waiters_and_pollers() {
 #[test]
 fn fence_quiet_and_put_signal_pay_the_fence_and_the_release() {
     let mut topology = hw::topology::TopologyBuilder::new("fenced");
-    topology.timing(Timing {
-        fence_ns: 1000,
-        release_ns: 700,
-        ..Timing::default()
-    });
     let g0 = topology.node("gpu0", hw::topology::NodeKind::Gpu { host: 0 });
     let g1 = topology.node("gpu1", hw::topology::NodeKind::Gpu { host: 0 });
     topology.link(g0, g1, nvlink_pair().link(hw::topology::LinkId(0)));
-    let sim = Sim::builder(topology.build().unwrap()).build().unwrap();
+    let machine = Machine {
+        topology: topology.build().unwrap(),
+        timing: Timing {
+            fence_ns: 1000,
+            release_ns: 700,
+            ..Timing::default()
+        },
+    };
+    let sim = Sim::builder(machine).build().unwrap();
     let (results, report) = sim
         .launch(|dev| {
             setup(&dev);
@@ -159,8 +164,15 @@ fn fence_quiet_and_put_signal_pay_the_fence_and_the_release() {
                 offset,
                 len: 8,
             };
-            q.put_signal(word(64), &[7; 8], word(0), hw::SignalOp::Set, 1)
-                .unwrap();
+            q.put_signal(
+                word(64),
+                &[7; 8],
+                word(0),
+                hw::SignalOp::Set,
+                1,
+                Copier::Device,
+            )
+            .unwrap();
             let posted = dev.now().0;
             assert_eq!(posted - start, fenced + 700 + Timing::default().issue_ns);
             q.quiet(FAR).unwrap();
@@ -202,12 +214,14 @@ fn posting_ahead_does_not_hide_what_landed_before_the_posters_clock() {
                     for _ in 0..90 {
                         assert!(dev.test(idle).is_none());
                     }
-                    q.put(to_peer(0), &1u64.to_le_bytes()).unwrap();
+                    q.put(to_peer(0), &1u64.to_le_bytes(), Copier::Device)
+                        .unwrap();
                     q.quiet(FAR).unwrap();
                     return None;
                 }
                 for i in 0..500 {
-                    q.put(to_peer(8 + 8 * (i % 100)), &[0; 8]).unwrap();
+                    q.put(to_peer(8 + 8 * (i % 100)), &[0; 8], Copier::Device)
+                        .unwrap();
                 }
                 let read_ns = dev.now().0;
                 let mut out = [0; 8];

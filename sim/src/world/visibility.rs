@@ -35,7 +35,7 @@ impl World {
                 && self.evaluate(pe, spec).is_some()
         });
         if satisfied {
-            let at = self.now_ns + self.topology.timing().poll_ns;
+            let at = self.now_ns + self.params.timing.poll_ns;
             self.wake(pe, at, Ok(()));
         }
     }

@@ -1,4 +1,4 @@
-//! The conformance bodies. Each checks one promise of SPEC section 3 on every PE.
+//! The conformance bodies. Each checks one promise of docs/ordering.md on every PE.
 
 use hw::Backend;
 use rshmem::ops::Sum;

@@ -15,8 +15,8 @@ use conformance::BodyError;
 use conformance::cuda::{run_on_cuda, unavailable};
 use hw::cuda::CudaBackend;
 use hw::{
-    AmoKind, AmoOp, AmoWidth, Backend, Device, Instant, Launcher, MemKind, Pe, Queue, RemoteRange,
-    SegmentKey,
+    AmoKind, AmoOp, AmoWidth, Backend, Copier, Device, Instant, Launcher, MemKind, Pe, Queue,
+    RemoteRange, SegmentKey,
 };
 use litmus::{
     MAX_DELAY_CYCLES, catalogue_dir, load_paths, run_on_cuda as litmus_on_cuda, run_on_gpu_kernel,
@@ -100,7 +100,7 @@ fn every_atomic<B: Backend>(dev: &B::Device) -> Result<(), String> {
                     len: width.bytes(),
                 };
                 let whole = RemoteRange { len: 8, ..word };
-                let set = |v: u64| q.put(whole, &v.to_le_bytes());
+                let set = |v: u64| q.put(whole, &v.to_le_bytes(), Copier::Device);
                 set(start).map_err(|e| e.to_string())?;
                 q.quiet(deadline()).map_err(|e| e.to_string())?;
                 let t = q.amo(word, op, true).map_err(|e| e.to_string())?;

@@ -8,7 +8,7 @@ use conformance::cuda::unavailable;
 use hw::cuda::{
     CudaDevice, CudaQueue, DeviceApiError, DeviceKernel, KernelArg, KernelOptions, NvrtcError,
 };
-use hw::{Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue};
+use hw::{Copier, Device, Instant, Launcher, LocalRange, MemKind, Pe, Queue};
 
 const KERNELS: &str = include_str!("cuda_device_kernels.cu");
 /// Each PE's device heap.
@@ -448,7 +448,7 @@ fn grow_and_use(dev: &CudaDevice, room: u64) -> Result<(), String> {
         len: 8,
     };
     queue
-        .put(next, &u64::from(me + 1).to_le_bytes())
+        .put(next, &u64::from(me + 1).to_le_bytes(), Copier::Device)
         .map_err(|e| e.to_string())?;
     queue.quiet(deadline).map_err(|e| e.to_string())?;
     dev.exchange(&[], deadline).map_err(|e| e.to_string())?;

@@ -60,7 +60,8 @@ pub fn explore(test: &Litmus, config: &Config, faults: &[sim::Fault]) -> Explora
         }
     };
     // Found once here rather than by every run (it costs a route search per PE).
-    let round_ns = sim::Explore::default_round_ns(&topology, test.n_pes);
+    let round_ns =
+        sim::Explore::default_round_ns(&topology, &sim::costs::Timing::default(), test.n_pes);
     let summary = sim::explore::dfs(EXECUTION_LIMIT, |prefix| {
         let run = run_on(topology.clone(), test, config, |b| {
             exploring(b, test, faults, prefix.clone(), round_ns)

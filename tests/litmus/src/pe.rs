@@ -8,8 +8,8 @@
 //! litmus tests check the ordering rules, not the runtime's barrier algorithm.
 
 use hw::{
-    AmoKind, AmoOp, AmoWidth, Backend, Device, Instant, LocalRange, MemKind, Pe, Queue, QueueError,
-    RemoteRange, Ticket, WaitSpec,
+    AmoKind, AmoOp, AmoWidth, Backend, Copier, Device, Instant, LocalRange, MemKind, Pe, Queue,
+    QueueError, RemoteRange, Ticket, WaitSpec,
 };
 use model::litmus::{self as lt, Config, Ctx, Instr, Litmus, Reg, Value};
 
@@ -286,7 +286,7 @@ impl<B: Backend> Interpreter<'_, B> {
             } => {
                 let v = self.value(value, line, deadline)?;
                 self.queue(ctx)
-                    .put(remote(dst), &v.to_le_bytes())
+                    .put(remote(dst), &v.to_le_bytes(), Copier::Device)
                     .map_err(queue_err(what("put")))?;
             }
             Instr::Get {
@@ -338,6 +338,7 @@ impl<B: Backend> Interpreter<'_, B> {
                         remote(signal),
                         op,
                         signal_value,
+                        Copier::Device,
                     )
                     .map_err(queue_err(what("put_signal")))?;
             }

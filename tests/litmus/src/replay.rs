@@ -62,7 +62,8 @@ pub fn replay(
     trace: bool,
 ) -> Result<Replay, ReplayError> {
     let topology = crate::topology(config, test.n_pes).map_err(ExecutionError::from)?;
-    let round_ns = sim::Explore::default_round_ns(&topology, test.n_pes);
+    let round_ns =
+        sim::Explore::default_round_ns(&topology, &sim::costs::Timing::default(), test.n_pes);
     let execution = run_on(topology.clone(), test, config, |b| {
         exploring(b, test, faults, choices.clone(), round_ns).timeline(trace)
     })?;

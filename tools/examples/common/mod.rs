@@ -1,4 +1,4 @@
-//! What every seed example shares: run one built-in workload on the simulator and report.
+//! What every example of the NVSHMEM guide shares: run one built-in workload on the simulator and report.
 //!
 //! The programs themselves are in `tools/src/workloads/` (one file each, written as kernels
 //! with `Shmem::launch_kernel`); an example runs one of them so it can be started, read and
@@ -16,7 +16,7 @@ use tools::workloads;
 /// check passed.
 ///
 /// Usage: `cargo run -p tools --example NAME [PES] [TOPOLOGY]`.
-pub fn run_seed_example(name: &str) -> anyhow::Result<ExitCode> {
+pub fn run_guide_example(name: &str) -> anyhow::Result<ExitCode> {
     let mut args = std::env::args().skip(1);
     let n_pes: u32 = match args.next() {
         Some(pes) => pes

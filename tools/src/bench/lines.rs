@@ -1,6 +1,6 @@
 //! Benchmark results as NVSHMEM's benchmark prints them (`name bytes=N key=value ...`, or
 //! bare `key=value` pairs), so that one parser reads both runs and lines of the same name
-//! compare; and the comparison table with the targets of issue 4 (SPEC section 7).
+//! compare; and the comparison table with the targets of docs/targets.md.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -196,7 +196,7 @@ pub(crate) fn parse_numbered(text: &str) -> Result<Vec<(usize, Line)>, ParseErro
     Ok(lines)
 }
 
-/// A target of issue 4 for one metric.
+/// A target of docs/targets.md for one metric.
 struct Target {
     /// As written in the table.
     text: &'static str,

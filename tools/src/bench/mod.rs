@@ -1,7 +1,7 @@
 //! `rshmem bench`: the metrics of NVSHMEM's benchmark, measured on the CUDA backend of this
 //! machine the same way (same sizes, iterations and stream-event timing), printed as
 //! NVSHMEM prints them and, given NVSHMEM's output from the same machine, as a table beside
-//! it with the speedups and the targets of SPEC section 7.
+//! it with the speedups and the targets of docs/targets.md.
 
 pub(crate) mod lines;
 mod measure;

@@ -6,9 +6,9 @@
 //! run alone and its jitter draws never depend on another.
 
 use anyhow::{Context, bail};
-use hw::{Backend, Cmp, SignalOp, Topology};
+use hw::{Backend, Cmp, SignalOp};
 use rshmem::{Config, Dim3, KernelThread, Scoped, Shmem, ShmemError, Sym};
-use sim::Sim;
+use sim::{Machine, Sim};
 
 use super::catalogue::{
     BLOCK_PUT_BW_BYTES, DEVICE_PUT_BYTES, HOST_PUT_BYTES, MALLOC_BYTES, REDUCE_BYTES, SIGNAL_BYTES,
@@ -80,12 +80,12 @@ impl Part {
     }
 }
 
-/// Runs `part` on `topology` (seed 0) and returns PE 0's lines, in the bench's order.
+/// Runs `part` on `machine` (seed 0) and returns PE 0's lines, in the bench's order.
 ///
 /// # Errors
 /// The topology has fewer than two GPUs, or the run failed (a bug: the workloads are fixed).
-pub(super) fn run(topology: &Topology, part: Part) -> anyhow::Result<Vec<Line>> {
-    let sim = Sim::builder(topology.clone()).pes(2).build()?;
+pub(super) fn run(machine: &Machine, part: Part) -> anyhow::Result<Vec<Line>> {
+    let sim = Sim::builder(machine.clone()).pes(2).build()?;
     let config = Config::default().device_heap_size(part.heap_bytes());
     let output = rshmem::run(sim, config, |sh| match part {
         Part::Startup => startup(sh),

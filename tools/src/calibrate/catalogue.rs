@@ -100,7 +100,7 @@ pub(super) fn owner(metric: &Metric) -> Option<Param> {
 }
 
 /// How far the simulated value may be from the measured one, as a fraction of it: 5 % for
-/// bandwidths and 10 % for times (issue 4).
+/// bandwidths and 10 % for times (docs/targets.md).
 pub(super) fn tolerance(metric: &Metric) -> f64 {
     if metric.higher_is_better() {
         0.05

@@ -24,13 +24,13 @@
 
 use std::collections::BTreeMap;
 
-use hw::Topology;
+use sim::Machine;
 
 use super::bench_on_sim::{self, Part};
 use super::catalogue::{self, MALLOC_BYTES};
 use super::lsq;
 use super::measured::Measured;
-use super::params::{Machine, Param, Params};
+use super::params::{Param, Params, Subject};
 use crate::bench::lines::{Line, Metric};
 
 /// At most this many rounds; three or four usually suffice.
@@ -58,8 +58,8 @@ pub(super) struct Fit {
     pub(super) start: Params,
     /// The fitted parameters, as the fitted topology holds them.
     pub(super) fitted: Params,
-    /// The fitted topology.
-    pub(super) topology: Topology,
+    /// The fitted machine.
+    pub(super) machine: Machine,
     /// The bench as the simulator runs it on the fitted topology.
     pub(super) simulated: Vec<Line>,
     /// How many simulations it took (each part of the bench counts one).
@@ -71,7 +71,7 @@ pub(super) struct Fit {
 /// # Errors
 /// A simulated run failed.
 pub(super) fn fit(
-    machine: &Machine,
+    machine: &Subject,
     measured: &Measured,
     on_run: &mut dyn FnMut(u32),
 ) -> anyhow::Result<Fit> {
@@ -102,7 +102,7 @@ pub(super) fn fit(
     Ok(Fit {
         start,
         fitted: current.params,
-        topology: current.topology,
+        machine: current.machine,
         simulated: current.lines.into_values().flatten().collect(),
         runs: fitter.runs,
     })
@@ -239,7 +239,7 @@ fn key(part: Part) -> PartKey {
 struct Evaluation {
     /// The parameters as the topology holds them (rounded).
     params: Params,
-    topology: Topology,
+    machine: Machine,
     /// Each part's lines.
     lines: BTreeMap<PartKey, Vec<Line>>,
     residuals: Vec<f64>,
@@ -300,7 +300,7 @@ impl Secant {
 }
 
 struct Fitter<'a> {
-    machine: &'a Machine,
+    machine: &'a Subject,
     targets: Targets,
     start: Params,
     runs: u32,
@@ -324,17 +324,17 @@ impl Fitter<'_> {
         parts: &[Part],
         reuse: Option<&Evaluation>,
     ) -> anyhow::Result<Evaluation> {
-        let topology = self.machine.with(params);
+        let machine = self.machine.with(params);
         let mut lines = reuse.map(|e| e.lines.clone()).unwrap_or_default();
         for &part in parts {
-            lines.insert(key(part), bench_on_sim::run(&topology, part)?);
+            lines.insert(key(part), bench_on_sim::run(&machine, part)?);
             self.runs += 1;
             (self.on_run)(self.runs);
         }
         let residuals = self.targets.residuals(&lines);
         Ok(Evaluation {
-            params: self.machine.params_of(&topology),
-            topology,
+            params: self.machine.params_of(&machine),
+            machine,
             lines,
             residuals,
         })

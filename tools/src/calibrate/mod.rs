@@ -23,7 +23,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use fit::Fit;
-use params::{Machine, Mover, Param};
+use params::{Mover, Param, Subject};
 
 /// Arguments of `rshmem calibrate`.
 #[derive(Args, Debug)]
@@ -67,7 +67,7 @@ On the GPU machine, then here:
 pub(crate) fn main(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let measured = measured::read(&args.measured)?;
     let base = sim::topology::load(&args.preset)?;
-    let machine = Machine::new(base)?;
+    let machine = Subject::new(base)?;
     let spinner = ProgressBar::new_spinner()
         .with_style(
             ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("a valid template"),
@@ -121,8 +121,8 @@ pub(crate) fn main(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Each fitted scalar, before and after; then each mover's curve as fitted.
-fn changes(machine: &Machine, fit: &Fit) -> String {
-    let (a, b) = fit.topology.link_ends(machine.link());
+fn changes(machine: &Subject, fit: &Fit) -> String {
+    let (a, b) = fit.machine.topology.link_ends(machine.link());
     let (start, fitted) = (&fit.start, &fit.fitted);
     let ns = |param| {
         (
@@ -155,7 +155,7 @@ fn changes(machine: &Machine, fit: &Fit) -> String {
         .iter()
         .map(|(name, (before, after))| format!("  {name}: {before} -> {after}\n"))
         .collect();
-    let copy = fit.topology.timing().copy;
+    let copy = fit.machine.timing.copy;
     for mover in Mover::ALL {
         let points: Vec<String> = mover
             .sizes()
@@ -181,6 +181,6 @@ fn toml_file(fit: &Fit, measured: &Path, preset: &str) -> String {
          # local_access_ns, startup_ns and map_gbps. Everything else is {preset}'s. See \
          docs/calibration.md.\n\n{}",
         measured.display(),
-        sim::topology::write::to_toml(&fit.topology)
+        sim::topology::write::to_toml(&fit.machine)
     )
 }

@@ -14,7 +14,9 @@ use std::ops::{Index, IndexMut};
 
 use anyhow::bail;
 use hw::Pe;
-use hw::topology::{CopyCurve, CopyTimes, LinkId, Timing, Topology, TopologyBuilder};
+use hw::topology::{LinkId, TopologyBuilder};
+use sim::Machine;
+use sim::costs::{CopyCurve, CopyTimes, Timing};
 
 use super::catalogue::{
     BLOCK_PUT_BW_BYTES, DEVICE_PUT_BYTES, HOST_PUT_BYTES, SIGNAL_BYTES, SMALL_PUT_BYTES,
@@ -184,40 +186,39 @@ impl Params {
     }
 }
 
-/// A topology and the link of it that a calibration fits.
+/// What a calibration fits: a machine, and the link of it that joins the bench's two GPUs.
 #[derive(Debug)]
-pub(super) struct Machine {
-    base: Topology,
+pub(super) struct Subject {
+    base: Machine,
     link: LinkId,
 }
 
-impl Machine {
+impl Subject {
     /// The machine of `base`, whose first two GPUs must be joined by one link.
     ///
     /// # Errors
     /// Fewer than two GPUs, or a route from PE 0 to PE 1 over other than one link.
-    pub(super) fn new(base: Topology) -> anyhow::Result<Machine> {
-        if base.n_gpus() < 2 {
+    pub(super) fn new(base: Machine) -> anyhow::Result<Subject> {
+        let topology = &base.topology;
+        if topology.n_gpus() < 2 {
             bail!(
                 "topology {:?} has {} GPU; the bench runs two PEs, one per GPU",
-                base.name(),
-                base.n_gpus()
+                topology.name(),
+                topology.n_gpus()
             );
         }
-        let path = base.routes_from(Pe(0)).path_to(&base, Pe(1));
+        let path = topology.routes_from(Pe(0)).path_to(topology, Pe(1));
         let [hop] = path.hops.as_slice() else {
             bail!(
                 "topology {:?} routes PE 0 to PE 1 over {} links; a calibration fits the one \
                  link that joins the bench's two GPUs, so give a topology whose first two GPUs \
                  are linked directly (such as h200x2)",
-                base.name(),
+                topology.name(),
                 path.hops.len()
             );
         };
-        Ok(Machine {
-            link: hop.link,
-            base,
-        })
+        let link = hop.link;
+        Ok(Subject { link, base })
     }
 
     /// The link the calibration fits.
@@ -225,16 +226,16 @@ impl Machine {
         self.link
     }
 
-    /// The topology the calibration started from.
-    pub(super) fn base(&self) -> &Topology {
+    /// The machine the calibration started from.
+    pub(super) fn base(&self) -> &Machine {
         &self.base
     }
 
-    /// The parameters of `topology`, one of this machine's (the base, or a fit of it). A
-    /// free curve reads as zeros at its points.
-    pub(super) fn params_of(&self, topology: &Topology) -> Params {
-        let link = topology.link(self.link);
-        let timing = topology.timing();
+    /// The parameters of `machine`, the base or a fit of it. A free curve reads as zeros at
+    /// its points.
+    pub(super) fn params_of(&self, machine: &Machine) -> Params {
+        let link = machine.topology.link(self.link);
+        let timing = machine.timing;
         let mut values = BTreeMap::new();
         for param in Param::all() {
             let value = match param {
@@ -257,10 +258,10 @@ impl Machine {
         Params(values)
     }
 
-    /// The base topology with `params`, as the topology holds them: times in whole
+    /// The base machine with `params`, as the machine holds them: times in whole
     /// nanoseconds, none below zero, each curve's times never falling with size, rates in
     /// whole bytes per second; `transfer_ns` 0, the movers' curves holding the start-ups.
-    pub(super) fn with(&self, params: &Params) -> Topology {
+    pub(super) fn with(&self, params: &Params) -> Machine {
         let ns = |param: Param| params[param].max(0.0).round() as u64;
         let mut copy = CopyTimes::FREE;
         for mover in Mover::ALL {
@@ -288,9 +289,11 @@ impl Machine {
                 0
             }
         };
-        let graph = self.base.graph();
-        let mut builder = TopologyBuilder::new(self.base.name());
-        builder.timing(Timing {
+        let base = &self.base.topology;
+        let graph = base.graph();
+        let mut builder = TopologyBuilder::new(base.name());
+        builder.local_bytes_per_s(base.local_bytes_per_s());
+        let timing = Timing {
             poll_ns: ns(Param::PollNs),
             fence_ns: ns(Param::FenceNs),
             release_ns: ns(Param::ReleaseNs),
@@ -300,8 +303,8 @@ impl Machine {
             local_access_ns: ns(Param::LocalAccessNs),
             startup_ns: ns(Param::StartupNs),
             map_bytes_per_s: per_byte(Param::MapNsPerByte),
-            ..self.base.timing()
-        });
+            ..self.base.timing
+        };
         let nodes: Vec<_> = graph
             .node_weights()
             .map(|node| builder.node(node.name.clone(), node.kind))
@@ -316,8 +319,9 @@ impl Machine {
             builder.link(nodes[a.index()], nodes[b.index()], link);
         }
         // The base was valid and the fit changes no node, link or positive bandwidth.
-        builder
+        let topology = builder
             .build()
-            .expect("a fitted topology is as valid as its base")
+            .expect("a fitted topology is as valid as its base");
+        Machine { topology, timing }
     }
 }

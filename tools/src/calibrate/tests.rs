@@ -5,20 +5,21 @@
 
 use std::path::Path;
 
-use hw::topology::{Timing, Topology};
+use sim::Machine;
+use sim::costs::Timing;
 
 use super::bench_on_sim::{self, Part};
 use super::measured::{self, MeasuredError};
-use super::params::{Machine, Mover, Param, Params};
+use super::params::{Mover, Param, Params, Subject};
 use super::{catalogue, fit, plot, table};
 use crate::bench::lines::Metric;
 
-fn h200x2() -> Machine {
-    Machine::new(sim::topology::load("h200x2").unwrap()).unwrap()
+fn h200x2() -> Subject {
+    Subject::new(sim::topology::load("h200x2").unwrap()).unwrap()
 }
 
 /// The h200x2 preset with every fitted parameter changed: what "the GPUs" are in these tests.
-fn truth(machine: &Machine) -> Params {
+fn truth(machine: &Subject) -> Params {
     let mut params = machine.params_of(machine.base());
     params[Param::LatencyNs] = 300.0;
     params[Param::PollNs] = 300.0;
@@ -38,10 +39,10 @@ fn truth(machine: &Machine) -> Params {
 
 /// The bench lines of a run on `topology`, as `rshmem bench --raw` writes them, with a line
 /// of a metric the simulator does not model among them.
-fn raw(topology: &Topology) -> String {
+fn raw(machine: &Machine) -> String {
     let mut text = String::from("# a simulated run\n");
     for part in Part::ALL {
-        for line in bench_on_sim::run(topology, part).unwrap() {
+        for line in bench_on_sim::run(machine, part).unwrap() {
             text.push_str(&format!("{line}\n"));
         }
     }
@@ -86,7 +87,7 @@ fn a_fit_finds_the_parameters_of_a_simulated_run_and_meets_every_target() {
             );
         }
     }
-    assert_eq!(fit.topology.timing().issue_ns, Timing::default().issue_ns);
+    assert_eq!(fit.machine.timing.issue_ns, Timing::default().issue_ns);
 
     let rows = table::rows(&measured, &fit.simulated);
     let markdown = table::markdown(&rows, &measured);
@@ -104,7 +105,7 @@ fn a_fit_finds_the_parameters_of_a_simulated_run_and_meets_every_target() {
     // The file it writes is the fitted topology.
     let text = super::toml_file(&fit, Path::new("truth.raw"), "h200x2");
     let back = sim::topology::file::parse(&text, "fitted.toml").unwrap();
-    assert_eq!(back.timing(), fit.topology.timing());
+    assert_eq!(back.timing, fit.machine.timing);
     assert_eq!(machine.params_of(&back), fit.fitted);
 }
 
@@ -243,7 +244,7 @@ fn malformed_files_are_refused_naming_the_file_the_line_and_the_problem() {
 
 #[test]
 fn a_topology_without_one_link_between_the_bench_pes_is_refused() {
-    let err = Machine::new(sim::topology::load("hgx8").unwrap()).unwrap_err();
+    let err = Subject::new(sim::topology::load("hgx8").unwrap()).unwrap_err();
     assert!(
         err.to_string().contains("routes PE 0 to PE 1 over 2 links"),
         "{err}"
@@ -257,10 +258,9 @@ fn the_committed_preset_is_a_fixed_point_of_its_own_measurement() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/topologies/h200x2.bench.raw");
     let measured = measured::read(&path).unwrap();
     let machine = h200x2();
-    let topology = machine.base().clone();
     let lines: Vec<_> = Part::ALL
         .iter()
-        .flat_map(|&part| bench_on_sim::run(&topology, part).unwrap())
+        .flat_map(|&part| bench_on_sim::run(machine.base(), part).unwrap())
         .collect();
     let rows = table::rows(&measured, &lines);
     let misses: Vec<String> = rows

@@ -34,15 +34,16 @@ pub(crate) struct TopoArgs {
 
 /// Prints the text summary of the topology, and writes the DOT and SVG files asked for.
 pub(crate) fn main(args: TopoArgs) -> anyhow::Result<ExitCode> {
-    let topology = sim::topology::load(&args.topology)?;
-    print!("{}", describe(&topology));
+    let machine = sim::topology::load(&args.topology)?;
+    let topology = &machine.topology;
+    print!("{}", describe(&machine));
     if let Some(path) = args.dot {
-        std::fs::write(&path, to_dot(&topology))
+        std::fs::write(&path, to_dot(topology))
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         println!("wrote {}", path.display());
     }
     if let Some(path) = args.svg {
-        std::fs::write(&path, to_svg(&topology))
+        std::fs::write(&path, to_svg(topology))
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         println!("wrote {}", path.display());
     }

@@ -2,11 +2,16 @@
 
 use hw::Pe;
 use hw::topology::{Link, LinkKind, NodeKind, Topology};
+use sim::Machine;
 
 use super::dot::dot_quote;
 use super::{describe, gbps, to_dot, to_svg};
 
 fn preset(name: &str) -> Topology {
+    machine(name).topology
+}
+
+fn machine(name: &str) -> Machine {
     sim::topology::presets::preset(name).expect("preset exists")
 }
 
@@ -50,10 +55,10 @@ fn assert_well_formed(svg: &str) {
 
 #[test]
 fn the_text_lists_calibrated_costs_only_where_a_calibration_set_them() {
-    let h200x2 = describe(&preset("h200x2"));
+    let h200x2 = describe(&machine("h200x2"));
     assert!(h200x2.contains("calibrated: launch "), "{h200x2}");
     assert!(h200x2.contains("  warp   1024: "), "{h200x2}");
-    assert!(!describe(&preset("hgx8")).contains("calibrated"));
+    assert!(!describe(&machine("hgx8")).contains("calibrated"));
 }
 
 #[test]
@@ -157,7 +162,7 @@ fn svg_escapes_names() {
 
 #[test]
 fn describe_summarises_counts_and_routes() {
-    let text = describe(&preset("ib-2"));
+    let text = describe(&machine("ib-2"));
     assert!(text.contains("16 GPUs on 2 hosts"), "{text}");
     assert!(
         text.contains("16 gpu, 2 nvswitch, 16 nic, 10 ib-switch"),
@@ -177,7 +182,7 @@ fn describe_summarises_counts_and_routes() {
     );
     assert!(text.contains("PE 0 -> PE 15 (last PE"), "{text}");
 
-    let pair = describe(&preset("h200x2"));
+    let pair = describe(&machine("h200x2"));
     assert!(pair.contains("2 GPUs on 1 host"), "{pair}");
     assert!(pair.contains("direct link"), "{pair}");
     assert_eq!(pair.matches("PE 0 -> ").count(), 1, "{pair}");

@@ -4,14 +4,20 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use hw::Pe;
-use hw::topology::{NodeKind, PathClass, Timing, Topology};
+use hw::topology::{NodeKind, PathClass, Topology};
+use sim::Machine;
+use sim::costs::Timing;
 
 use super::{Graph, LINK_KINDS, LinkStats, NODE_KIND_WORDS, gbps, plural};
 use crate::svg::put;
 
 /// A text summary: counts of nodes and links by kind, hosts, per-kind bandwidth and latency,
 /// the per-operation timing, and the route from PE 0 to a few sample PEs.
-pub fn describe(t: &Topology) -> String {
+pub fn describe(machine: &Machine) -> String {
+    let Machine {
+        topology: t,
+        timing,
+    } = machine;
     let g = Graph::of(t);
     let mut out = String::new();
     let n_gpus = t.n_gpus();
@@ -70,7 +76,6 @@ pub fn describe(t: &Topology) -> String {
         }
     }
 
-    let timing = t.timing();
     put!(
         out,
         "timing: issue {} ns, {} ns per NIC crossed, poll {} ns, fence {} ns, release {} ns, \
@@ -81,9 +86,9 @@ pub fn describe(t: &Topology) -> String {
         timing.fence_ns,
         timing.release_ns,
         timing.transfer_ns,
-        gbps(timing.local_bytes_per_s)
+        gbps(t.local_bytes_per_s())
     );
-    out.push_str(&calibrated_costs(&timing));
+    out.push_str(&calibrated_costs(timing));
 
     let samples = sample_targets(t);
     if !samples.is_empty() {

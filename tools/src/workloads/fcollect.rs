@@ -10,7 +10,7 @@ use super::PeOutcome;
 /// Threads of the block, and elements each PE contributes (one per thread).
 const THREADS: u32 = 64;
 
-/// Element `i` of PE `pe`'s contribution: the seed's `my_pe * 10`, per element.
+/// Element `i` of PE `pe`'s contribution: the NVSHMEM guide's `my_pe * 10`, per element.
 fn value(pe: u32, i: usize) -> u64 {
     10 * u64::from(pe) + (i as u64) * 100_000 + 1
 }

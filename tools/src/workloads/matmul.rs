@@ -1,4 +1,4 @@
-//! The seed's distributed matrix multiply as a kernel: C = A x B with the rows of A and C
+//! The NVSHMEM guide's distributed matrix multiply as a kernel: C = A x B with the rows of A and C
 //! split between PEs (`ROWS` each) and the rows of B dealt round-robin (row `k` on PE
 //! `k % n`). Each thread computes one element of this PE's rows of C, reading every element
 //! of B it needs with `g` from the PE that holds it; the gets of all threads are in flight

@@ -1,5 +1,5 @@
 //! Built-in workloads of `rshmem run`. Each one is an ordinary SHMEM program, generic over
-//! the backend, that checks its own result. The seed's examples (`ring`, `reduce`,
+//! the backend, that checks its own result. The NVSHMEM guide's examples (`ring`, `reduce`,
 //! `alltoall`, `broadcast`, `fcollect`, `matmul`, `moe-dispatch`) are kernels
 //! (`Shmem::launch_kernel`, docs/kernels.md).
 

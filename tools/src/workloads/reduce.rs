@@ -1,4 +1,4 @@
-//! The seed's vector sum as a kernel: each thread of one block sums a strided part of this
+//! The NVSHMEM guide's vector sum as a kernel: each thread of one block sums a strided part of this
 //! PE's 1024-element vector, the block reduces the per-thread partial sums over every PE with
 //! `sum_reduce_block`, and each thread checks its total; thread 0 also checks the grand total
 //! of every element of every PE.

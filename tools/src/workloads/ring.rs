@@ -1,4 +1,4 @@
-//! The seed's ring as a kernel: every thread of one block puts a value into the next PE's
+//! The NVSHMEM guide's ring as a kernel: every thread of one block puts a value into the next PE's
 //! slot for that thread with `p`, the block completes the puts with `barrier_all_block`, and
 //! each thread checks the slot its counterpart on the previous PE filled.
 
@@ -10,7 +10,7 @@ use super::PeOutcome;
 /// Threads of the block.
 const THREADS: u32 = 64;
 
-/// What thread `rank` of PE `pe` sends: the seed's `my_pe * 100`, per thread, never zero.
+/// What thread `rank` of PE `pe` sends: the NVSHMEM guide's `my_pe * 100`, per thread, never zero.
 fn value(pe: u32, rank: u32) -> u64 {
     100 * u64::from(pe) + u64::from(rank) + 1
 }

@@ -1,4 +1,4 @@
-//! The device-side API (SPEC section 4, Tier-0): CUDA kernels that call SHMEM themselves, on
+//! The device-side API (docs/teams-and-contexts.md, Tier-0): CUDA kernels that call SHMEM themselves, on
 //! the default context, for peers reachable by loads and stores.
 //!
 //! [`HEADER`] (`rshmem_device.cuh`) is CUDA C shipped in the crate. [`CudaDevice::compile_kernel`]
@@ -34,19 +34,19 @@
 //!   code, so NVRTC's log gives the user's own line numbers. PTX for the GPU's compute
 //!   capability, through the same NVRTC path as the atomics kernel (`nvrtc.rs`).
 //!
-//! Ordering of each call, against SPEC section 3 (the header says the same beside each):
+//! Ordering of each call, against docs/ordering.md (the header says the same beside each):
 //!
 //! - `putmem`/`p` are stores issued at once and `getmem`/`g` loads that complete before the
 //!   call returns: a put's source is reusable on return, a get's data is there.
 //! - `fence` is `__threadfence_system()`: it orders the thread's earlier stores and atomics
 //!   before its later ones for every observer of the system, which is the per-destination
-//!   delivery order the SPEC asks for (stronger: across destinations too). It also orders
-//!   two blocking fetches, the SPEC's restoring fence.
+//!   delivery order the rules ask for (docs/ordering.md) (stronger: across destinations too). It also orders
+//!   two blocking fetches, the fence that restores their order (R7).
 //! - `quiet` is the same fence. Over loads and stores nothing is in flight beyond what the
 //!   fence orders: an observer that synchronises with any later write of this thread (a
 //!   flag, a signal, a barrier arrival) sees every write before the quiet.
 //! - `_nbi` calls are the blocking ones: issuing at once is a legal implementation of
-//!   non-blocking, and the program may only rely on what the SPEC promises for nbi.
+//!   non-blocking, and the program may only rely on what the rules promise for nbi.
 //! - atomics are `*_system` read-modify-writes (fetch and set: naturally aligned volatile
 //!   accesses, single-copy atomic with them); they are ordered by fence like puts.
 //! - `wait_until` and `signal_wait_until` poll the PE's own word with acquire loads
@@ -61,7 +61,7 @@
 //! - The pushed sum reduction stores into the peers' scratch, fences once and stores its
 //!   epoch to every peer (a release each), and acquires every peer's epoch before adding.
 //! - Device fences order only operations issued from the GPU, and the host's queues only
-//!   those issued from the host (SPEC section 3): a kernel and host operations of the same
+//!   those issued from the host (docs/ordering.md): a kernel and host operations of the same
 //!   queue are ordered by the stream, those of different queues by quiet.
 //!
 //! Not here: contexts other than the default one (Tier-1), teams and collectives beyond

@@ -1,9 +1,9 @@
-// rshmem's device-side API (SPEC section 4, Tier-0): SHMEM calls from CUDA kernels on the
+// rshmem's device-side API (docs/teams-and-contexts.md, Tier-0): SHMEM calls from CUDA kernels on the
 // default context, for peers whose memory this GPU reaches by loads and stores (NVLink or
 // PCIe peer access). The runtime compiles it with NVRTC in front of the user's source;
 // docs/device-api.md is the user's guide, hw/src/cuda/device_api/mod.rs the design.
 //
-// Ordering (SPEC section 3). A remote put or p is a store the thread issues at once; a get
+// Ordering (docs/ordering.md). A remote put or p is a store the thread issues at once; a get
 // or g is a load that completes before the call returns. `__threadfence_system()` orders a
 // thread's earlier loads and stores before its later ones as every thread of the system
 // observes them, so it is fence, and it is also quiet: a load/store transport has no
@@ -107,7 +107,7 @@ __device__ inline void *rshmem_ptr(const void *ptr, int pe) {
 // ---- Ordering ------------------------------------------------------------------------------
 
 // Orders this thread's puts, p's, atomics and put_signals to each PE before those it issues
-// later (SPEC section 3: fence orders delivery per destination). One system-scope fence
+// later (docs/ordering.md: fence orders delivery per destination). One system-scope fence
 // orders them to every PE at once, and also orders its blocking gets (the relaxed-fetch
 // rule's restoring fence).
 __device__ inline void rshmem_fence() { __threadfence_system(); }
@@ -205,7 +205,7 @@ __device__ inline void rshmem_getmem_block(void *dst, const void *src, size_t nb
 }
 
 // Non-blocking variants. Loads and stores are issued at once, so they behave as the blocking
-// calls; what differs is only what the program may assume (SPEC section 3): the source of an
+// calls; what differs is only what the program may assume (docs/ordering.md): the source of an
 // nbi put and the destination of an nbi get are reusable or valid only after quiet, and
 // fence does not order nbi gets. Code written to those rules stays correct on transports
 // where nbi operations are truly in flight.
@@ -256,7 +256,7 @@ __device__ inline T rshmem_g(const T *src, int pe) {
 // ---- Atomics -------------------------------------------------------------------------------
 // System-scope atomics on `pe`'s copy of `dest`, for the types CUDA's *_system intrinsics
 // take (unsigned long long, unsigned int and int; add also float and double). Atomicity holds
-// among atomics on the same word with the same type (SPEC section 3). Fetch and set are
+// among atomics on the same word with the same type (docs/ordering.md). Fetch and set are
 // naturally aligned volatile accesses, single-copy atomic with the read-modify-writes.
 
 template <typename T>
@@ -396,7 +396,7 @@ __device__ inline T rshmem_detail_poll(const T *word, int cmp, RSHMEM_SAME(T) va
 
 // Polls until `word <cmp> value`: the acquire load that saw the writer's value is the
 // acquire half of the writer's release (or fence-then-write), so this thread's later loads
-// see what the writer ordered before it (SPEC section 3: wait_until returns after the update
+// see what the writer ordered before it (docs/ordering.md: wait_until returns after the update
 // is complete, with visibility).
 template <typename T>
 __device__ inline T rshmem_detail_wait(const T *word, int cmp, RSHMEM_SAME(T) value,
@@ -420,7 +420,7 @@ __device__ inline T rshmem_wait_until(T *ivar, int cmp, RSHMEM_SAME(T) value) {
 // Copies `nbytes` to `pe` as putmem does, then updates `pe`'s 64-bit `sig_addr` with `signal`
 // (RSHMEM_SIGNAL_SET or RSHMEM_SIGNAL_ADD) atomically, with release semantics: a release
 // store (SET) or a release reduction (ADD, PTX red.release.sys.add), neither of which waits
-// for a reply. The release is what makes the SPEC's guarantee hold: whoever sees the signal
+// for a reply. The release is what makes the ordering rules' guarantee hold: whoever sees the signal
 // (with the acquire of signal_wait_until) sees this call's data.
 __device__ inline void rshmem_put_signal(void *dest, const void *src, size_t nbytes,
                                          rshmem_u64 *sig_addr, rshmem_u64 signal, int sig_op,
@@ -465,7 +465,7 @@ __device__ inline rshmem_sync_t *rshmem_detail_sync(int pe) {
     return (rshmem_sync_t *)rshmem_state.sync_base[pe];
 }
 
-// Quiet, then waits until every PE has arrived (SPEC section 3: barrier_all is quiet on the
+// Quiet, then waits until every PE has arrived (docs/ordering.md: barrier_all is quiet on the
 // default context plus all PEs arriving; on NVLink it makes every update visible).
 //
 // Called by every thread of exactly one block per PE, the same number of times on every PE

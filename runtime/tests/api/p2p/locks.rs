@@ -35,7 +35,7 @@ fn a_lock_makes_a_get_and_put_counter_exact() {
     }
     // The 8 PEs of the second host, with the lock's home and the counter behind a NIC. (PEs
     // of the first host would read the counter over NVLink, where a put that crossed the NIC
-    // is visible only after PE 0's own consistency step: SPEC section 3, not the lock.)
+    // is visible only after PE 0's own consistency step: docs/ordering.md, not the lock.)
     for seed in 0..3 {
         let seen = run_on("ib-2", 16, seed, |shmem| count_under_the_lock(shmem, 8, 10));
         assert!(

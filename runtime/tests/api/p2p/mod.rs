@@ -1,4 +1,4 @@
-//! The rest of the point-to-point API on the simulator (issue 5 item 5): strided and sized RMA,
+//! The rest of the point-to-point API on the simulator (docs/p2p.md): strided and sized RMA,
 //! non-blocking fetching atomics, waits and tests on many words, pe_quiet, locks, signal
 //! operations, global_exit and the setup queries. Where delivery order matters a test runs on
 //! an NVSwitch node (`hgx8`) and on two InfiniBand hosts (`ib-2`, where PEs 8 and up sit

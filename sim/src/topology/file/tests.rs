@@ -2,7 +2,9 @@
 //! right line and column for each kind of mistake.
 
 use hw::Pe;
-use hw::topology::{PathClass, Timing};
+use hw::topology::PathClass;
+
+use crate::costs::{CopyTimes, Timing};
 
 use super::*;
 use crate::topology::{presets, shape};
@@ -34,7 +36,7 @@ gbps = 394.8
 /// Parses `text` and returns the error, failing the test if it parses.
 fn parse_err(text: &str) -> FileError {
     match parse(text, "topo.toml") {
-        Ok(t) => panic!("expected an error, got topology {:?}", t.name()),
+        Ok(m) => panic!("expected an error, got topology {:?}", m.topology.name()),
         Err(e) => e,
     }
 }
@@ -53,14 +55,16 @@ fn line_of(text: &str, needle: &str) -> usize {
 
 #[test]
 fn good_file_round_trips() {
-    let t = parse(GOOD, "dir/pair-file.toml").unwrap();
+    let Machine {
+        topology: t,
+        timing,
+    } = parse(GOOD, "dir/pair-file.toml").unwrap();
     assert_eq!(t.name(), "pair");
     assert_eq!(t.n_gpus(), 2);
-    let timing = t.timing();
     assert_eq!(timing.issue_ns, 25);
     assert_eq!(timing.nic_ns, Timing::default().nic_ns);
     assert_eq!((timing.fence_ns, timing.transfer_ns), (0, 40));
-    assert_eq!(timing.local_bytes_per_s, 4_300_000_000_000);
+    assert_eq!(t.local_bytes_per_s(), 4_300_000_000_000);
     let path = t.routes_from(Pe(0)).path_to(&t, Pe(1));
     assert_eq!(path.class, PathClass::LoadStore);
     assert_eq!(path.latency_ns, 450);
@@ -74,7 +78,7 @@ fn calibrated_costs_and_copy_curves_are_read() {
         "transfer_ns = 40\nlaunch_ns = 2800\nlocal_access_ns = 400\nstartup_ns = 9\n\
          map_gbps = 50\n[timing.copy]\nwarp = [[1024, 190], [65536, 1640]]\n",
     );
-    let timing = parse(&text, "t.toml").unwrap().timing();
+    let timing = parse(&text, "t.toml").unwrap().timing;
     assert_eq!(
         (timing.launch_ns, timing.local_access_ns, timing.startup_ns),
         (2800, 400, 9)
@@ -82,15 +86,15 @@ fn calibrated_costs_and_copy_curves_are_read() {
     assert_eq!(timing.map_bytes_per_s, 50_000_000_000);
     assert_eq!(timing.copy.warp.points(), &[(1024, 190), (65536, 1640)]);
     assert!(timing.copy.block.is_free() && timing.copy.engine.is_free());
-    let defaults = parse(GOOD, "t.toml").unwrap().timing();
-    assert_eq!(defaults.copy, hw::topology::CopyTimes::FREE);
+    let defaults = parse(GOOD, "t.toml").unwrap().timing;
+    assert_eq!(defaults.copy, CopyTimes::FREE);
     assert_eq!(defaults.map_bytes_per_s, 0);
     // A put-with-signal's release costs what a fence does unless the file says otherwise.
     let fenced = good_with("transfer_ns = 40\n", "transfer_ns = 40\nfence_ns = 900\n");
-    let timing = parse(&fenced, "t.toml").unwrap().timing();
+    let timing = parse(&fenced, "t.toml").unwrap().timing;
     assert_eq!((timing.fence_ns, timing.release_ns), (900, 900));
     let released = fenced.replacen("fence_ns = 900\n", "fence_ns = 900\nrelease_ns = 1100\n", 1);
-    let timing = parse(&released, "t.toml").unwrap().timing();
+    let timing = parse(&released, "t.toml").unwrap().timing;
     assert_eq!((timing.fence_ns, timing.release_ns), (900, 1100));
 }
 
@@ -132,7 +136,10 @@ fn malformed_copy_curves_are_rejected_naming_the_mover_and_the_point() {
 #[test]
 fn name_defaults_to_the_file_stem() {
     let text = GOOD.replacen("name = \"pair\"\n", "", 1);
-    assert_eq!(parse(&text, "dir/my-box.toml").unwrap().name(), "my-box");
+    assert_eq!(
+        parse(&text, "dir/my-box.toml").unwrap().topology.name(),
+        "my-box"
+    );
 }
 
 #[test]
@@ -140,8 +147,9 @@ fn shipped_h200x2_file_equals_the_preset() {
     let text = include_str!("../../../topologies/h200x2.toml");
     let file = parse(text, "h200x2.toml").unwrap();
     let preset = presets::preset("h200x2").unwrap();
+    assert_eq!(file.timing, preset.timing);
+    let (file, preset) = (file.topology, preset.topology);
     assert_eq!(file.name(), preset.name());
-    assert_eq!(file.timing(), preset.timing());
     assert_eq!(shape(&file), shape(&preset));
     let (link, preset_link) = (
         file.link(hw::topology::LinkId(0)),
@@ -157,7 +165,7 @@ fn shipped_h200x2_file_equals_the_preset() {
 #[test]
 fn shipped_pcie_box_routes_over_pcie() {
     let text = include_str!("../../../topologies/pcie4.toml");
-    let t = parse(text, "pcie4.toml").unwrap();
+    let t = parse(text, "pcie4.toml").unwrap().topology;
     assert_eq!(t.n_gpus(), 4);
     let routes = t.routes_from(Pe(0));
     for pe in 1..4 {
@@ -183,7 +191,9 @@ fn documented_example_parses_and_routes_as_the_doc_says() {
             .expect("the example is toml")
         + 8;
     let len = doc[start..].find("```").expect("the example is closed");
-    let t = parse(&doc[start..start + len], "topology-format.md").unwrap();
+    let t = parse(&doc[start..start + len], "topology-format.md")
+        .unwrap()
+        .topology;
     assert_eq!(t.name(), "two-by-two");
     let routes = t.routes_from(Pe(0));
     let nvlink = routes.path_to(&t, Pe(1));

@@ -1,8 +1,9 @@
 //! The `[timing]` and `[timing.copy]` tables of a topology file: the per-operation costs and
-//! the movers' copy curves (`hw::topology::Timing`). A key left out keeps its default
+//! the movers' copy curves ([`Timing`]), and the GPU's own copy rate (`local_gbps`, which the
+//! topology keeps because a PE's route to itself runs at it). A key left out keeps its default
 //! (`Timing::default`); a mover without a curve copies for free.
 
-use hw::topology::{CopyCurve, CopyTimes, Timing};
+use crate::costs::{CopyCurve, CopyTimes, Timing};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -37,6 +38,14 @@ struct CopySpec {
     engine: Option<Spanned<Vec<(u64, u64)>>>,
 }
 
+/// The GPU's own copy rate `[timing]` names (`local_gbps`), if it names one.
+pub(super) fn read_local_bytes_per_s(spec: &TimingSpec) -> Result<Option<u64>, SpanError> {
+    spec.local_gbps
+        .as_ref()
+        .map(|gbps| gbps_to_bytes_per_s(gbps, "local_gbps"))
+        .transpose()
+}
+
 /// The costs `[timing]` names, and the defaults of those it leaves out.
 pub(super) fn read_timing(spec: &TimingSpec) -> Result<Timing, SpanError> {
     let defaults = Timing::default();
@@ -44,10 +53,6 @@ pub(super) fn read_timing(spec: &TimingSpec) -> Result<Timing, SpanError> {
         issue_ns: spec.issue_ns.unwrap_or(defaults.issue_ns),
         nic_ns: spec.nic_ns.unwrap_or(defaults.nic_ns),
         poll_ns: spec.poll_ns.unwrap_or(defaults.poll_ns),
-        local_bytes_per_s: match &spec.local_gbps {
-            Some(gbps) => gbps_to_bytes_per_s(gbps, "local_gbps")?,
-            None => defaults.local_bytes_per_s,
-        },
         fence_ns: spec.fence_ns.unwrap_or(defaults.fence_ns),
         // A file that names only a fence priced put-with-signal's release with it, as the
         // simulator did before the release had a cost of its own.

@@ -1,5 +1,5 @@
 //! Who moves a put's bytes, and how long each kind of mover takes: the copy curves of a
-//! calibrated topology.
+//! calibrated machine.
 //!
 //! On a GPU the rate of a put is often set by whoever copies it, not by the link: one thread
 //! stores a word at a time, a warp or a block of threads copies at its own rate (which falls
@@ -11,23 +11,7 @@
 
 use std::fmt;
 
-/// Who copies the bytes of a put on the issuing GPU.
-///
-/// A backend whose timing is real ignores it; the simulator paces the put by the mover's
-/// [`CopyCurve`]. Each group is a mover of its own: two warps copy side by side, while the
-/// puts of one warp follow one another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Copier {
-    /// The whole GPU on the PE's behalf: a put made from the PE's own program, which a GPU
-    /// runs with as many threads as the data needs (NVSHMEM's `putmem` from many blocks).
-    Device,
-    /// One thread block of a kernel, by its index in the launch.
-    Block(u32),
-    /// One warp of a kernel, by its index in the launch.
-    Warp(u32),
-    /// One thread of a kernel, by its index in the launch.
-    Thread(u32),
-}
+use hw::Copier;
 
 /// How many points a [`CopyCurve`] may hold: one per size the bench measures a mover at.
 pub const MAX_CURVE_POINTS: usize = 8;
@@ -193,7 +177,7 @@ pub struct CopyTimes {
     /// [`Copier::Thread`]: one thread.
     pub thread: CopyCurve,
     /// The copy engine: a put from the PE's own memory on a stream
-    /// ([`crate::Queue::put_from_local`]), which a host call starts. Its time includes the
+    /// ([`hw::Queue::put_from_local`]), which a host call starts. Its time includes the
     /// driver's call and the engine's start.
     pub engine: CopyCurve,
 }

@@ -1,8 +1,0 @@
-//! The seed's `alltoall` example on the simulator: `cargo run -p tools --example seed_alltoall [PES] [TOPOLOGY]`.
-//! The program is `tools/src/workloads/alltoall.rs`.
-
-mod common;
-
-fn main() -> anyhow::Result<std::process::ExitCode> {
-    common::run_seed_example("alltoall")
-}

@@ -1,8 +1,0 @@
-//! The seed's `broadcast` example on the simulator: `cargo run -p tools --example seed_broadcast [PES] [TOPOLOGY]`.
-//! The program is `tools/src/workloads/broadcast.rs`.
-
-mod common;
-
-fn main() -> anyhow::Result<std::process::ExitCode> {
-    common::run_seed_example("broadcast")
-}

@@ -1,8 +1,0 @@
-//! The seed's `matmul` example on the simulator: `cargo run -p tools --example seed_matmul [PES] [TOPOLOGY]`.
-//! The program is `tools/src/workloads/matmul.rs`.
-
-mod common;
-
-fn main() -> anyhow::Result<std::process::ExitCode> {
-    common::run_seed_example("matmul")
-}

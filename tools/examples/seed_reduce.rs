@@ -1,8 +1,0 @@
-//! The seed's `reduce` example on the simulator: `cargo run -p tools --example seed_reduce [PES] [TOPOLOGY]`.
-//! The program is `tools/src/workloads/reduce.rs`.
-
-mod common;
-
-fn main() -> anyhow::Result<std::process::ExitCode> {
-    common::run_seed_example("reduce")
-}

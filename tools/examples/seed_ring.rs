@@ -1,8 +1,0 @@
-//! The seed's `ring` example on the simulator: `cargo run -p tools --example seed_ring [PES] [TOPOLOGY]`.
-//! The program is `tools/src/workloads/ring.rs`.
-
-mod common;
-
-fn main() -> anyhow::Result<std::process::ExitCode> {
-    common::run_seed_example("ring")
-}
