@@ -1,12 +1,12 @@
-//! The CUDA backend: one process, one thread per PE, PE `i` on GPU `i`, GPUs joined by
-//! NVLink, every operation initiated by the host.
+//! The CUDA backend: PEs as threads of one process or one process per PE, PE `i` on GPU `i`,
+//! GPUs joined by NVLink, operations initiated by the host or by kernels.
 //!
 //! The driver is loaded at run time through cudarc (bindings of CUDA 13.0), so this module
 //! builds on a machine without CUDA; [`probe`] says whether CUDA can run here, and why not.
 //!
 //! Design:
 //!
-//! - **Threads.** The launcher starts a thread per PE (the host backend's launch loop) and
+//! - **Threads.** The launcher starts a thread per PE (`crate::common`'s launch loop) and
 //!   makes that PE's GPU's primary context current on it. PE `i` runs on GPU `i`; with
 //!   [`CudaBuilder::share_gpus`], on GPU `i % n_gpus`, so that two-PE tests run on one GPU. Primary contexts stay retained for
 //!   the process, and the atomics kernel stays loaded in them, so a run starts in about a
@@ -24,7 +24,8 @@
 //!   event (`queue.rs`).
 //! - **Waits.** A PE reads its own memory with synchronous copies; `wait_until` polls the word
 //!   with a backoff from about 1 µs to 100 µs (`poll.rs`) until the deadline.
-//! - **Bootstrap.** [`crate::Device::exchange`] is the host backend's rendezvous.
+//! - **Bootstrap.** [`crate::Device::exchange`] is `crate::common`'s rendezvous, the one the
+//!   host backend uses.
 //! - **Processes.** Started by `rshmem run -n N` (see [`crate::bootstrap`]), each process runs
 //!   one PE, its rank, and exchanges through the launcher's bootstrap instead. Device
 //!   segments are then made exportable, and their keys carry a file descriptor that peers take
@@ -36,8 +37,9 @@
 //! bits, put-with-signal, fence, quiet, tickets, waits, device and host segments, on one host
 //! with NVLink between all GPUs; the device-side API, kernels that call SHMEM compiled by NVRTC
 //! behind a shipped header ([`device_api`]); PEs sharing a GPU for tests; one process per PE
-//! under `rshmem run -n`; device-side collectives over every PE. Not yet: InfiniBand, teams,
-//! runs on two GPUs of the test machine.
+//! under `rshmem run -n`; device-side collectives over every PE. It has run on two H200s over
+//! NV18 (docs/litmus-on-gpu.md, BENCHMARKS.md). Not yet: InfiniBand, host segments shared
+//! between processes.
 
 mod device;
 pub mod device_api;
