@@ -6,7 +6,7 @@
 //! - **Static dispatch.** [`Backend`] bundles associated types only; the runtime is generic
 //!   over it and never names a concrete backend.
 //! - **Ordering is documented per method.** Every operation of [`Queue`] and [`Device`] states
-//!   its `# Ordering` and visibility contract (docs/ordering.md, `docs/ordering.md`). A backend may
+//!   its `# Ordering` and visibility contract (`docs/ordering.md`). A backend may
 //!   be stronger than the contract; the simulator is the weakest legal implementation.
 //! - **Validation is the caller's job.** The runtime checks PE ranges, heap bounds and
 //!   alignment before it calls `hw`. Passing a range outside a segment is a contract violation
@@ -16,6 +16,9 @@
 //!   it runs on.
 //! - **No drivers at build time.** With default features this crate builds with no CUDA and no
 //!   verbs; real backends load their drivers at run time.
+//! - **The contract only.** What one backend prices or models (the simulator's costs) lives in
+//!   that backend; what several backends share lives in `common/`, so no backend imports
+//!   another.
 
 #![deny(missing_docs)]
 

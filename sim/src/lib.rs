@@ -18,7 +18,9 @@
 //!   consistency step or a random drain.
 //! - **Timing.** An operation costs issue time (and a fence's time for a put-with-signal),
 //!   then latency plus start-up plus size over bandwidth along its route; concurrent
-//!   transfers queue on shared links. `rshmem calibrate` fits these costs to GPUs.
+//!   transfers queue on shared links. The costs beyond links are [`costs::Timing`], which a
+//!   machine ([`Machine`]: a preset, a file, or a bare topology with the priors) brings along;
+//!   `rshmem calibrate` fits them to GPUs.
 //! - **Failures are reports.** A deadlock, a missed deadline or the time limit ends the waits
 //!   involved with an error naming every PE and what it waited for; the seed is logged.
 
