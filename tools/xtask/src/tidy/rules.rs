@@ -124,6 +124,8 @@ pub(crate) struct SourceRule {
     pub(crate) name: &'static str,
     /// Folders (every `.rs` file below) and files, relative to the repository root.
     pub(crate) scope: &'static [&'static str],
+    /// Files of the scope the rule does not read: the one room where the names belong.
+    pub(crate) except: &'static [&'static str],
     pub(crate) bans: &'static [Ban],
     /// Why the rule exists, after "names X: ".
     pub(crate) why: &'static str,
@@ -230,6 +232,7 @@ const HASHED: Skip = Skip {
 const HOST_FACADE: SourceRule = SourceRule {
     name: "host-facade",
     scope: &["hw/src/host", "hw/src/common"],
+    except: &[],
     bans: &[
         ban(Name::Path("std", "sync"), UNLESS_ABSENT_UNDER_CHECKERS),
         ban(Name::Path("std", "thread"), UNLESS_ABSENT_UNDER_CHECKERS),
@@ -244,6 +247,7 @@ const HOST_FACADE: SourceRule = SourceRule {
 const SIM_DETERMINISM: SourceRule = SourceRule {
     name: "sim-determinism",
     scope: &["sim/src"],
+    except: &[],
     bans: &[
         ban(Name::Word("Instant::now"), CLOCK_OR_THREAD),
         ban(Name::Word("SystemTime::now"), CLOCK_OR_THREAD),
@@ -262,6 +266,7 @@ const SIM_DETERMINISM: SourceRule = SourceRule {
 const RUNTIME_NAMES_NO_BACKEND: SourceRule = SourceRule {
     name: "runtime-names-no-backend",
     scope: &["runtime/src"],
+    except: &[],
     bans: &[
         ban(Name::Word("sim::"), NOT_IN_TESTS),
         ban(Name::Word("SimBackend"), NOT_IN_TESTS),
@@ -281,6 +286,7 @@ const fn backends_apart(scope: &'static [&'static str], bans: &'static [Ban]) ->
     SourceRule {
         name: "backends-apart",
         scope,
+        except: &[],
         bans,
         why: "one backend may not import another",
         fix: "move what both backends need into a module of `hw` that neither backend owns \
@@ -306,10 +312,23 @@ const HOST_APART: SourceRule = backends_apart(
     ],
 );
 
+/// Every chance draw of the simulator's world is made in one file, so that the draws a run
+/// makes, and their order, can be read in one place.
+const SIM_CHANCE_IN_ONE_ROOM: SourceRule = SourceRule {
+    name: "sim-chance-in-one-room",
+    scope: &["sim/src"],
+    except: &["sim/src/world/chance.rs"],
+    bans: &[ban(Name::Word("chooser.below"), NOT_IN_TESTS)],
+    why: "every chance draw of the world is made in sim/src/world/chance.rs, where a reader sees \
+          all of them and their order",
+    fix: "add a function to sim/src/world/chance.rs that makes the draw, and call it",
+};
+
 /// Every source rule, in the order they are reported.
-pub(crate) const SOURCE_RULES: [SourceRule; 5] = [
+pub(crate) const SOURCE_RULES: [SourceRule; 6] = [
     HOST_FACADE,
     SIM_DETERMINISM,
+    SIM_CHANCE_IN_ONE_ROOM,
     RUNTIME_NAMES_NO_BACKEND,
     CUDA_APART,
     HOST_APART,
@@ -358,6 +377,21 @@ mod tests {
                     #[cfg(test)]\n\
                     mod tests { fn f() { Instant::now(); std::thread::spawn(g); HashSet::new(); } }\n";
         assert_eq!(lines(&SIM_DETERMINISM, "sim/src/world.rs", text), [1, 2, 7]);
+    }
+
+    #[test]
+    fn the_simulator_draws_chances_only_in_its_chance_room() {
+        let text = "let d = self.chooser.below(8);\n\
+                    let n = self.chooser.choices();\n\
+                    #[cfg(test)]\n\
+                    mod tests { fn f(w: &mut World) { w.chooser.below(2); } }\n";
+        assert_eq!(
+            lines(&SIM_CHANCE_IN_ONE_ROOM, "sim/src/world/issue.rs", text),
+            [1]
+        );
+        // The ban matches the draws the chance room really makes, so it is not vacuous.
+        let room = include_str!("../../../../sim/src/world/chance.rs");
+        assert!(!lines(&SIM_CHANCE_IN_ONE_ROOM, "sim/src/world/chance.rs", room).is_empty());
     }
 
     #[test]
