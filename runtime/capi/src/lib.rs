@@ -16,14 +16,18 @@
 //!   started by `oshrun`; globals and statics of the program are symmetric.
 //!
 //! Modules: `state.rs` the global PE and threads; `fail.rs` errors; `handles.rs` context and
-//! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering; `memory.rs` allocation.
+//! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering; `memory.rs` allocation; `teams.rs` teams; `ctx.rs` contexts.
 
+pub mod ctx;
 mod fail;
 pub mod handles;
 pub mod memory;
 pub mod setup;
 mod state;
+pub mod teams;
 pub mod types;
+
+pub use state::thread_level;
 
 /// `SHMEM_MAX_NAME_LEN`: the bytes `shmem_info_get_name` may write, NUL included.
 pub const MAX_NAME_LEN: usize = 256;

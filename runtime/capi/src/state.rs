@@ -29,17 +29,17 @@ use crate::handles::Handles;
 pub(crate) type Backend = hw::host::HostBackend;
 
 /// `SHMEM_THREAD_SINGLE` .. `SHMEM_THREAD_MULTIPLE`, the values `shmem.h` defines.
-pub(crate) mod thread_level {
+pub mod thread_level {
     use std::ffi::c_int;
 
     /// Only one thread of the process calls SHMEM.
-    pub(crate) const SINGLE: c_int = 0;
+    pub const SINGLE: c_int = 0;
     /// Only the thread that called `shmem_init_thread` calls SHMEM.
-    pub(crate) const FUNNELED: c_int = 1;
+    pub const FUNNELED: c_int = 1;
     /// Any thread calls SHMEM, never two at once.
-    pub(crate) const SERIALIZED: c_int = 2;
+    pub const SERIALIZED: c_int = 2;
     /// Any thread calls SHMEM at any time.
-    pub(crate) const MULTIPLE: c_int = 3;
+    pub const MULTIPLE: c_int = 3;
 }
 
 /// The PE this process runs, as the C API sees it.
