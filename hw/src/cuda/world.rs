@@ -113,7 +113,7 @@ impl World {
             start: sync::clock_now(),
             exchange,
             first_pe,
-            segments: Mutex::new((0..n_pes).map(|_| [None, None]).collect()),
+            segments: Mutex::new((0..n_pes).map(|_| [None, None, None]).collect()),
             imports: Mutex::new(Vec::new()),
             growable_imports: Mutex::new(Vec::new()),
             exports: Mutex::new(Vec::new()),
