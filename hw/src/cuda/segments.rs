@@ -7,8 +7,8 @@ use std::os::fd::OwnedFd;
 use super::device::CudaDevice;
 use super::error::DriverCallError;
 use super::memory::{Pinned, Segment, Vmm};
-use super::process::{SHARED_MEMORY_BYTES, SharedMemory};
 use super::world::already_has;
+use crate::common::fd_sharing::{SHARED_MEMORY_BYTES, SharedMemory};
 use crate::error::DeviceError;
 use crate::types::{MemKind, Pe, SegmentKey};
 
