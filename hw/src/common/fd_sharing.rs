@@ -36,6 +36,7 @@ impl SharedMemory {
     }
 
     /// Whether the memory is this process's own.
+    #[cfg(feature = "cuda")]
     pub(crate) fn is_local(&self) -> bool {
         self.pid == std::process::id()
     }
