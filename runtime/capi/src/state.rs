@@ -25,8 +25,7 @@ use crate::fail::{CallError, fail};
 use crate::handles::Handles;
 
 /// The backend C programs run on.
-// TEMPORARY until the process backend lands: a single host PE.
-pub(crate) type Backend = hw::host::HostBackend;
+pub(crate) type Backend = hw::process::ProcessBackend;
 
 /// `SHMEM_THREAD_SINGLE` .. `SHMEM_THREAD_MULTIPLE`, the values `shmem.h` defines.
 pub mod thread_level {
@@ -208,14 +207,11 @@ pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
 /// Joins the run and sets the PE up.
 fn start() -> Result<Shmem<Backend>, CallError> {
     let config = Config::from_env().map_err(rshmem::ShmemError::from)?;
-    // TEMPORARY until the process backend lands: a single host PE.
-    let _ = Arc::new(around_sleep);
-    let topology = hw::Topology::single_host(1).expect("one GPU");
-    let device = hw::host::Host::builder(topology)
-        .pes(1)
+    let device = hw::process::Process::builder()
+        .static_data(true)
+        .around_sleep(Arc::new(around_sleep))
         .build()?
-        .into_world()
-        .device(hw::Pe(0));
+        .join()?;
     Ok(rshmem::attach(device, config)?)
 }
 
