@@ -27,8 +27,9 @@ use crate::pe::PeState;
 /// A PE's heaps.
 #[derive(Debug)]
 pub(crate) struct Heaps {
-    /// The device heap, then the host heap (see [`index`]).
-    heaps: [Option<Heap>; 2],
+    /// The device heap, then the host heap, then the static data, which is no heap of this
+    /// allocator and stays `None` (see [`index`]).
+    heaps: [Option<Heap>; 3],
     default: MemKind,
 }
 
@@ -37,6 +38,7 @@ fn index(kind: MemKind) -> usize {
     match kind {
         MemKind::Device => 0,
         MemKind::Host => 1,
+        MemKind::Static => 2,
     }
 }
 
@@ -60,7 +62,7 @@ impl Heaps {
             Ok((bytes > 0).then(|| Heap::new(kind, bytes)))
         };
         let heaps = Heaps {
-            heaps: [heap(MemKind::Device)?, heap(MemKind::Host)?],
+            heaps: [heap(MemKind::Device)?, heap(MemKind::Host)?, None],
             default: config.default_heap,
         };
         heaps.get(heaps.default, || default_setting(heaps.default))?;

@@ -99,7 +99,8 @@ pub(crate) fn share_segments<D: Device>(
             MemKind::Device => {
                 next_backing(heap.high_water_bytes().max(1), 0, heap_bytes).unwrap_or(0)
             }
-            MemKind::Host => heap_bytes,
+            // The loop is over heaps; static data is none and never comes here.
+            MemKind::Host | MemKind::Static => heap_bytes,
         };
         let refused = |source| ShmemError::HeapSegment {
             kind,
@@ -108,7 +109,7 @@ pub(crate) fn share_segments<D: Device>(
         };
         let key = match kind {
             MemKind::Device => device.create_growable_segment(kind, heap_bytes, backed_bytes),
-            MemKind::Host => device.create_segment(kind, heap_bytes),
+            MemKind::Host | MemKind::Static => device.create_segment(kind, heap_bytes),
         }
         .map_err(refused)?;
         heap.set_backed_bytes(backed_bytes);
