@@ -280,7 +280,19 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Ends the job with `status` (`shmem_global_exit`): tells the launcher, which ends every
-/// other PE at once and exits with `status`, then ends this process.
+/// other PE at once and exits with `status`, then ends this process. Without a launcher (a
+/// single PE) there is no one else to tell.
 pub(crate) fn global_exit(status: c_int) -> ! {
+    if LIFE.load(Ordering::Acquire) == life::RUNNING {
+        // SAFETY: RUNNING was seen with Acquire, so init's write of `pe` is visible; nothing
+        // writes it again (see `Global`). No lock: the process ends here whatever another
+        // thread is doing.
+        let pe = unsafe { &*GLOBAL.pe.get() };
+        if let Some(client) = pe.as_ref().and_then(|pe| pe.shmem.device().bootstrap()) {
+            // Why ignore a failure: the launcher also sees this process exit with `status`,
+            // and ends the others then (after its grace period instead of at once).
+            let _ = client.global_exit(status);
+        }
+    }
     std::process::exit(status)
 }
