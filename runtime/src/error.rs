@@ -25,6 +25,16 @@ pub enum ShmemError {
         /// The byte offset into the heap.
         offset: u64,
     },
+    /// A pointer that lies in no symmetric memory this process holds.
+    #[error(
+        "address {addr:#x} is not symmetric: it lies neither in this PE's symmetric heap nor \
+         in the program's static data; allocate the object with shmem_malloc, or make it a \
+         global or static variable of the program"
+    )]
+    NotSymmetric {
+        /// The address in this process.
+        addr: u64,
+    },
     /// An access starts inside an allocation but runs past its end.
     #[error(
         "access to bytes {offset:#x}..{:#x} runs outside its allocation {alloc_offset:#x}..{:#x}; \
@@ -398,6 +408,7 @@ fn heap_name(kind: MemKind) -> &'static str {
     match kind {
         MemKind::Host => "host heap",
         MemKind::Device => "device heap",
+        MemKind::Static => "static data",
     }
 }
 

@@ -77,7 +77,7 @@ pub use memory::hints::MallocHints;
 pub use memory::ptr::PeerPtr;
 pub use memory::sym::{AtomicElement, Element, Sym, SymAddr};
 pub use pe::PeState;
-pub use run::{PeError, RunError, RunOutput, run};
+pub use run::{PeError, RunError, RunOutput, attach, run};
 pub use shmem::Shmem;
 pub use team::{Team, TeamConfig, TeamKind};
 

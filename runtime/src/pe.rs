@@ -12,6 +12,7 @@ use crate::error::ShmemError;
 use crate::exit::ExitFlag;
 use crate::memory::allocator::{Access, Span};
 use crate::memory::heaps::Heaps;
+use crate::memory::local::LocalWindow;
 use crate::memory::space;
 use crate::memory::sym::{AtomicElement, Sym, SymAddr};
 use crate::p2p::lock::HeldLocks;
@@ -31,6 +32,8 @@ pub struct PeState<B: Backend> {
     pub(crate) exit: Arc<ExitFlag>,
     /// The locks this PE holds (`p2p/lock.rs`).
     pub(crate) locks: HeldLocks,
+    /// Where this process maps its own part of each heap (`memory/local.rs`).
+    pub(crate) local_windows: Vec<LocalWindow>,
 }
 
 impl<B: Backend> fmt::Debug for PeState<B> {

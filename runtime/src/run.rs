@@ -114,6 +114,20 @@ where
     Ok(RunOutput { results, report })
 }
 
+/// Sets up one PE on `device` for a program that [`run()`] does not wrap: one whose own code
+/// runs between setup and teardown, as a C program's `main` does between `shmem_init` and
+/// `shmem_finalize`. The setup is the one `run` makes (collective over every PE of the
+/// run); end the PE with [`Shmem::finalize`].
+///
+/// A global exit is the caller's to carry out: [`Shmem::global_exit`] unwinds, which only a
+/// Rust program can catch, so a caller such as the C API ends its process instead.
+///
+/// # Errors
+/// As the setup of [`run()`]: [`PeError::Init`]'s sources.
+pub fn attach<B: Backend>(device: B::Device, config: Config) -> Result<Shmem<B>, ShmemError> {
+    Shmem::init(device, config, Arc::new(ExitFlag::default()))
+}
+
 /// One PE's life: init, the program, finalize.
 fn run_pe<B: Backend, R>(
     device: B::Device,

@@ -20,6 +20,7 @@ use crate::error::ShmemError;
 use crate::exit::ExitFlag;
 use crate::memory::allocator::MIN_ALIGN_BYTES;
 use crate::memory::heaps::{Heaps, share_segments};
+use crate::memory::local::local_windows;
 use crate::p2p::lock::HeldLocks;
 use crate::pe::{PeState, deadline};
 use crate::team::{Predefined, SlotLayout, Team, TeamConfig};
@@ -112,7 +113,9 @@ impl<B: Backend> Shmem<B> {
         let teams = Predefined::new(&device, team_layout, team_config);
         let world = teams.world.clone();
         world.add_context()?;
+        let local_windows = local_windows(&device, &heaps);
         let pe = Rc::new(PeState {
+            local_windows,
             device,
             heaps: RefCell::new(heaps),
             config,
@@ -139,11 +142,12 @@ impl<B: Backend> Shmem<B> {
     }
 
     /// Tears this PE down: completes its operations and waits for every PE to get here, so
-    /// no peer still targets this PE's memory when it goes away.
+    /// no peer still targets this PE's memory when it goes away. [`crate::run()`] calls it
+    /// after the PE's program; a program set up with [`crate::attach`] calls it itself.
     ///
     /// # Errors
     /// As [`Shmem::barrier_all`].
-    pub(crate) fn finalize(&self) -> Result<(), ShmemError> {
+    pub fn finalize(&self) -> Result<(), ShmemError> {
         tracing::debug!(target: TRACING_TARGET, pe = self.my_pe, "finalize");
         self.barrier_all()
     }

@@ -61,8 +61,9 @@ impl MallocHints {
         self.0
     }
 
-    /// The hints `bits` encode, if they encode known hints only.
-    pub(crate) fn from_bits(bits: u64) -> Option<MallocHints> {
+    /// The hints `bits` encode (the C API's `SHMEM_MALLOC_*` values are these bits), if they
+    /// encode known hints only.
+    pub fn from_bits(bits: u64) -> Option<MallocHints> {
         let all = NAMES.iter().fold(0, |acc, (hint, _)| acc | hint.0);
         u32::try_from(bits)
             .ok()

@@ -7,13 +7,15 @@
 //! - `alloc.rs`: malloc, calloc, align, malloc_with_hints (`hints.rs`), realloc and free;
 //! - `call_agreement.rs`: the check that every PE made the same collective memory call;
 //! - `sym.rs`: typed handles ([`Sym`](crate::Sym)) and the element types;
-//! - `ptr.rs`: direct load/store access to a peer's memory (`ptr`, `team_ptr`).
+//! - `ptr.rs`: direct load/store access to a peer's memory (`ptr`, `team_ptr`);
+//! - `local.rs`: where this process holds its own part of each heap (pointers of the C API).
 
 mod alloc;
 pub(crate) mod allocator;
 pub(crate) mod call_agreement;
 pub(crate) mod heaps;
 pub(crate) mod hints;
+pub(crate) mod local;
 pub(crate) mod ptr;
 pub(crate) mod space;
 pub(crate) mod sym;

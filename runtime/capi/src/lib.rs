@@ -1,0 +1,33 @@
+//! The OpenSHMEM C API of rshmem: `libshmem.so` and `libshmem.a` for programs written
+//! against `shmem.h` (docs/c-api.md).
+//!
+//! Design choices:
+//!
+//! - **A thin layer.** Every function turns its C arguments into a call of the Rust runtime
+//!   (`rshmem`) on one process-global PE (`state.rs`); no operation is implemented twice.
+//! - **Pointers are translated, then checked.** A C pointer becomes a symmetric address by
+//!   the table of where this process maps each heap and its static data
+//!   ([`rshmem::PeState::symmetric_addr`]); the runtime then checks PE, bounds and alignment
+//!   as for Rust programs.
+//! - **Misuse ends the job, loudly.** C cannot receive a typed error from most calls, so an
+//!   error prints the call, the PE, the problem and the fix, and ends the process with
+//!   status 1 (`fail.rs`); the launcher then ends the other PEs.
+//! - **PEs are processes.** C programs run on the `hw::process` backend, one process per PE
+//!   started by `oshrun`; globals and statics of the program are symmetric.
+//!
+//! Modules: `state.rs` the global PE and threads; `fail.rs` errors; `handles.rs` context and
+//! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering; `memory.rs` allocation; `teams.rs` teams; `ctx.rs` contexts.
+
+pub mod ctx;
+mod fail;
+pub mod handles;
+pub mod memory;
+pub mod setup;
+mod state;
+pub mod teams;
+pub mod types;
+
+pub use state::thread_level;
+
+/// `SHMEM_MAX_NAME_LEN`: the bytes `shmem_info_get_name` may write, NUL included.
+pub const MAX_NAME_LEN: usize = 256;

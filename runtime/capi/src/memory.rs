@@ -1,0 +1,171 @@
+//! Symmetric memory management: `shmem_malloc` and its family, the deprecated `shmalloc`
+//! names, and the queries `shmem_ptr`, `shmem_addr_accessible`.
+//!
+//! Every allocation is made in bytes from the runtime's default heap (or the heap the hints
+//! pick) and handed to the program as the pointer at which this process maps its part.
+//! As the specification asks, a heap that cannot hold a request yields a null pointer on
+//! every PE, and a size of 0 allocates nothing and yields null; every other failure (PEs
+//! asking for different sizes, say) ends the job with a message.
+
+use std::ffi::{c_int, c_long, c_void};
+
+use rshmem::{MallocHints, ShmemError, Sym};
+
+use crate::fail::CallError;
+use crate::state::{Pe, with_pe};
+
+/// The allocation `made`, as a pointer for the program: null where the heap was exhausted.
+fn pointer(pe: &Pe, made: Result<Sym<u8>, ShmemError>) -> Result<*mut c_void, CallError> {
+    match made {
+        Ok(sym) => Ok(pe.ptr_of(sym).cast()),
+        Err(ShmemError::HeapExhausted { .. }) => Ok(std::ptr::null_mut()),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Allocates `size` bytes of symmetric memory on every PE (collective).
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_malloc(size: usize) -> *mut c_void {
+    with_pe("shmem_malloc", |pe| {
+        if size == 0 {
+            return Ok(std::ptr::null_mut());
+        }
+        pointer(pe, pe.shmem.malloc::<u8>(size))
+    })
+}
+
+/// Allocates `count * size` zeroed bytes of symmetric memory on every PE (collective).
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
+    with_pe("shmem_calloc", |pe| {
+        let Some(bytes) = count.checked_mul(size) else {
+            return Ok(std::ptr::null_mut());
+        };
+        if bytes == 0 {
+            return Ok(std::ptr::null_mut());
+        }
+        pointer(pe, pe.shmem.calloc::<u8>(bytes))
+    })
+}
+
+/// Allocates `size` bytes aligned to `alignment` (a power of two) on every PE (collective).
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
+    with_pe("shmem_align", |pe| {
+        if size == 0 {
+            return Ok(std::ptr::null_mut());
+        }
+        pointer(pe, pe.shmem.align::<u8>(alignment as u64, size))
+    })
+}
+
+/// Allocates `size` bytes in the heap `hints` pick (`SHMEM_MALLOC_*`), collective.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_malloc_with_hints(size: usize, hints: c_long) -> *mut c_void {
+    with_pe("shmem_malloc_with_hints", |pe| {
+        if size == 0 {
+            return Ok(std::ptr::null_mut());
+        }
+        let hints = MallocHints::from_bits(hints as u64).ok_or_else(|| {
+            CallError::Argument(format!(
+                "unknown hint bits {hints:#x}; pass 0 or a combination of the SHMEM_MALLOC_* \
+                 constants of shmem.h"
+            ))
+        })?;
+        pointer(pe, pe.shmem.malloc_with_hints::<u8>(size, hints))
+    })
+}
+
+/// Resizes the allocation at `ptr` to `size` bytes, keeping its contents (collective);
+/// a null `ptr` allocates, a `size` of 0 frees.
+///
+/// # Safety
+/// `ptr` is null or a pointer this library's allocation calls returned and not yet freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shmem_realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+    if ptr.is_null() {
+        return shmem_malloc(size);
+    }
+    with_pe("shmem_realloc", |pe| {
+        let sym = pe.sym(ptr.cast::<u8>().cast_const(), 0)?;
+        if size == 0 {
+            pe.shmem.free(sym)?;
+            return Ok(std::ptr::null_mut());
+        }
+        pointer(pe, pe.shmem.realloc(sym, size))
+    })
+}
+
+/// Frees the allocation at `ptr` on every PE (collective); a null `ptr` does nothing.
+///
+/// # Safety
+/// `ptr` is null or a pointer this library's allocation calls returned and not yet freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shmem_free(ptr: *mut c_void) {
+    if ptr.is_null() {
+        return;
+    }
+    with_pe("shmem_free", |pe| {
+        let sym = pe.sym(ptr.cast::<u8>().cast_const(), 0)?;
+        Ok(pe.shmem.free(sym)?)
+    });
+}
+
+/// The address at which this process reaches PE `pe`'s part of the symmetric object at
+/// `dest` with loads and stores, or null where it cannot (`shmem_ptr`).
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
+    with_pe("shmem_ptr", |me| {
+        let sym = me.sym(dest.cast::<u8>(), 1)?;
+        let peer = me.shmem.ptr(sym, crate::setup::pe_number(pe)?)?;
+        Ok(peer
+            .and_then(|peer| peer.addr)
+            .map_or(std::ptr::null_mut(), |addr| addr as *mut c_void))
+    })
+}
+
+/// 1 if `addr` is a symmetric address that PE `pe` can be reached at, else 0.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int {
+    with_pe("shmem_addr_accessible", |me| {
+        let Ok(sym) = me.sym(addr.cast::<u8>(), 1) else {
+            return Ok(0);
+        };
+        let Ok(pe) = u32::try_from(pe) else {
+            return Ok(0);
+        };
+        Ok(c_int::from(me.shmem.addr_accessible(sym, pe)))
+    })
+}
+
+/// Deprecated name of [`shmem_malloc`].
+#[unsafe(no_mangle)]
+pub extern "C" fn shmalloc(size: usize) -> *mut c_void {
+    shmem_malloc(size)
+}
+
+/// Deprecated name of [`shmem_align`].
+#[unsafe(no_mangle)]
+pub extern "C" fn shmemalign(alignment: usize, size: usize) -> *mut c_void {
+    shmem_align(alignment, size)
+}
+
+/// Deprecated name of [`shmem_realloc`].
+///
+/// # Safety
+/// As [`shmem_realloc`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shrealloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+    // SAFETY: the caller keeps shmem_realloc's contract.
+    unsafe { shmem_realloc(ptr, size) }
+}
+
+/// Deprecated name of [`shmem_free`].
+///
+/// # Safety
+/// As [`shmem_free`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shfree(ptr: *mut c_void) {
+    // SAFETY: the caller keeps shmem_free's contract.
+    unsafe { shmem_free(ptr) }
+}

@@ -1,0 +1,298 @@
+//! The process-global PE state behind the C API, and the one way every exported function
+//! reaches it ([`with_pe`]).
+//!
+//! Why one global: the C API carries no handle, so the PE this process runs is state of the
+//! process, set up by `shmem_init` and kept until the process ends. It is never dropped, not
+//! even by `shmem_finalize`: the program's static data stays mapped over the shared memory the
+//! backend made for it, and a program may still read its symmetric objects after finalize.
+//!
+//! Threads: the runtime's PE handle belongs to one thread at a time (it is neither `Send` nor
+//! `Sync`). Under `SHMEM_THREAD_SINGLE`, `FUNNELED` and `SERIALIZED` the program promises that
+//! calls never overlap, so a call takes no lock. Under `SHMEM_THREAD_MULTIPLE` every call holds
+//! one process-wide lock ([`Serial`]), and the backend releases it while the calling thread
+//! sleeps in a wait (`around_sleep`), so a thread that waits for another thread's put does not
+//! keep that put from happening. Between two SHMEM calls of one thread the lock is free.
+
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::ffi::c_int;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rshmem::{Config, Ctx, Element, Shmem, Sym, SymAddr, Team};
+
+use crate::fail::{CallError, fail};
+use crate::handles::Handles;
+
+/// The backend C programs run on.
+pub(crate) type Backend = hw::process::ProcessBackend;
+
+/// `SHMEM_THREAD_SINGLE` .. `SHMEM_THREAD_MULTIPLE`, the values `shmem.h` defines.
+pub mod thread_level {
+    use std::ffi::c_int;
+
+    /// Only one thread of the process calls SHMEM.
+    pub const SINGLE: c_int = 0;
+    /// Only the thread that called `shmem_init_thread` calls SHMEM.
+    pub const FUNNELED: c_int = 1;
+    /// Any thread calls SHMEM, never two at once.
+    pub const SERIALIZED: c_int = 2;
+    /// Any thread calls SHMEM at any time.
+    pub const MULTIPLE: c_int = 3;
+}
+
+/// The PE this process runs, as the C API sees it.
+pub(crate) struct Pe {
+    /// The runtime's handle: the default context, teams and heaps.
+    pub(crate) shmem: Shmem<Backend>,
+    /// The contexts and teams the program created.
+    pub(crate) handles: Handles,
+    /// The thread level `shmem_init_thread` granted.
+    pub(crate) thread_level: c_int,
+}
+
+/// Where the library is in its life.
+mod life {
+    /// `shmem_init` has not been called.
+    pub(super) const NEW: u8 = 0;
+    /// Between `shmem_init` and `shmem_finalize`.
+    pub(super) const RUNNING: u8 = 1;
+    /// After `shmem_finalize`.
+    pub(super) const FINALIZED: u8 = 2;
+}
+
+/// The one PE of this process.
+struct Global {
+    pe: UnsafeCell<Option<Pe>>,
+}
+
+// SAFETY: `pe` is written once, by `shmem_init` before `LIFE` becomes RUNNING (with Release),
+// and only read after a call saw RUNNING (with Acquire). Reads from several threads happen
+// only under `SHMEM_THREAD_MULTIPLE`, where every call holds `SERIAL` (see `Serial`), or when
+// the program promised that calls do not overlap (the other thread levels), which is the
+// OpenSHMEM contract for those levels.
+unsafe impl Sync for Global {}
+
+static GLOBAL: Global = Global {
+    pe: UnsafeCell::new(None),
+};
+static LIFE: AtomicU8 = AtomicU8::new(life::NEW);
+/// Whether calls must take [`SERIAL`]: the program asked for `SHMEM_THREAD_MULTIPLE`.
+static MULTIPLE: AtomicBool = AtomicBool::new(false);
+/// The lock that serialises calls under `SHMEM_THREAD_MULTIPLE`.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// The guard of [`SERIAL`] while this thread is inside a call.
+    static HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
+    /// Whether this thread is inside a call (a nested entry takes no lock).
+    static INSIDE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Holds [`SERIAL`] for one call when the program runs `SHMEM_THREAD_MULTIPLE`.
+struct Serial {
+    locked: bool,
+}
+
+impl Serial {
+    fn enter() -> Serial {
+        // Relaxed: MULTIPLE is set once, before init returns to the program, and a thread
+        // that calls SHMEM was made after that or synchronised with the thread that inited.
+        let wanted = MULTIPLE.load(Ordering::Relaxed) && !INSIDE.get();
+        if wanted {
+            let guard = SERIAL.lock().unwrap_or_else(|poison| poison.into_inner());
+            HELD.with_borrow_mut(|held| *held = Some(guard));
+            INSIDE.set(true);
+        }
+        Serial { locked: wanted }
+    }
+}
+
+impl Drop for Serial {
+    fn drop(&mut self) {
+        if self.locked {
+            INSIDE.set(false);
+            HELD.with_borrow_mut(|held| *held = None);
+        }
+    }
+}
+
+/// Runs `sleep` with [`SERIAL`] released if this thread holds it: what the backend calls
+/// around every blocking sleep.
+fn around_sleep(sleep: &mut dyn FnMut()) {
+    let guard = HELD.with_borrow_mut(Option::take);
+    let held = guard.is_some();
+    drop(guard);
+    sleep();
+    if held {
+        let guard = SERIAL.lock().unwrap_or_else(|poison| poison.into_inner());
+        HELD.with_borrow_mut(|slot| *slot = Some(guard));
+    }
+}
+
+/// Runs `body` with this process's PE on behalf of the C function `call`. An error, a panic
+/// of the runtime, or a call before `shmem_init` ends the process with a message naming the
+/// call, the PE and the fix (`fail.rs`).
+pub(crate) fn with_pe<R>(call: &'static str, body: impl FnOnce(&Pe) -> Result<R, CallError>) -> R {
+    let _serial = Serial::enter();
+    let pe = current(call);
+    match catch_unwind(AssertUnwindSafe(|| body(pe))) {
+        Ok(Ok(value)) => value,
+        Ok(Err(err)) => fail(call, Some(pe.shmem.my_pe()), &err),
+        Err(payload) => fail(
+            call,
+            Some(pe.shmem.my_pe()),
+            &CallError::Internal(panic_text(payload.as_ref())),
+        ),
+    }
+}
+
+/// The PE, or the end of the process if the library is not running.
+fn current(call: &'static str) -> &'static Pe {
+    match LIFE.load(Ordering::Acquire) {
+        life::RUNNING => {}
+        life::NEW => fail(call, None, &CallError::NotInitialized),
+        _ => fail(call, None, &CallError::Finalized),
+    }
+    // SAFETY: RUNNING was seen with Acquire, so the write of `pe` by init is visible, and no
+    // one writes it again (see `Global`).
+    let pe = unsafe { &*GLOBAL.pe.get() };
+    match pe {
+        Some(pe) => pe,
+        None => fail(call, None, &CallError::NotInitialized),
+    }
+}
+
+/// Whether `shmem_init` has run and `shmem_finalize` has not (`shmem_query_initialized`).
+pub(crate) fn is_running() -> bool {
+    LIFE.load(Ordering::Acquire) == life::RUNNING
+}
+
+/// Whether `shmem_finalize` has run (`shmem_query_finalized`).
+pub(crate) fn is_finalized() -> bool {
+    LIFE.load(Ordering::Acquire) == life::FINALIZED
+}
+
+/// Sets up this process's PE at thread level `requested` (`shmem_init`, `shmem_init_thread`):
+/// joins the launcher's bootstrap (or runs as a single PE without one), shares the program's
+/// static data and the heaps with every PE. A second call while running does nothing.
+///
+/// Returns the thread level granted: every level is granted as asked.
+pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
+    match LIFE.load(Ordering::Acquire) {
+        life::NEW => {}
+        life::RUNNING => return with_pe(call, |pe| Ok(pe.thread_level)),
+        _ => fail(call, None, &CallError::InitAfterFinalize),
+    }
+    let multiple = requested >= thread_level::MULTIPLE;
+    let level = requested.clamp(thread_level::SINGLE, thread_level::MULTIPLE);
+    let shmem = match start() {
+        Ok(shmem) => shmem,
+        Err(err) => fail(call, None, &err),
+    };
+    // SAFETY: LIFE is NEW, so no call reads `pe` yet, and only this thread initialises (a
+    // program calls shmem_init once, on one thread, before other threads call SHMEM).
+    unsafe {
+        *GLOBAL.pe.get() = Some(Pe {
+            shmem,
+            handles: Handles::default(),
+            thread_level: level,
+        });
+    }
+    MULTIPLE.store(multiple, Ordering::Relaxed);
+    LIFE.store(life::RUNNING, Ordering::Release);
+    level
+}
+
+/// Joins the run and sets the PE up.
+fn start() -> Result<Shmem<Backend>, CallError> {
+    let config = Config::from_env().map_err(rshmem::ShmemError::from)?;
+    let device = hw::process::Process::builder()
+        .static_data(true)
+        .around_sleep(Arc::new(around_sleep))
+        .build()?
+        .join()?;
+    Ok(rshmem::attach(device, config)?)
+}
+
+/// Tears the PE down (`shmem_finalize`): completes its operations and waits for every PE.
+/// A call before init or a second call does nothing.
+pub(crate) fn finalize(call: &'static str) {
+    if LIFE.load(Ordering::Acquire) != life::RUNNING {
+        return;
+    }
+    with_pe(call, |pe| Ok(pe.shmem.finalize()?));
+    LIFE.store(life::FINALIZED, Ordering::Release);
+}
+
+impl Pe {
+    /// The context `handle` names (`SHMEM_CTX_DEFAULT` is the default context).
+    ///
+    /// # Errors
+    /// [`CallError::InvalidContext`] for a handle that no live context has.
+    pub(crate) fn ctx(
+        &self,
+        handle: crate::handles::shmem_ctx_t,
+    ) -> Result<&Ctx<Backend>, CallError> {
+        self.handles.ctx(&self.shmem, handle)
+    }
+
+    /// The team `handle` names.
+    ///
+    /// # Errors
+    /// [`CallError::InvalidTeam`] for a handle that no live team has.
+    pub(crate) fn team(&self, handle: crate::handles::shmem_team_t) -> Result<&Team, CallError> {
+        self.handles.team(&self.shmem, handle)
+    }
+
+    /// The symmetric address of the pointer `ptr` of this process.
+    ///
+    /// # Errors
+    /// [`rshmem::ShmemError::NotSymmetric`] if `ptr` is in no heap and not static data.
+    pub(crate) fn addr<T>(&self, ptr: *const T) -> Result<SymAddr, CallError> {
+        Ok(self.shmem.symmetric_addr(ptr as u64)?)
+    }
+
+    /// The `count` elements of `T` at `ptr` as a symmetric view (checked at use).
+    ///
+    /// # Errors
+    /// As [`Pe::addr`].
+    pub(crate) fn sym<T: Element>(&self, ptr: *const T, count: usize) -> Result<Sym<T>, CallError> {
+        Ok(self.addr(ptr)?.cast(count))
+    }
+
+    /// The pointer of this process to this PE's part of `sym`, or null if the backend maps
+    /// no memory for it here.
+    pub(crate) fn ptr_of<T: Element>(&self, sym: Sym<T>) -> *mut T {
+        self.shmem
+            .local_addr(sym.addr())
+            .map_or(std::ptr::null_mut(), |addr| addr as *mut T)
+    }
+}
+
+/// The message of a panic payload.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+/// Ends the job with `status` (`shmem_global_exit`): tells the launcher, which ends every
+/// other PE at once and exits with `status`, then ends this process. Without a launcher (a
+/// single PE) there is no one else to tell.
+pub(crate) fn global_exit(status: c_int) -> ! {
+    if LIFE.load(Ordering::Acquire) == life::RUNNING {
+        // SAFETY: RUNNING was seen with Acquire, so init's write of `pe` is visible; nothing
+        // writes it again (see `Global`). No lock: the process ends here whatever another
+        // thread is doing.
+        let pe = unsafe { &*GLOBAL.pe.get() };
+        if let Some(client) = pe.as_ref().and_then(|pe| pe.shmem.device().bootstrap()) {
+            // Why ignore a failure: the launcher also sees this process exit with `status`,
+            // and ends the others then (after its grace period instead of at once).
+            let _ = client.global_exit(status);
+        }
+    }
+    std::process::exit(status)
+}
