@@ -50,11 +50,23 @@ const ALL: &[usize] = &[1, 2, 4];
 const NORMAL_S: u64 = 60;
 
 const fn pass(source: &'static str) -> Case {
-    Case { source, pes: ALL, env: &[], expect: Expect::Pass, timeout_s: NORMAL_S }
+    Case {
+        source,
+        pes: ALL,
+        env: &[],
+        expect: Expect::Pass,
+        timeout_s: NORMAL_S,
+    }
 }
 
 const fn fails(source: &'static str, stderr: &'static [&'static str]) -> Case {
-    Case { source, pes: ALL, env: &[], expect: Expect::Fail(stderr), timeout_s: NORMAL_S }
+    Case {
+        source,
+        pes: ALL,
+        env: &[],
+        expect: Expect::Fail(stderr),
+        timeout_s: NORMAL_S,
+    }
 }
 
 /// Every program, its PE counts, environment and expectation (README.md says what each covers).
@@ -77,20 +89,41 @@ const CASES: &[Case] = &[
     pass("c/generic.c"),
     pass("cxx/generic.cpp"),
     pass("cxx/classes.cpp"),
-    Case { expect: Expect::Status(7), ..pass("c/global_exit.c") },
+    Case {
+        expect: Expect::Status(7),
+        ..pass("c/global_exit.c")
+    },
     // shmem_malloc answers NULL when the heap is too small (the spec's answer, not an error).
-    Case { env: &[("SHMEM_SYMMETRIC_SIZE", "1m")], ..pass("c/heap_exhausted.c") },
+    Case {
+        env: &[("SHMEM_SYMMETRIC_SIZE", "1m")],
+        ..pass("c/heap_exhausted.c")
+    },
     fails("c/err_pe_range.c", &["rshmem: ", "shmem_long_p"]),
     fails("c/err_not_symmetric.c", &["rshmem: ", "shmem_long_put"]),
-    fails("c/err_misaligned_amo.c", &["rshmem: ", "shmem_long_atomic_fetch_add"]),
-    fails("c/err_before_init.c", &["rshmem: ", "shmem_long_p", "shmem_init"]),
+    fails(
+        "c/err_misaligned_amo.c",
+        &["rshmem: ", "shmem_long_atomic_fetch_add"],
+    ),
+    fails(
+        "c/err_before_init.c",
+        &["rshmem: ", "shmem_long_p", "shmem_init"],
+    ),
     // At one PE nothing can disagree.
-    Case { pes: &[2, 4], ..fails("c/err_collective_mismatch.c", &["rshmem: ", "shmem_broadcastmem"]) },
+    Case {
+        pes: &[2, 4],
+        ..fails(
+            "c/err_collective_mismatch.c",
+            &["rshmem: ", "shmem_broadcastmem"],
+        )
+    },
     // The job must end within seconds of the 500 ms deadline, not at the harness's.
     Case {
         env: &[("RSHMEM_WAIT_TIMEOUT_MS", "500")],
         timeout_s: 20,
-        ..fails("c/err_wait_timeout.c", &["rshmem: ", "shmem_long_wait_until"])
+        ..fails(
+            "c/err_wait_timeout.c",
+            &["rshmem: ", "shmem_long_wait_until"],
+        )
     },
 ];
 
@@ -128,13 +161,21 @@ fn build_library_and_launcher() {
         .current_dir(repo_root())
         .status()
         .expect("cargo could not be started");
-    assert!(status.success(), "`cargo build --release -p rshmem-capi -p tools` failed: {status}");
+    assert!(
+        status.success(),
+        "`cargo build --release -p rshmem-capi -p tools` failed: {status}"
+    );
 }
 
 /// A fresh directory for the binaries and outputs of this run.
 fn scratch_dir() -> PathBuf {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!("rshmem-capi-programs-{}-{nanos}", std::process::id()));
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!(
+        "rshmem-capi-programs-{}-{nanos}",
+        std::process::id()
+    ));
     fs::create_dir_all(&dir).expect("cannot create the scratch directory");
     dir
 }
@@ -173,7 +214,11 @@ fn run_with_deadline(mut command: Command, dir: &Path, tag: &str, timeout: Durat
     let out = File::create(&out_path).expect("cannot create a stdout file");
     let err = File::create(&err_path).expect("cannot create a stderr file");
     // A group of its own, so that the deadline can end the launcher and every rank at once.
-    command.stdin(Stdio::null()).stdout(out).stderr(err).process_group(0);
+    command
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0);
     let mut child = command.spawn().expect("cannot start the command");
     let deadline = Instant::now() + timeout;
     let outcome = loop {
@@ -207,8 +252,16 @@ fn compile(root: &Path, dir: &Path, case: &Case) -> Result<PathBuf, String> {
     let stem = case.source.replace(['/', '.'], "_");
     let binary = dir.join(&stem);
     let mut command = Command::new(root.join("tools/osh/bin").join(wrapper));
-    command.args([std, "-O1", "-g", "-Wall", "-pthread", "-o"]).arg(&binary).arg(&source);
-    let run = run_with_deadline(command, dir, &format!("{stem}.build"), Duration::from_secs(120));
+    command
+        .args([std, "-O1", "-g", "-Wall", "-pthread", "-o"])
+        .arg(&binary)
+        .arg(&source);
+    let run = run_with_deadline(
+        command,
+        dir,
+        &format!("{stem}.build"),
+        Duration::from_secs(120),
+    );
     match run.outcome {
         Outcome::Exited(status) if status.success() => Ok(binary),
         Outcome::Exited(status) => Err(format!("{wrapper} {status}:\n{}", tail(&run.stderr, 4000))),
@@ -256,7 +309,10 @@ fn c_and_cxx_programs_pass_at_1_2_and_4_pes() {
             let mut command = Command::new(&oshrun);
             command.arg("-np").arg(pes.to_string()).arg(&binary);
             command.envs(case.env.iter().copied());
-            let tag = format!("{}.{pes}", binary.file_name().unwrap_or_default().to_string_lossy());
+            let tag = format!(
+                "{}.{pes}",
+                binary.file_name().unwrap_or_default().to_string_lossy()
+            );
             let run = run_with_deadline(command, &dir, &tag, Duration::from_secs(case.timeout_s));
             runs += 1;
             if let Err(why) = judge(case, &run) {
@@ -271,5 +327,8 @@ fn c_and_cxx_programs_pass_at_1_2_and_4_pes() {
         }
     }
     let _ = fs::remove_dir_all(&dir);
-    assert!(failures.is_empty(), "C/C++ programs failed ({runs} runs):{failures}");
+    assert!(
+        failures.is_empty(),
+        "C/C++ programs failed ({runs} runs):{failures}"
+    );
 }
