@@ -203,10 +203,7 @@ static void amo_deprecated(void) {
 
 int main(void) {
     shmem_init();
-    me = shmem_my_pe();
-    n = shmem_n_pes();
-    right = (me + 1) % n;
-    left = (me + n - 1) % n;
+    ring_of_pes(&me, &n, &right, &left);
 #define CALL(T, NAME) amo_##NAME();
     STD_AMO_TYPES(CALL)
 #undef CALL
@@ -216,8 +213,6 @@ int main(void) {
     amo_ext_double();
     amo_nbi();
     amo_deprecated();
-    shmem_barrier_all();
-    PASS("amo");
-    shmem_finalize();
+    FINISH("amo");
     return 0;
 }

@@ -31,4 +31,21 @@
             printf("%s: ok at %d PEs\n", name, shmem_n_pes());                            \
     } while (0)
 
+/* The end of a passing program: every PE is done checking, PE 0 says so, all finalize. */
+#define FINISH(name)                                                                      \
+    do {                                                                                  \
+        shmem_barrier_all();                                                              \
+        PASS(name);                                                                       \
+        shmem_finalize();                                                                 \
+    } while (0)
+
+/* This PE, the number of PEs and the ring neighbours it writes to and is written by (at one
+ * PE, itself). */
+static inline void ring_of_pes(int *me, int *n, int *right, int *left) {
+    *me = shmem_my_pe();
+    *n = shmem_n_pes();
+    *right = (*me + 1) % *n;
+    *left = (*me + *n - 1) % *n;
+}
+
 #endif

@@ -152,8 +152,6 @@ int main(void) {
     collects();
     alltoalls();
     on_subteam();
-    shmem_barrier_all();
-    PASS("collectives");
-    shmem_finalize();
+    FINISH("collectives");
     return 0;
 }

@@ -81,8 +81,6 @@ int main(void) {
     for (int p = 1; p <= n; p++)
         fact *= p;
     CHECK(*ddst == fact, "double_prod_to_all %g", *ddst);
-    shmem_barrier_all();
-    PASS("deprecated_collectives");
-    shmem_finalize();
+    FINISH("deprecated_collectives");
     return 0;
 }

@@ -49,9 +49,7 @@ int main(void) {
           SHMEM_VENDOR_STRING);
 
     printf("hello from PE %d of %d (%s %d.%d)\n", me, n, name, major, minor);
-    shmem_barrier_all();
-    PASS("hello");
-    shmem_finalize();
+    FINISH("hello");
 
     shmem_query_initialized(&initialized);
     if (initialized != 0) {

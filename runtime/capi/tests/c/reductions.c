@@ -107,8 +107,6 @@ int main(void) {
 #define CALL(T, NAME) bits_##NAME();
     BITWISE_TYPES(CALL)
     scans();
-    shmem_barrier_all();
-    PASS("reductions");
-    shmem_finalize();
+    FINISH("reductions");
     return 0;
 }

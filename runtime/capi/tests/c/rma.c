@@ -168,17 +168,12 @@ static void rma_nbi(void) {
 
 int main(void) {
     shmem_init();
-    me = shmem_my_pe();
-    n = shmem_n_pes();
-    right = (me + 1) % n;
-    left = (me + n - 1) % n;
+    ring_of_pes(&me, &n, &right, &left);
 #define CALL(T, NAME) rma_##NAME();
     RMA_TYPES(CALL)
     rma_mem();
     rma_strided();
     rma_nbi();
-    shmem_barrier_all();
-    PASS("rma");
-    shmem_finalize();
+    FINISH("rma");
     return 0;
 }

@@ -95,8 +95,6 @@ int main(void) {
     shmem_team_destroy(xteam);
     if (evens != SHMEM_TEAM_INVALID)
         shmem_team_destroy(evens);
-    shmem_barrier_all();
-    PASS("teams");
-    shmem_finalize();
+    FINISH("teams");
     return 0;
 }

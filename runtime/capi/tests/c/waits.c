@@ -108,15 +108,10 @@ static void wait_multi(void) {
 
 int main(void) {
     shmem_init();
-    me = shmem_my_pe();
-    n = shmem_n_pes();
-    right = (me + 1) % n;
-    left = (me + n - 1) % n;
+    ring_of_pes(&me, &n, &right, &left);
 #define CALL(T, NAME) wait_##NAME();
     WAIT_TYPES(CALL)
     wait_multi();
-    shmem_barrier_all();
-    PASS("waits");
-    shmem_finalize();
+    FINISH("waits");
     return 0;
 }

@@ -117,8 +117,6 @@ int main() {
     } catch (const std::exception &e) {
         CHECK(false, "exception: %s", e.what());
     }
-    shmem_barrier_all();
-    PASS("classes");
-    shmem_finalize();
+    FINISH("classes");
     return 0;
 }
