@@ -23,11 +23,12 @@ use crate::setup::pe_number;
 use crate::state::with_pe;
 
 /// Defines a C function and its `ctx_` twin from one inner function that takes the call's
-/// name and the context first: `twins!(shmem_ctx_long_put, shmem_long_put, "doc",
-/// (dest: *mut c_long, ...) -> () => put)`.
+/// name, an optional flag (which form of the family) and the context first:
+/// `twins!(shmem_ctx_long_put, shmem_long_put, "doc", (dest: *mut c_long, ...) -> () => put,
+/// BLOCKING)`.
 macro_rules! twins {
     ($ctx_fn:ident, $plain_fn:ident, $doc:expr,
-     ($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty => $inner:path) => {
+     ($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty => $inner:path $(, $flag:expr)?) => {
         #[doc = $doc]
         ///
         /// # Safety
@@ -36,7 +37,7 @@ macro_rules! twins {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $ctx_fn(ctx: shmem_ctx_t, $($arg: $ty),*) -> $ret {
             // SAFETY: the caller keeps this call's contract, which is the inner function's.
-            unsafe { $inner(stringify!($ctx_fn), ctx, $($arg),*) }
+            unsafe { $inner(stringify!($ctx_fn), $($flag,)? ctx, $($arg),*) }
         }
 
         #[doc = $doc]
@@ -47,7 +48,7 @@ macro_rules! twins {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $plain_fn($($arg: $ty),*) -> $ret {
             // SAFETY: the caller keeps this call's contract, which is the inner function's.
-            unsafe { $inner(stringify!($plain_fn), std::ptr::null_mut(), $($arg),*) }
+            unsafe { $inner(stringify!($plain_fn), $($flag,)? std::ptr::null_mut(), $($arg),*) }
         }
     };
 }
@@ -134,12 +135,19 @@ pub(crate) fn span(stride: usize, block_len: usize, nblocks: usize) -> Result<us
         })
 }
 
-/// `shmem_put`: copies `nelems` elements from `source` to `dest` on `pe`.
+/// Whether a put or get returns at once, completed by the next quiet (`_nbi`).
+pub(crate) const NBI: bool = true;
+/// Whether a put or get is the blocking form.
+pub(crate) const BLOCKING: bool = false;
+
+/// `shmem_put` (`shmem_put_nbi` when `nbi`): copies `nelems` elements from `source` to
+/// `dest` on `pe`.
 ///
 /// # Safety
 /// `source` points to `nelems` readable elements.
 pub(crate) unsafe fn put<T: Element>(
     call: &'static str,
+    nbi: bool,
     ctx: shmem_ctx_t,
     dest: *mut T,
     source: *const T,
@@ -150,27 +158,12 @@ pub(crate) unsafe fn put<T: Element>(
         // SAFETY: the caller passes nelems readable elements.
         let data = unsafe { self::source(source, nelems) }?;
         let dst = me.sym(dest.cast_const(), nelems)?;
-        Ok(me.ctx(ctx)?.put(dst, data, pe_number(pe)?)?)
-    });
-}
-
-/// `shmem_put_nbi`: as [`put`], completed by the next quiet.
-///
-/// # Safety
-/// As [`put`].
-pub(crate) unsafe fn put_nbi<T: Element>(
-    call: &'static str,
-    ctx: shmem_ctx_t,
-    dest: *mut T,
-    source: *const T,
-    nelems: usize,
-    pe: c_int,
-) {
-    with_pe(call, |me| {
-        // SAFETY: the caller passes nelems readable elements.
-        let data = unsafe { self::source(source, nelems) }?;
-        let dst = me.sym(dest.cast_const(), nelems)?;
-        Ok(me.ctx(ctx)?.put_nbi(dst, data, pe_number(pe)?)?)
+        let (ctx, pe) = (me.ctx(ctx)?, pe_number(pe)?);
+        if nbi {
+            Ok(ctx.put_nbi(dst, data, pe)?)
+        } else {
+            Ok(ctx.put(dst, data, pe)?)
+        }
     });
 }
 
@@ -207,12 +200,15 @@ pub(crate) unsafe fn g<T: Element>(
     })
 }
 
-/// `shmem_get`: copies `nelems` elements of `source` on `pe` into `dest`.
+/// `shmem_get` (`shmem_get_nbi` when `nbi`): copies `nelems` elements of `source` on `pe`
+/// into `dest`. A non-blocking get into memory that is not symmetric is made blocking (see
+/// the module's notes).
 ///
 /// # Safety
 /// `dest` points to `nelems` writable elements.
 pub(crate) unsafe fn get<T: Element>(
     call: &'static str,
+    nbi: bool,
     ctx: shmem_ctx_t,
     dest: *mut T,
     source: *const T,
@@ -220,52 +216,84 @@ pub(crate) unsafe fn get<T: Element>(
     pe: c_int,
 ) {
     with_pe(call, |me| {
+        let src = me.sym(source, nelems)?;
+        let (ctx, pe) = (me.ctx(ctx)?, pe_number(pe)?);
+        if nbi
+            && nelems > 0
+            && let Ok(dst) = me.sym(dest.cast_const(), nelems)
+        {
+            return Ok(ctx.get_nbi(dst, src, pe)?);
+        }
         // SAFETY: the caller passes nelems writable elements.
         let out = unsafe { target(dest, nelems) }?;
-        let src = me.sym(source, nelems)?;
-        Ok(me.ctx(ctx)?.get_into(src, pe_number(pe)?, out)?)
+        Ok(ctx.get_into(src, pe, out)?)
     });
 }
 
-/// `shmem_get_nbi`: as [`get`], completed by the next quiet; blocking into a destination
-/// that is not symmetric (see the module's notes).
+/// Which way a strided operation moves data: to the remote PE (`iput`, `ibput`) or from it
+/// (`iget`, `ibget`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Way {
+    /// From the local `source` to the remote `dest`.
+    Put,
+    /// From the remote `source` to the local `dest`.
+    Get,
+}
+
+/// `shmem_ibput` and `shmem_ibget`: `nblocks` blocks of `bsize` elements, one every `sst`
+/// of `source`, to one every `dst` of `dest`, the remote side on `pe`.
 ///
 /// # Safety
-/// As [`get`].
-pub(crate) unsafe fn get_nbi<T: Element>(
+/// The local side points to the elements its stride reaches (readable for a put, writable
+/// for a get).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the C call's arguments, its name and way"
+)]
+pub(crate) unsafe fn blocks<T: Element>(
     call: &'static str,
+    way: Way,
     ctx: shmem_ctx_t,
     dest: *mut T,
     source: *const T,
-    nelems: usize,
+    dst: isize,
+    sst: isize,
+    bsize: usize,
+    nblocks: usize,
     pe: c_int,
 ) {
     with_pe(call, |me| {
-        let src = me.sym(source, nelems)?;
-        let pe = pe_number(pe)?;
-        let ctx = me.ctx(ctx)?;
-        match me.sym(dest.cast_const(), nelems) {
-            Ok(dst) if nelems > 0 => Ok(ctx.get_nbi(dst, src, pe)?),
-            _ => {
-                // SAFETY: the caller passes nelems writable elements.
-                let out = unsafe { target(dest, nelems) }?;
-                Ok(ctx.get_into(src, pe, out)?)
+        let (dst, sst) = (stride(dst)?, stride(sst)?);
+        let (dst_span, src_span) = (span(dst, bsize, nblocks)?, span(sst, bsize, nblocks)?);
+        let (ctx, pe) = (me.ctx(ctx)?, pe_number(pe)?);
+        match way {
+            Way::Put => {
+                // SAFETY: the caller passes the elements the source stride reaches.
+                let data = unsafe { self::source(source, src_span) }?;
+                let remote = me.sym(dest.cast_const(), dst_span)?;
+                Ok(ctx.ibput(remote, data, dst, sst, bsize, nblocks, pe)?)
+            }
+            Way::Get => {
+                // SAFETY: the caller passes the elements the destination stride reaches.
+                let out = unsafe { target(dest, dst_span) }?;
+                let remote = me.sym(source, src_span)?;
+                Ok(ctx.ibget(out, remote, dst, sst, bsize, nblocks, pe)?)
             }
         }
     });
 }
 
-/// `shmem_iput`: `nelems` elements, one every `sst` of `source`, to one every `dst` of
-/// `dest` on `pe`.
+/// `shmem_iput` and `shmem_iget`: [`blocks`] of one element.
 ///
 /// # Safety
-/// `source` points to the elements the strides reach.
+/// As [`blocks`].
 #[allow(
     clippy::too_many_arguments,
-    reason = "the C call's arguments and its name"
+    reason = "the C call's arguments, its name and way"
 )]
-pub(crate) unsafe fn iput<T: Element>(
+pub(crate) unsafe fn elements<T: Element>(
     call: &'static str,
+    way: Way,
     ctx: shmem_ctx_t,
     dest: *mut T,
     source: *const T,
@@ -274,93 +302,8 @@ pub(crate) unsafe fn iput<T: Element>(
     nelems: usize,
     pe: c_int,
 ) {
-    // SAFETY: the caller keeps ibput's contract with blocks of one element.
-    unsafe { ibput(call, ctx, dest, source, dst, sst, 1, nelems, pe) }
-}
-
-/// `shmem_ibput`: `nblocks` blocks of `bsize` elements, one every `sst` of `source`, to one
-/// every `dst` of `dest` on `pe`.
-///
-/// # Safety
-/// `source` points to the elements the strides reach.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the C call's arguments and its name"
-)]
-pub(crate) unsafe fn ibput<T: Element>(
-    call: &'static str,
-    ctx: shmem_ctx_t,
-    dest: *mut T,
-    source: *const T,
-    dst: isize,
-    sst: isize,
-    bsize: usize,
-    nblocks: usize,
-    pe: c_int,
-) {
-    with_pe(call, |me| {
-        let (dst, sst) = (stride(dst)?, stride(sst)?);
-        // SAFETY: the caller passes the elements the source stride reaches.
-        let data = unsafe { self::source(source, span(sst, bsize, nblocks)?) }?;
-        let dst_sym = me.sym(dest.cast_const(), span(dst, bsize, nblocks)?)?;
-        let pe = pe_number(pe)?;
-        Ok(me
-            .ctx(ctx)?
-            .ibput(dst_sym, data, dst, sst, bsize, nblocks, pe)?)
-    });
-}
-
-/// `shmem_iget`: `nelems` elements, one every `sst` of `source` on `pe`, into one every
-/// `dst` of `dest`.
-///
-/// # Safety
-/// `dest` points to the elements the strides reach.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the C call's arguments and its name"
-)]
-pub(crate) unsafe fn iget<T: Element>(
-    call: &'static str,
-    ctx: shmem_ctx_t,
-    dest: *mut T,
-    source: *const T,
-    dst: isize,
-    sst: isize,
-    nelems: usize,
-    pe: c_int,
-) {
-    // SAFETY: the caller keeps ibget's contract with blocks of one element.
-    unsafe { ibget(call, ctx, dest, source, dst, sst, 1, nelems, pe) }
-}
-
-/// `shmem_ibget`: `nblocks` blocks of `bsize` elements, one every `sst` of `source` on `pe`,
-/// into one every `dst` of `dest`.
-///
-/// # Safety
-/// `dest` points to the elements the strides reach.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the C call's arguments and its name"
-)]
-pub(crate) unsafe fn ibget<T: Element>(
-    call: &'static str,
-    ctx: shmem_ctx_t,
-    dest: *mut T,
-    source: *const T,
-    dst: isize,
-    sst: isize,
-    bsize: usize,
-    nblocks: usize,
-    pe: c_int,
-) {
-    with_pe(call, |me| {
-        let (dst, sst) = (stride(dst)?, stride(sst)?);
-        // SAFETY: the caller passes the elements the destination stride reaches.
-        let out = unsafe { target(dest, span(dst, bsize, nblocks)?) }?;
-        let src = me.sym(source, span(sst, bsize, nblocks)?)?;
-        let pe = pe_number(pe)?;
-        Ok(me.ctx(ctx)?.ibget(out, src, dst, sst, bsize, nblocks, pe)?)
-    });
+    // SAFETY: the caller keeps blocks' contract with blocks of one element.
+    unsafe { blocks(call, way, ctx, dest, source, dst, sst, 1, nelems, pe) }
 }
 
 /// `shmem_p` and `shmem_g` of one row, which pass an element by value.
@@ -385,35 +328,35 @@ macro_rules! typed_rma {
     ($(($name:ident, $t:ty, $c:literal)),* $(,)?) => { paste::paste! { $(
         twins!([<shmem_ctx_ $name _put>], [<shmem_ $name _put>],
             concat!("Copies `nelems` `", $c, "`s to `dest` on `pe`."),
-            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => put);
+            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => put, BLOCKING);
         twins!([<shmem_ctx_ $name _put_nbi>], [<shmem_ $name _put_nbi>],
             concat!("Copies `nelems` `", $c, "`s to `dest` on `pe`, completed by a quiet."),
-            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => put_nbi);
+            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => put, NBI);
         scalar_rma!($name, $t, $c);
         twins!([<shmem_ctx_ $name _get>], [<shmem_ $name _get>],
             concat!("Copies `nelems` `", $c, "`s at `source` on `pe` into `dest`."),
-            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => get);
+            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => get, BLOCKING);
         twins!([<shmem_ctx_ $name _get_nbi>], [<shmem_ $name _get_nbi>],
             concat!("Copies `nelems` `", $c, "`s at `source` on `pe` into `dest`, completed \
                      by a quiet."),
-            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => get_nbi);
+            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => get, NBI);
         twins!([<shmem_ctx_ $name _iput>], [<shmem_ $name _iput>],
             concat!("Copies `nelems` strided `", $c, "`s to `dest` on `pe`."),
             (dest: *mut $t, source: *const $t, dst: isize, sst: isize, nelems: usize,
-             pe: c_int) -> () => iput);
+             pe: c_int) -> () => elements, Way::Put);
         twins!([<shmem_ctx_ $name _iget>], [<shmem_ $name _iget>],
             concat!("Copies `nelems` strided `", $c, "`s at `source` on `pe` into `dest`."),
             (dest: *mut $t, source: *const $t, dst: isize, sst: isize, nelems: usize,
-             pe: c_int) -> () => iget);
+             pe: c_int) -> () => elements, Way::Get);
         twins!([<shmem_ctx_ $name _ibput>], [<shmem_ $name _ibput>],
             concat!("Copies `nblocks` strided blocks of `bsize` `", $c, "`s to `dest` on `pe`."),
             (dest: *mut $t, source: *const $t, dst: isize, sst: isize, bsize: usize,
-             nblocks: usize, pe: c_int) -> () => ibput);
+             nblocks: usize, pe: c_int) -> () => blocks, Way::Put);
         twins!([<shmem_ctx_ $name _ibget>], [<shmem_ $name _ibget>],
             concat!("Copies `nblocks` strided blocks of `bsize` `", $c, "`s at `source` on \
                      `pe` into `dest`."),
             (dest: *mut $t, source: *const $t, dst: isize, sst: isize, bsize: usize,
-             nblocks: usize, pe: c_int) -> () => ibget);
+             nblocks: usize, pe: c_int) -> () => blocks, Way::Get);
     )* } };
 }
 
@@ -445,11 +388,8 @@ mod tests {
         // SAFETY: values holds three readable elements.
         assert_eq!(unsafe { source(values.as_ptr(), 3) }.unwrap(), &values);
         // SAFETY: a null pointer with no elements is never read.
-        assert!(
-            unsafe { source::<u64>(std::ptr::null(), 0) }
-                .unwrap()
-                .is_empty()
-        );
+        let empty = unsafe { source::<u64>(std::ptr::null(), 0) }.unwrap();
+        assert!(empty.is_empty());
         // SAFETY: the null pointer is refused before any read.
         let err = unsafe { source::<u64>(std::ptr::null(), 2) }.unwrap_err();
         assert!(err.to_string().contains("null local buffer for 2"), "{err}");

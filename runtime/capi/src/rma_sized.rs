@@ -11,56 +11,56 @@
 use std::ffi::c_int;
 
 use crate::handles::shmem_ctx_t;
-use crate::rma::{get, get_nbi, ibget, ibput, iget, iput, put, put_nbi, twins};
+use crate::rma::{BLOCKING, NBI, Way, blocks, elements, get, put, twins};
 
 /// The exports of one SIZE.
 macro_rules! sized_rma {
     ($($bits:literal => $t:ty),* $(,)?) => { paste::paste! { $(
         twins!([<shmem_ctx_put $bits>], [<shmem_put $bits>],
             concat!("Copies `nelems` ", $bits, "-bit elements to `dest` on `pe`."),
-            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => put);
+            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => put, BLOCKING);
         twins!([<shmem_ctx_put $bits _nbi>], [<shmem_put $bits _nbi>],
             concat!("Copies `nelems` ", $bits, "-bit elements to `dest` on `pe`, completed \
                      by a quiet."),
-            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => put_nbi);
+            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => put, NBI);
         twins!([<shmem_ctx_get $bits>], [<shmem_get $bits>],
             concat!("Copies `nelems` ", $bits, "-bit elements at `source` on `pe` into `dest`."),
-            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => get);
+            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => get, BLOCKING);
         twins!([<shmem_ctx_get $bits _nbi>], [<shmem_get $bits _nbi>],
             concat!("Copies `nelems` ", $bits, "-bit elements at `source` on `pe` into \
                      `dest`, completed by a quiet."),
-            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => get_nbi);
+            (dest: *mut $t, source: *const $t, nelems: usize, pe: c_int) -> () => get, NBI);
         twins!([<shmem_ctx_iput $bits>], [<shmem_iput $bits>],
             concat!("Copies `nelems` strided ", $bits, "-bit elements to `dest` on `pe`."),
             (dest: *mut $t, source: *const $t, dst: isize, sst: isize, nelems: usize,
-             pe: c_int) -> () => iput);
+             pe: c_int) -> () => elements, Way::Put);
         twins!([<shmem_ctx_iget $bits>], [<shmem_iget $bits>],
             concat!("Copies `nelems` strided ", $bits, "-bit elements at `source` on `pe` \
                      into `dest`."),
             (dest: *mut $t, source: *const $t, dst: isize, sst: isize, nelems: usize,
-             pe: c_int) -> () => iget);
+             pe: c_int) -> () => elements, Way::Get);
         twins!([<shmem_ctx_ibput $bits>], [<shmem_ibput $bits>],
             concat!("Copies `nblocks` strided blocks of `bsize` ", $bits, "-bit elements to \
                      `dest` on `pe`."),
             (dest: *mut $t, source: *const $t, dst: isize, sst: isize, bsize: usize,
-             nblocks: usize, pe: c_int) -> () => ibput);
+             nblocks: usize, pe: c_int) -> () => blocks, Way::Put);
         twins!([<shmem_ctx_ibget $bits>], [<shmem_ibget $bits>],
             concat!("Copies `nblocks` strided blocks of `bsize` ", $bits, "-bit elements at \
                      `source` on `pe` into `dest`."),
             (dest: *mut $t, source: *const $t, dst: isize, sst: isize, bsize: usize,
-             nblocks: usize, pe: c_int) -> () => ibget);
+             nblocks: usize, pe: c_int) -> () => blocks, Way::Get);
     )* } };
 }
 
 sized_rma!(8 => u8, 16 => u16, 32 => u32, 64 => u64, 128 => u128);
 
 twins!(shmem_ctx_putmem, shmem_putmem, "Copies `nelems` bytes to `dest` on `pe`.",
-    (dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) -> () => put);
+    (dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) -> () => put, BLOCKING);
 twins!(shmem_ctx_putmem_nbi, shmem_putmem_nbi,
     "Copies `nelems` bytes to `dest` on `pe`, completed by a quiet.",
-    (dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) -> () => put_nbi);
+    (dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) -> () => put, NBI);
 twins!(shmem_ctx_getmem, shmem_getmem, "Copies `nelems` bytes at `source` on `pe` into `dest`.",
-    (dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) -> () => get);
+    (dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) -> () => get, BLOCKING);
 twins!(shmem_ctx_getmem_nbi, shmem_getmem_nbi,
     "Copies `nelems` bytes at `source` on `pe` into `dest`, completed by a quiet.",
-    (dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) -> () => get_nbi);
+    (dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) -> () => get, NBI);

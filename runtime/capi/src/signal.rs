@@ -13,7 +13,7 @@ use rshmem::Element;
 
 use crate::fail::CallError;
 use crate::handles::shmem_ctx_t;
-use crate::rma::{source, twins};
+use crate::rma::{BLOCKING, NBI, source, twins};
 use crate::setup::pe_number;
 use crate::state::with_pe;
 
@@ -37,8 +37,8 @@ fn op_of(sig_op: c_int) -> Result<SignalOp, CallError> {
     }
 }
 
-/// `shmem_put_signal` (or its `_nbi` form when `nbi`): copies `nelems` elements to `dest` on
-/// `pe`, then updates `sig_addr` there with `sig_op` and `signal`.
+/// `shmem_put_signal` (`shmem_put_signal_nbi` when `nbi`): copies `nelems` elements to
+/// `dest` on `pe`, then updates `sig_addr` there with `sig_op` and `signal`.
 ///
 /// # Safety
 /// `source` points to `nelems` readable elements.
@@ -46,7 +46,7 @@ fn op_of(sig_op: c_int) -> Result<SignalOp, CallError> {
     clippy::too_many_arguments,
     reason = "the C call's arguments, its name and form"
 )]
-unsafe fn put_signal_either<T: Element>(
+unsafe fn put_signal<T: Element>(
     call: &'static str,
     nbi: bool,
     ctx: shmem_ctx_t,
@@ -73,66 +73,14 @@ unsafe fn put_signal_either<T: Element>(
     });
 }
 
-/// `shmem_put_signal`.
-///
-/// # Safety
-/// As [`put_signal_either`].
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the C call's arguments and its name"
-)]
-unsafe fn put_signal<T: Element>(
-    call: &'static str,
-    ctx: shmem_ctx_t,
-    dest: *mut T,
-    source: *const T,
-    nelems: usize,
-    sig_addr: *mut u64,
-    signal: u64,
-    sig_op: c_int,
-    pe: c_int,
-) {
-    // SAFETY: the caller keeps put_signal_either's contract.
-    unsafe {
-        put_signal_either(
-            call, false, ctx, dest, source, nelems, sig_addr, signal, sig_op, pe,
-        )
-    }
-}
-
-/// `shmem_put_signal_nbi`.
-///
-/// # Safety
-/// As [`put_signal_either`].
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the C call's arguments and its name"
-)]
-unsafe fn put_signal_nbi<T: Element>(
-    call: &'static str,
-    ctx: shmem_ctx_t,
-    dest: *mut T,
-    source: *const T,
-    nelems: usize,
-    sig_addr: *mut u64,
-    signal: u64,
-    sig_op: c_int,
-    pe: c_int,
-) {
-    // SAFETY: the caller keeps put_signal_either's contract.
-    unsafe {
-        put_signal_either(
-            call, true, ctx, dest, source, nelems, sig_addr, signal, sig_op, pe,
-        )
-    }
-}
-
-/// `shmem_signal_add`: adds `signal` to `sig_addr` on `pe`.
+/// `shmem_signal_add` and `shmem_signal_set`: updates `sig_addr` on `pe` with `op` and
+/// `signal`.
 ///
 /// # Safety
 /// None beyond the C contract: `sig_addr` is only translated, never dereferenced here.
-unsafe fn signal_add(
+unsafe fn signal_op(
     call: &'static str,
+    op: SignalOp,
     ctx: shmem_ctx_t,
     sig_addr: *mut u64,
     signal: u64,
@@ -140,24 +88,7 @@ unsafe fn signal_add(
 ) {
     with_pe(call, |me| {
         let sig = me.sym(sig_addr.cast_const(), 1)?;
-        Ok(me.ctx(ctx)?.signal_add(sig, signal, pe_number(pe)?)?)
-    });
-}
-
-/// `shmem_signal_set`: sets `sig_addr` on `pe` to `signal`.
-///
-/// # Safety
-/// As [`signal_add`].
-unsafe fn signal_set(
-    call: &'static str,
-    ctx: shmem_ctx_t,
-    sig_addr: *mut u64,
-    signal: u64,
-    pe: c_int,
-) {
-    with_pe(call, |me| {
-        let sig = me.sym(sig_addr.cast_const(), 1)?;
-        Ok(me.ctx(ctx)?.signal_set(sig, signal, pe_number(pe)?)?)
+        Ok(me.ctx(ctx)?.signal_op(sig, signal, op, pe_number(pe)?)?)
     });
 }
 
@@ -168,12 +99,12 @@ macro_rules! typed_put_signal {
             concat!("Copies `nelems` `", $c, "`s to `dest` on `pe`, then updates the signal \
                      word `sig_addr` there."),
             (dest: *mut $t, source: *const $t, nelems: usize, sig_addr: *mut u64,
-             signal: u64, sig_op: c_int, pe: c_int) -> () => put_signal);
+             signal: u64, sig_op: c_int, pe: c_int) -> () => put_signal, BLOCKING);
         twins!([<shmem_ctx_ $name _put_signal_nbi>], [<shmem_ $name _put_signal_nbi>],
             concat!("Copies `nelems` `", $c, "`s to `dest` on `pe`, then updates the signal \
                      word `sig_addr` there; completed by a quiet."),
             (dest: *mut $t, source: *const $t, nelems: usize, sig_addr: *mut u64,
-             signal: u64, sig_op: c_int, pe: c_int) -> () => put_signal_nbi);
+             signal: u64, sig_op: c_int, pe: c_int) -> () => put_signal, NBI);
     )* } };
 }
 
@@ -186,12 +117,12 @@ macro_rules! sized_put_signal {
             concat!("Copies `nelems` ", $bits, "-bit elements to `dest` on `pe`, then \
                      updates the signal word `sig_addr` there."),
             (dest: *mut $t, source: *const $t, nelems: usize, sig_addr: *mut u64,
-             signal: u64, sig_op: c_int, pe: c_int) -> () => put_signal);
+             signal: u64, sig_op: c_int, pe: c_int) -> () => put_signal, BLOCKING);
         twins!([<shmem_ctx_put $bits _signal_nbi>], [<shmem_put $bits _signal_nbi>],
             concat!("Copies `nelems` ", $bits, "-bit elements to `dest` on `pe`, then \
                      updates the signal word `sig_addr` there; completed by a quiet."),
             (dest: *mut $t, source: *const $t, nelems: usize, sig_addr: *mut u64,
-             signal: u64, sig_op: c_int, pe: c_int) -> () => put_signal_nbi);
+             signal: u64, sig_op: c_int, pe: c_int) -> () => put_signal, NBI);
     )* } };
 }
 
@@ -200,18 +131,18 @@ sized_put_signal!(8 => u8, 16 => u16, 32 => u32, 64 => u64, 128 => u128);
 twins!(shmem_ctx_putmem_signal, shmem_putmem_signal,
     "Copies `nelems` bytes to `dest` on `pe`, then updates the signal word `sig_addr` there.",
     (dest: *mut u8, source: *const u8, nelems: usize, sig_addr: *mut u64, signal: u64,
-     sig_op: c_int, pe: c_int) -> () => put_signal);
+     sig_op: c_int, pe: c_int) -> () => put_signal, BLOCKING);
 twins!(shmem_ctx_putmem_signal_nbi, shmem_putmem_signal_nbi,
     "Copies `nelems` bytes to `dest` on `pe`, then updates the signal word `sig_addr` there; \
      completed by a quiet.",
     (dest: *mut u8, source: *const u8, nelems: usize, sig_addr: *mut u64, signal: u64,
-     sig_op: c_int, pe: c_int) -> () => put_signal_nbi);
+     sig_op: c_int, pe: c_int) -> () => put_signal, NBI);
 twins!(shmem_ctx_signal_add, shmem_signal_add,
     "Adds `signal` to the signal word `sig_addr` on `pe` (OpenSHMEM 1.6).",
-    (sig_addr: *mut u64, signal: u64, pe: c_int) -> () => signal_add);
+    (sig_addr: *mut u64, signal: u64, pe: c_int) -> () => signal_op, SignalOp::Add);
 twins!(shmem_ctx_signal_set, shmem_signal_set,
     "Sets the signal word `sig_addr` on `pe` to `signal` (OpenSHMEM 1.6).",
-    (sig_addr: *mut u64, signal: u64, pe: c_int) -> () => signal_set);
+    (sig_addr: *mut u64, signal: u64, pe: c_int) -> () => signal_op, SignalOp::Set);
 
 /// This PE's signal word `sig_addr`, read atomically.
 #[unsafe(no_mangle)]
