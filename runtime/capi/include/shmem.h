@@ -32,6 +32,8 @@
 #define SHMEM_CTX_NOSTORE 4L
 #define SHMEM_SESSION_BATCH 1L
 #define SHMEM_SESSION_TOTAL_OPS 1L
+#define SHMEM_CTX_SESSION_BATCH SHMEM_SESSION_BATCH
+#define SHMEM_CTX_SESSION_TOTAL_OPS SHMEM_SESSION_TOTAL_OPS
 #define SHMEM_TEAM_NUM_CONTEXTS 1L
 #define SHMEM_MALLOC_ATOMICS_REMOTE 1L
 #define SHMEM_MALLOC_SIGNAL_REMOTE 2L
@@ -77,6 +79,8 @@ typedef struct {
 typedef struct {
     size_t total_ops;
 } shmem_session_config_t;
+/* The name implementations used before the 1.6 text settled. */
+typedef shmem_session_config_t shmem_ctx_session_config_t;
 
 /* The complex types of the reductions, spelled so that C++ (a GNU extension) reads them. */
 #ifdef __cplusplus

@@ -65,6 +65,9 @@ pub(crate) fn plain() -> String {
     );
     define(&mut out, "SHMEM_SESSION_BATCH", "1L");
     define(&mut out, "SHMEM_SESSION_TOTAL_OPS", "1L");
+    // The spellings of implementations that shipped sessions before the 1.6 text settled.
+    define(&mut out, "SHMEM_CTX_SESSION_BATCH", "SHMEM_SESSION_BATCH");
+    define(&mut out, "SHMEM_CTX_SESSION_TOTAL_OPS", "SHMEM_SESSION_TOTAL_OPS");
     define(
         &mut out,
         "SHMEM_TEAM_NUM_CONTEXTS",
@@ -128,7 +131,9 @@ pub(crate) fn types_and_handles() -> String {
          typedef struct rshmem_ctx *shmem_ctx_t;\n\
          typedef struct rshmem_team *shmem_team_t;\n\n\
          typedef struct {\n    int num_contexts;\n} shmem_team_config_t;\n\n\
-         typedef struct {\n    size_t total_ops;\n} shmem_session_config_t;\n\n\
+         typedef struct {\n    size_t total_ops;\n} shmem_session_config_t;\n\
+         /* The name implementations used before the 1.6 text settled. */\n\
+         typedef shmem_session_config_t shmem_ctx_session_config_t;\n\n\
          /* The complex types of the reductions, spelled so that C++ (a GNU extension) reads them. */\n\
          #ifdef __cplusplus\n\
          typedef __complex__ double shmem_complexd_t;\n\
