@@ -188,11 +188,11 @@ pub extern "C" fn shmem_ctx_quiet(ctx: shmem_ctx_t) {
 pub unsafe extern "C" fn shmem_ctx_pe_quiet(
     ctx: shmem_ctx_t,
     target_pes: *const c_int,
-    npes: c_int,
+    npes: usize,
 ) {
     with_pe("shmem_ctx_pe_quiet", |pe| {
-        let count = usize::try_from(npes).unwrap_or(0);
-        let pes: &[c_int] = if count == 0 {
+        let count = npes;
+        let pes: &[c_int] = if count == 0 || target_pes.is_null() {
             &[]
         } else {
             // SAFETY: the caller passes npes readable ints.
@@ -211,7 +211,7 @@ pub unsafe extern "C" fn shmem_ctx_pe_quiet(
 /// # Safety
 /// As [`shmem_ctx_pe_quiet`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn shmem_pe_quiet(target_pes: *const c_int, npes: c_int) {
+pub unsafe extern "C" fn shmem_pe_quiet(target_pes: *const c_int, npes: usize) {
     // SAFETY: the caller keeps shmem_ctx_pe_quiet's contract.
     unsafe { shmem_ctx_pe_quiet(std::ptr::null_mut(), target_pes, npes) }
 }
@@ -233,4 +233,33 @@ pub extern "C" fn _my_pe() -> c_int {
 #[unsafe(no_mangle)]
 pub extern "C" fn _num_pes() -> c_int {
     shmem_n_pes()
+}
+
+/// The cache-management calls of OpenSHMEM 1.0, deprecated since 1.3: there is no cache to
+/// manage (every remote update is visible to the program's loads once its ordering rules say
+/// so), so each does nothing, as the specification allows.
+macro_rules! no_cache_to_manage {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        #[doc = concat!("Deprecated `", stringify!($name), "`: nothing to do.")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name($($arg: $ty),*) {
+            let _ = ($($arg,)*);
+        }
+    )*};
+}
+
+no_cache_to_manage! {
+    shmem_clear_cache_inv();
+    shmem_set_cache_inv();
+    shmem_clear_cache_line_inv(dest: *mut std::ffi::c_void);
+    shmem_set_cache_line_inv(dest: *mut std::ffi::c_void);
+    shmem_udcflush();
+    shmem_udcflush_line(dest: *mut std::ffi::c_void);
+}
+
+/// Profiling control (`shmem_pcontrol`): rshmem has no profiling interface to control, so
+/// every level is accepted and ignored, as the specification allows.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_pcontrol(level: c_int) {
+    let _ = level;
 }

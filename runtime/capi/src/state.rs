@@ -204,9 +204,31 @@ pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
     level
 }
 
+/// What a C program's PE gets where the environment is silent: its PEs have no GPU, so the
+/// symmetric heap `shmem_malloc` uses is host memory sized by `SHMEM_SYMMETRIC_SIZE`, as in
+/// other OpenSHMEM implementations, and there is no device heap unless asked for.
+const C_DEFAULTS: [(&str, &str); 3] = [
+    ("SHMEM_SYMMETRIC_SIZE", "1g"),
+    ("SHMEM_DEVICE_SYMMETRIC_SIZE", "0"),
+    ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "HOST"),
+];
+
+/// The configuration: the environment's variables, [`C_DEFAULTS`] where it has none.
+fn config() -> Result<Config, CallError> {
+    let lookup = |name: &str| match std::env::var_os(name) {
+        // Why lossy: a value that is not Unicode then fails to parse, naming the variable.
+        Some(value) => Some(value.to_string_lossy().into_owned()),
+        None => C_DEFAULTS
+            .iter()
+            .find(|(var, _)| *var == name)
+            .map(|(_, value)| (*value).to_owned()),
+    };
+    Ok(Config::from_lookup(lookup).map_err(rshmem::ShmemError::from)?)
+}
+
 /// Joins the run and sets the PE up.
 fn start() -> Result<Shmem<Backend>, CallError> {
-    let config = Config::from_env().map_err(rshmem::ShmemError::from)?;
+    let config = config()?;
     let device = hw::process::Process::builder()
         .static_data(true)
         .around_sleep(Arc::new(around_sleep))

@@ -67,7 +67,11 @@ pub(crate) fn plain() -> String {
     define(&mut out, "SHMEM_SESSION_TOTAL_OPS", "1L");
     // The spellings of implementations that shipped sessions before the 1.6 text settled.
     define(&mut out, "SHMEM_CTX_SESSION_BATCH", "SHMEM_SESSION_BATCH");
-    define(&mut out, "SHMEM_CTX_SESSION_TOTAL_OPS", "SHMEM_SESSION_TOTAL_OPS");
+    define(
+        &mut out,
+        "SHMEM_CTX_SESSION_TOTAL_OPS",
+        "SHMEM_SESSION_TOTAL_OPS",
+    );
     define(
         &mut out,
         "SHMEM_TEAM_NUM_CONTEXTS",
