@@ -26,11 +26,15 @@
 //! already watches the serving thread, and a server that has seen a global exit has nothing
 //! left to serve.
 //!
+//! A test harness that runs its own binary as the ranks of a run starts them with
+//! [`run_ranks`], a launcher in miniature.
+//!
 //! This module is process-to-process I/O, not shared-memory synchronisation, so it uses
 //! `std::thread` and channels directly rather than the `sync` facade: loom and shuttle check the
 //! host backend, not sockets.
 
 mod client;
+mod ranks;
 mod server;
 mod wire;
 
@@ -40,6 +44,7 @@ use std::io;
 use std::path::PathBuf;
 
 pub use client::BootstrapClient;
+pub use ranks::run_ranks;
 pub use server::BootstrapServer;
 pub use wire::MAX_MESSAGE_BYTES;
 

@@ -271,3 +271,18 @@ impl Launcher for Process {
         Ok((vec![result], report))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The C API keeps the device in a process-wide global behind its lock, and moves queues
+    /// between threads with it.
+    #[test]
+    fn a_device_is_send_and_sync_and_a_queue_is_send() {
+        fn send_and_sync<T: Send + Sync>() {}
+        fn send<T: Send>() {}
+        send_and_sync::<ProcessDevice>();
+        send::<ProcessQueue>();
+    }
+}

@@ -132,15 +132,28 @@ pub unsafe extern "C" fn shmem_ctx_get_team(ctx: shmem_ctx_t, team: *mut shmem_t
     })
 }
 
-/// Hint that a run of operations on `ctx` starts; checks the handle (the runtime has no use
-/// for the hint: it batches nothing).
+/// Hint that a run of operations on `ctx` starts (`options`, `config` and `config_mask`
+/// describe it); checks the handle. The runtime has no use for the hint: it batches nothing.
+/// `SHMEM_CTX_INVALID` does nothing, as the specification asks.
 #[unsafe(no_mangle)]
-pub extern "C" fn shmem_ctx_session_start(ctx: shmem_ctx_t) {
+pub extern "C" fn shmem_ctx_session_start(
+    ctx: shmem_ctx_t,
+    options: c_long,
+    config: *const std::ffi::c_void,
+    config_mask: c_long,
+) {
+    let _ = (options, config, config_mask);
+    if ctx as usize == predefined::CTX_INVALID {
+        return;
+    }
     with_pe("shmem_ctx_session_start", |pe| pe.ctx(ctx).map(|_| ()));
 }
 
 /// Hint that a run of operations on `ctx` ends; checks the handle.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_ctx_session_stop(ctx: shmem_ctx_t) {
+    if ctx as usize == predefined::CTX_INVALID {
+        return;
+    }
     with_pe("shmem_ctx_session_stop", |pe| pe.ctx(ctx).map(|_| ()));
 }

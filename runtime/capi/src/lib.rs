@@ -16,13 +16,22 @@
 //!   started by `oshrun`; globals and statics of the program are symmetric.
 //!
 //! Modules: `state.rs` the global PE and threads; `fail.rs` errors; `handles.rs` context and
-//! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering; `memory.rs` allocation; `teams.rs` teams; `ctx.rs` contexts.
+//! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering; `memory.rs` allocation; `teams.rs` teams; `ctx.rs` contexts;
+//! `rma.rs`, `rma_sized.rs` RMA; `signal.rs` put-with-signal and signal words; `cmp.rs` the
+//! `SHMEM_CMP_*` values; `header/` (tests only) the generator of `shmem.h` and `shmemx.h` and
+//! the checks of the headers and of the library's symbols.
 
+pub mod cmp;
 pub mod ctx;
 mod fail;
 pub mod handles;
+#[cfg(test)]
+mod header;
 pub mod memory;
+pub mod rma;
+pub mod rma_sized;
 pub mod setup;
+pub mod signal;
 mod state;
 pub mod teams;
 pub mod types;

@@ -56,8 +56,8 @@ impl MallocHints {
         }
     }
 
-    /// The hints as bits, for the agreement check's encoding.
-    pub(crate) fn bits(self) -> u32 {
+    /// The hints as bits: the agreement check's encoding and the values of `shmem.h`.
+    pub fn bits(self) -> u32 {
         self.0
     }
 
