@@ -5,7 +5,10 @@
 //!   checks run as a test of this crate.
 //! - `cargo xtask mutate-orderings ...`: weakens the host backend's memory orderings one at a
 //!   time and reports which mutants the tests kill (`mutate`, docs/mutation.md).
+//! - `cargo xtask install --prefix DIR`: builds and installs the C tools and library
+//!   (`install`, docs/c-tools.md).
 
+mod install;
 mod lex;
 mod mutate;
 mod tidy;
@@ -30,12 +33,16 @@ enum Task {
     Tidy,
     /// Weaken each memory ordering of some files, one at a time, and see whether tests notice.
     MutateOrderings(mutate::Args),
+    /// Build (release) and install rshmem, oshrun, oshcc, oshc++, oshCC, libshmem and the
+    /// headers under --prefix DIR.
+    Install(install::Args),
 }
 
 fn main() -> ExitCode {
     let result = match Cli::parse().task {
         Task::Tidy => tidy::run(),
         Task::MutateOrderings(args) => mutate::run(args),
+        Task::Install(args) => install::run(&args),
     };
     match result {
         Ok(code) => code,
