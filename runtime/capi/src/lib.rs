@@ -25,6 +25,8 @@ pub mod memory;
 pub mod setup;
 mod state;
 pub mod types;
+pub mod wait;
+pub mod wait_exports;
 
 /// `SHMEM_MAX_NAME_LEN`: the bytes `shmem_info_get_name` may write, NUL included.
 pub const MAX_NAME_LEN: usize = 256;
