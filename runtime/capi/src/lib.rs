@@ -21,7 +21,9 @@
 pub mod amo;
 mod fail;
 pub mod handles;
+pub mod lock;
 pub mod memory;
+pub mod reductions;
 pub mod setup;
 mod state;
 pub mod types;
