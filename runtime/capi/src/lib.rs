@@ -19,6 +19,7 @@
 //! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering; `memory.rs` allocation.
 
 pub mod amo;
+pub mod collectives;
 mod fail;
 pub mod handles;
 pub mod lock;
