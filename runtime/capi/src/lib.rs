@@ -18,6 +18,7 @@
 //! Modules: `state.rs` the global PE and threads; `fail.rs` errors; `handles.rs` context and
 //! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering; `memory.rs` allocation.
 
+pub mod active_set;
 pub mod amo;
 pub mod collectives;
 mod fail;
