@@ -297,8 +297,8 @@ pub(crate) unsafe fn array<T: P2pValue>(
                     "cmp_values is null; pass an array of nelems comparison values".to_owned(),
                 ));
             }
-            // SAFETY: the caller passes nelems readable values.
             ValuesIn::Each(values) => {
+                // SAFETY: the caller passes nelems readable values.
                 Values::Each(unsafe { std::slice::from_raw_parts(values, nelems) })
             }
         };
