@@ -160,6 +160,29 @@ pub trait Device {
         Ok(())
     }
 
+    /// Makes this PE's static data (the main program's writable data segment: its globals
+    /// and statics) a segment of kind [`MemKind::Static`], and returns the key peers import
+    /// it with through [`Device::import_segment`] and its length in bytes. Offset 0 is the
+    /// segment's first byte, so a global's offset is its address minus the segment's base
+    /// ([`Device::load_store_addr`] of offset 0 on the PE itself); every PE runs the same
+    /// program, so the offsets agree. `None` where the backend cannot: PEs that are threads of
+    /// one process share one copy of the program's data, and the simulator has none.
+    ///
+    /// [`Device::load_store_addr`] on a `Static` range gives that byte's address in this
+    /// process: on the PE itself, the program's own variable.
+    ///
+    /// # Ordering
+    /// Orders nothing; the data keeps the values it had.
+    ///
+    /// The default cannot.
+    ///
+    /// # Errors
+    /// [`DeviceError::Lost`] if the backend can but the system refused (the mapping or the
+    /// memory file failed), naming the call.
+    fn share_static_data(&self) -> Result<Option<(SegmentKey, u64)>, DeviceError> {
+        Ok(None)
+    }
+
     /// Makes `peer`'s segment of `kind` reachable from this PE's queues.
     ///
     /// # Errors

@@ -31,6 +31,12 @@ mod common;
 pub mod cuda;
 mod error;
 pub mod host;
+#[cfg(all(
+    feature = "process",
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+pub mod process;
 mod sync;
 pub mod topology;
 mod types;

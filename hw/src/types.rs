@@ -54,18 +54,24 @@ pub enum MemKind {
     Host,
     /// GPU memory.
     Device,
+    /// The program's static data: the main executable's writable data segment (its globals
+    /// and statics), which a backend that runs each PE as a process of its own shares with
+    /// the peers ([`crate::Device::share_static_data`]). No backend creates it with
+    /// [`crate::Device::create_segment`]; a PE has it once it shared it.
+    Static,
 }
 
 impl MemKind {
     /// How many kinds there are: the length of a per-PE table indexed by [`MemKind::index`].
-    pub const COUNT: usize = 2;
+    pub const COUNT: usize = 3;
 
-    /// This kind's index in per-PE tables of segments (host 0, device 1): the one mapping
-    /// every backend uses, so tables and trace records agree.
+    /// This kind's index in per-PE tables of segments (host 0, device 1, static 2): the one
+    /// mapping every backend uses, so tables and trace records agree.
     pub const fn index(self) -> usize {
         match self {
             MemKind::Host => 0,
             MemKind::Device => 1,
+            MemKind::Static => 2,
         }
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use hw::bootstrap::{
     BOOTSTRAP_VAR, BootstrapClient, BootstrapEnv, BootstrapError, BootstrapServer,
-    MAX_MESSAGE_BYTES, N_RANKS_VAR, RANK_VAR,
+    MAX_MESSAGE_BYTES, N_RANKS_VAR, RANK_VAR, ServeEnd,
 };
 
 /// A socket path of this test alone (tests run in parallel threads of one process).
@@ -38,7 +38,7 @@ fn serve(
     path: &Path,
     n_ranks: u32,
     deadline_ms: u64,
-) -> thread::JoinHandle<Result<(), BootstrapError>> {
+) -> thread::JoinHandle<Result<ServeEnd, BootstrapError>> {
     let server = BootstrapServer::bind(path, n_ranks).expect("bind");
     thread::spawn(move || server.serve(soon(deadline_ms)))
 }
@@ -69,7 +69,10 @@ fn three_ranks_two_rounds_return_every_message_in_rank_order() {
         let expected: Vec<Vec<u8>> = (0..3u8).map(|r| vec![r; r as usize * 1000]).collect();
         assert_eq!(second, expected);
     }
-    server.join().unwrap().expect("every rank said goodbye");
+    assert_eq!(
+        server.join().unwrap().expect("every rank said goodbye"),
+        ServeEnd::AllLeft
+    );
     assert!(!path.exists(), "the server removes its socket file");
 }
 
@@ -242,6 +245,94 @@ fn a_client_deadline_without_a_server_answer_is_a_deadline_error() {
     assert_eq!(result.unwrap(), vec![b"x".to_vec(), b"y".to_vec()]);
     drop(c1);
     server.join().unwrap().unwrap();
+}
+
+#[test]
+fn a_global_exit_ends_the_serve_at_once_and_tells_the_waiting_ranks() {
+    let path = socket("global-exit");
+    let server = serve(&path, 3, 20_000);
+    let start = Instant::now();
+    let (joined, all_joined) = std::sync::mpsc::channel();
+    let waiting: Vec<_> = [0, 1]
+        .into_iter()
+        .map(|rank| {
+            let env = env(&path, rank, 3);
+            let joined = joined.clone();
+            thread::spawn(move || {
+                let mut c = BootstrapClient::connect(&env, soon(20_000)).unwrap();
+                joined.send(rank).unwrap();
+                c.allgather(b"mine", soon(20_000))
+            })
+        })
+        .collect();
+    for _ in 0..2 {
+        all_joined.recv().unwrap();
+    }
+    // Rank 2 never joins the round: it ends the job, and its client is then dropped (as the
+    // process exits), which must not turn the global exit into a lost peer.
+    let ender = BootstrapClient::connect(&env(&path, 2, 3), soon(20_000)).unwrap();
+    ender.global_exit(-3).expect("the frame is written");
+    drop(ender);
+    for handle in waiting {
+        match handle.join().unwrap() {
+            Err(
+                e @ BootstrapError::GlobalExit {
+                    rank: 2,
+                    status: -3,
+                },
+            ) => {
+                assert!(e.to_string().contains("shmem_global_exit(-3)"), "{e}");
+            }
+            other => panic!("expected GlobalExit from rank 2, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        server.join().unwrap().unwrap(),
+        ServeEnd::GlobalExit {
+            rank: 2,
+            status: -3
+        }
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "no deadline wait"
+    );
+}
+
+#[test]
+fn a_global_exit_with_status_zero_still_ends_the_job() {
+    let path = socket("global-exit-0");
+    let server = serve(&path, 2, 20_000);
+    let other = BootstrapClient::connect(&env(&path, 1, 2), soon(20_000)).unwrap();
+    let ender = BootstrapClient::connect(&env(&path, 0, 2), soon(20_000)).unwrap();
+    ender.global_exit(0).unwrap();
+    assert_eq!(
+        server.join().unwrap().unwrap(),
+        ServeEnd::GlobalExit { rank: 0, status: 0 }
+    );
+    drop(other);
+}
+
+#[test]
+fn a_malformed_global_exit_is_a_protocol_error() {
+    let path = socket("global-exit-bad");
+    let server = serve(&path, 1, 10_000);
+    let mut hello = Vec::new();
+    hello.extend_from_slice(&1u32.to_le_bytes());
+    hello.extend_from_slice(&1u32.to_le_bytes());
+    let mut s = loop {
+        match UnixStream::connect(&path) {
+            Ok(s) => break s,
+            Err(_) => thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    s.write_all(&frame(1, 0, &hello)).unwrap();
+    assert_eq!(read_frame(&mut s).0, 2, "accepted");
+    // Kind 9 (global exit) with two bytes of status instead of four.
+    s.write_all(&frame(9, 0, &[1, 2])).unwrap();
+    let err = server.join().unwrap().unwrap_err();
+    assert!(matches!(err, BootstrapError::Protocol(_)), "{err}");
+    assert!(err.to_string().contains("not 4"), "{err}");
 }
 
 #[test]

@@ -23,6 +23,8 @@ pub(crate) fn heap_size_var(kind: MemKind) -> &'static str {
     match kind {
         MemKind::Host => HOST_HEAP_VAR,
         MemKind::Device => DEVICE_HEAP_VAR,
+        // The program's static data is sized by the program, not by a variable.
+        MemKind::Static => "(none: the program's static data is as large as the program makes it)",
     }
 }
 
@@ -31,6 +33,7 @@ pub(crate) fn heap_kind_name(kind: MemKind) -> &'static str {
     match kind {
         MemKind::Host => "HOST",
         MemKind::Device => "DEVICE",
+        MemKind::Static => "STATIC",
     }
 }
 
@@ -343,6 +346,8 @@ impl Config {
         match kind {
             MemKind::Host => self.host_heap_bytes,
             MemKind::Device => self.device_heap_bytes,
+            // Static data is no heap.
+            MemKind::Static => 0,
         }
     }
 

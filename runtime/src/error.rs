@@ -408,6 +408,7 @@ fn heap_name(kind: MemKind) -> &'static str {
     match kind {
         MemKind::Host => "host heap",
         MemKind::Device => "device heap",
+        MemKind::Static => "static data",
     }
 }
 

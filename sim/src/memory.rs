@@ -148,7 +148,7 @@ fn overlaps(a_offset: u64, a_len: u64, b_offset: u64, b_len: u64) -> bool {
 impl Memory {
     pub(crate) fn new(n_pes: u32) -> Memory {
         Memory {
-            segments: (0..n_pes).map(|_| [None, None]).collect(),
+            segments: (0..n_pes).map(|_| [None, None, None]).collect(),
             pending: (0..n_pes).map(|_| PendingList::default()).collect(),
             ..Memory::default()
         }

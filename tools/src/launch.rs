@@ -5,6 +5,9 @@
 //! rank, the number of ranks and the bootstrap socket; when one rank fails, the others are
 //! given a short grace period (to print their own view of the failure, which the bootstrap
 //! makes "rank K left") and are then killed, so that a run never hangs on a dead peer.
+//! A rank that calls `shmem_global_exit(status)` ends the job on purpose: the bootstrap server
+//! reports it ([`ServeEnd::GlobalExit`]), the others are killed at once, without grace, and
+//! the launcher exits with that status.
 
 use std::ffi::OsString;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -16,7 +19,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use hw::bootstrap::{BOOTSTRAP_VAR, BootstrapError, BootstrapServer, N_RANKS_VAR, RANK_VAR};
+use hw::bootstrap::{
+    BOOTSTRAP_VAR, BootstrapError, BootstrapServer, N_RANKS_VAR, RANK_VAR, ServeEnd,
+};
 use hw::cuda::SHARE_GPUS_VAR;
 
 use tools::workloads;
@@ -52,6 +57,10 @@ pub(crate) struct LaunchArgs {
     /// i on GPU i mod the GPU count; for tests on small machines, not for timing)
     #[arg(long, requires = "np")]
     pub(crate) share_gpus: bool,
+    /// Variables set in every rank's environment on top of the launcher's own (`oshrun -x
+    /// VAR=VALUE`); not an option of `rshmem run`.
+    #[arg(skip)]
+    pub(crate) exports: Vec<(String, String)>,
 }
 
 /// Why a rank ended.
@@ -66,6 +75,26 @@ enum End {
     KilledAtTimeout,
     /// Killed by the launcher after the bootstrap server failed.
     KilledAfterBootstrap,
+    /// Killed by the launcher after a rank called `shmem_global_exit`.
+    KilledAtGlobalExit,
+}
+
+/// How the supervision of a run ended.
+struct Outcome {
+    /// How each rank ended.
+    ends: Vec<Option<End>>,
+    /// The first rank seen to fail on its own.
+    first_failed: Option<u32>,
+    /// The rank that called `shmem_global_exit`, and its status.
+    global_exit: Option<(u32, i32)>,
+}
+
+/// What the serving thread said when it finished.
+enum ServerNews {
+    /// It failed (and printed why).
+    Failed,
+    /// A rank ended the job with `shmem_global_exit(status)`.
+    GlobalExit { rank: u32, status: i32 },
 }
 
 /// The private directory of one run, removed when the run ends.
@@ -172,7 +201,8 @@ pub(crate) fn main(
             .args(args)
             .env(RANK_VAR, rank.to_string())
             .env(N_RANKS_VAR, n_ranks.to_string())
-            .env(BOOTSTRAP_VAR, &socket);
+            .env(BOOTSTRAP_VAR, &socket)
+            .envs(options.exports.iter().map(|(k, v)| (k, v)));
         if options.share_gpus {
             command.env(SHARE_GPUS_VAR, "1");
         }
@@ -193,10 +223,10 @@ pub(crate) fn main(
         }
     }
 
-    let (ends, first_failed) = supervise(&mut children, start, timeout, serving);
-    report(&ends, timeout_s);
+    let outcome = supervise(&mut children, start, timeout, serving);
+    report(&outcome, timeout_s);
     drop(dir);
-    Ok(exit_code(&ends, first_failed))
+    Ok(exit_code(&outcome))
 }
 
 /// Finds the program as the shell would: a name with a slash is a path, any other is looked
@@ -231,15 +261,20 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// Waits for every rank; kills the rest `GRACE_MS` after the first failure (a rank's non-zero
-/// exit or signal, or the bootstrap server's error) and all of them at the timeout. Returns how
-/// each rank ended and the first rank seen to fail.
+/// exit or signal, or the bootstrap server's error), at once after a global exit, and all of
+/// them at the timeout.
 fn supervise(
     children: &mut [Child],
     start: Instant,
     timeout: Option<Duration>,
-    serving: JoinHandle<Result<(), BootstrapError>>,
-) -> (Vec<Option<End>>, Option<u32>) {
-    let mut ends: Vec<Option<End>> = vec![None; children.len()];
+    serving: JoinHandle<Result<ServeEnd, BootstrapError>>,
+) -> Outcome {
+    let mut outcome = Outcome {
+        ends: vec![None; children.len()],
+        first_failed: None,
+        global_exit: None,
+    };
+    let ends = &mut outcome.ends;
     let mut serving = Some(serving);
     // The first failure: which rank (None for the bootstrap server) and when.
     let mut failed: Option<(Option<u32>, Instant)> = None;
@@ -264,65 +299,102 @@ fn supervise(
                 }
             }
         }
-        if let Some(at) = server_failure(&mut serving)
-            && failed.is_none()
-        {
-            failed = Some((None, at));
+        outcome.first_failed = failed.and_then(|(rank, _)| rank);
+        match server_news(&mut serving) {
+            Some(ServerNews::GlobalExit { rank, status }) => {
+                end_at_global_exit(children, ends, rank);
+                outcome.global_exit = Some((rank, status));
+                return outcome;
+            }
+            Some(ServerNews::Failed) if failed.is_none() => failed = Some((None, Instant::now())),
+            _ => {}
         }
-        let first_failed = failed.and_then(|(rank, _)| rank);
         if ends.iter().all(Option::is_some) {
             // Why wait for the server: the ranks may all have exited a poll before it saw them
-            // go, and its report ("rank K left") is what names the culprit.
+            // go, and its report ("rank K left", a global exit) is what names the culprit.
             let give_up = Instant::now() + Duration::from_millis(GRACE_MS);
             while serving.is_some() && Instant::now() < give_up {
-                server_failure(&mut serving);
+                if let Some(ServerNews::GlobalExit { rank, status }) = server_news(&mut serving) {
+                    outcome.global_exit = Some((rank, status));
+                }
                 thread::sleep(Duration::from_millis(POLL_MS));
             }
-            return (ends, first_failed);
+            return outcome;
         }
         let now = Instant::now();
         if timeout.is_some_and(|t| now >= start + t) {
-            kill_rest(children, &mut ends, End::KilledAtTimeout);
-            return (ends, first_failed);
+            kill_rest(children, ends, End::KilledAtTimeout);
+            return outcome;
         }
         if let Some((rank, at)) = failed
             && now >= at + Duration::from_millis(GRACE_MS)
         {
             let end = rank.map_or(End::KilledAfterBootstrap, |rank| End::KilledAfter { rank });
-            kill_rest(children, &mut ends, end);
-            return (ends, first_failed);
+            kill_rest(children, ends, end);
+            return outcome;
         }
         thread::sleep(Duration::from_millis(POLL_MS));
     }
 }
 
+/// `rank` called `shmem_global_exit`: every other rank is killed now, and `rank` itself, which
+/// is exiting (and may be flushing its output), gets the grace period before it is killed too.
+fn end_at_global_exit(children: &mut [Child], ends: &mut [Option<End>], rank: u32) {
+    let caller = rank as usize;
+    for (i, (child, end)) in children.iter_mut().zip(ends.iter_mut()).enumerate() {
+        if i != caller {
+            kill(child, end, End::KilledAtGlobalExit);
+        }
+    }
+    let give_up = Instant::now() + Duration::from_millis(GRACE_MS);
+    while let (Some(child), Some(end @ None)) = (children.get_mut(caller), ends.get_mut(caller))
+        && Instant::now() < give_up
+    {
+        if let Ok(Some(status)) = child.try_wait() {
+            *end = Some(End::Exited(status));
+        } else {
+            thread::sleep(Duration::from_millis(POLL_MS));
+        }
+    }
+    kill_rest(children, ends, End::KilledAtGlobalExit);
+}
+
 fn kill_rest(children: &mut [Child], ends: &mut [Option<End>], why: End) {
     for (child, end) in children.iter_mut().zip(ends.iter_mut()) {
-        if end.is_some() {
-            continue;
-        }
-        let _ = child.kill();
-        // Reap it, so that no zombie outlives the run; a rank that exited on its own in the
-        // meantime keeps its own status.
-        *end = Some(match child.wait() {
-            Ok(status) if status.signal() != Some(9) => End::Exited(status),
-            _ => why,
-        });
+        kill(child, end, why);
     }
 }
 
-/// One line on stderr per rank that did not exit 0.
-/// Joins the bootstrap server's thread once it has finished, printing its error; returns when
-/// it failed.
-fn server_failure(serving: &mut Option<JoinHandle<Result<(), BootstrapError>>>) -> Option<Instant> {
+/// Kills one rank unless it has ended, and records how it ended.
+fn kill(child: &mut Child, end: &mut Option<End>, why: End) {
+    if end.is_some() {
+        return;
+    }
+    let _ = child.kill();
+    // Reap it, so that no zombie outlives the run; a rank that exited on its own in the
+    // meantime keeps its own status.
+    *end = Some(match child.wait() {
+        Ok(status) if status.signal() != Some(9) => End::Exited(status),
+        _ => why,
+    });
+}
+
+/// Joins the bootstrap server's thread once it has finished, printing its error; says how it
+/// ended unless every rank simply left.
+fn server_news(
+    serving: &mut Option<JoinHandle<Result<ServeEnd, BootstrapError>>>,
+) -> Option<ServerNews> {
     if !serving.as_ref().is_some_and(JoinHandle::is_finished) {
         return None;
     }
     match serving.take()?.join() {
-        Ok(Ok(())) => None,
+        Ok(Ok(ServeEnd::AllLeft)) => None,
+        Ok(Ok(ServeEnd::GlobalExit { rank, status })) => {
+            Some(ServerNews::GlobalExit { rank, status })
+        }
         Ok(Err(e)) => {
             eprintln!("rshmem run: {e}");
-            Some(Instant::now())
+            Some(ServerNews::Failed)
         }
         Err(_) => {
             eprintln!("rshmem run: the bootstrap server's thread panicked");
@@ -331,12 +403,24 @@ fn server_failure(serving: &mut Option<JoinHandle<Result<(), BootstrapError>>>) 
     }
 }
 
-fn report(ends: &[Option<End>], timeout_s: u64) {
+/// One line on stderr per rank that did not exit 0, and a count; after a global exit, the one
+/// line that names its caller (the others were ended on purpose).
+fn report(outcome: &Outcome, timeout_s: u64) {
+    if let Some((rank, status)) = outcome.global_exit {
+        eprintln!("rshmem run: rank {rank} called shmem_global_exit({status})");
+        return;
+    }
+    let ends = &outcome.ends;
     let (mut n_failed, mut n_killed) = (0, 0);
     for (rank, end) in ends.iter().enumerate() {
         if matches!(
             end,
-            Some(End::KilledAfter { .. } | End::KilledAtTimeout | End::KilledAfterBootstrap)
+            Some(
+                End::KilledAfter { .. }
+                    | End::KilledAtTimeout
+                    | End::KilledAfterBootstrap
+                    | End::KilledAtGlobalExit
+            )
         ) {
             n_killed += 1;
         } else if !matches!(end, Some(End::Exited(status)) if status.success()) {
@@ -362,6 +446,9 @@ fn report(ends: &[Option<End>], timeout_s: u64) {
                 "rank {rank} was killed by the launcher {} s after the bootstrap failed",
                 GRACE_MS / 1000
             ),
+            Some(End::KilledAtGlobalExit) => {
+                format!("rank {rank} was killed by the launcher at a global exit")
+            }
             None => format!("rank {rank}: its end is unknown"),
         };
         eprintln!("rshmem run: {line}");
@@ -374,13 +461,21 @@ fn report(ends: &[Option<End>], timeout_s: u64) {
     }
 }
 
-/// 0 when every rank exited 0. Otherwise, as mpirun does, the status of the first rank seen to
+/// The status a rank passed to `shmem_global_exit` after a global exit, as `exit(status)`
+/// would leave it (its low 8 bits). Else 0 when every rank exited 0. Otherwise, as mpirun does, the status of the first rank seen to
 /// fail on its own (else the lowest such rank): its exit code, or 128 + its signal as a shell
 /// reports it; 1 when every failure was the launcher's kill.
 ///
 /// "First seen" is as good as the launcher's polling: ranks that fail within one poll of each
 /// other (a rank and the peers the bootstrap told of it) are seen in rank order.
-fn exit_code(ends: &[Option<End>], first_failed: Option<u32>) -> ExitCode {
+fn exit_code(outcome: &Outcome) -> ExitCode {
+    if let Some((_, status)) = outcome.global_exit {
+        // Truncation on purpose: a process's exit status is the low byte of what it passed.
+        return ExitCode::from(status.to_le_bytes()[0]);
+    }
+    let Outcome {
+        ends, first_failed, ..
+    } = outcome;
     if ends
         .iter()
         .all(|e| matches!(e, Some(End::Exited(s)) if s.success()))

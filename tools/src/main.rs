@@ -6,6 +6,7 @@ mod check;
 mod info;
 mod launch;
 mod litmus;
+mod oshrun;
 mod run;
 mod svg;
 mod topo;
@@ -60,6 +61,9 @@ enum Command {
     /// Presets: h200x2 (2 GPUs on NV18), hgx8 (8 GPUs on NVSwitch), ib-N (N hosts x 8 GPUs,
     /// one 400 Gb/s NIC per GPU, rail-optimised fat tree). Files: see docs/topology-format.md.
     Topo(topo::TopoArgs),
+    /// Open MPI's `oshrun -np N PROGRAM [ARGS...]`, as `rshmem run -n N PROGRAM [ARGS...]`
+    /// (what tools/osh/bin/oshrun runs; `rshmem oshrun --help`, docs/c-tools.md).
+    Oshrun(oshrun::OshrunArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
         Command::Calibrate(args) => calibrate::main(args),
         Command::Info(args) => info::main(args),
         Command::Topo(args) => topo::main(args),
+        Command::Oshrun(args) => oshrun::main(args),
     };
     match result {
         Ok(code) => code,

@@ -221,6 +221,23 @@ fn a_rank_that_exits_during_the_bootstrap_is_named_by_the_others() {
     assert!(err.contains("rank 1 left"), "{err}");
 }
 
+#[test]
+fn a_global_exit_ends_every_rank_at_once_with_its_status() {
+    for status in [5, 0] {
+        let start = Instant::now();
+        let out = launch_self("3", &format!("global-exit-{status}"));
+        let (elapsed, err) = (start.elapsed(), stderr(&out));
+        assert_eq!(out.status.code(), Some(status), "{err}");
+        assert!(
+            err.contains(&format!("rank 1 called shmem_global_exit({status})")),
+            "{err}"
+        );
+        // The others sleep for 30 s: they were killed, without the failure's grace period.
+        assert!(!err.contains("2 s after"), "{err}");
+        assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}: {err}");
+    }
+}
+
 /// A rank of the launcher tests above; nothing outside the launcher.
 #[test]
 fn child_rank() {
@@ -234,6 +251,16 @@ fn child_rank() {
     let mut client = BootstrapClient::connect(&env, deadline).expect("connect");
     if mode == "rank-1-exits" && env.rank == 1 {
         std::process::exit(3);
+    }
+    if let Some(status) = mode.to_str().and_then(|m| m.strip_prefix("global-exit-")) {
+        // Rank 1 ends the job; the others wait to be killed, never reaching a collective.
+        if env.rank == 1 {
+            let status: i32 = status.parse().expect("a status");
+            client.global_exit(status).expect("global exit sent");
+            std::process::exit(status);
+        }
+        std::thread::sleep(Duration::from_secs(30));
+        std::process::exit(6);
     }
     match client.allgather(&[env.rank as u8], deadline) {
         Ok(all) => {

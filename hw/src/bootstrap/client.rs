@@ -11,6 +11,10 @@ use super::{BOOTSTRAP_VAR, BootstrapEnv, BootstrapError};
 /// How long to wait between attempts to reach a server that is not listening yet.
 const CONNECT_RETRY_MS: u64 = 20;
 
+/// How long `global_exit` may block on a server that does not read: the caller exits right
+/// after, so a second is plenty for a frame of 20 bytes into a socket's buffer.
+const GLOBAL_EXIT_WRITE_MS: u64 = 1_000;
+
 /// How long a rank whose message could not be sent still listens for the server's reason:
 /// the server writes its error frame before it closes, so it is already there or never comes.
 const REASON_GRACE_MS: u64 = 200;
@@ -126,6 +130,50 @@ impl BootstrapClient {
         Ok(all)
     }
 
+    /// Tells the server that this rank called `shmem_global_exit(status)`: the launcher ends
+    /// every other rank at once and exits with `status`. Returns as soon as the frame is
+    /// written; the caller then exits its process (with `status`), without further bootstrap
+    /// calls.
+    ///
+    /// The other ranks' pending or later bootstrap calls fail with
+    /// [`BootstrapError::GlobalExit`] naming this rank and `status`.
+    ///
+    /// # Errors
+    /// [`BootstrapError::Protocol`] when an earlier call of this rank failed (the connection
+    /// may be inside a frame); [`BootstrapError::Io`] when the frame cannot be written within a
+    /// second (the server is gone). Either way the caller should still exit.
+    pub fn global_exit(&self, status: i32) -> Result<(), BootstrapError> {
+        if self.broken {
+            return Err(BootstrapError::Protocol(format!(
+                "rank {} cannot report shmem_global_exit({status}): an earlier bootstrap call \
+                 of this rank failed, so its connection cannot be used any more",
+                self.rank
+            )));
+        }
+        // `&UnixStream` writes: a shared borrow is enough, so a library may call this from
+        // whatever holds the client.
+        let mut stream = &self.stream;
+        stream
+            .set_write_timeout(Some(Duration::from_millis(GLOBAL_EXIT_WRITE_MS)))
+            .and_then(|()| {
+                wire::write_frame(
+                    &mut stream,
+                    kind::GLOBAL_EXIT,
+                    self.rank,
+                    &status.to_le_bytes(),
+                )
+            })
+            .map_err(|e| {
+                BootstrapError::io(
+                    format!(
+                        "rank {}: cannot tell the bootstrap server of shmem_global_exit({status})",
+                        self.rank
+                    ),
+                    e,
+                )
+            })
+    }
+
     /// This process's rank.
     pub fn rank(&self) -> u32 {
         self.rank
@@ -224,6 +272,16 @@ impl BootstrapClient {
                 reason: text(),
             },
             kind::PROTOCOL => BootstrapError::Protocol(format!("the server reported: {}", text())),
+            kind::GLOBAL_EXIT => match wire::decode_status(&frame.payload) {
+                Some(status) => BootstrapError::GlobalExit {
+                    rank: frame.rank,
+                    status,
+                },
+                None => BootstrapError::Protocol(format!(
+                    "the server sent a global exit status of {} bytes",
+                    frame.payload.len()
+                )),
+            },
             other => BootstrapError::Protocol(format!(
                 "rank {} expected {expected} and got a frame of kind {other} for rank {}",
                 self.rank, frame.rank

@@ -18,11 +18,23 @@
 //! and sends every waiting rank an error that names the ranks it waited for; every blocking call
 //! also takes a deadline of its own. Errors are [`BootstrapError`], never panics.
 //!
+//! A rank may also end the whole job on purpose (`shmem_global_exit(status)`):
+//! [`BootstrapClient::global_exit`] tells the server, which tells every other rank (their
+//! bootstrap calls fail with [`BootstrapError::GlobalExit`]) and returns
+//! [`ServeEnd::GlobalExit`] to the launcher, which ends every other process at once and exits
+//! with that status. The hook is `serve`'s return value rather than a callback: the launcher
+//! already watches the serving thread, and a server that has seen a global exit has nothing
+//! left to serve.
+//!
+//! A test harness that runs its own binary as the ranks of a run starts them with
+//! [`run_ranks`], a launcher in miniature.
+//!
 //! This module is process-to-process I/O, not shared-memory synchronisation, so it uses
 //! `std::thread` and channels directly rather than the `sync` facade: loom and shuttle check the
 //! host backend, not sockets.
 
 mod client;
+mod ranks;
 mod server;
 mod wire;
 
@@ -32,8 +44,24 @@ use std::io;
 use std::path::PathBuf;
 
 pub use client::BootstrapClient;
+pub use ranks::run_ranks;
 pub use server::BootstrapServer;
 pub use wire::MAX_MESSAGE_BYTES;
+
+/// How [`BootstrapServer::serve`] ended when nothing went wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServeEnd {
+    /// Every rank said goodbye or closed its connection outside a round.
+    AllLeft,
+    /// `rank` called [`BootstrapClient::global_exit`] with `status`: the job is over, every
+    /// other rank was told, and the launcher should end their processes and exit with `status`.
+    GlobalExit {
+        /// The rank that ended the job.
+        rank: u32,
+        /// The status it passed to `shmem_global_exit`.
+        status: i32,
+    },
+}
 
 /// The environment variable with this process's rank, `0..n_ranks`.
 pub const RANK_VAR: &str = "RSHMEM_RANK";
@@ -208,6 +236,18 @@ pub enum BootstrapError {
     Deadline {
         /// The ranks waited for (empty: not known to this process).
         waited_for: Vec<u32>,
+    },
+    /// Another rank ended the job with `shmem_global_exit(status)`; this rank should exit too
+    /// (the launcher is about to end it anyway).
+    #[error(
+        "rank {rank} called shmem_global_exit({status}), which ends every rank of the job; exit \
+         this process too"
+    )]
+    GlobalExit {
+        /// The rank that called it.
+        rank: u32,
+        /// The status it passed.
+        status: i32,
     },
     /// A message larger than [`MAX_MESSAGE_BYTES`].
     #[error(

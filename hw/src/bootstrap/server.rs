@@ -15,8 +15,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::BootstrapError;
 use super::wire::{self, Frame, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ReadError, kind};
+use super::{BootstrapError, ServeEnd};
 
 /// How often the acceptor looks at the stop flag between connections. The listener is
 /// nonblocking so that `serve` can end the acceptor without a self-connection trick; 10 ms is
@@ -108,7 +108,9 @@ impl BootstrapServer {
     }
 
     /// Serves the run: accepts every rank, relays allgather rounds, and returns when every rank
-    /// has said goodbye or closed its connection outside a round.
+    /// has said goodbye or closed its connection outside a round ([`ServeEnd::AllLeft`]), or
+    /// at once when a rank reports a global exit ([`ServeEnd::GlobalExit`], after telling every
+    /// other connected rank).
     ///
     /// When a rank leaves while others wait in a round, or `deadline` passes first, every
     /// connected rank gets an error frame naming the ranks waited for, and so does the caller.
@@ -118,7 +120,7 @@ impl BootstrapServer {
     /// for; [`BootstrapError::Rejected`] for a duplicate rank, a rank out of range or a
     /// different number of ranks; [`BootstrapError::Protocol`] and [`BootstrapError::TooLarge`]
     /// for a peer that breaks the protocol; [`BootstrapError::Io`] if the socket fails.
-    pub fn serve(self, deadline: Instant) -> Result<(), BootstrapError> {
+    pub fn serve(self, deadline: Instant) -> Result<ServeEnd, BootstrapError> {
         let listener = self
             .listener
             .try_clone()
@@ -131,6 +133,7 @@ impl BootstrapServer {
             n_ranks: self.n_ranks,
             slots: (0..self.n_ranks).map(|_| Slot::Absent).collect(),
             pending: vec![None; self.n_ranks as usize],
+            global_exit: None,
         };
         let result = relay.run(&rx, deadline);
         // Whatever the outcome, close every connection so that each reader thread sees the end
@@ -283,13 +286,15 @@ struct Relay {
     slots: Vec<Slot>,
     /// Each rank's message of the current round, once it sent it.
     pending: Vec<Option<Vec<u8>>>,
+    /// The rank that reported a global exit, and its status.
+    global_exit: Option<(u32, i32)>,
 }
 
 impl Relay {
-    fn run(&mut self, rx: &Receiver<Event>, deadline: Instant) -> Result<(), BootstrapError> {
+    fn run(&mut self, rx: &Receiver<Event>, deadline: Instant) -> Result<ServeEnd, BootstrapError> {
         loop {
             if self.slots.iter().all(|s| matches!(s, Slot::Left)) {
-                return Ok(());
+                return Ok(ServeEnd::AllLeft);
             }
             let wait = deadline.saturating_duration_since(Instant::now());
             let event = match rx.recv_timeout(wait) {
@@ -306,6 +311,11 @@ impl Relay {
                 }
             };
             self.handle(event)?;
+            // Before `advance`: a global exit ends the job, whatever the round's state.
+            if let Some((rank, status)) = self.global_exit {
+                self.tell_global_exit(rank, status);
+                return Ok(ServeEnd::GlobalExit { rank, status });
+            }
             self.advance()?;
         }
     }
@@ -402,6 +412,16 @@ impl Relay {
                 self.pending[r] = Some(frame.payload);
                 Ok(())
             }
+            kind::GLOBAL_EXIT => match wire::decode_status(&frame.payload) {
+                Some(status) => {
+                    self.global_exit = Some((rank, status));
+                    Ok(())
+                }
+                None => Err(self.fail(BootstrapError::Protocol(format!(
+                    "rank {rank} sent a global exit status of {} bytes, not 4",
+                    frame.payload.len()
+                )))),
+            },
             kind::GOODBYE => {
                 if let Slot::Joined { writer, .. } = &self.slots[r] {
                     let _ = writer.shutdown(Shutdown::Both);
@@ -493,6 +513,20 @@ impl Relay {
         }
         self.close_all();
         error
+    }
+
+    /// Tells every other connected rank that `rank` ended the job, then closes every
+    /// connection. Best effort: the launcher kills those ranks anyway.
+    fn tell_global_exit(&mut self, rank: u32, status: i32) {
+        let payload = status.to_le_bytes();
+        for (other, slot) in (0u32..).zip(&mut self.slots) {
+            if let Slot::Joined { writer, .. } = slot
+                && other != rank
+            {
+                let _ = wire::write_frame(writer, kind::GLOBAL_EXIT, rank, &payload);
+            }
+        }
+        self.close_all();
     }
 
     fn close_all(&mut self) {

@@ -1,7 +1,7 @@
 //! The bootstrap's wire format: frames of a 16-byte little-endian header (`u32` kind, `u32`
 //! rank, `u64` payload length) and the payload.
 //!
-//! Fixed-width little-endian fields, not a serialisation crate: the format has six frame kinds,
+//! Fixed-width little-endian fields, not a serialisation crate: the format has nine frame kinds,
 //! both ends are this module, and `hw` takes no new dependency for it.
 
 use std::io::{self, Read, Write};
@@ -34,6 +34,10 @@ pub(crate) mod kind {
     pub(crate) const REJECTED: u32 = 7;
     /// Server to client: some rank broke the protocol. Payload: what happened, UTF-8.
     pub(crate) const PROTOCOL: u32 = 8;
+    /// Client to server: this rank called `shmem_global_exit(status)` and is about to exit;
+    /// the job ends. Server to client: the rank named in the header did, so this rank's
+    /// bootstrap call fails. Payload: `status: i32`.
+    pub(crate) const GLOBAL_EXIT: u32 = 9;
 }
 
 const HEADER_BYTES: usize = 16;
@@ -149,4 +153,9 @@ pub(crate) fn timeout_until(deadline: std::time::Instant) -> std::time::Duration
     deadline
         .saturating_duration_since(std::time::Instant::now())
         .max(std::time::Duration::from_millis(1))
+}
+
+/// Decodes the payload of a `GLOBAL_EXIT` frame; `None` if it is not four bytes.
+pub(crate) fn decode_status(payload: &[u8]) -> Option<i32> {
+    Some(i32::from_le_bytes(payload.try_into().ok()?))
 }

@@ -60,7 +60,7 @@ where
 }
 
 /// The message of a panic payload.
-#[cfg(any(not(rshmem_loom), feature = "cuda"))]
+#[cfg(any(not(rshmem_loom), feature = "cuda", feature = "process"))]
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()

@@ -64,6 +64,7 @@ use cudarc::driver::sys;
 use crate::backend::{Backend, LaunchOutput, Launcher};
 use crate::bootstrap::{BootstrapClient, BootstrapEnv};
 use crate::caps::{Caps, Semantics};
+use crate::common::fd_sharing;
 use crate::common::threads::run_pe_threads;
 use crate::error::LaunchError;
 use crate::sync;
@@ -300,7 +301,7 @@ impl Cuda {
             .map_err(|e| {
             LaunchError::Init(format!("PE {}: the launcher's bootstrap: {e}", env.rank))
         })?;
-        process::allow_peers_to_take_fds().map_err(|e| {
+        fd_sharing::allow_peers_to_take_fds().map_err(|e| {
             LaunchError::Init(format!(
                 "PE {}: cannot let the run's other processes map this one's memory \
                  (prctl PR_SET_PTRACER): {e}",

@@ -7,8 +7,8 @@ use std::os::fd::OwnedFd;
 use super::device::CudaDevice;
 use super::error::DriverCallError;
 use super::memory::{Pinned, Segment, Vmm};
-use super::process::{SHARED_MEMORY_BYTES, SharedMemory};
 use super::world::already_has;
+use crate::common::fd_sharing::{SHARED_MEMORY_BYTES, SharedMemory};
 use crate::error::DeviceError;
 use crate::types::{MemKind, Pe, SegmentKey};
 
@@ -86,7 +86,8 @@ impl CudaDevice {
                 let shareable = self.ctx.world.multi_process();
                 Vmm::new(ctx, len_bytes, &access, &self.local, shareable).map(Segment::Device)
             }
-            MemKind::Host => {
+            // Static data is host memory too, were a caller to ask for a segment of it.
+            MemKind::Host | MemKind::Static => {
                 let len = usize::try_from(len_bytes).map_err(|_| DriverCallError {
                     call: "cuMemHostAlloc",
                     error: "CUDA_ERROR_OUT_OF_MEMORY".into(),

@@ -14,9 +14,10 @@ use super::device_api::state::SYNC_BYTES;
 use super::driver::Gpu;
 use super::error::{DriverCallError, During};
 use super::memory::{Reservation, Segment, Vmm};
-use super::process::{self, SharedMemory};
+use super::process;
 use crate::bootstrap::BootstrapClient;
 use crate::caps::Caps;
+use crate::common::fd_sharing::SharedMemory;
 use crate::common::rendezvous::Rendezvous;
 use crate::error::{DeviceError, QueueError};
 use crate::sync::{self, Clock};
@@ -113,7 +114,7 @@ impl World {
             start: sync::clock_now(),
             exchange,
             first_pe,
-            segments: Mutex::new((0..n_pes).map(|_| [None, None]).collect()),
+            segments: Mutex::new((0..n_pes).map(|_| [None, None, None]).collect()),
             imports: Mutex::new(Vec::new()),
             growable_imports: Mutex::new(Vec::new()),
             exports: Mutex::new(Vec::new()),

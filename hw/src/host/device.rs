@@ -88,7 +88,7 @@ impl HostDevice {
             ctx: Rc::new(PeCtx {
                 world,
                 pe,
-                imports: RefCell::new(vec![[None, None]; n]),
+                imports: RefCell::new(vec![[None, None, None]; n]),
             }),
         }
     }

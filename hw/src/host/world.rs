@@ -56,7 +56,7 @@ impl World {
             start: crate::sync::clock_now(),
             pes: (0..n_pes)
                 .map(|_| PeShared {
-                    segments: Mutex::new([None, None]),
+                    segments: Mutex::new([None, None, None]),
                     waker: Waker::new(),
                 })
                 .collect(),

@@ -23,17 +23,19 @@ pub type shmem_ctx_t = *mut c_void;
 pub type shmem_team_t = *mut c_void;
 
 /// The values of the predefined handles; `shmem.h` defines the same numbers.
-pub(crate) mod predefined {
+pub mod predefined {
     /// `SHMEM_CTX_DEFAULT`.
-    pub(crate) const CTX_DEFAULT: usize = 0;
+    pub const CTX_DEFAULT: usize = 0;
     /// `SHMEM_CTX_INVALID`.
-    pub(crate) const CTX_INVALID: usize = usize::MAX;
+    pub const CTX_INVALID: usize = usize::MAX;
     /// `SHMEM_TEAM_INVALID`.
-    pub(crate) const TEAM_INVALID: usize = 0;
+    pub const TEAM_INVALID: usize = 0;
     /// `SHMEM_TEAM_WORLD`.
-    pub(crate) const TEAM_WORLD: usize = 1;
-    /// `SHMEM_TEAM_SHARED` (and `SHMEMX_TEAM_NODE`: every PE of a run is on this node).
-    pub(crate) const TEAM_SHARED: usize = 2;
+    pub const TEAM_WORLD: usize = 1;
+    /// `SHMEM_TEAM_SHARED`.
+    pub const TEAM_SHARED: usize = 2;
+    /// `SHMEMX_TEAM_NODE`.
+    pub const TEAM_NODE: usize = 3;
 }
 
 /// The contexts and teams the program created and has not destroyed.
@@ -92,6 +94,7 @@ impl Handles {
         match raw {
             predefined::TEAM_WORLD => return Ok(shmem.team_world()),
             predefined::TEAM_SHARED => return Ok(shmem.team_shared()),
+            predefined::TEAM_NODE => return Ok(shmem.team_node()),
             _ => {}
         }
         if !self.teams.borrow().contains(&raw) {
@@ -129,6 +132,9 @@ impl Handles {
         }
         if team.same_as(shmem.team_shared()) {
             return predefined::TEAM_SHARED as shmem_team_t;
+        }
+        if team.same_as(shmem.team_node()) {
+            return predefined::TEAM_NODE as shmem_team_t;
         }
         self.teams
             .borrow()

@@ -16,11 +16,15 @@
 //!   started by `oshrun`; globals and statics of the program are symmetric.
 //!
 //! Modules: `state.rs` the global PE and threads; `fail.rs` errors; `handles.rs` context and
-//! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering; `memory.rs` allocation.
+//! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering; `memory.rs` allocation; `teams.rs` teams; `ctx.rs` contexts.
+//! `amo.rs` atomics; `wait.rs` and `wait_exports.rs` waits and tests; `lock.rs` locks;
+//! `collectives.rs` team collectives; `reductions.rs` reductions and scans (with
+//! `csrc/long_double.c`); `active_set.rs` the deprecated active-set collectives.
 
 pub mod active_set;
 pub mod amo;
 pub mod collectives;
+pub mod ctx;
 mod fail;
 pub mod handles;
 pub mod lock;
@@ -28,9 +32,12 @@ pub mod memory;
 pub mod reductions;
 pub mod setup;
 mod state;
+pub mod teams;
 pub mod types;
 pub mod wait;
 pub mod wait_exports;
+
+pub use state::thread_level;
 
 /// `SHMEM_MAX_NAME_LEN`: the bytes `shmem_info_get_name` may write, NUL included.
 pub const MAX_NAME_LEN: usize = 256;

@@ -25,21 +25,20 @@ use crate::fail::{CallError, fail};
 use crate::handles::Handles;
 
 /// The backend C programs run on.
-// TEMPORARY until the process backend lands: a single host PE.
-pub(crate) type Backend = hw::host::HostBackend;
+pub(crate) type Backend = hw::process::ProcessBackend;
 
 /// `SHMEM_THREAD_SINGLE` .. `SHMEM_THREAD_MULTIPLE`, the values `shmem.h` defines.
-pub(crate) mod thread_level {
+pub mod thread_level {
     use std::ffi::c_int;
 
     /// Only one thread of the process calls SHMEM.
-    pub(crate) const SINGLE: c_int = 0;
+    pub const SINGLE: c_int = 0;
     /// Only the thread that called `shmem_init_thread` calls SHMEM.
-    pub(crate) const FUNNELED: c_int = 1;
+    pub const FUNNELED: c_int = 1;
     /// Any thread calls SHMEM, never two at once.
-    pub(crate) const SERIALIZED: c_int = 2;
+    pub const SERIALIZED: c_int = 2;
     /// Any thread calls SHMEM at any time.
-    pub(crate) const MULTIPLE: c_int = 3;
+    pub const MULTIPLE: c_int = 3;
 }
 
 /// The PE this process runs, as the C API sees it.
@@ -208,14 +207,11 @@ pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
 /// Joins the run and sets the PE up.
 fn start() -> Result<Shmem<Backend>, CallError> {
     let config = Config::from_env().map_err(rshmem::ShmemError::from)?;
-    // TEMPORARY until the process backend lands: a single host PE.
-    let _ = Arc::new(around_sleep);
-    let topology = hw::Topology::single_host(1).expect("one GPU");
-    let device = hw::host::Host::builder(topology)
-        .pes(1)
+    let device = hw::process::Process::builder()
+        .static_data(true)
+        .around_sleep(Arc::new(around_sleep))
         .build()?
-        .into_world()
-        .device(hw::Pe(0));
+        .join()?;
     Ok(rshmem::attach(device, config)?)
 }
 
@@ -284,7 +280,19 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Ends the job with `status` (`shmem_global_exit`): tells the launcher, which ends every
-/// other PE at once and exits with `status`, then ends this process.
+/// other PE at once and exits with `status`, then ends this process. Without a launcher (a
+/// single PE) there is no one else to tell.
 pub(crate) fn global_exit(status: c_int) -> ! {
+    if LIFE.load(Ordering::Acquire) == life::RUNNING {
+        // SAFETY: RUNNING was seen with Acquire, so init's write of `pe` is visible; nothing
+        // writes it again (see `Global`). No lock: the process ends here whatever another
+        // thread is doing.
+        let pe = unsafe { &*GLOBAL.pe.get() };
+        if let Some(client) = pe.as_ref().and_then(|pe| pe.shmem.device().bootstrap()) {
+            // Why ignore a failure: the launcher also sees this process exit with `status`,
+            // and ends the others then (after its grace period instead of at once).
+            let _ = client.global_exit(status);
+        }
+    }
     std::process::exit(status)
 }

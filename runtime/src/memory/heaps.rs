@@ -19,7 +19,7 @@ use crate::config::{
     Config, ConfigError, DEFAULT_HEAP_VAR, format_size, heap_kind_name, heap_size_var,
 };
 use crate::error::ShmemError;
-use crate::memory::allocator::{Access, Heap, Span};
+use crate::memory::allocator::{Access, Heap, MIN_ALIGN_BYTES, Span};
 use crate::memory::space;
 use crate::memory::sym::{Element, Sym};
 use crate::pe::PeState;
@@ -27,8 +27,10 @@ use crate::pe::PeState;
 /// A PE's heaps.
 #[derive(Debug)]
 pub(crate) struct Heaps {
-    /// The device heap, then the host heap (see [`index`]).
-    heaps: [Option<Heap>; 2],
+    /// The device heap, then the host heap, then the program's static data where the backend
+    /// shares it: one allocation that spans it, so accesses are checked like the heaps' and
+    /// nothing is ever allocated there (see [`index`]).
+    heaps: [Option<Heap>; 3],
     default: MemKind,
 }
 
@@ -37,6 +39,7 @@ fn index(kind: MemKind) -> usize {
     match kind {
         MemKind::Device => 0,
         MemKind::Host => 1,
+        MemKind::Static => 2,
     }
 }
 
@@ -60,7 +63,7 @@ impl Heaps {
             Ok((bytes > 0).then(|| Heap::new(kind, bytes)))
         };
         let heaps = Heaps {
-            heaps: [heap(MemKind::Device)?, heap(MemKind::Host)?],
+            heaps: [heap(MemKind::Device)?, heap(MemKind::Host)?, None],
             default: config.default_heap,
         };
         heaps.get(heaps.default, || default_setting(heaps.default))?;
@@ -125,12 +128,28 @@ impl Heaps {
     /// The heap whose window holds the address `offset`, to free or resize an allocation.
     ///
     /// # Errors
-    /// [`ShmemError::NotInHeap`] if that heap does not exist.
+    /// [`ShmemError::NotInHeap`] if that heap does not exist, or `offset` is static data,
+    /// which no one allocated.
     pub(crate) fn holding_mut(&mut self, offset: u64) -> Result<&mut Heap, ShmemError> {
         let (kind, _) = space::locate(offset);
+        if kind == MemKind::Static {
+            return Err(ShmemError::NotInHeap { offset });
+        }
         self.heaps[index(kind)]
             .as_mut()
             .ok_or(ShmemError::NotInHeap { offset })
+    }
+
+    /// Adds the program's static data, `len_bytes` long, as one allocation that spans it.
+    ///
+    /// # Errors
+    /// [`ShmemError::HeapExhausted`] if it is larger than its address window.
+    pub(crate) fn add_static(&mut self, len_bytes: u64) -> Result<(), ShmemError> {
+        let mut heap = Heap::new(MemKind::Static, len_bytes);
+        heap.alloc(len_bytes, MIN_ALIGN_BYTES, false)?;
+        heap.set_backed_bytes(len_bytes);
+        self.heaps[index(MemKind::Static)] = Some(heap);
+        Ok(())
     }
 
     /// Checks `access` against the heap its address lies in.

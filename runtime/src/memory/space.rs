@@ -16,14 +16,17 @@ pub(crate) fn base_of(kind: MemKind) -> u64 {
     match kind {
         MemKind::Device => 0,
         MemKind::Host => WINDOW_BYTES,
+        MemKind::Static => 2 * WINDOW_BYTES,
     }
 }
 
 /// The heap kind whose window holds `addr`, and the offset of `addr` into that heap's
-/// segment. Addresses past the host window land at host offsets no heap holds, so a heap's
+/// segment. Addresses past the static window land at static offsets no segment holds, so a
 /// check refuses them.
 pub(crate) fn locate(addr: u64) -> (MemKind, u64) {
-    if addr >= WINDOW_BYTES {
+    if addr >= 2 * WINDOW_BYTES {
+        (MemKind::Static, addr - 2 * WINDOW_BYTES)
+    } else if addr >= WINDOW_BYTES {
         (MemKind::Host, addr - WINDOW_BYTES)
     } else {
         (MemKind::Device, addr)
@@ -36,11 +39,14 @@ mod tests {
 
     #[test]
     fn each_kind_round_trips_through_its_window() {
-        for kind in [MemKind::Device, MemKind::Host] {
+        for kind in [MemKind::Device, MemKind::Host, MemKind::Static] {
             for offset in [0, 8, WINDOW_BYTES - 1] {
                 assert_eq!(locate(base_of(kind) + offset), (kind, offset));
             }
         }
-        assert_eq!(locate(u64::MAX), (MemKind::Host, u64::MAX - WINDOW_BYTES));
+        assert_eq!(
+            locate(u64::MAX),
+            (MemKind::Static, u64::MAX - 2 * WINDOW_BYTES)
+        );
     }
 }

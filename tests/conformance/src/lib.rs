@@ -3,11 +3,13 @@
 //!
 //! A body returns `Ok(())` when its check held on that PE. The same bodies are meant to run on
 //! every backend (the CUDA backend runs them on GPUs), so they only use the public API.
-//! The harnesses: this file for the simulator, [`host`] and [`cuda`] for the real backends.
+//! The harnesses: this file for the simulator, [`host`], [`cuda`] and [`process`] for the
+//! real backends.
 
 pub mod bodies;
 pub mod cuda;
 pub mod host;
+pub mod process;
 
 use hw::Launcher;
 use rshmem::{Config, Shmem, ShmemError};

@@ -16,16 +16,19 @@ use crate::memory::call_agreement::by_pe;
 use crate::memory::heaps::Heaps;
 use crate::memory::heaps::backing::next_backing;
 
-/// What every PE must agree on: the heaps' sizes and the default heap.
+/// What every PE must agree on: the heaps' sizes, the default heap, and the length of the
+/// static data (0 where the backend shares none), which differs only if the PEs run
+/// different programs.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) struct Settings {
     pub(super) device_bytes: u64,
     pub(super) host_bytes: u64,
     pub(super) default: MemKind,
+    pub(super) static_bytes: u64,
 }
 
-/// The bytes of encoded [`Settings`]: two words and the default heap.
-const SETTINGS_BYTES: usize = 17;
+/// The bytes of encoded [`Settings`]: two words, the default heap and a word.
+const SETTINGS_BYTES: usize = 25;
 /// The bytes of a key's length, before the key.
 const KEY_LEN_BYTES: usize = 8;
 
@@ -36,6 +39,7 @@ impl Settings {
             device_bytes: bytes(MemKind::Device),
             host_bytes: bytes(MemKind::Host),
             default: heaps.default_kind(),
+            static_bytes: bytes(MemKind::Static),
         }
     }
 
@@ -44,6 +48,7 @@ impl Settings {
         bytes[..8].copy_from_slice(&self.device_bytes.to_le_bytes());
         bytes[8..16].copy_from_slice(&self.host_bytes.to_le_bytes());
         bytes[16] = u8::from(self.default == MemKind::Host);
+        bytes[17..].copy_from_slice(&self.static_bytes.to_le_bytes());
         bytes
     }
 
@@ -51,22 +56,33 @@ impl Settings {
     pub(super) fn decode(message: &[u8]) -> Option<Settings> {
         let (device, rest) = message.split_first_chunk::<8>()?;
         let (host, rest) = rest.split_first_chunk::<8>()?;
-        let default = match rest.first()? {
+        let (default, rest) = rest.split_first()?;
+        let default = match default {
             0 => MemKind::Device,
             1 => MemKind::Host,
             _ => return None,
         };
+        let (static_bytes, _) = rest.split_first_chunk::<8>()?;
         Some(Settings {
             device_bytes: u64::from_le_bytes(*device),
             host_bytes: u64::from_le_bytes(*host),
             default,
+            static_bytes: u64::from_le_bytes(*static_bytes),
         })
     }
 
     /// The settings as the variables that make them.
     pub(super) fn describe(self) -> String {
+        let statics = if self.static_bytes == 0 {
+            String::new()
+        } else {
+            format!(
+                ", {} bytes of static data (PEs must run the same program)",
+                self.static_bytes
+            )
+        };
         format!(
-            "{DEVICE_HEAP_VAR}={}, {HOST_HEAP_VAR}={}, {DEFAULT_HEAP_VAR}={}",
+            "{DEVICE_HEAP_VAR}={}, {HOST_HEAP_VAR}={}, {DEFAULT_HEAP_VAR}={}{statics}",
             format_size(self.device_bytes),
             format_size(self.host_bytes),
             heap_kind_name(self.default)
@@ -88,6 +104,14 @@ pub(crate) fn share_segments<D: Device>(
     heaps: &mut Heaps,
     deadline: Instant,
 ) -> Result<(), ShmemError> {
+    // Why first: the static data's length is one of the settings the PEs agree on.
+    let static_key = match device.share_static_data()? {
+        Some((key, len_bytes)) => {
+            heaps.add_static(len_bytes)?;
+            Some(key)
+        }
+        None => None,
+    };
     let settings = Settings::of(heaps);
     let mut mine = settings.encode().to_vec();
     for kind in [MemKind::Device, MemKind::Host] {
@@ -99,7 +123,8 @@ pub(crate) fn share_segments<D: Device>(
             MemKind::Device => {
                 next_backing(heap.high_water_bytes().max(1), 0, heap_bytes).unwrap_or(0)
             }
-            MemKind::Host => heap_bytes,
+            // The loop is over the heaps; static data was added above, backed whole.
+            MemKind::Host | MemKind::Static => heap_bytes,
         };
         let refused = |source| ShmemError::HeapSegment {
             kind,
@@ -108,12 +133,14 @@ pub(crate) fn share_segments<D: Device>(
         };
         let key = match kind {
             MemKind::Device => device.create_growable_segment(kind, heap_bytes, backed_bytes),
-            MemKind::Host => device.create_segment(kind, heap_bytes),
+            MemKind::Host | MemKind::Static => device.create_segment(kind, heap_bytes),
         }
         .map_err(refused)?;
         heap.set_backed_bytes(backed_bytes);
-        mine.extend_from_slice(&(key.0.len() as u64).to_le_bytes());
-        mine.extend_from_slice(&key.0);
+        put_key(&mut mine, &key);
+    }
+    if let Some(key) = static_key {
+        put_key(&mut mine, &key);
     }
     let all = device.exchange(&mine, deadline)?;
     let theirs: Vec<Option<Settings>> = all.iter().map(|m| Settings::decode(m)).collect();
@@ -137,6 +164,12 @@ pub(crate) fn share_segments<D: Device>(
         }
     }
     Ok(())
+}
+
+/// Appends `key` to `message`, length first.
+fn put_key(message: &mut Vec<u8>, key: &SegmentKey) {
+    message.extend_from_slice(&(key.0.len() as u64).to_le_bytes());
+    message.extend_from_slice(&key.0);
 }
 
 /// The next length-prefixed key of `keys`, which then starts after it.

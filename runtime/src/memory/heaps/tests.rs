@@ -98,6 +98,7 @@ fn settings_round_trip_and_name_their_variables() {
         device_bytes: 1 << 30,
         host_bytes: 64 << 20,
         default: MemKind::Host,
+        static_bytes: 0,
     };
     let mut message = settings.encode().to_vec();
     message.extend_from_slice(b"keys follow");
@@ -107,5 +108,15 @@ fn settings_round_trip_and_name_their_variables() {
         settings.describe(),
         "SHMEM_DEVICE_SYMMETRIC_SIZE=1g, SHMEM_SYMMETRIC_SIZE=64m, \
          SHMEM_SYMMETRIC_HEAP_DEFAULT=HOST"
+    );
+    let with_statics = Settings {
+        static_bytes: 8192,
+        ..settings
+    };
+    assert_eq!(Settings::decode(&with_statics.encode()), Some(with_statics));
+    assert!(
+        with_statics
+            .describe()
+            .ends_with("8192 bytes of static data (PEs must run the same program)")
     );
 }

@@ -9,7 +9,8 @@
 //! - `sim-chance-in-one-room`: every draw of the simulator's chooser is made in
 //!   `sim/src/world/chance.rs`.
 //! - `runtime-names-no-backend`: `runtime/src` names no concrete backend outside tests.
-//! - `backends-apart`: `hw/src/cuda` does not import `hw/src/host`, nor the other way round.
+//! - `backends-apart`: none of `hw/src/cuda`, `hw/src/host` and `hw/src/process` imports
+//!   another.
 //! - `config-doc`: docs/config.md documents exactly the runtime's configuration table.
 //!
 //! Each violation prints its file, line, rule and fix. `cargo test -p xtask` runs the same

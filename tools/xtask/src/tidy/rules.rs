@@ -294,18 +294,36 @@ const fn backends_apart(scope: &'static [&'static str], bans: &'static [Ban]) ->
     }
 }
 
+// The CUDA backend has a `process` module of its own (`super::process`), so only the crate
+// path names the process backend there.
 const CUDA_APART: SourceRule = backends_apart(
     &["hw/src/cuda"],
     &[
         ban(Name::Word("host::"), IN_TESTS_TOO),
         ban(Name::Path("crate", "host"), IN_TESTS_TOO),
         ban(Name::Path("super", "host"), IN_TESTS_TOO),
+        ban(Name::Path("crate", "process"), IN_TESTS_TOO),
     ],
 );
 
 const HOST_APART: SourceRule = backends_apart(
     &["hw/src/host"],
     &[
+        ban(Name::Word("cuda::"), IN_TESTS_TOO),
+        ban(Name::Path("crate", "cuda"), IN_TESTS_TOO),
+        ban(Name::Path("super", "cuda"), IN_TESTS_TOO),
+        ban(Name::Word("process::"), IN_TESTS_TOO),
+        ban(Name::Path("crate", "process"), IN_TESTS_TOO),
+        ban(Name::Path("super", "process"), IN_TESTS_TOO),
+    ],
+);
+
+const PROCESS_APART: SourceRule = backends_apart(
+    &["hw/src/process"],
+    &[
+        ban(Name::Word("host::"), IN_TESTS_TOO),
+        ban(Name::Path("crate", "host"), IN_TESTS_TOO),
+        ban(Name::Path("super", "host"), IN_TESTS_TOO),
         ban(Name::Word("cuda::"), IN_TESTS_TOO),
         ban(Name::Path("crate", "cuda"), IN_TESTS_TOO),
         ban(Name::Path("super", "cuda"), IN_TESTS_TOO),
@@ -325,13 +343,14 @@ const SIM_CHANCE_IN_ONE_ROOM: SourceRule = SourceRule {
 };
 
 /// Every source rule, in the order they are reported.
-pub(crate) const SOURCE_RULES: [SourceRule; 6] = [
+pub(crate) const SOURCE_RULES: [SourceRule; 7] = [
     HOST_FACADE,
     SIM_DETERMINISM,
     SIM_CHANCE_IN_ONE_ROOM,
     RUNTIME_NAMES_NO_BACKEND,
     CUDA_APART,
     HOST_APART,
+    PROCESS_APART,
 ];
 
 #[cfg(test)]
@@ -343,7 +362,7 @@ mod tests {
     }
 
     #[test]
-    fn the_cuda_backend_may_not_import_the_host_backend() {
+    fn no_backend_may_import_another() {
         // The two lines hw/src/cuda had when this rule was written.
         let text = "use crate::host::rendezvous::Rendezvous;\n\
                     use crate::host::single_host;\n\
@@ -353,6 +372,11 @@ mod tests {
         assert_eq!(lines(&CUDA_APART, "hw/src/cuda/world.rs", text), [1, 2, 3]);
         let text = "use crate::cuda::CudaBackend;\nuse super::{cuda, sync};\n";
         assert_eq!(lines(&HOST_APART, "hw/src/host/mod.rs", text), [1, 2]);
+        let text = "use crate::host::HostDevice;\nuse crate::cuda::Cuda;\n\
+                    use crate::common::fd_sharing;\n";
+        assert_eq!(lines(&PROCESS_APART, "hw/src/process/mod.rs", text), [1, 2]);
+        let text = "use super::process::map_shared;\nuse crate::process::ProcessDevice;\n";
+        assert_eq!(lines(&CUDA_APART, "hw/src/cuda/world.rs", text), [2]);
     }
 
     #[test]

@@ -1,0 +1,473 @@
+//! [`ProcessDevice`]: this process's PE: its segments and its peers', its control block and
+//! theirs, its clock and its bootstrap.
+//!
+//! What a device and its queues share is one [`PeState`] behind an `Arc`. The table of
+//! reachable segments is a `OnceLock` per PE and kind: filled once at creation or import (at
+//! setup), read with one Acquire load on every put and atomic, so the hot paths take no lock.
+
+use std::ffi::CStr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{Ordering, fence};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use crate::amo::AmoWidth;
+use crate::backend::{Device, WaitSpec, waiting_for_any};
+use crate::bootstrap::BootstrapClient;
+use crate::caps::Caps;
+use crate::common::fd_sharing::{SharedMemory, take_shared};
+use crate::error::{DeviceError, LaunchError, QueueError};
+use crate::topology::Topology;
+use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
+
+use super::memory::{Mapping, shared_memory};
+use super::queue::ProcessQueue;
+use super::wake::{CONTROL_BYTES, Control, MAX_NAP};
+use super::{AroundSleep, ProcessBackend, atomics, static_data};
+
+/// What joining a run starts from (`Process::join`).
+pub(crate) struct Joining {
+    pub(crate) pe: Pe,
+    pub(crate) n_pes: u32,
+    pub(crate) caps: Caps,
+    pub(crate) topology: Topology,
+    pub(crate) client: Option<BootstrapClient>,
+    pub(crate) static_data: bool,
+    pub(crate) around_sleep: AroundSleep,
+    pub(crate) deadline: std::time::Instant,
+}
+
+/// What a device and its queues share.
+pub(crate) struct PeState {
+    pub(crate) pe: Pe,
+    n_pes: u32,
+    caps: Caps,
+    topology: Topology,
+    /// Time zero of [`Device::now`].
+    start: std::time::Instant,
+    client: Option<Mutex<BootstrapClient>>,
+    around_sleep: AroundSleep,
+    /// Every PE's control block, in PE order.
+    controls: Vec<Control>,
+    /// Every PE's process id, in PE order: a key names its owner's process.
+    pids: Vec<u32>,
+    /// Reachable segments by PE and [`MemKind::index`], this PE's own included.
+    segments: Vec<[OnceLock<Mapping>; MemKind::COUNT]>,
+    /// This PE's descriptors, kept open so that peers can take copies.
+    exports: Mutex<Vec<OwnedFd>>,
+    /// Whether the static data may be remapped, and its key once it was.
+    static_data: bool,
+    static_key: Mutex<Option<(SegmentKey, u64)>>,
+}
+
+impl PeState {
+    /// `pe`'s segment of `kind`.
+    ///
+    /// # Panics
+    /// If it was not created or imported (contract violation).
+    #[inline]
+    pub(crate) fn segment(&self, pe: Pe, kind: MemKind) -> &Mapping {
+        self.segments
+            .get(pe.idx())
+            .and_then(|s| s[kind.index()].get())
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} used {pe}'s {kind:?} segment without importing it",
+                    self.pe
+                )
+            })
+    }
+
+    /// Called after this PE wrote `target`'s memory: wakes `target`'s sleepers, if any.
+    #[inline]
+    pub(crate) fn notify(&self, target: Pe) {
+        self.controls[target.idx()].notify();
+    }
+
+    /// The wall-clock point of a contract deadline; `None` for one too far to represent.
+    fn until(&self, deadline: Instant) -> Option<std::time::Instant> {
+        self.start
+            .checked_add(std::time::Duration::from_nanos(deadline.0))
+    }
+}
+
+/// Every process's `mine`, in PE order, through the launcher's bootstrap, sleeping inside
+/// `around_sleep`; just `mine` for a single PE.
+fn allgather(
+    client: Option<&Mutex<BootstrapClient>>,
+    around_sleep: &AroundSleep,
+    mine: &[u8],
+    until: std::time::Instant,
+) -> Result<Vec<Vec<u8>>, String> {
+    let Some(client) = client else {
+        return Ok(vec![mine.to_vec()]);
+    };
+    let mut result = None;
+    around_sleep(&mut || {
+        let mut client = client.lock().unwrap_or_else(|e| e.into_inner());
+        result = Some(client.allgather(mine, until).map_err(|e| e.to_string()));
+    });
+    result.unwrap_or_else(|| Err("the around-sleep hook did not run the exchange".to_string()))
+}
+
+/// This process's PE of a run (see the module docs of `hw::process`).
+#[derive(Debug)]
+pub struct ProcessDevice {
+    state: std::sync::Arc<PeState>,
+}
+
+impl std::fmt::Debug for PeState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeState")
+            .field("pe", &self.pe)
+            .field("n_pes", &self.n_pes)
+            .field("static_data", &self.static_data)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Shares every PE's control block and returns the device (`Process::join`).
+pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
+    let pe = joining.pe;
+    let fail = |what: String| LaunchError::Init(format!("{pe}: {what}"));
+    let (fd, own) = shared_memory(c"rshmem-control", CONTROL_BYTES).map_err(|e| {
+        fail(format!(
+            "cannot make the control block (memfd_create/mmap): {e}"
+        ))
+    })?;
+    let key = SharedMemory::of(&fd, CONTROL_BYTES);
+    let client = joining.client.map(Mutex::new);
+    let all = allgather(
+        client.as_ref(),
+        &joining.around_sleep,
+        &key.to_bytes(),
+        joining.deadline,
+    )
+    .map_err(|e| fail(format!("sharing the control blocks: {e}")))?;
+    let mut own = Some(own);
+    let mut controls = Vec::with_capacity(all.len());
+    let mut pids = Vec::with_capacity(all.len());
+    for (peer, bytes) in all.iter().enumerate() {
+        let theirs = SharedMemory::from_bytes(bytes)
+            .ok_or_else(|| fail(format!("PE {peer} sent a malformed control-block key")))?;
+        pids.push(theirs.pid);
+        let mapping = match own.take().filter(|_| peer == pe.idx()) {
+            Some(own) => own,
+            None => {
+                let (fd, size) = take_shared(&theirs)
+                    .map_err(|e| fail(format!("PE {peer}'s control block: {e}")))?;
+                Mapping::map(fd.as_fd(), size)
+                    .map_err(|e| fail(format!("mapping PE {peer}'s control block: {e}")))?
+            }
+        };
+        controls.push(Control::new(mapping));
+    }
+    let state = PeState {
+        pe,
+        n_pes: joining.n_pes,
+        caps: joining.caps,
+        topology: joining.topology,
+        start: std::time::Instant::now(),
+        client,
+        around_sleep: joining.around_sleep,
+        controls,
+        pids,
+        segments: (0..joining.n_pes).map(|_| Default::default()).collect(),
+        exports: Mutex::new(vec![fd]),
+        static_data: joining.static_data,
+        static_key: Mutex::new(None),
+    };
+    Ok(ProcessDevice {
+        state: std::sync::Arc::new(state),
+    })
+}
+
+/// The memfd name of a segment of `kind`, as `/proc/PID/maps` shows it.
+fn memfd_name(kind: MemKind) -> &'static CStr {
+    match kind {
+        MemKind::Host => c"rshmem-host-segment",
+        MemKind::Device => c"rshmem-device-segment",
+        MemKind::Static => c"rshmem-static-data",
+    }
+}
+
+impl ProcessDevice {
+    /// The launcher's bootstrap connection, for telling the launcher about a global exit;
+    /// `None` for a single PE that no launcher started. The guard waits while another thread
+    /// of this process is in an exchange.
+    pub fn bootstrap(&self) -> Option<MutexGuard<'_, BootstrapClient>> {
+        self.state
+            .client
+            .as_ref()
+            .map(|client| client.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Makes `mapping` (with its descriptor `fd`) this PE's segment of `kind` and returns its
+    /// key.
+    fn keep_own(
+        &self,
+        kind: MemKind,
+        fd: OwnedFd,
+        mapping: Mapping,
+    ) -> Result<SegmentKey, DeviceError> {
+        let state = &self.state;
+        let key = SharedMemory::of(&fd, mapping.len());
+        state.segments[state.pe.idx()][kind.index()]
+            .set(mapping)
+            .map_err(|_| already_has(state.pe, kind))?;
+        lock(&state.exports).push(fd);
+        Ok(SegmentKey(key.to_bytes()))
+    }
+
+    /// The values of the words of `specs` now, for a deadline report.
+    fn words(&self, specs: &[WaitSpec]) -> Vec<u64> {
+        specs.iter().map(|spec| self.load_word(spec)).collect()
+    }
+
+    /// The word of `spec`, loaded Relaxed: a satisfied check is followed by the consistency
+    /// step's SeqCst fence, an acquire fence after this load (C11 fence rules).
+    fn load_word(&self, spec: &WaitSpec) -> u64 {
+        assert_eq!(
+            spec.word.len,
+            spec.width.bytes(),
+            "wait: word length is not its width"
+        );
+        let own = self.state.segment(self.state.pe, spec.word.kind);
+        atomics::load(own, spec.word.offset, spec.width, Ordering::Relaxed)
+    }
+
+    fn check(&self, spec: &WaitSpec) -> Option<u64> {
+        let value = self.load_word(spec);
+        let width: AmoWidth = spec.width;
+        spec.cmp
+            .eval(width, spec.signed, value, width.truncate(spec.value))
+            .then_some(value)
+    }
+}
+
+/// The error of a second segment of one kind.
+fn already_has(pe: Pe, kind: MemKind) -> DeviceError {
+    DeviceError::Lost(format!("{pe} already has a {kind:?} segment"))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Device for ProcessDevice {
+    type B = ProcessBackend;
+
+    fn pe(&self) -> Pe {
+        self.state.pe
+    }
+
+    fn n_pes(&self) -> u32 {
+        self.state.n_pes
+    }
+
+    fn caps(&self) -> &Caps {
+        &self.state.caps
+    }
+
+    fn topology(&self) -> &Topology {
+        &self.state.topology
+    }
+
+    fn now(&self) -> Instant {
+        Instant(self.state.start.elapsed().as_nanos() as u64)
+    }
+
+    /// A memfd of `len_bytes` (sparse: pages cost memory once touched), mapped shared.
+    fn create_segment(&self, kind: MemKind, len_bytes: u64) -> Result<SegmentKey, DeviceError> {
+        let limit_bytes = self.state.caps.max_segment_bytes;
+        let oom = DeviceError::OutOfMemory {
+            kind,
+            requested_bytes: len_bytes,
+            limit_bytes,
+        };
+        if kind == MemKind::Static {
+            return Err(DeviceError::Lost(
+                "the static data is the program's: share it with share_static_data, not \
+                 create_segment"
+                    .to_string(),
+            ));
+        }
+        let len = usize::try_from(len_bytes)
+            .ok()
+            .filter(|_| len_bytes <= limit_bytes);
+        let Some(len) = len else {
+            return Err(oom);
+        };
+        if self.state.segments[self.state.pe.idx()][kind.index()]
+            .get()
+            .is_some()
+        {
+            return Err(already_has(self.state.pe, kind));
+        }
+        let (fd, mapping) = shared_memory(memfd_name(kind), len).map_err(|e| {
+            tracing::warn!("a {len_bytes}-byte {kind:?} segment: {e}");
+            oom
+        })?;
+        self.keep_own(kind, fd, mapping)
+    }
+
+    /// Maps the peer's memfd, taken with `pidfd_getfd`; a second import of the same segment
+    /// does nothing.
+    fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
+        let state = &self.state;
+        let import_error = |reason: String| DeviceError::Import { peer, kind, reason };
+        let shared = SharedMemory::from_bytes(&key.0)
+            .ok_or_else(|| import_error("the key is not a process-backend key".into()))?;
+        let owner = *state
+            .pids
+            .get(peer.idx())
+            .ok_or_else(|| import_error("no such PE".into()))?;
+        if shared.pid != owner {
+            return Err(import_error(format!(
+                "the key names process {}, but {peer} is process {owner}",
+                shared.pid
+            )));
+        }
+        let slot = &state.segments[peer.idx()][kind.index()];
+        if let Some(mapping) = slot.get() {
+            return if mapping.len() as u64 == shared.size {
+                Ok(())
+            } else {
+                Err(import_error(format!(
+                    "the key is for {} bytes, the segment has {}",
+                    shared.size,
+                    mapping.len()
+                )))
+            };
+        }
+        if peer == state.pe {
+            return Err(import_error("this PE has not created that segment".into()));
+        }
+        let (fd, size) = take_shared(&shared).map_err(import_error)?;
+        let mapping = Mapping::map(fd.as_fd(), size)
+            .map_err(|e| import_error(format!("mmap of {size} bytes: {e}")))?;
+        // A second import racing this one from another thread keeps the first mapping.
+        let _ = slot.set(mapping);
+        Ok(())
+    }
+
+    /// The mapping's base plus the offset, for every segment: peers' memory is mapped in this
+    /// process.
+    fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {
+        let mapping = self.state.segment(range.pe, range.kind);
+        Some(mapping.span(range.offset, range.len, "load_store_addr") as u64)
+    }
+
+    /// Remaps the main program's data onto a memfd the first time (`static_data.rs`), when
+    /// [`super::ProcessBuilder::static_data`] allowed it; later calls return the same key.
+    fn share_static_data(&self) -> Result<Option<(SegmentKey, u64)>, DeviceError> {
+        if !self.state.static_data {
+            return Ok(None);
+        }
+        let mut shared = lock(&self.state.static_key);
+        if let Some(done) = shared.as_ref() {
+            return Ok(Some(done.clone()));
+        }
+        let (fd, mapping) = static_data::share().map_err(|e| {
+            DeviceError::Lost(format!("cannot share the program's static data: {e}"))
+        })?;
+        let len_bytes = mapping.len() as u64;
+        let key = self.keep_own(MemKind::Static, fd, mapping)?;
+        *shared = Some((key.clone(), len_bytes));
+        Ok(Some((key, len_bytes)))
+    }
+
+    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
+        let state = &self.state;
+        // Past the representable: as good as never.
+        let far = || std::time::Instant::now() + std::time::Duration::from_secs(1 << 30);
+        let until = state.until(deadline).unwrap_or_else(far);
+        allgather(state.client.as_ref(), &state.around_sleep, mine, until).map_err(|e| {
+            QueueError::Deadline {
+                pe: state.pe,
+                waiting_for: format!("the bootstrap exchange between processes: {e}"),
+                deadline,
+            }
+        })
+    }
+
+    fn create_queue(&self) -> Result<ProcessQueue, DeviceError> {
+        Ok(ProcessQueue::new(std::sync::Arc::clone(&self.state)))
+    }
+
+    fn read_local(&self, src: LocalRange, out: &mut [u8]) {
+        assert_eq!(
+            src.len,
+            out.len() as u64,
+            "read_local: range and buffer lengths differ"
+        );
+        let own = self.state.segment(self.state.pe, src.kind);
+        let from = own.span(src.offset, src.len, "read_local");
+        // SAFETY: `from` has `out.len()` bytes inside the mapping; `out` is a distinct buffer.
+        // Peers may write the range meanwhile: what they wrote is ordered by their fences and
+        // this PE's waits, as the contract says.
+        unsafe { std::ptr::copy_nonoverlapping(from, out.as_mut_ptr(), out.len()) };
+        // Acquire: later reads do not move before these (AArch64 `dmb ishld`; free on x86),
+        // so a fenced sequence of puts is seen in order.
+        fence(Ordering::Acquire);
+    }
+
+    fn write_local(&self, dst: LocalRange, data: &[u8]) {
+        assert_eq!(
+            dst.len,
+            data.len() as u64,
+            "write_local: range and data lengths differ"
+        );
+        let own = self.state.segment(self.state.pe, dst.kind);
+        let to = own.span(dst.offset, dst.len, "write_local");
+        // SAFETY: `to` has `data.len()` bytes inside the mapping; `data` is a distinct buffer.
+        // Peers see the bytes after this PE's quiet or barrier, which fence.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), to, data.len()) };
+    }
+
+    fn wait_until_any(
+        &self,
+        specs: &[WaitSpec],
+        deadline: Instant,
+    ) -> Result<(usize, u64), QueueError> {
+        assert!(!specs.is_empty(), "wait_until_any: no word to wait on");
+        let state = &self.state;
+        // One sleep for all words: every write to this PE notifies its one control block.
+        let first_holding = || {
+            specs
+                .iter()
+                .enumerate()
+                .find_map(|(i, spec)| self.check(spec).map(|value| (i, value)))
+        };
+        let control = &state.controls[state.pe.idx()];
+        match control.wait_for(
+            first_holding,
+            state.until(deadline),
+            MAX_NAP,
+            &state.around_sleep,
+        ) {
+            Some(found) => {
+                consistency_step();
+                Ok(found)
+            }
+            None => Err(QueueError::Deadline {
+                pe: state.pe,
+                waiting_for: waiting_for_any(specs, &self.words(specs)),
+                deadline,
+            }),
+        }
+    }
+
+    fn test(&self, spec: WaitSpec) -> Option<u64> {
+        let value = self.check(&spec)?;
+        consistency_step();
+        Some(value)
+    }
+}
+
+/// The consistency step after a satisfied wait or test. Every write to a peer ends with a
+/// `fence(SeqCst)` (the writer's wake-up check), so after this fence the PE sees every write
+/// whose fence came first in the single total order of SeqCst fences: the contract's "every
+/// update that is delivered is visible". On x86-64 it is an `mfence`, on AArch64 a `dmb ish`.
+fn consistency_step() {
+    fence(Ordering::SeqCst);
+}

@@ -1,0 +1,182 @@
+//! Shared memory of the process backend: memfds mapped `MAP_SHARED`, this process's and its
+//! peers'.
+//!
+//! Every segment, whatever its [`crate::MemKind`], is a `memfd_create` file sized with
+//! `ftruncate`: the file is sparse, so a 1 GiB heap costs only the pages that are touched,
+//! and it reads as zero. The owner maps it read/write and keeps the descriptor open until its
+//! device is dropped, so that peers can take copies of it (`crate::common::fd_sharing`) and map
+//! it at addresses of their own. A [`Mapping`] is one such view: a base address and a length.
+//!
+//! Why raw pointers rather than slices: the bytes are written by other processes at any time,
+//! so no Rust reference to them may exist; every access goes through a pointer, as plain
+//! copies ordered by the queue's fences or as atomics (`queue.rs`).
+
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::ptr::NonNull;
+
+/// A view of shared memory in this process.
+#[derive(Debug)]
+pub(crate) struct Mapping {
+    base: NonNull<u8>,
+    len: usize,
+    /// Whether dropping the view unmaps it: not for the program's own static data, which
+    /// stays where the program expects it.
+    unmap_on_drop: bool,
+}
+
+// SAFETY: a mapping is an address range; every access through it is a raw-pointer copy or an
+// atomic whose ordering the backend states, and other processes race with it anyway, so
+// another thread of this process is no different.
+unsafe impl Send for Mapping {}
+// SAFETY: as for Send: `&Mapping` only hands out the base address.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Maps `len` bytes of `fd` shared and read/write. Length 0 maps nothing.
+    ///
+    /// # Errors
+    /// What `mmap` said.
+    pub(crate) fn map(fd: BorrowedFd<'_>, len: usize) -> io::Result<Mapping> {
+        if len == 0 {
+            return Ok(Mapping {
+                base: NonNull::dangling(),
+                len: 0,
+                unmap_on_drop: false,
+            });
+        }
+        // SAFETY: a new mapping at an address the kernel picks; nothing else is affected.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let base = NonNull::new(addr.cast::<u8>()).ok_or_else(io::Error::last_os_error)?;
+        Ok(Mapping {
+            base,
+            len,
+            unmap_on_drop: true,
+        })
+    }
+
+    /// A view of memory this process keeps mapped elsewhere (the program's static data),
+    /// which dropping the view leaves alone.
+    ///
+    /// # Safety
+    /// `base..base + len` must stay mapped read/write for as long as the view is used.
+    pub(crate) unsafe fn borrowed(base: NonNull<u8>, len: usize) -> Mapping {
+        Mapping {
+            base,
+            len,
+            unmap_on_drop: false,
+        }
+    }
+
+    /// The length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The address of `len` bytes at `offset`.
+    ///
+    /// # Panics
+    /// If the range is not inside the mapping (contract violation: the runtime checks ranges).
+    pub(crate) fn span(&self, offset: u64, len: u64, what: &str) -> *mut u8 {
+        let inside = offset
+            .checked_add(len)
+            .is_some_and(|end| end <= self.len as u64);
+        assert!(
+            inside,
+            "{what}: bytes {offset}..+{len} lie outside a segment of {} bytes",
+            self.len
+        );
+        // SAFETY: offset + len <= self.len, so the result is inside the mapping (or one past
+        // its end for an empty range).
+        unsafe { self.base.as_ptr().add(offset as usize) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        if self.unmap_on_drop {
+            // SAFETY: the range was mapped by `map` and no reference into it exists (accesses
+            // go through raw pointers of this mapping, which is being dropped).
+            unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+        }
+    }
+}
+
+/// A new memfd named `name`, `len` bytes long, reading as zero.
+///
+/// # Errors
+/// What `memfd_create` or `ftruncate` said.
+pub(crate) fn memfd(name: &CStr, len: usize) -> io::Result<OwnedFd> {
+    // SAFETY: `name` is a valid C string; the call returns a new descriptor or -1.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just opened `fd` for us.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let len_off = libc::off_t::try_from(len).map_err(|_| io::ErrorKind::InvalidInput)?;
+    // SAFETY: ftruncate on a descriptor we own.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), len_off) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+/// A new memfd of `len` bytes and this process's mapping of it.
+///
+/// # Errors
+/// What the system said, as for [`memfd`] and [`Mapping::map`].
+pub(crate) fn shared_memory(name: &CStr, len: usize) -> io::Result<(OwnedFd, Mapping)> {
+    let fd = memfd(name, len)?;
+    let mapping = Mapping::map(fd.as_fd(), len)?;
+    Ok((fd, mapping))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_mapping_of_a_memfd_sees_the_first_ones_writes() {
+        let (fd, first) = shared_memory(c"rshmem-test", 1 << 20).expect("a memfd");
+        let second = Mapping::map(fd.as_fd(), 1 << 20).expect("a mapping");
+        assert_ne!(first.span(0, 0, "test"), second.span(0, 0, "test"));
+        // SAFETY: both point 4096 bytes into live mappings of 1 MiB.
+        unsafe {
+            assert_eq!(
+                *second.span(4096, 1, "test"),
+                0,
+                "a new memfd reads as zero"
+            );
+            *first.span(4096, 1, "test") = 42;
+            assert_eq!(*second.span(4096, 1, "test"), 42);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "outside a segment")]
+    fn a_range_past_the_end_is_a_contract_violation() {
+        let (_fd, mapping) = shared_memory(c"rshmem-test", 64).expect("a memfd");
+        mapping.span(60, 8, "test");
+    }
+
+    #[test]
+    fn an_empty_segment_maps_nothing() {
+        let (_fd, mapping) = shared_memory(c"rshmem-test", 0).expect("a memfd");
+        assert_eq!(mapping.len(), 0);
+        mapping.span(0, 0, "test");
+    }
+}

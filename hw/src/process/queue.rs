@@ -1,0 +1,277 @@
+//! [`ProcessQueue`]: every operation is done by the issuing thread, on the target's mapping in
+//! this process, before it returns.
+//!
+//! Completing at issue is a legal, strong implementation of the contract (as the host
+//! backend's): a ticket is complete when handed out, delivery order is program order, and
+//! `quiet` has nothing to wait for but visibility. Each operation below says why its ordering
+//! satisfies the contract on x86-64 (TSO: stores become visible in program order, loads are
+//! not reordered with older loads, only a store followed by a load may be, and locked
+//! read-modify-writes are full barriers) and on AArch64 (weak: any two accesses to different
+//! addresses may be reordered unless a barrier, an acquire load (`ldar`) or a release store
+//! (`stlr`) orders them).
+//!
+//! Every write to a PE (put, atomic update, signal) ends with that PE's wake-up check
+//! (`wake.rs`), whose `fence(SeqCst)` also makes the write "delivered" for the consistency step
+//! of the target's later waits and tests (`device.rs`).
+//!
+//! The hot paths take no lock and allocate only what the contract returns (a get's bytes):
+//! the segment lookup is one Acquire load of a `OnceLock`, tickets are a counter, and a fetched
+//! word waits in a small ring until taken.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{Ordering, fence};
+
+use crate::amo::{AmoOp, SignalOp};
+use crate::backend::Queue;
+use crate::error::QueueError;
+use crate::types::{Copier, Instant, LocalRange, RemoteRange, Ticket};
+
+use super::ProcessBackend;
+use super::atomics;
+use super::device::PeState;
+
+/// What a fetching operation read, until taken.
+#[derive(Debug)]
+enum Fetched {
+    /// An atomic's old value (8 bytes, little-endian, zero-extended).
+    Word(u64),
+    /// A get's bytes.
+    Bytes(Vec<u8>),
+}
+
+/// An ordered submission channel of this process's PE.
+#[derive(Debug)]
+pub struct ProcessQueue {
+    state: Arc<PeState>,
+    next: Cell<u64>,
+    /// Fetched values by ticket, oldest first; callers take them soon, mostly in order.
+    fetched: RefCell<VecDeque<(u64, Fetched)>>,
+}
+
+impl ProcessQueue {
+    pub(crate) fn new(state: Arc<PeState>) -> ProcessQueue {
+        ProcessQueue {
+            state,
+            next: Cell::new(0),
+            fetched: RefCell::new(VecDeque::with_capacity(16)),
+        }
+    }
+
+    /// The next ticket; complete at once, like the operation it names.
+    #[inline]
+    fn ticket(&self) -> Ticket {
+        let t = self.next.get();
+        self.next.set(t + 1);
+        Ticket(t)
+    }
+
+    /// Copies `data` into `dst`'s mapping.
+    #[inline]
+    fn copy_in(&self, dst: RemoteRange, data: &[u8]) {
+        assert_eq!(
+            dst.len,
+            data.len() as u64,
+            "put: range and data lengths differ"
+        );
+        let to = self
+            .state
+            .segment(dst.pe, dst.kind)
+            .span(dst.offset, dst.len, "put");
+        // SAFETY: `to` has `data.len()` bytes inside the target's mapping; `data` is the
+        // caller's buffer or this PE's own mapping, and the ranges of a put do not overlap
+        // (the runtime's contract). The target may read meanwhile: what it sees is ordered
+        // by the fences below and its waits.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), to, data.len()) };
+    }
+
+    /// Copies `src` out of its mapping into a new buffer.
+    fn copy_out(&self, src: RemoteRange) -> Vec<u8> {
+        let from = self
+            .state
+            .segment(src.pe, src.kind)
+            .span(src.offset, src.len, "get");
+        let mut out = vec![0u8; src.len as usize];
+        // SAFETY: `from` has `src.len` bytes inside the source mapping; `out` is new.
+        unsafe { std::ptr::copy_nonoverlapping(from, out.as_mut_ptr(), out.len()) };
+        // Acquire: the loads of the copy are not reordered after later accesses (AArch64
+        // `dmb ishld`; nothing on x86), so a get that reads a fenced flag also sees what came
+        // before it when a later get reads that.
+        fence(Ordering::Acquire);
+        out
+    }
+
+    fn keep(&self, ticket: Ticket, fetched: Fetched) {
+        self.fetched.borrow_mut().push_back((ticket.0, fetched));
+    }
+}
+
+impl Queue for ProcessQueue {
+    type B = ProcessBackend;
+
+    /// # Ordering
+    /// A plain copy into the target's mapping, then the target's wake-up check. Delivery
+    /// order between puts is only promised across a fence ([`Queue::fence`]); within one put
+    /// any order is allowed, so the copy may use any instructions (`memcpy`'s wide stores).
+    /// Complete at return: the stores are issued, and visible to every CPU once they leave
+    /// the store buffer, which the wake-up check's SeqCst fence (x86 `mfence`, AArch64
+    /// `dmb ish`) waits for.
+    #[inline]
+    fn put(&self, dst: RemoteRange, data: &[u8], _copier: Copier) -> Result<Ticket, QueueError> {
+        self.copy_in(dst, data);
+        self.state.notify(dst.pe);
+        Ok(self.ticket())
+    }
+
+    /// # Ordering
+    /// As [`Queue::put`], reading the source from this PE's own mapping at issue.
+    fn put_from_local(&self, dst: RemoteRange, src: LocalRange) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            dst.len, src.len,
+            "put_from_local: source and destination lengths differ"
+        );
+        let own = self.state.segment(self.state.pe, src.kind);
+        let from = own.span(src.offset, src.len, "put_from_local");
+        // SAFETY: `from` has `src.len` bytes inside this PE's own mapping, which lives as
+        // long as the state; the caller does not change it until the ticket completes (now).
+        let data = unsafe { std::slice::from_raw_parts(from, src.len as usize) };
+        self.put(dst, data, Copier::Device)
+    }
+
+    /// # Ordering
+    /// A plain copy out of the source's mapping, then an Acquire fence: on AArch64 the
+    /// copy's loads complete before any later load or store (`dmb ishld`), so two gets
+    /// separated by a fence-and-wait of the writer see its stores in order; on x86 loads are
+    /// already ordered. Not ordered with puts, as the contract allows.
+    fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
+        let bytes = self.copy_out(src);
+        let t = self.ticket();
+        self.keep(t, Fetched::Bytes(bytes));
+        Ok(t)
+    }
+
+    /// # Ordering
+    /// As [`Queue::get`], then a plain copy into this PE's own mapping, complete at return.
+    fn get_into(&self, src: RemoteRange, dst: LocalRange) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            src.len, dst.len,
+            "get_into: source and destination lengths differ"
+        );
+        let bytes = self.copy_out(src);
+        let own = self.state.segment(self.state.pe, dst.kind);
+        let to = own.span(dst.offset, dst.len, "get_into");
+        // SAFETY: `to` has `bytes.len()` bytes inside this PE's own mapping.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), to, bytes.len()) };
+        Ok(self.ticket())
+    }
+
+    /// # Ordering
+    /// One atomic read-modify-write of the op's width, AcqRel (a `Fetch` is an Acquire
+    /// load). Release, so that chains of signals carry happens-before onwards (the
+    /// dissemination barrier: PE b waits for a, then signals c, and c must see a's puts):
+    /// on x86 every locked instruction is a full barrier anyway; on AArch64 it is an
+    /// `ldaxr`/`stlxr` loop or an LSE `ldaddal`, whose release half orders earlier stores
+    /// before it. Acquire, so that a won compare-and-swap is a lock acquisition. Then the
+    /// target's wake-up check, as for a put, when the op writes.
+    #[inline]
+    fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
+        assert_eq!(
+            dst.len,
+            op.width.bytes(),
+            "amo: range length is not the op's width"
+        );
+        let target = self.state.segment(dst.pe, dst.kind);
+        let old = atomics::apply(target, dst.offset, op, Ordering::AcqRel);
+        if op.writes() {
+            self.state.notify(dst.pe);
+        }
+        let t = self.ticket();
+        if fetch {
+            self.keep(t, Fetched::Word(old));
+        }
+        Ok(t)
+    }
+
+    /// # Ordering
+    /// The data's copy, a Release fence, then the signal's 64-bit AcqRel read-modify-write:
+    /// whoever sees the signal sees the data. On x86 stores are not reordered with later
+    /// stores and the locked RMW is a full barrier; on AArch64 the fence is a `dmb ish` that
+    /// orders the copy's stores before the signal's (the RMW's own release half would too;
+    /// the fence also covers a signal that an LSE `stadd` performs without one). Then the
+    /// wake-up checks of the signal's PE and, if another, the data's.
+    fn put_signal(
+        &self,
+        dst: RemoteRange,
+        data: &[u8],
+        signal: RemoteRange,
+        op: SignalOp,
+        value: u64,
+        _copier: Copier,
+    ) -> Result<Ticket, QueueError> {
+        assert_eq!(signal.len, 8, "put_signal: the signal is a 64-bit word");
+        self.copy_in(dst, data);
+        fence(Ordering::Release);
+        let target = self.state.segment(signal.pe, signal.kind);
+        atomics::apply(target, signal.offset, op.as_amo(value), Ordering::AcqRel);
+        self.state.notify(signal.pe);
+        if dst.pe != signal.pe {
+            self.state.notify(dst.pe);
+        }
+        Ok(self.ticket())
+    }
+
+    /// # Ordering
+    /// `fence(Release)`: every store before it is ordered before every store after it. Every
+    /// write of this queue already ends with a SeqCst fence (the wake-up check), which is
+    /// stronger; this fence keeps the promise on its own and also orders the plain stores the
+    /// program made in between. On x86 it compiles to nothing (TSO keeps stores in order); on
+    /// AArch64 it is a `dmb ish`.
+    fn fence(&self) -> Result<(), QueueError> {
+        fence(Ordering::Release);
+        Ok(())
+    }
+
+    /// # Ordering
+    /// `fence(SeqCst)`: every operation is complete already, and the fence (x86 `mfence`,
+    /// AArch64 `dmb ish`) drains the store buffer and puts this PE's writes in the single
+    /// order of SeqCst fences, so that "put; quiet; read" on two PEs cannot both miss.
+    fn quiet(&self, _deadline: Instant) -> Result<(), QueueError> {
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Nothing to do: operations run one after another at issue.
+    fn serialize(&self, _deadline: Instant) -> Result<(), QueueError> {
+        Ok(())
+    }
+
+    fn wait_ticket(&self, ticket: Ticket, _deadline: Instant) -> Result<(), QueueError> {
+        assert!(
+            ticket.0 < self.next.get(),
+            "wait_ticket: ticket {} was never issued",
+            ticket.0
+        );
+        Ok(())
+    }
+
+    fn is_complete(&self, ticket: Ticket) -> bool {
+        ticket.0 < self.next.get()
+    }
+
+    fn take_fetched(&self, ticket: Ticket) -> Vec<u8> {
+        let mut fetched = self.fetched.borrow_mut();
+        let found = fetched
+            .iter()
+            .position(|(t, _)| *t == ticket.0)
+            .and_then(|at| fetched.remove(at));
+        match found {
+            Some((_, Fetched::Word(old))) => old.to_le_bytes().to_vec(),
+            Some((_, Fetched::Bytes(bytes))) => bytes,
+            None => panic!(
+                "take_fetched: ticket {} did not fetch, was not issued, or was taken already",
+                ticket.0
+            ),
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! The OpenSHMEM C and C++ test programs of `tests/c` and `tests/cxx`, built with the `oshcc`
+//! and `oshc++` wrappers and run with `oshrun -np N` at the PE counts of their row in `CASES`.
+//!
+//! Design choices:
+//! - One test that runs every program and reports every failure at the end (program, PEs,
+//!   status, stderr tail), so one broken call does not hide the others.
+//! - The programs judge themselves (exit 0 or a `FAIL` line and a non-zero exit); the table
+//!   only adds what a program cannot check from inside: its exit status when the job is
+//!   meant to end early, and the words its error message must contain.
+//! - Every run has a deadline; a run past it is killed with its whole process group (the
+//!   launcher and its ranks), so a hang fails the test with the program's name instead of
+//!   hanging `cargo test`.
+//! - Output goes to files, not pipes, so a chatty program can never block on a full pipe.
+//! - Nothing beyond std: the harness needs no crate of its own and no `unsafe`.
+
+use std::fmt::Write as _;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// What a run must do to pass.
+#[derive(Clone, Copy, Debug)]
+enum Expect {
+    /// Exit 0.
+    Pass,
+    /// Exit with exactly this status (`shmem_global_exit`).
+    Status(i32),
+    /// Exit non-zero, with each of these words on stderr (the library's `rshmem: ` message
+    /// names the call and, where there is one, the fix).
+    Fail(&'static [&'static str]),
+}
+
+/// One program and how to run it.
+#[derive(Debug)]
+struct Case {
+    /// The source under `runtime/capi/tests`; `.c` builds with `oshcc`, `.cpp` with `oshc++`.
+    source: &'static str,
+    /// The PE counts it runs at.
+    pes: &'static [usize],
+    /// Extra environment of the run.
+    env: &'static [(&'static str, &'static str)],
+    expect: Expect,
+    /// The run's deadline.
+    timeout_s: u64,
+}
+
+const ALL: &[usize] = &[1, 2, 4];
+/// A run of a passing program: a few seconds at most on a loaded 2-core machine.
+const NORMAL_S: u64 = 60;
+
+const fn pass(source: &'static str) -> Case {
+    Case {
+        source,
+        pes: ALL,
+        env: &[],
+        expect: Expect::Pass,
+        timeout_s: NORMAL_S,
+    }
+}
+
+const fn fails(source: &'static str, stderr: &'static [&'static str]) -> Case {
+    Case {
+        source,
+        pes: ALL,
+        env: &[],
+        expect: Expect::Fail(stderr),
+        timeout_s: NORMAL_S,
+    }
+}
+
+/// Every program, its PE counts, environment and expectation (README.md says what each covers).
+const CASES: &[Case] = &[
+    pass("c/hello.c"),
+    pass("c/autoconf_probe.c"),
+    pass("c/rma.c"),
+    pass("c/amo.c"),
+    pass("c/waits.c"),
+    pass("c/memory.c"),
+    pass("c/teams.c"),
+    pass("c/contexts.c"),
+    pass("c/collectives.c"),
+    pass("c/reductions.c"),
+    pass("c/deprecated_collectives.c"),
+    pass("c/locks.c"),
+    pass("c/signals.c"),
+    pass("c/static_data.c"),
+    pass("c/threads.c"),
+    pass("c/generic.c"),
+    pass("cxx/generic.cpp"),
+    pass("cxx/classes.cpp"),
+    Case {
+        expect: Expect::Status(7),
+        ..pass("c/global_exit.c")
+    },
+    // shmem_malloc answers NULL when the heap is too small (the spec's answer, not an error).
+    Case {
+        env: &[("SHMEM_SYMMETRIC_SIZE", "1m")],
+        ..pass("c/heap_exhausted.c")
+    },
+    fails("c/err_pe_range.c", &["rshmem: ", "shmem_long_p"]),
+    fails("c/err_not_symmetric.c", &["rshmem: ", "shmem_long_put"]),
+    fails(
+        "c/err_misaligned_amo.c",
+        &["rshmem: ", "shmem_long_atomic_fetch_add"],
+    ),
+    fails(
+        "c/err_before_init.c",
+        &["rshmem: ", "shmem_long_p", "shmem_init"],
+    ),
+    // At one PE nothing can disagree.
+    Case {
+        pes: &[2, 4],
+        ..fails(
+            "c/err_collective_mismatch.c",
+            &["rshmem: ", "shmem_broadcastmem"],
+        )
+    },
+    // The job must end within seconds of the 500 ms deadline, not at the harness's.
+    Case {
+        env: &[("RSHMEM_WAIT_TIMEOUT_MS", "500")],
+        timeout_s: 20,
+        ..fails(
+            "c/err_wait_timeout.c",
+            &["rshmem: ", "shmem_long_wait_until"],
+        )
+    },
+];
+
+/// The repository's root, from this crate's manifest directory (`runtime/capi`).
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Fails with the install command when the system C or C++ compiler that the wrappers call is
+/// missing: the programs cannot be judged without it.
+fn require_compilers() {
+    for compiler in ["cc", "c++"] {
+        let found = Command::new(compiler)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            found,
+            "the system compiler `{compiler}` is missing; install it with `apt-get install -y gcc g++`"
+        );
+    }
+}
+
+/// Builds `libshmem.so`/`libshmem.a` and the `rshmem` launcher that the wrappers use.
+///
+/// Why a nested cargo: `cargo test -p rshmem-capi` builds this crate only as the rlib the test
+/// links, not the cdylib and staticlib that C programs link, and never the `tools` package
+/// whose `rshmem` binary `oshrun` runs. The outer cargo releases the build directory's lock
+/// before it runs tests, so the inner build shares the same `target/` and is quick when warm.
+fn build_library_and_launcher() {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "-p", "rshmem-capi", "-p", "tools"])
+        .current_dir(repo_root())
+        .status()
+        .expect("cargo could not be started");
+    assert!(
+        status.success(),
+        "`cargo build --release -p rshmem-capi -p tools` failed: {status}"
+    );
+}
+
+/// A fresh directory for the binaries and outputs of this run.
+fn scratch_dir() -> PathBuf {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!(
+        "rshmem-capi-programs-{}-{nanos}",
+        std::process::id()
+    ));
+    fs::create_dir_all(&dir).expect("cannot create the scratch directory");
+    dir
+}
+
+/// The end of a text, at most `max` bytes, cut at a character boundary.
+fn tail(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+/// How a run ended.
+#[derive(Debug)]
+enum Outcome {
+    Exited(ExitStatus),
+    /// Killed at its deadline.
+    TimedOut,
+}
+
+/// A finished run: how it ended and what it wrote.
+#[derive(Debug)]
+struct Run {
+    outcome: Outcome,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `command` with output to files under `dir` (named by `tag`), killing its process
+/// group at the deadline.
+fn run_with_deadline(mut command: Command, dir: &Path, tag: &str, timeout: Duration) -> Run {
+    use std::os::unix::process::CommandExt as _;
+    let out_path = dir.join(format!("{tag}.stdout"));
+    let err_path = dir.join(format!("{tag}.stderr"));
+    let out = File::create(&out_path).expect("cannot create a stdout file");
+    let err = File::create(&err_path).expect("cannot create a stderr file");
+    // A group of its own, so that the deadline can end the launcher and every rank at once.
+    command
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0);
+    let mut child = command.spawn().expect("cannot start the command");
+    let deadline = Instant::now() + timeout;
+    let outcome = loop {
+        if let Some(status) = child.try_wait().expect("cannot poll the child") {
+            break Outcome::Exited(status);
+        }
+        if Instant::now() >= deadline {
+            // kill(1) with a negative id signals the whole group; no libc, no unsafe.
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+            let _ = child.wait();
+            break Outcome::TimedOut;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        outcome,
+        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: fs::read_to_string(&err_path).unwrap_or_default(),
+    }
+}
+
+/// Builds one program; `Err` is the compiler's output.
+fn compile(root: &Path, dir: &Path, case: &Case) -> Result<PathBuf, String> {
+    let source = root.join("runtime/capi/tests").join(case.source);
+    let (wrapper, std) = if case.source.ends_with(".cpp") {
+        ("oshc++", "-std=c++17")
+    } else {
+        ("oshcc", "-std=c11")
+    };
+    let stem = case.source.replace(['/', '.'], "_");
+    let binary = dir.join(&stem);
+    let mut command = Command::new(root.join("tools/osh/bin").join(wrapper));
+    command
+        .args([std, "-O1", "-g", "-Wall", "-pthread", "-o"])
+        .arg(&binary)
+        .arg(&source);
+    let run = run_with_deadline(
+        command,
+        dir,
+        &format!("{stem}.build"),
+        Duration::from_secs(120),
+    );
+    match run.outcome {
+        Outcome::Exited(status) if status.success() => Ok(binary),
+        Outcome::Exited(status) => Err(format!("{wrapper} {status}:\n{}", tail(&run.stderr, 4000))),
+        Outcome::TimedOut => Err(format!("{wrapper} did not finish in 120 s")),
+    }
+}
+
+/// Judges one run against its expectation; `Err` says what was wrong.
+fn judge(case: &Case, run: &Run) -> Result<(), String> {
+    let status = match run.outcome {
+        Outcome::TimedOut => return Err(format!("killed after {} s (a hang)", case.timeout_s)),
+        Outcome::Exited(status) => status,
+    };
+    match case.expect {
+        Expect::Pass if status.success() => Ok(()),
+        Expect::Pass => Err(format!("{status}, want exit 0")),
+        Expect::Status(want) if status.code() == Some(want) => Ok(()),
+        Expect::Status(want) => Err(format!("{status}, want exit status {want}")),
+        Expect::Fail(_) if status.success() => Err("exit 0, want a failure".to_string()),
+        Expect::Fail(words) => match words.iter().find(|w| !run.stderr.contains(*w)) {
+            Some(missing) => Err(format!("{status} as wanted, but stderr lacks `{missing}`")),
+            None => Ok(()),
+        },
+    }
+}
+
+#[test]
+fn c_and_cxx_programs_pass_at_1_2_and_4_pes() {
+    require_compilers();
+    build_library_and_launcher();
+    let root = repo_root();
+    let oshrun = root.join("tools/osh/bin/oshrun");
+    let dir = scratch_dir();
+    let mut failures = String::new();
+    let mut runs = 0;
+    for case in CASES {
+        let binary = match compile(&root, &dir, case) {
+            Ok(binary) => binary,
+            Err(why) => {
+                let _ = writeln!(failures, "\n== {}: does not build\n{why}", case.source);
+                continue;
+            }
+        };
+        for &pes in case.pes {
+            let mut command = Command::new(&oshrun);
+            command.arg("-np").arg(pes.to_string()).arg(&binary);
+            command.envs(case.env.iter().copied());
+            let tag = format!(
+                "{}.{pes}",
+                binary.file_name().unwrap_or_default().to_string_lossy()
+            );
+            let run = run_with_deadline(command, &dir, &tag, Duration::from_secs(case.timeout_s));
+            runs += 1;
+            if let Err(why) = judge(case, &run) {
+                let _ = writeln!(
+                    failures,
+                    "\n== {} at {pes} PEs: {why}\n-- stdout tail:\n{}\n-- stderr tail:\n{}",
+                    case.source,
+                    tail(&run.stdout, 1000),
+                    tail(&run.stderr, 3000),
+                );
+            }
+        }
+    }
+    let _ = fs::remove_dir_all(&dir);
+    assert!(
+        failures.is_empty(),
+        "C/C++ programs failed ({runs} runs):{failures}"
+    );
+}

@@ -1,0 +1,176 @@
+//! The OpenSHMEM tools as a user runs them: `oshcc`/`oshc++`/`oshCC` (scripts in
+//! tools/osh/bin, checked through `-showme`, which needs no library) and `rshmem oshrun` (what
+//! the `oshrun` script execs).
+//!
+//! The autoconf-style probe (compile a program that includes shmem.h with `oshcc`, run it with
+//! `oshrun -np 2`) runs when the C library has been built (`cargo build --release -p
+//! rshmem-capi`) and says that it skipped otherwise: this crate does not build the library.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn osh(tool: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("osh/bin")
+        .join(tool)
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `tool args` with `RSHMEM_CC`/`RSHMEM_CXX` unset, and its standard output.
+fn show(tool: &str, args: &[&str]) -> String {
+    let out = Command::new(osh(tool))
+        .args(args)
+        .env_remove("RSHMEM_CC")
+        .env_remove("RSHMEM_CXX")
+        .output()
+        .expect("the script runs");
+    assert!(
+        out.status.success(),
+        "{tool} {args:?}: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn the_wrappers_add_the_headers_and_when_linking_the_library_with_an_rpath() {
+    let linked = show("oshcc", &["-showme", "prog.c", "-o", "prog"]);
+    let words: Vec<&str> = linked.split(' ').collect();
+    assert_eq!(words[0], "cc", "{linked}");
+    assert!(words[1].starts_with("-I") && words[1].ends_with("runtime/capi/include"));
+    assert_eq!(&words[2..5], ["prog.c", "-o", "prog"], "{linked}");
+    assert!(words.contains(&"-lshmem"), "{linked}");
+    assert!(
+        words
+            .iter()
+            .any(|w| w.starts_with("-Wl,-rpath,") && w.ends_with("target/release")),
+        "{linked}"
+    );
+    for compile_only in ["-c", "-E", "-S", "-M", "-MM"] {
+        let line = show("oshcc", &["--showme", compile_only, "prog.c"]);
+        assert!(!line.contains("-lshmem"), "{compile_only}: {line}");
+    }
+    assert!(show("oshc++", &["-show", "a.cc"]).starts_with("c++ -I"));
+    assert!(show("oshCC", &["-showme:command"]) == "c++");
+    assert!(show("oshcc", &["-showme:compile"]).starts_with("-I"));
+    assert!(show("oshcc", &["-showme:link"]).contains("-lshmem -Wl,-rpath,"));
+    assert_eq!(show("oshcc", &["-showme:libs"]), "shmem pthread dl m");
+}
+
+#[test]
+fn the_compiler_can_be_chosen_and_a_missing_one_is_named() {
+    let out = Command::new(osh("oshcc"))
+        .args(["-showme:command"])
+        .env("RSHMEM_CC", "ccache gcc")
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout).trim(), "ccache gcc");
+    let out = Command::new(osh("oshc++"))
+        .args(["-c", "x.cc"])
+        .env("RSHMEM_CXX", "no-such-compiler-rshmem")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("oshc++: the C++ compiler 'no-such-compiler-rshmem' is not in PATH")
+            && err.contains("RSHMEM_CXX"),
+        "{err}"
+    );
+    let out = Command::new(osh("oshcc"))
+        .arg("-showme:nonsense")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("-showme:compile"));
+}
+
+fn oshrun(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rshmem"))
+        .arg("oshrun")
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn oshrun_takes_open_mpis_command_line() {
+    let out = oshrun(&[
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-mca",
+        "osc",
+        "^rdma",
+        "-x",
+        "OSH_TEST=yes",
+        "-np",
+        "3",
+        "/bin/sh",
+        "-c",
+        r##"test "$OSH_TEST" = yes && test "$RSHMEM_N_RANKS" = 3 && echo "$1""##,
+        "sh",
+        "-np",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "-np\n-np\n-np\n");
+    let out = oshrun(&["--help"]);
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("Usage: oshrun -np N"));
+    let out = oshrun(&["--frobnicate", "-np", "2", "/bin/true"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown option --frobnicate"));
+}
+
+#[test]
+fn oshrun_fails_when_a_pe_fails_and_ends_the_others() {
+    let start = Instant::now();
+    let out = oshrun(&[
+        "-n",
+        "2",
+        "/bin/sh",
+        "-c",
+        r#"if [ "$RSHMEM_RANK" = 0 ]; then exit 9; fi; exec sleep 30"#,
+    ]);
+    assert_eq!(out.status.code(), Some(9), "{}", text(&out.stderr));
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert!(text(&out.stderr).contains("rank 0 exited with status 9"));
+}
+
+#[test]
+fn the_autoconf_probe_compiles_and_runs_when_the_library_is_built() {
+    let root = workspace();
+    let built = root.join("target/release/libshmem.so").exists()
+        && root.join("runtime/capi/include/shmem.h").exists();
+    if !built {
+        eprintln!("skipped: build the C library first (cargo build --release -p rshmem-capi)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rshmem-osh-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("conftest.c");
+    std::fs::write(
+        &source,
+        "#include <shmem.h>\nlong data;\nint main(void) { shmem_init(); \
+         shmem_long_p(&data, 0, 0); shmem_finalize(); return 0; }\n",
+    )
+    .unwrap();
+    let program = dir.join("conftest");
+    let out = Command::new(osh("oshcc"))
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "oshcc: {}", text(&out.stderr));
+    let out = oshrun(&["-np", "2", program.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "oshrun: {}", text(&out.stderr));
+}
