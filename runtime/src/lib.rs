@@ -76,10 +76,11 @@ pub use kernel::{
 pub use memory::hints::MallocHints;
 pub use memory::ptr::PeerPtr;
 pub use memory::sym::{AtomicElement, Element, Sym, SymAddr};
+pub use p2p::wait_narrow::{NarrowElement, NarrowMode};
 pub use pe::PeState;
 pub use run::{PeError, RunError, RunOutput, attach, run};
 pub use shmem::Shmem;
-pub use team::{Team, TeamConfig, TeamKind};
+pub use team::{TEAM_CREATE_SCRATCH_WORDS, Team, TeamConfig, TeamKind};
 
 /// The `tracing` target of every event this crate emits.
 pub const TRACING_TARGET: &str = "rshmem::runtime";

@@ -4,9 +4,11 @@
 //! [`Team`] is a handle shared by reference counting; every operation on it checks that it
 //! was not destroyed. The predefined teams (world, shared, node) exist from init to
 //! finalize; the others come from splitting a parent (`split.rs`), which picks a free slot
-//! of the heap's team areas (`area.rs`) that all new members agree on. `barrier.rs` has the
+//! of the heap's team areas (`area.rs`) that all new members agree on; `among.rs` makes a
+//! team that only its members call for (OpenSHMEM's active sets). `barrier.rs` has the
 //! team barrier and the small gather every other team collective is built on.
 
+mod among;
 mod area;
 mod barrier;
 mod members;
@@ -17,6 +19,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 
+pub use among::TEAM_CREATE_SCRATCH_WORDS;
 pub(crate) use area::{COLLECTIVE_COUNTERS, GATHER_WORDS, SlotArea, SlotLayout};
 pub(crate) use barrier::rounds;
 pub(crate) use members::Members;

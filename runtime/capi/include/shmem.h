@@ -219,7 +219,6 @@ void shmem_putmem(void *dest, const void *source, size_t nelems, int pe);
 void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 void shmem_float_p(float *dest, float value, int pe);
 void shmem_double_p(double *dest, double value, int pe);
-void shmem_longdouble_p(long double *dest, long double value, int pe);
 void shmem_char_p(char *dest, char value, int pe);
 void shmem_schar_p(signed char *dest, signed char value, int pe);
 void shmem_short_p(short *dest, short value, int pe);
@@ -243,7 +242,6 @@ void shmem_size_p(size_t *dest, size_t value, int pe);
 void shmem_ptrdiff_p(ptrdiff_t *dest, ptrdiff_t value, int pe);
 void shmem_ctx_float_p(shmem_ctx_t ctx, float *dest, float value, int pe);
 void shmem_ctx_double_p(shmem_ctx_t ctx, double *dest, double value, int pe);
-void shmem_ctx_longdouble_p(shmem_ctx_t ctx, long double *dest, long double value, int pe);
 void shmem_ctx_char_p(shmem_ctx_t ctx, char *dest, char value, int pe);
 void shmem_ctx_schar_p(shmem_ctx_t ctx, signed char *dest, signed char value, int pe);
 void shmem_ctx_short_p(shmem_ctx_t ctx, short *dest, short value, int pe);
@@ -443,7 +441,6 @@ void shmem_getmem(void *dest, const void *source, size_t nelems, int pe);
 void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 float shmem_float_g(const float *source, int pe);
 double shmem_double_g(const double *source, int pe);
-long double shmem_longdouble_g(const long double *source, int pe);
 char shmem_char_g(const char *source, int pe);
 signed char shmem_schar_g(const signed char *source, int pe);
 short shmem_short_g(const short *source, int pe);
@@ -467,7 +464,6 @@ size_t shmem_size_g(const size_t *source, int pe);
 ptrdiff_t shmem_ptrdiff_g(const ptrdiff_t *source, int pe);
 float shmem_ctx_float_g(shmem_ctx_t ctx, const float *source, int pe);
 double shmem_ctx_double_g(shmem_ctx_t ctx, const double *source, int pe);
-long double shmem_ctx_longdouble_g(shmem_ctx_t ctx, const long double *source, int pe);
 char shmem_ctx_char_g(shmem_ctx_t ctx, const char *source, int pe);
 signed char shmem_ctx_schar_g(shmem_ctx_t ctx, const signed char *source, int pe);
 short shmem_ctx_short_g(shmem_ctx_t ctx, const short *source, int pe);
@@ -1948,6 +1944,24 @@ RSHMEM_DEPRECATED void shmem_clear_cache_line_inv(void *dest);
 RSHMEM_DEPRECATED void shmem_set_cache_line_inv(void *dest);
 RSHMEM_DEPRECATED void shmem_udcflush(void);
 RSHMEM_DEPRECATED void shmem_udcflush_line(void *dest);
+
+/* Defined here, over the pointer forms: long double by value. */
+static inline void shmem_longdouble_p(long double *dest, long double value, int pe) {
+    shmem_longdouble_put(dest, &value, 1, pe);
+}
+static inline void shmem_ctx_longdouble_p(shmem_ctx_t ctx, long double *dest, long double value, int pe) {
+    shmem_ctx_longdouble_put(ctx, dest, &value, 1, pe);
+}
+static inline long double shmem_longdouble_g(const long double *source, int pe) {
+    long double value;
+    shmem_longdouble_get(&value, source, 1, pe);
+    return value;
+}
+static inline long double shmem_ctx_longdouble_g(shmem_ctx_t ctx, const long double *source, int pe) {
+    long double value;
+    shmem_ctx_longdouble_get(ctx, &value, source, 1, pe);
+    return value;
+}
 
 /* What a generic name selects for a type it does not have: never defined. */
 void rshmem_generic_type_not_supported(void);

@@ -10,14 +10,27 @@ use hw::Cmp;
 
 use crate::fail::CallError;
 
+/// `SHMEM_CMP_EQ`.
+pub const EQ: c_int = 1;
+/// `SHMEM_CMP_NE`.
+pub const NE: c_int = 2;
+/// `SHMEM_CMP_GT`.
+pub const GT: c_int = 3;
+/// `SHMEM_CMP_GE`.
+pub const GE: c_int = 4;
+/// `SHMEM_CMP_LT`.
+pub const LT: c_int = 5;
+/// `SHMEM_CMP_LE`.
+pub const LE: c_int = 6;
+
 /// Each `SHMEM_CMP_*` name (less its prefix) and value, as `shmem.h` defines them.
 pub const NAMES: [(&str, c_int); 6] = [
-    ("EQ", 1),
-    ("NE", 2),
-    ("GT", 3),
-    ("GE", 4),
-    ("LT", 5),
-    ("LE", 6),
+    ("EQ", EQ),
+    ("NE", NE),
+    ("GT", GT),
+    ("GE", GE),
+    ("LT", LT),
+    ("LE", LE),
 ];
 
 /// The runtime's comparison for the C value `cmp`.
@@ -26,12 +39,12 @@ pub const NAMES: [(&str, c_int); 6] = [
 /// [`CallError::Argument`] for a value that is no `SHMEM_CMP_*` constant.
 pub(crate) fn cmp_of(cmp: c_int) -> Result<Cmp, CallError> {
     Ok(match cmp {
-        1 => Cmp::Eq,
-        2 => Cmp::Ne,
-        3 => Cmp::Gt,
-        4 => Cmp::Ge,
-        5 => Cmp::Lt,
-        6 => Cmp::Le,
+        EQ => Cmp::Eq,
+        NE => Cmp::Ne,
+        GT => Cmp::Gt,
+        GE => Cmp::Ge,
+        LT => Cmp::Lt,
+        LE => Cmp::Le,
         other => {
             return Err(CallError::Argument(format!(
                 "comparison {other} is not one of SHMEM_CMP_EQ, _NE, _GT, _GE, _LT, _LE; pass \

@@ -16,18 +16,26 @@
 //!   started by `oshrun`; globals and statics of the program are symmetric.
 //!
 //! Modules: `state.rs` the global PE and threads; `fail.rs` errors; `handles.rs` context and
-//! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering; `memory.rs` allocation; `teams.rs` teams; `ctx.rs` contexts;
-//! `rma.rs`, `rma_sized.rs` RMA; `signal.rs` put-with-signal and signal words; `cmp.rs` the
-//! `SHMEM_CMP_*` values; `header/` (tests only) the generator of `shmem.h` and `shmemx.h` and
-//! the checks of the headers and of the library's symbols.
+//! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering;
+//! `memory.rs` allocation; `teams.rs` teams; `ctx.rs` contexts; `rma.rs`, `rma_sized.rs` RMA;
+//! `signal.rs` put-with-signal and signal words; `amo.rs` atomics; `cmp.rs` the `SHMEM_CMP_*`
+//! values; `wait.rs` and `wait_exports.rs` waits and tests; `lock.rs` locks; `collectives.rs`
+//! team collectives; `reductions.rs` reductions and scans (with `csrc/long_double.c`);
+//! `active_set.rs` the deprecated active-set collectives; `header/` (tests only) the generator
+//! of `shmem.h` and `shmemx.h` and the checks of the headers and of the library's symbols.
 
+pub mod active_set;
+pub mod amo;
 pub mod cmp;
+pub mod collectives;
 pub mod ctx;
 mod fail;
 pub mod handles;
 #[cfg(test)]
 mod header;
+pub mod lock;
 pub mod memory;
+pub mod reductions;
 pub mod rma;
 pub mod rma_sized;
 pub mod setup;
@@ -35,6 +43,8 @@ pub mod signal;
 mod state;
 pub mod teams;
 pub mod types;
+pub mod wait;
+pub mod wait_exports;
 
 pub use state::thread_level;
 

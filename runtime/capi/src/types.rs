@@ -211,3 +211,66 @@ macro_rules! reduce_types {
         }
     };
 }
+
+/// The types of the AMOs OpenSHMEM 1.3 named without `atomic_` and 1.4 deprecated
+/// (`shmem_TYPENAME_fetch`, `set`, `swap`; 5 rows).
+#[macro_export]
+macro_rules! deprecated_ext_amo_types {
+    ($m:ident) => {
+        $m! {
+            (float, f32, "float"),
+            (double, f64, "double"),
+            (int, $crate::types::c::c_int, "int"),
+            (long, $crate::types::c::c_long, "long"),
+            (longlong, $crate::types::c::c_longlong, "long long"),
+        }
+    };
+}
+
+/// The types of the deprecated arithmetic AMOs of OpenSHMEM 1.3 (`shmem_TYPENAME_cswap`,
+/// `finc`, `inc`, `fadd`, `add`; 3 rows).
+#[macro_export]
+macro_rules! deprecated_std_amo_types {
+    ($m:ident) => {
+        $m! {
+            (int, $crate::types::c::c_int, "int"),
+            (long, $crate::types::c::c_long, "long"),
+            (longlong, $crate::types::c::c_longlong, "long long"),
+        }
+    };
+}
+
+/// The types of the deprecated `shmem_TYPENAME_wait(ivar, cmp_value)` of OpenSHMEM 1.0
+/// (4 rows).
+#[macro_export]
+macro_rules! deprecated_wait_types {
+    ($m:ident) => {
+        $m! {
+            (short, $crate::types::c::c_short, "short"),
+            (int, $crate::types::c::c_int, "int"),
+            (long, $crate::types::c::c_long, "long"),
+            (longlong, $crate::types::c::c_longlong, "long long"),
+        }
+    };
+}
+
+/// The types of the deprecated active-set reductions
+/// `shmem_TYPENAME_OP_to_all(dest, source, nreduce, PE_start, logPE_stride, PE_size, pWrk,
+/// pSync)` (OpenSHMEM 1.4's table, 9 rows), each with its reductions as in
+/// [`reduce_types!`].
+#[macro_export]
+macro_rules! to_all_types {
+    ($m:ident) => {
+        $m! {
+            (short, $crate::types::c::c_short, "short", [bit, minmax, arith]),
+            (int, $crate::types::c::c_int, "int", [bit, minmax, arith]),
+            (long, $crate::types::c::c_long, "long", [bit, minmax, arith]),
+            (longlong, $crate::types::c::c_longlong, "long long", [bit, minmax, arith]),
+            (float, f32, "float", [minmax, arith]),
+            (double, f64, "double", [minmax, arith]),
+            (longdouble, $crate::types::c::LongDouble, "long double", [minmax, arith]),
+            (complexd, $crate::types::c::ComplexD, "double _Complex", [arith]),
+            (complexf, $crate::types::c::ComplexF, "float _Complex", [arith]),
+        }
+    };
+}

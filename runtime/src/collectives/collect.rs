@@ -11,9 +11,16 @@ use crate::collectives::blocks::Blocks;
 use crate::collectives::checks::{Overlap, long_enough, prefix, separate};
 use crate::collectives::plan::{self, Allgather, Shape};
 use crate::error::ShmemError;
-use crate::memory::sym::{Element, Sym};
+use crate::memory::sym::{Element, Sym, SymAddr};
 use crate::shmem::Shmem;
 use crate::team::Team;
+
+/// The dest of a collect: a sized array, or a start whose length is the members' total.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Dest<T> {
+    Sized(Sym<T>),
+    Unsized(SymAddr),
+}
 
 impl<B: Backend> Shmem<B> {
     /// Concatenates every member's `source` in team order into `dest` on every member of
@@ -41,7 +48,13 @@ impl<B: Backend> Shmem<B> {
         dest: Sym<T>,
         source: Sym<T>,
     ) -> Result<(), ShmemError> {
-        self.collect_by(Kind::Fcollect, team, dest, source, plan::allgather)
+        self.collect_by(
+            Kind::Fcollect,
+            team,
+            Dest::Sized(dest),
+            source,
+            plan::allgather,
+        )
     }
 
     /// Concatenates every member's `source` in team order into `dest` on every member of
@@ -63,7 +76,40 @@ impl<B: Backend> Shmem<B> {
         dest: Sym<T>,
         source: Sym<T>,
     ) -> Result<(), ShmemError> {
-        self.collect_by(Kind::Collect, team, dest, source, plan::allgather)
+        self.collect_by(
+            Kind::Collect,
+            team,
+            Dest::Sized(dest),
+            source,
+            plan::allgather,
+        )
+    }
+
+    /// [`Shmem::collect`] into the array that starts at `dest` and holds as many elements as
+    /// the members' sources together, which is known only once they agree (C's
+    /// `shmem_collect`, whose dest has no length).
+    ///
+    /// Collective over `team`.
+    ///
+    /// # Ordering
+    /// As [`Shmem::fcollect`].
+    ///
+    /// # Errors
+    /// As [`Shmem::collect`]; except that an address error or an overlap of the whole `dest`
+    /// shows only once the members agreed, and then only on the members whose `dest` has it.
+    pub fn collect_unsized<T: Element>(
+        &self,
+        team: &Team,
+        dest: SymAddr,
+        source: Sym<T>,
+    ) -> Result<(), ShmemError> {
+        self.collect_by(
+            Kind::Collect,
+            team,
+            Dest::Unsized(dest),
+            source,
+            plan::allgather,
+        )
     }
 
     /// [`Shmem::collect`] or [`Shmem::fcollect`] (`kind`) by the allgather `pick` chooses.
@@ -71,11 +117,17 @@ impl<B: Backend> Shmem<B> {
         &self,
         kind: Kind,
         team: &Team,
-        dest: Sym<T>,
+        dest: Dest<T>,
         source: Sym<T>,
         pick: impl Fn(&Shape) -> Allgather,
     ) -> Result<(), ShmemError> {
         let op = kind.name();
+        // Why this PE's own block for an unsized dest: it must fit at least that much now,
+        // and the rest is checked once the total is known.
+        let (dest, dest_len_word) = match dest {
+            Dest::Sized(dest) => (dest, dest.len() as u64),
+            Dest::Unsized(addr) => (addr.cast(source.len()), u64::MAX),
+        };
         let checked = (|| {
             let (d, s) = (self.span_of(dest)?, self.span_of(source)?);
             separate(op, d, s, Overlap::Forbidden)?;
@@ -88,7 +140,7 @@ impl<B: Backend> Shmem<B> {
                 shared: vec![
                     type_word::<T>(),
                     dest.addr().0,
-                    dest.len() as u64,
+                    dest_len_word,
                     source.addr().0,
                 ],
                 nelems: source.len() as u64,
@@ -99,7 +151,15 @@ impl<B: Backend> Shmem<B> {
         let blocks = Blocks::from_lens(&call.lens, elem_bytes);
         // Why after the agreement: the total is known only now; it is the same on every
         // member, so they all refuse together.
-        long_enough(op, "dest", dest.len(), blocks.total())?;
+        let dest_span = if dest_len_word == u64::MAX {
+            let whole = dest.addr().cast::<T>(blocks.total() as usize);
+            let whole_span = self.span_of(whole)?;
+            separate(op, whole_span, self.span_of(source)?, Overlap::Forbidden)?;
+            whole_span
+        } else {
+            long_enough(op, "dest", dest.len(), blocks.total())?;
+            dest_span
+        };
         let dest = prefix(dest_span, blocks.total() * elem_bytes);
         call.write(blocks.span(dest, call.me), &mine);
         let average = blocks.total() * elem_bytes / u64::from(call.n);

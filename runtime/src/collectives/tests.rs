@@ -170,7 +170,13 @@ fn every_allgather_algorithm_concatenates_the_blocks() {
         let total: usize = (0..n).map(len_of).sum();
         let dest = dest.slice(..total).expect("view");
         shmem
-            .collect_by(Kind::Collect, team, dest, source, |_| algorithm)
+            .collect_by(
+                Kind::Collect,
+                team,
+                crate::collectives::collect::Dest::Sized(dest),
+                source,
+                |_| algorithm,
+            )
             .expect("collect");
         let want = (0..n).flat_map(|m| pattern(m, len_of(m))).collect();
         differs(shmem.local(dest).expect("local"), want)

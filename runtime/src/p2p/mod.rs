@@ -7,7 +7,7 @@
 //!   `strided.rs`: iput/iget and ibput/ibget;
 //! - `amo.rs`: remote atomics; `amo_nbi.rs`: the non-blocking fetching ones, landed by quiet;
 //! - `signal.rs`: put-with-signal; `wait.rs`: waits and tests on one word; `wait_set.rs`: on
-//!   many words;
+//!   many words; `wait_narrow.rs`: on 16-bit words;
 //! - `lock.rs`: the distributed locks;
 //! - `ordering.rs`: fence, quiet and the world barriers;
 //! - `on_stream.rs`: the operations that run in order on a context's stream.
@@ -22,4 +22,5 @@ mod signal;
 mod sized;
 mod strided;
 pub(crate) mod wait;
+pub(crate) mod wait_narrow;
 mod wait_set;

@@ -176,12 +176,18 @@ impl<B: Backend> Shmem<B> {
     }
 
     /// Team slots free on this PE, as a bit mask.
-    fn free_team_slots(&self) -> u64 {
+    pub(super) fn free_team_slots(&self) -> u64 {
         self.team_slots_free.get()
     }
 
     /// Marks `slot` used and makes the team that holds it.
-    fn take_slot(&self, slot: u32, members: Members, my_index: u32, config: TeamConfig) -> Team {
+    pub(super) fn take_slot(
+        &self,
+        slot: u32,
+        members: Members,
+        my_index: u32,
+        config: TeamConfig,
+    ) -> Team {
         self.team_slots_free
             .set(self.team_slots_free.get() & !(1 << slot));
         tracing::debug!(target: TRACING_TARGET, pe = self.my_pe, slot, size = members.len(), "team_split");
@@ -197,7 +203,12 @@ impl<B: Backend> Shmem<B> {
 }
 
 /// Checks a strided split of a parent of `parent_size` PEs.
-fn check_strided(parent_size: u32, start: u32, stride: u32, size: u32) -> Result<(), ShmemError> {
+pub(super) fn check_strided(
+    parent_size: u32,
+    start: u32,
+    stride: u32,
+    size: u32,
+) -> Result<(), ShmemError> {
     let invalid = |reason: String| Err(ShmemError::InvalidTeamSplit { reason });
     if size == 0 {
         return invalid("size is 0; a team needs at least one PE".to_owned());

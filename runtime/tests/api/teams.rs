@@ -239,3 +239,26 @@ fn destroyed_and_predefined_teams_are_refused() {
         }
     }
 }
+
+#[test]
+fn a_team_made_by_its_members_alone_works_and_leaves_its_scratch_zero() {
+    // PEs 1 and 3 of 4 make their team while 0 and 2 do something else.
+    let seen = run_ok("hgx8", 4, |shmem| {
+        let scratch = shmem
+            .calloc::<i64>(rshmem::TEAM_CREATE_SCRATCH_WORDS)
+            .expect("calloc");
+        let mine = if shmem.my_pe() % 2 == 1 {
+            let team = shmem.team_create_strided(1, 2, 2, scratch).expect("create");
+            shmem.team_sync(&team).expect("sync");
+            let left: Vec<i64> = shmem.local(scratch).expect("local");
+            Some((team.my_pe().unwrap(), team.n_pes().unwrap(), left))
+        } else {
+            None
+        };
+        shmem.barrier_all().expect("barrier");
+        mine
+    });
+    assert_eq!(seen[1], Some((0, 2, vec![0; 3])));
+    assert_eq!(seen[3], Some((1, 2, vec![0; 3])));
+    assert_eq!(seen[0], None);
+}

@@ -174,3 +174,24 @@ fn a_broadcast_within_a_node_takes_less_simulated_time_than_across_nodes() {
     println!("64 KiB broadcast over 8 PEs: {node_ns} ns on one node, {cross_ns} ns across two");
     assert!(node_ns * 2 < cross_ns, "{node_ns} ns vs {cross_ns} ns");
 }
+
+#[test]
+fn collect_unsized_fills_the_total_the_members_bring() {
+    let seen = crate::common::run_ok("hgx8", 3, |shmem| {
+        let me = shmem.my_pe();
+        let whole = shmem.malloc::<u32>(3).expect("malloc");
+        let source = whole.slice(..me as usize + 1).expect("slice");
+        let dest = shmem.calloc::<u32>(6).expect("calloc");
+        shmem
+            .put(source, &vec![me; me as usize + 1], me)
+            .expect("put");
+        shmem.quiet().expect("quiet");
+        shmem
+            .collect_unsized(shmem.team_world(), dest.addr(), source)
+            .expect("collect");
+        shmem.local(dest).expect("local")
+    });
+    for dest in seen {
+        assert_eq!(dest, [0, 1, 1, 2, 2, 2]);
+    }
+}

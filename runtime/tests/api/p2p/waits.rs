@@ -243,3 +243,32 @@ fn wait_set_errors_name_the_bad_argument() {
             .expect("empty");
     });
 }
+
+// ---- waits and tests on 16-bit words -------------------------------------------------------
+
+#[test]
+fn narrow_waits_wake_on_a_peers_update_of_the_covering_word() {
+    // PE 1 sets the int that holds shorts 2 and 3 of PE 0's array to (3 << 16) | 0xfffe, so
+    // short 2 becomes -2 and short 3 becomes 3; PE 0 waits for any short above 2.
+    let seen = run_on("hgx8", 2, 0, |shmem| {
+        let shorts = shmem.calloc::<i16>(5).expect("calloc");
+        let covering = shorts.addr().byte_add(4).cast::<u32>(1);
+        let found = if shmem.my_pe() == 0 {
+            let any = shmem
+                .wait_until_narrow(shorts, None, Cmp::Gt, &[2], rshmem::NarrowMode::Any, true)
+                .expect("wait");
+            let negative = shmem
+                .wait_until_narrow(shorts, None, Cmp::Lt, &[0], rshmem::NarrowMode::Some, false)
+                .expect("test");
+            Some((any, negative))
+        } else {
+            shmem
+                .atomic_set(covering, (3 << 16) | 0xfffe, 0)
+                .expect("set");
+            None
+        };
+        shmem.barrier_all().expect("barrier");
+        found
+    });
+    assert_eq!(seen[0], Some((vec![3], vec![2])));
+}
