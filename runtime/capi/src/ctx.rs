@@ -42,7 +42,7 @@ fn options_of(options: c_long) -> Result<CtxOptions, CallError> {
 }
 
 /// Creates a context on `team` and stores its handle in `*ctx`: 0 on success, else 1 and
-/// `SHMEM_CTX_INVALID` when the team has no contexts left.
+/// `SHMEM_CTX_INVALID` when the team has no contexts left or is `SHMEM_TEAM_INVALID`.
 fn create(
     pe: &Pe,
     team: shmem_team_t,
@@ -50,17 +50,22 @@ fn create(
     ctx: *mut shmem_ctx_t,
 ) -> Result<c_int, CallError> {
     let options = options_of(options)?;
+    if ctx.is_null() {
+        return Err(CallError::Argument(
+            "ctx is a null pointer; pass the address of a shmem_ctx_t".to_owned(),
+        ));
+    }
+    if team as usize == predefined::TEAM_INVALID {
+        // SAFETY: the caller passes a writable shmem_ctx_t (checked non-null above).
+        unsafe { ctx.write(predefined::CTX_INVALID as shmem_ctx_t) };
+        return Ok(1);
+    }
     let team = pe.team(team)?;
     let (handle, status) = match pe.shmem.team_create_ctx(team, options) {
         Ok(made) => (pe.handles.add_ctx(made), 0),
         Err(ShmemError::ContextsExhausted { .. }) => (predefined::CTX_INVALID as shmem_ctx_t, 1),
         Err(err) => return Err(err.into()),
     };
-    if ctx.is_null() {
-        return Err(CallError::Argument(
-            "ctx is a null pointer; pass the address of a shmem_ctx_t".to_owned(),
-        ));
-    }
     // SAFETY: the caller passes a writable shmem_ctx_t (checked non-null above).
     unsafe { ctx.write(handle) };
     Ok(status)

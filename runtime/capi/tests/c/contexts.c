@@ -12,6 +12,7 @@ int main(void) {
 
     long options[] = {0, SHMEM_CTX_PRIVATE, SHMEM_CTX_SERIALIZED, SHMEM_CTX_NOSTORE,
                       SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED};
+    long store_rounds = 0;
     for (unsigned k = 0; k < sizeof options / sizeof options[0]; k++) {
         shmem_ctx_t ctx;
         CHECK(shmem_ctx_create(options[k], &ctx) == 0, "ctx_create(%ld)", options[k]);
@@ -19,6 +20,16 @@ int main(void) {
         CHECK(shmem_ctx_get_team(ctx, &team) == 0 && team == SHMEM_TEAM_WORLD,
               "ctx_get_team of a world context");
         long v = 100 * (long)k + me;
+        if (options[k] & SHMEM_CTX_NOSTORE) {
+            /* A NOSTORE context is for loads only: a store on it is the program's error. */
+            /* The previous round put 100 * (k - 1) + me into the right neighbour's x[0]. */
+            CHECK(shmem_ctx_long_g(ctx, &x[0], right) == 100 * (long)(k - 1) + me,
+                  "ctx_long_g on a NOSTORE context");
+            shmem_barrier_all();
+            shmem_ctx_destroy(ctx);
+            continue;
+        }
+        store_rounds++;
         shmem_ctx_long_put(ctx, &x[0], &v, 1, right);
         shmem_ctx_long_p(ctx, &x[1], v, right);
         shmem_ctx_long_atomic_add(ctx, &x[2], 1, 0);
@@ -31,7 +42,7 @@ int main(void) {
         long got = -1;
         shmem_ctx_long_get(ctx, &got, &x[1], 1, right);
         CHECK(got == 100 * (long)k + me, "ctx_long_get");
-        CHECK(shmem_ctx_long_atomic_fetch(ctx, &x[2], 0) == (long)(k + 1) * n, "ctx AMO");
+        CHECK(shmem_ctx_long_atomic_fetch(ctx, &x[2], 0) == store_rounds * n, "ctx AMO");
         shmem_barrier_all();
         shmem_ctx_destroy(ctx);
     }

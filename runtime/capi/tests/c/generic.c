@@ -31,7 +31,9 @@ int main(void) {
     CHECK(shmem_g(&d[1], right) == me + 1.5 && shmem_g(&i32[0], right) == me + 7, "g generic");
     shmem_barrier_all();
     shmem_iput(&l[4], lsrc, 2, 1, 2, right);
-    shmem_put_nbi(&i32[4], (int[]){1, 2, 3, 4}, 4, right);
+    /* A named array: a compound literal's commas would split the generic macro's arguments. */
+    const int four[4] = {1, 2, 3, 4};
+    shmem_put_nbi(&i32[4], four, 4, right);
     shmem_quiet();
     shmem_barrier_all();
     CHECK(l[4] == left && l[6] == left + 1 && i32[7] == 4, "iput/put_nbi generics");

@@ -56,7 +56,7 @@ ARITH_TYPES(ARITH)
         src[1] = (T)~bit;                                                                   \
         shmem_barrier_all();                                                                \
         CHECK(shmem_##NAME##_or_reduce(SHMEM_TEAM_WORLD, dst, src, 2) == 0, "or");          \
-        CHECK(dst[0] == all && dst[1] == (T)~(T)0, #NAME "_or_reduce");                     \
+        CHECK(dst[0] == all && dst[1] == (T)~(T)(n == 1 ? bit : 0), #NAME "_or_reduce");           \
         CHECK(shmem_##NAME##_and_reduce(SHMEM_TEAM_WORLD, dst, src, 2) == 0, "and");        \
         CHECK(dst[0] == (n == 1 ? bit : 0) && dst[1] == (T)~all, #NAME "_and_reduce");      \
         CHECK(shmem_##NAME##_xor_reduce(SHMEM_TEAM_WORLD, dst, src, 1) == 0, "xor");        \
