@@ -156,7 +156,7 @@ static void amo_nbi(void) {
     CHECK(fetched[2] == me && fetched[3] == 0, "fetch_nbi %ld swap_nbi %ld", fetched[2],
           fetched[3]);
     shmem_long_atomic_compare_swap_nbi(&fetched[4], &x[3], 40 + me, 50 + me, right);
-    shmem_long_atomic_fetch_xor_nbi(&fetched[5], &x[2], 0, right);
+    shmem_int64_atomic_fetch_xor_nbi(&fetched[5], &x[2], 0, right); /* long has no bitwise AMOs */
     shmem_quiet();
     CHECK(fetched[4] == 40 + me && fetched[5] == me, "compare_swap_nbi %ld fetch_xor_nbi %ld",
           fetched[4], fetched[5]);
