@@ -14,8 +14,22 @@ use rshmem::{MallocHints, ShmemError, Sym};
 use crate::fail::CallError;
 use crate::state::{Pe, with_pe};
 
+/// The unit allocations are made in. Why not bytes: C's `malloc` returns memory aligned for
+/// any type (16 bytes on x86-64 and AArch64: `long double`, SSE vectors), programs expect the
+/// same of `shmem_malloc`, and the runtime aligns an allocation to its element type. The cost
+/// is up to 15 bytes at the end of an allocation that accesses may touch unchecked.
+type MaxAligned = u128;
+
+/// How many [`MaxAligned`] elements hold `bytes`.
+fn units(bytes: usize) -> usize {
+    bytes.div_ceil(std::mem::size_of::<MaxAligned>())
+}
+
 /// The allocation `made`, as a pointer for the program: null where the heap was exhausted.
-fn pointer(pe: &Pe, made: Result<Sym<u8>, ShmemError>) -> Result<*mut c_void, CallError> {
+fn pointer<T: rshmem::Element>(
+    pe: &Pe,
+    made: Result<Sym<T>, ShmemError>,
+) -> Result<*mut c_void, CallError> {
     match made {
         Ok(sym) => Ok(pe.ptr_of(sym).cast()),
         Err(ShmemError::HeapExhausted { .. }) => Ok(std::ptr::null_mut()),
@@ -30,7 +44,7 @@ pub extern "C" fn shmem_malloc(size: usize) -> *mut c_void {
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        pointer(pe, pe.shmem.malloc::<u8>(size))
+        pointer(pe, pe.shmem.malloc::<MaxAligned>(units(size)))
     })
 }
 
@@ -44,7 +58,7 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
         if bytes == 0 {
             return Ok(std::ptr::null_mut());
         }
-        pointer(pe, pe.shmem.calloc::<u8>(bytes))
+        pointer(pe, pe.shmem.calloc::<MaxAligned>(units(bytes)))
     })
 }
 
@@ -72,7 +86,7 @@ pub extern "C" fn shmem_malloc_with_hints(size: usize, hints: c_long) -> *mut c_
                  constants of shmem.h"
             ))
         })?;
-        pointer(pe, pe.shmem.malloc_with_hints::<u8>(size, hints))
+        pointer(pe, pe.shmem.malloc_with_hints::<MaxAligned>(units(size), hints))
     })
 }
 
@@ -87,12 +101,12 @@ pub unsafe extern "C" fn shmem_realloc(ptr: *mut c_void, size: usize) -> *mut c_
         return shmem_malloc(size);
     }
     with_pe("shmem_realloc", |pe| {
-        let sym = pe.sym(ptr.cast::<u8>().cast_const(), 0)?;
+        let sym = pe.sym(ptr.cast::<MaxAligned>().cast_const(), 0)?;
         if size == 0 {
             pe.shmem.free(sym)?;
             return Ok(std::ptr::null_mut());
         }
-        pointer(pe, pe.shmem.realloc(sym, size))
+        pointer(pe, pe.shmem.realloc(sym, units(size)))
     })
 }
 

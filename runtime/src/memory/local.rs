@@ -31,11 +31,14 @@ pub(crate) fn local_windows<D: Device>(device: &D, heaps: &Heaps) -> Vec<LocalWi
     heaps
         .existing()
         .filter_map(|heap| {
+            // Why one byte: a growable heap's segment is backed only as far as it grew, and a
+            // segment's bytes lie at consecutive addresses, so its first byte's address gives
+            // every other's.
             let range = RemoteRange {
                 pe: device.pe(),
                 kind: heap.kind(),
                 offset: 0,
-                len: heap.size_bytes(),
+                len: 1,
             };
             let base = device.load_store_addr(range)?;
             Some(LocalWindow {

@@ -16,6 +16,12 @@ int main(void) {
 
     long *a = shmem_malloc(64 * sizeof(long));
     CHECK(a != NULL, "shmem_malloc(512)");
+    /* As C's malloc: aligned for any type, whatever the size asked for. */
+    char *odd[3] = {shmem_malloc(1), shmem_malloc(3), shmem_calloc(5, 1)};
+    for (int i = 0; i < 3; i++)
+        CHECK(odd[i] != NULL && (uintptr_t)odd[i] % 16 == 0, "allocation %d aligned to 16", i);
+    for (int i = 2; i >= 0; i--)
+        shmem_free(odd[i]);
     for (int i = 0; i < 64; i++)
         a[i] = me * 100 + i;
     int *z = shmem_calloc(1000, sizeof(int));
