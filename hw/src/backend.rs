@@ -435,6 +435,24 @@ pub trait Queue {
     /// [`QueueError`] if the deadline passes or no PE can run.
     fn quiet(&self, deadline: Instant) -> Result<(), QueueError>;
 
+    /// Completes every operation issued on this queue without blocking, where the backend
+    /// completes operations at issue (its quiet is then a fence and nothing to wait for), and
+    /// returns `true`; `false` (and nothing done) where it cannot, and the caller calls
+    /// [`Queue::quiet`] with a deadline. So a caller need not read the clock for a deadline
+    /// that cannot be reached.
+    ///
+    /// # Ordering
+    /// As [`Queue::quiet`] when it returns `true`.
+    ///
+    /// The default says no, so that a backend that orders or times its operations (the
+    /// simulator) keeps them on its own path.
+    ///
+    /// # Errors
+    /// As [`Queue::quiet`].
+    fn quiet_now(&self) -> Result<bool, QueueError> {
+        Ok(false)
+    }
+
     /// Blocks until `ticket` has completed.
     ///
     /// # Errors

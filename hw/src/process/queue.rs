@@ -282,6 +282,13 @@ impl Queue for ProcessQueue {
         Ok(())
     }
 
+    /// # Ordering
+    /// As [`Queue::quiet`], which never waits here.
+    fn quiet_now(&self) -> Result<bool, QueueError> {
+        self.quiet(Instant(0))?;
+        Ok(true)
+    }
+
     /// Nothing to do: operations run one after another at issue.
     fn serialize(&self, _deadline: Instant) -> Result<(), QueueError> {
         Ok(())
