@@ -102,7 +102,7 @@ impl SpinPolicy {
         } else {
             SpinPolicy {
                 spins: 32,
-                yields: 2,
+                yields: 8,
             }
         }
     }
