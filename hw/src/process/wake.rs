@@ -388,6 +388,26 @@ mod tests {
         (around, naps)
     }
 
+    /// Waits for `flag` to be 1 with `words` published, sleeping at once, in naps of 30 s: a
+    /// lost wake-up holds the waiter far past the tests' bounds.
+    fn wait_long(
+        control: &Control,
+        words: Option<&[Watched]>,
+        flag: &AtomicU32,
+        around: &AroundSleep,
+    ) {
+        let check = || (flag.load(Ordering::Relaxed) == 1).then_some(());
+        let found = control.wait_for(
+            words,
+            check,
+            SLEEP_AT_ONCE,
+            None,
+            Duration::from_secs(30),
+            around,
+        );
+        assert_eq!(found, Some(()));
+    }
+
     /// Waits (naps of 30 s: a lost wake-up holds the waiter far past the test's bound) for
     /// `flag` to be 1 with `words` published, while `writer` runs on another thread; returns
     /// how many times the waiter slept.
@@ -401,16 +421,7 @@ mod tests {
         let started = Instant::now();
         std::thread::scope(|s| {
             s.spawn(writer);
-            let check = || (flag.load(Ordering::Relaxed) == 1).then_some(());
-            let found = control.wait_for(
-                words,
-                check,
-                SLEEP_AT_ONCE,
-                None,
-                Duration::from_secs(30),
-                &around,
-            );
-            assert_eq!(found, Some(()));
+            wait_long(control, words, flag, &around);
         });
         assert!(
             started.elapsed() < Duration::from_secs(10),
@@ -490,16 +501,7 @@ mod tests {
                         kind: MemKind::Host,
                         offset: 8 * i as u64,
                     };
-                    let check = || (flag.load(Ordering::Relaxed) == 1).then_some(());
-                    let found = control.wait_for(
-                        Some(&[word]),
-                        check,
-                        SLEEP_AT_ONCE,
-                        None,
-                        Duration::from_secs(30),
-                        around,
-                    );
-                    assert_eq!(found, Some(()));
+                    wait_long(control, Some(&[word]), flag, around);
                 });
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -529,16 +531,7 @@ mod tests {
                     flag.store(1, Ordering::Relaxed);
                     control.notify(MemKind::Host, 64, 8);
                 });
-                let check = || (flag.load(Ordering::Relaxed) == 1).then_some(());
-                let found = control.wait_for(
-                    Some(&[FLAG]),
-                    check,
-                    SLEEP_AT_ONCE,
-                    None,
-                    Duration::from_secs(30),
-                    &around,
-                );
-                assert_eq!(found, Some(()));
+                wait_long(&control, Some(&[FLAG]), &flag, &around);
             });
         }
         assert!(

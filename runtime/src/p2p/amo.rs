@@ -184,25 +184,13 @@ impl<B: Backend> Ctx<B> {
         operand: T,
         pe: u32,
     ) -> Result<(), ShmemError> {
-        self.amo_issue(target, kind, operand, pe, false)?;
+        let (range, op) = self.amo_checked(target, kind, operand, pe, false)?;
+        self.queue.amo(range, op, false)?;
         Ok(())
     }
 
-    /// Checks `target` and `pe` and issues the atomic.
-    pub(crate) fn amo_issue<T: AtomicElement>(
-        &self,
-        target: Sym<T>,
-        kind: AmoKind,
-        operand: T,
-        pe: u32,
-        fetch: bool,
-    ) -> Result<Ticket, ShmemError> {
-        let (range, op) = self.amo_checked(target, kind, operand, pe, fetch)?;
-        Ok(self.queue.amo(range, op, fetch)?)
-    }
-
-    /// Checks `target` and `pe`: the word's range and the backend's op.
-    fn amo_checked<T: AtomicElement>(
+    /// Checks `target` and `pe`: the word's range and the backend's op, to issue.
+    pub(crate) fn amo_checked<T: AtomicElement>(
         &self,
         target: Sym<T>,
         kind: AmoKind,
