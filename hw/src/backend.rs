@@ -330,6 +330,28 @@ pub trait Queue {
     /// unless a fence separates them. Not ordered by fence with respect to puts.
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError>;
 
+    /// Reads `src` into `out` at once, where the backend completes a get at issue: a blocking
+    /// get with no ticket, no buffer of the backend's and no second copy. Returns `false`
+    /// (and leaves `out` alone) where it does not; the caller then issues [`Queue::get`],
+    /// waits for the ticket and takes the bytes.
+    ///
+    /// # Ordering
+    /// As [`Queue::get`] whose ticket was then waited for: `out` holds the data when it
+    /// returns `true`.
+    ///
+    /// The default says no, so that a backend that orders or times its operations (the
+    /// simulator) keeps them on its own path.
+    ///
+    /// # Errors
+    /// As [`Queue::get`].
+    ///
+    /// # Panics
+    /// If `out` and `src` differ in length (contract violation).
+    fn get_now(&self, src: RemoteRange, out: &mut [u8]) -> Result<bool, QueueError> {
+        let _ = (src, out);
+        Ok(false)
+    }
+
     /// Reads `src` into the calling PE's own memory at `dst` (non-blocking get into
     /// symmetric memory). `dst` is written when the ticket completes.
     ///
@@ -345,6 +367,24 @@ pub trait Queue {
     /// The update is ordered by fence like a put; the fetched value is not.
     /// Atomic only with respect to atomics of the same width on the same word.
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError>;
+
+    /// Performs `op` atomically on the word `dst` at once, where the backend completes an
+    /// atomic at issue, and returns the old value (zero-extended): a blocking fetching atomic
+    /// with no ticket and no buffer. `None` (and nothing done) where it does not; the caller
+    /// then issues [`Queue::amo`] with `fetch`, waits for the ticket and takes the value.
+    ///
+    /// # Ordering
+    /// As [`Queue::amo`] whose ticket was then waited for.
+    ///
+    /// The default says no, so that a backend that orders or times its operations (the
+    /// simulator) keeps them on its own path.
+    ///
+    /// # Errors
+    /// As [`Queue::amo`].
+    fn amo_now(&self, dst: RemoteRange, op: AmoOp) -> Result<Option<u64>, QueueError> {
+        let _ = (dst, op);
+        Ok(None)
+    }
 
     /// Writes `data` into `dst`, copied by `copier` (as [`Queue::put`]), then applies `op`
     /// with `value` to the 64-bit word `signal`.
@@ -394,6 +434,24 @@ pub trait Queue {
     /// # Errors
     /// [`QueueError`] if the deadline passes or no PE can run.
     fn quiet(&self, deadline: Instant) -> Result<(), QueueError>;
+
+    /// Completes every operation issued on this queue without blocking, where the backend
+    /// completes operations at issue (its quiet is then a fence and nothing to wait for), and
+    /// returns `true`; `false` (and nothing done) where it cannot, and the caller calls
+    /// [`Queue::quiet`] with a deadline. So a caller need not read the clock for a deadline
+    /// that cannot be reached.
+    ///
+    /// # Ordering
+    /// As [`Queue::quiet`] when it returns `true`.
+    ///
+    /// The default says no, so that a backend that orders or times its operations (the
+    /// simulator) keeps them on its own path.
+    ///
+    /// # Errors
+    /// As [`Queue::quiet`].
+    fn quiet_now(&self) -> Result<bool, QueueError> {
+        Ok(false)
+    }
 
     /// Blocks until `ticket` has completed.
     ///

@@ -338,7 +338,8 @@ fn a_partial_launcher_environment_names_the_missing_variable() {
     );
 }
 
-/// The cost of a 1-byte put and of a 64-bit fetch_add from PE 0 to PE 1, in ns per operation.
+/// The cost of a 1-byte put, of a 64-bit fetch_add (ticketed, and at once with `amo_now`) and
+/// of an 8-byte get (`get_now`) from PE 0 to PE 1, in ns per operation.
 #[test]
 #[ignore = "a measurement: run with --ignored --nocapture"]
 fn cost_of_a_put_and_a_fetch_add() {
@@ -361,7 +362,23 @@ fn cost_of_a_put_and_a_fetch_add() {
                 std::hint::black_box(q.take_fetched(t));
             }
             let amo_ns = started.elapsed().as_nanos() as f64 / f64::from(OPS);
-            println!("measured: put 1 B {put_ns:.1} ns/op, fetch_add 64-bit {amo_ns:.1} ns/op");
+            let started = std::time::Instant::now();
+            for _ in 0..OPS {
+                let old = q.amo_now(at(1, MemKind::Host, 8, 8), add(1, AmoWidth::W64));
+                std::hint::black_box(old.unwrap());
+            }
+            let amo_now_ns = started.elapsed().as_nanos() as f64 / f64::from(OPS);
+            let started = std::time::Instant::now();
+            let mut word = [0u8; 8];
+            for _ in 0..OPS {
+                let done = q.get_now(at(1, MemKind::Host, 16, 8), &mut word).unwrap();
+                std::hint::black_box((done, &word));
+            }
+            let get_now_ns = started.elapsed().as_nanos() as f64 / f64::from(OPS);
+            println!(
+                "measured: put 1 B {put_ns:.1} ns/op, fetch_add 64-bit {amo_ns:.1} ns/op, \
+                 amo_now fetch_add {amo_now_ns:.1} ns/op, get_now 8 B {get_now_ns:.1} ns/op"
+            );
         }
         barrier(&d);
     });

@@ -123,6 +123,19 @@ impl Queue for HostQueue {
     }
 
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
+        let old = self.amo_now(dst, op)?.unwrap_or_default();
+        let t = self.ticket();
+        if fetch {
+            self.fetched
+                .borrow_mut()
+                .insert(t.0, old.to_le_bytes().to_vec());
+        }
+        Ok(t)
+    }
+
+    /// # Ordering
+    /// As [`Queue::amo`]: every operation here completes at issue.
+    fn amo_now(&self, dst: RemoteRange, op: AmoOp) -> Result<Option<u64>, QueueError> {
         assert_eq!(
             dst.len,
             op.width.bytes(),
@@ -134,13 +147,7 @@ impl Queue for HostQueue {
         if op.writes() {
             self.ctx.delivered(dst.pe);
         }
-        let t = self.ticket();
-        if fetch {
-            self.fetched
-                .borrow_mut()
-                .insert(t.0, old.to_le_bytes().to_vec());
-        }
-        Ok(t)
+        Ok(Some(old))
     }
 
     fn put_signal(
@@ -173,6 +180,13 @@ impl Queue for HostQueue {
     fn quiet(&self, _deadline: Instant) -> Result<(), QueueError> {
         fence(Ordering::SeqCst);
         Ok(())
+    }
+
+    /// # Ordering
+    /// As [`Queue::quiet`], which never waits here.
+    fn quiet_now(&self) -> Result<bool, QueueError> {
+        self.quiet(Instant(0))?;
+        Ok(true)
     }
 
     fn wait_ticket(&self, ticket: Ticket, _deadline: Instant) -> Result<(), QueueError> {

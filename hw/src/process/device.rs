@@ -21,7 +21,7 @@ use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
 use super::memory::{Mapping, shared_memory};
 use super::queue::ProcessQueue;
-use super::wake::{CONTROL_BYTES, Control, MAX_NAP};
+use super::wake::{CONTROL_BYTES, Control, MAX_NAP, MAX_WATCHED_WORDS, SpinPolicy, Watched};
 use super::{AroundSleep, ProcessBackend, atomics, static_data};
 
 /// What joining a run starts from (`Process::join`).
@@ -48,6 +48,8 @@ pub(crate) struct PeState {
     around_sleep: AroundSleep,
     /// Every PE's control block, in PE order.
     controls: Vec<Control>,
+    /// How this PE's waits spin before they sleep.
+    spin: SpinPolicy,
     /// Every PE's process id, in PE order: a key names its owner's process.
     pids: Vec<u32>,
     /// Reachable segments by PE and [`MemKind::index`], this PE's own included.
@@ -77,10 +79,11 @@ impl PeState {
             })
     }
 
-    /// Called after this PE wrote `target`'s memory: wakes `target`'s sleepers, if any.
+    /// Called after this PE wrote `range` of a PE's memory: wakes that PE's sleepers if one
+    /// waits for those bytes.
     #[inline]
-    pub(crate) fn notify(&self, target: Pe) {
-        self.controls[target.idx()].notify();
+    pub(crate) fn notify(&self, range: RemoteRange) {
+        self.controls[range.pe.idx()].notify(range.kind, range.offset, range.len);
     }
 
     /// The wall-clock point of a contract deadline; `None` for one too far to represent.
@@ -170,6 +173,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         client,
         around_sleep: joining.around_sleep,
         controls,
+        spin: SpinPolicy::for_pes(joining.n_pes),
         pids,
         segments: (0..joining.n_pes).map(|_| Default::default()).collect(),
         exports: Mutex::new(vec![fd]),
@@ -431,7 +435,18 @@ impl Device for ProcessDevice {
     ) -> Result<(usize, u64), QueueError> {
         assert!(!specs.is_empty(), "wait_until_any: no word to wait on");
         let state = &self.state;
-        // One sleep for all words: every write to this PE notifies its one control block.
+        // One sleep for all words, published so that writes to others do not wake it.
+        let mut watched = [Watched {
+            kind: MemKind::Host,
+            offset: 0,
+        }; MAX_WATCHED_WORDS];
+        for (slot, spec) in watched.iter_mut().zip(specs) {
+            *slot = Watched {
+                kind: spec.word.kind,
+                offset: spec.word.offset,
+            };
+        }
+        let words = (specs.len() <= MAX_WATCHED_WORDS).then(|| &watched[..specs.len()]);
         let first_holding = || {
             specs
                 .iter()
@@ -440,7 +455,9 @@ impl Device for ProcessDevice {
         };
         let control = &state.controls[state.pe.idx()];
         match control.wait_for(
+            words,
             first_holding,
+            state.spin,
             state.until(deadline),
             MAX_NAP,
             &state.around_sleep,

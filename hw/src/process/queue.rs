@@ -14,9 +14,11 @@
 //! (`wake.rs`), whose `fence(SeqCst)` also makes the write "delivered" for the consistency step
 //! of the target's later waits and tests (`device.rs`).
 //!
-//! The hot paths take no lock and allocate only what the contract returns (a get's bytes):
-//! the segment lookup is one Acquire load of a `OnceLock`, tickets are a counter, and a fetched
-//! word waits in a small ring until taken.
+//! The hot paths take no lock and allocate nothing: the segment lookup is one Acquire load of
+//! a `OnceLock`, tickets are a counter, a blocking get copies straight into the caller's buffer
+//! and a blocking fetching atomic returns its value ([`Queue::get_now`], [`Queue::amo_now`]).
+//! Only the ticketed path keeps what it fetched, in a small ring, until taken: a get's bytes in
+//! a new buffer, as [`Queue::take_fetched`] returns them.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -88,18 +90,46 @@ impl ProcessQueue {
 
     /// Copies `src` out of its mapping into a new buffer.
     fn copy_out(&self, src: RemoteRange) -> Vec<u8> {
+        let mut out = vec![0u8; src.len as usize];
+        // SAFETY: `out` has `src.len` bytes and is new.
+        unsafe { self.copy_out_to(src, out.as_mut_ptr()) };
+        out
+    }
+
+    /// Copies `src` out of its mapping to `to`.
+    ///
+    /// # Safety
+    /// `to` is valid for `src.len` bytes of writes and does not overlap `src`'s bytes.
+    #[inline]
+    unsafe fn copy_out_to(&self, src: RemoteRange, to: *mut u8) {
         let from = self
             .state
             .segment(src.pe, src.kind)
             .span(src.offset, src.len, "get");
-        let mut out = vec![0u8; src.len as usize];
-        // SAFETY: `from` has `src.len` bytes inside the source mapping; `out` is new.
-        unsafe { std::ptr::copy_nonoverlapping(from, out.as_mut_ptr(), out.len()) };
+        // SAFETY: `from` has `src.len` bytes inside the source mapping; the caller promises
+        // `to` has as many and does not overlap them.
+        unsafe { std::ptr::copy_nonoverlapping(from, to, src.len as usize) };
         // Acquire: the loads of the copy are not reordered after later accesses (AArch64
         // `dmb ishld`; nothing on x86), so a get that reads a fenced flag also sees what came
         // before it when a later get reads that.
         fence(Ordering::Acquire);
-        out
+    }
+
+    /// Applies the atomic `op` to the word `dst` and wakes the target if it writes; returns
+    /// the old value ([`Queue::amo`] says why the orderings are what they are).
+    #[inline]
+    fn apply(&self, dst: RemoteRange, op: AmoOp) -> u64 {
+        assert_eq!(
+            dst.len,
+            op.width.bytes(),
+            "amo: range length is not the op's width"
+        );
+        let target = self.state.segment(dst.pe, dst.kind);
+        let old = atomics::apply(target, dst.offset, op, Ordering::AcqRel);
+        if op.writes() {
+            self.state.notify(dst);
+        }
+        old
     }
 
     fn keep(&self, ticket: Ticket, fetched: Fetched) {
@@ -120,7 +150,7 @@ impl Queue for ProcessQueue {
     #[inline]
     fn put(&self, dst: RemoteRange, data: &[u8], _copier: Copier) -> Result<Ticket, QueueError> {
         self.copy_in(dst, data);
-        self.state.notify(dst.pe);
+        self.state.notify(dst);
         Ok(self.ticket())
     }
 
@@ -152,17 +182,32 @@ impl Queue for ProcessQueue {
     }
 
     /// # Ordering
-    /// As [`Queue::get`], then a plain copy into this PE's own mapping, complete at return.
+    /// As [`Queue::get`], into `out`: complete at return, like every get here.
+    #[inline]
+    fn get_now(&self, src: RemoteRange, out: &mut [u8]) -> Result<bool, QueueError> {
+        assert_eq!(
+            src.len,
+            out.len() as u64,
+            "get_now: range and buffer lengths differ"
+        );
+        // SAFETY: `out` is the caller's buffer of `src.len` bytes, a Rust slice and so not
+        // inside a mapping that peers write.
+        unsafe { self.copy_out_to(src, out.as_mut_ptr()) };
+        Ok(true)
+    }
+
+    /// # Ordering
+    /// As [`Queue::get`], copied straight into this PE's own mapping, complete at return.
     fn get_into(&self, src: RemoteRange, dst: LocalRange) -> Result<Ticket, QueueError> {
         assert_eq!(
             src.len, dst.len,
             "get_into: source and destination lengths differ"
         );
-        let bytes = self.copy_out(src);
         let own = self.state.segment(self.state.pe, dst.kind);
         let to = own.span(dst.offset, dst.len, "get_into");
-        // SAFETY: `to` has `bytes.len()` bytes inside this PE's own mapping.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), to, bytes.len()) };
+        // SAFETY: `to` has `dst.len` bytes inside this PE's own mapping; a get's source and
+        // destination do not overlap (the runtime's contract).
+        unsafe { self.copy_out_to(src, to) };
         Ok(self.ticket())
     }
 
@@ -176,21 +221,19 @@ impl Queue for ProcessQueue {
     /// target's wake-up check, as for a put, when the op writes.
     #[inline]
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
-        assert_eq!(
-            dst.len,
-            op.width.bytes(),
-            "amo: range length is not the op's width"
-        );
-        let target = self.state.segment(dst.pe, dst.kind);
-        let old = atomics::apply(target, dst.offset, op, Ordering::AcqRel);
-        if op.writes() {
-            self.state.notify(dst.pe);
-        }
+        let old = self.apply(dst, op);
         let t = self.ticket();
         if fetch {
             self.keep(t, Fetched::Word(old));
         }
         Ok(t)
+    }
+
+    /// # Ordering
+    /// As [`Queue::amo`]: complete at return, like every atomic here.
+    #[inline]
+    fn amo_now(&self, dst: RemoteRange, op: AmoOp) -> Result<Option<u64>, QueueError> {
+        Ok(Some(self.apply(dst, op)))
     }
 
     /// # Ordering
@@ -214,10 +257,8 @@ impl Queue for ProcessQueue {
         fence(Ordering::Release);
         let target = self.state.segment(signal.pe, signal.kind);
         atomics::apply(target, signal.offset, op.as_amo(value), Ordering::AcqRel);
-        self.state.notify(signal.pe);
-        if dst.pe != signal.pe {
-            self.state.notify(dst.pe);
-        }
+        self.state.notify(signal);
+        self.state.notify(dst);
         Ok(self.ticket())
     }
 
@@ -239,6 +280,13 @@ impl Queue for ProcessQueue {
     fn quiet(&self, _deadline: Instant) -> Result<(), QueueError> {
         fence(Ordering::SeqCst);
         Ok(())
+    }
+
+    /// # Ordering
+    /// As [`Queue::quiet`], which never waits here.
+    fn quiet_now(&self) -> Result<bool, QueueError> {
+        self.quiet(Instant(0))?;
+        Ok(true)
     }
 
     /// Nothing to do: operations run one after another at issue.

@@ -95,10 +95,21 @@ struct Serial {
 }
 
 impl Serial {
+    #[inline]
     fn enter() -> Serial {
         // Relaxed: MULTIPLE is set once, before init returns to the program, and a thread
         // that calls SHMEM was made after that or synchronised with the thread that inited.
-        let wanted = MULTIPLE.load(Ordering::Relaxed) && !INSIDE.get();
+        if !MULTIPLE.load(Ordering::Relaxed) {
+            // Why a separate branch: the other levels must not pay for the thread-local
+            // lookups (`__tls_get_addr` in a shared library) that the lock needs.
+            return Serial { locked: false };
+        }
+        Serial::lock()
+    }
+
+    #[cold]
+    fn lock() -> Serial {
+        let wanted = !INSIDE.get();
         if wanted {
             let guard = SERIAL.lock().unwrap_or_else(|poison| poison.into_inner());
             HELD.with_borrow_mut(|held| *held = Some(guard));

@@ -4,7 +4,7 @@
 //! return the old value), `amo_fetch_nbi` (issue; the old value lands in a local word at
 //! quiet, see `amo_nbi.rs`) and `amo_post` (issue and return; complete at the next quiet).
 
-use hw::{AmoKind, AmoOp, Backend, Queue, Ticket};
+use hw::{AmoKind, AmoOp, Backend, Queue, RemoteRange, Ticket};
 
 use crate::TRACING_TARGET;
 use crate::ctx::Ctx;
@@ -154,7 +154,12 @@ impl<B: Backend> Ctx<B> {
         operand: T,
         pe: u32,
     ) -> Result<T, ShmemError> {
-        let ticket = self.amo_issue(target, kind, operand, pe, true)?;
+        let (range, op) = self.amo_checked(target, kind, operand, pe, true)?;
+        // A backend that completes atomics at issue returns the value here, with no ticket.
+        if let Some(old) = self.queue.amo_now(range, op)? {
+            return Ok(T::from_bits(old));
+        }
+        let ticket = self.queue.amo(range, op, true)?;
         self.queue.wait_ticket(ticket, self.deadline())?;
         Ok(T::from_bits(self.take_fetched_word(ticket)))
     }
@@ -179,19 +184,20 @@ impl<B: Backend> Ctx<B> {
         operand: T,
         pe: u32,
     ) -> Result<(), ShmemError> {
-        self.amo_issue(target, kind, operand, pe, false)?;
+        let (range, op) = self.amo_checked(target, kind, operand, pe, false)?;
+        self.queue.amo(range, op, false)?;
         Ok(())
     }
 
-    /// Checks `target` and `pe` and issues the atomic.
-    pub(crate) fn amo_issue<T: AtomicElement>(
+    /// Checks `target` and `pe`: the word's range and the backend's op, to issue.
+    pub(crate) fn amo_checked<T: AtomicElement>(
         &self,
         target: Sym<T>,
         kind: AmoKind,
         operand: T,
         pe: u32,
         fetch: bool,
-    ) -> Result<Ticket, ShmemError> {
+    ) -> Result<(RemoteRange, AmoOp), ShmemError> {
         let access = word_access(target)?;
         let range = if kind == AmoKind::Fetch {
             self.read_range(access, pe)?
@@ -211,6 +217,6 @@ impl<B: Backend> Ctx<B> {
             offset = range.offset,
             fetch
         );
-        Ok(self.queue.amo(range, op, fetch)?)
+        Ok((range, op))
     }
 }

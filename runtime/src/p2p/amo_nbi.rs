@@ -9,7 +9,7 @@
 //! is that the word is written by this PE rather than by the network, which only matters to a
 //! peer reading it before this PE's quiet, and OpenSHMEM leaves that undefined.
 
-use hw::{AmoKind, Backend, Device, LocalRange, Ticket};
+use hw::{AmoKind, Backend, Device, LocalRange, Queue, Ticket};
 
 use crate::ctx::Ctx;
 use crate::error::ShmemError;
@@ -35,7 +35,8 @@ impl<B: Backend> Ctx<B> {
         pe: u32,
     ) -> Result<(), ShmemError> {
         let word = self.local_range(word_access(fetch)?)?;
-        let ticket = self.amo_issue(target, kind, operand, pe, true)?;
+        let (range, op) = self.amo_checked(target, kind, operand, pe, true)?;
+        let ticket = self.queue.amo(range, op, true)?;
         self.pending_fetches
             .borrow_mut()
             .push(PendingFetch { ticket, word });
