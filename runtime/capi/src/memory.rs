@@ -86,7 +86,10 @@ pub extern "C" fn shmem_malloc_with_hints(size: usize, hints: c_long) -> *mut c_
                  constants of shmem.h"
             ))
         })?;
-        pointer(pe, pe.shmem.malloc_with_hints::<MaxAligned>(units(size), hints))
+        pointer(
+            pe,
+            pe.shmem.malloc_with_hints::<MaxAligned>(units(size), hints),
+        )
     })
 }
 

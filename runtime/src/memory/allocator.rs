@@ -11,6 +11,7 @@
 #[cfg(test)]
 mod tests;
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use hw::MemKind;
@@ -81,6 +82,10 @@ pub(crate) struct Heap {
     free: BTreeMap<u64, u64>,
     /// Live allocations by offset.
     live: BTreeMap<u64, Allocation>,
+    /// The user allocation the last raw address resolved to. Why: a program that works on one
+    /// object (the C API resolves every pointer) pays for the tree walk once, not per call.
+    /// Cleared whenever `live` changes, so it never names a freed allocation.
+    last_resolved: Cell<Option<Allocation>>,
     next_id: u64,
 }
 
@@ -99,6 +104,7 @@ impl Heap {
             backed_bytes: 0,
             free,
             live: BTreeMap::new(),
+            last_resolved: Cell::new(None),
             next_id: 0,
         }
     }
@@ -204,6 +210,7 @@ impl Heap {
         };
         self.next_id += 1;
         self.live.insert(offset, allocation);
+        self.last_resolved.set(None);
         allocation
     }
 
@@ -244,6 +251,7 @@ impl Heap {
             return Ok((moved, Some(old)));
         };
         self.live.remove(&old.offset);
+        self.last_resolved.set(None);
         if reserved_bytes > old.reserved_bytes {
             let after = self.free.remove(&old_end).unwrap_or(0);
             let taken = reserved_bytes - old.reserved_bytes;
@@ -275,6 +283,7 @@ impl Heap {
     ) -> Result<Allocation, ShmemError> {
         let allocation = self.start_of(offset, owner)?;
         self.live.remove(&offset);
+        self.last_resolved.set(None);
         self.release(allocation.offset, allocation.reserved_bytes);
         Ok(allocation)
     }
@@ -354,13 +363,23 @@ impl Heap {
                 .filter(|a| a.id == id)
                 .copied()
                 .ok_or(ShmemError::FreedAllocation { offset }),
-            None => self
-                .live
-                .range(..=offset)
-                .next_back()
-                .map(|(_, a)| *a)
-                .filter(|a| offset < a.offset + a.reserved_bytes && !a.internal)
-                .ok_or(ShmemError::NotInHeap { offset }),
+            None => {
+                let holds = |a: &Allocation| {
+                    (a.offset..a.offset + a.reserved_bytes).contains(&offset) && !a.internal
+                };
+                if let Some(hit) = self.last_resolved.get().filter(holds) {
+                    return Ok(hit);
+                }
+                let found = self
+                    .live
+                    .range(..=offset)
+                    .next_back()
+                    .map(|(_, a)| *a)
+                    .filter(holds)
+                    .ok_or(ShmemError::NotInHeap { offset })?;
+                self.last_resolved.set(Some(found));
+                Ok(found)
+            }
         }
     }
 }

@@ -139,6 +139,34 @@ fn freed_handles_are_recognised_even_after_reuse() {
 }
 
 #[test]
+fn a_raw_address_never_resolves_to_a_freed_or_moved_allocation() {
+    let mut heap = Heap::new(MemKind::Device, 4096);
+    let a = heap.alloc(64, 8, false).expect("fits");
+    // The first raw check remembers `a`; the second is served from that memory.
+    assert!(heap.check(access(8, 8, 8, None)).is_ok());
+    assert!(heap.check(access(16, 8, 8, None)).is_ok());
+    heap.free(0, Some(a.id)).expect("live");
+    assert!(matches!(
+        heap.check(access(8, 8, 8, None)),
+        Err(ShmemError::NotInHeap { offset: 8 })
+    ));
+    let b = heap.alloc(16, 8, false).expect("fits");
+    heap.alloc(16, 8, false)
+        .expect("fits: a neighbour, so that b cannot grow in place");
+    assert!(heap.check(access(8, 8, 8, None)).is_ok());
+    let (grown, moved_from) = heap.realloc(b.offset, Some(b.id), 1024, 8).expect("fits");
+    assert_ne!(grown.offset, b.offset, "the realloc moved");
+    // The caller frees the old place once it copied from it (`memory/alloc.rs`).
+    let old = moved_from.expect("moved");
+    heap.free(old.offset, Some(old.id)).expect("live");
+    assert!(matches!(
+        heap.check(access(8, 8, 8, None)),
+        Err(ShmemError::NotInHeap { offset: 8 })
+    ));
+    assert!(heap.check(access(grown.offset, 8, 8, None)).is_ok());
+}
+
+#[test]
 fn free_needs_the_start_of_a_user_allocation() {
     let mut heap = Heap::new(MemKind::Device, 4096);
     let internal = heap.alloc(16, 8, true).expect("fits");
