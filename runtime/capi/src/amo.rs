@@ -4,8 +4,8 @@
 //!
 //! Design choices:
 //!
-//! - **One operation, one runtime call.** Each export names its operation as a [`Fetching`] or
-//!   [`Posting`] value and hands it to one of three helpers, which translate the pointer and PE
+//! - **One operation, one runtime call.** Each export names its operation as a `Fetching` or
+//!   `Posting` value and hands it to one of three helpers, which translate the pointer and PE
 //!   and call the runtime's `Ctx::atomic_*` method of that operation: no atomic is implemented
 //!   here, and the hot path (`shmem_long_atomic_fetch_add`) is one pointer translation and
 //!   one runtime call, without allocation or formatting.
