@@ -1,6 +1,7 @@
 //! `cargo xtask install --prefix DIR`: build the launcher and the C library (release) and
 //! install what a C or C++ OpenSHMEM user needs under DIR:
-//! `bin/{rshmem,oshrun,oshcc,oshc++,oshCC}`, `lib/libshmem.{so,a}`, `include/{shmem.h,shmemx.h}`.
+//! `bin/{rshmem,oshrun,oshcc,oshc++,oshCC}`, `lib/libshmem.{so,a}`, `include/{shmem.h,shmemx.h}`
+//! and `include/mpp/` (the path older programs include).
 //!
 //! The layout is a plan ([`plan`]) applied by [`apply`], so that a test checks the layout on a
 //! fake tree without building. The wrapper scripts need no editing when installed: they find
@@ -63,6 +64,17 @@ pub(crate) fn plan(root: &Path, release: &Path, prefix: &Path) -> Vec<Step> {
         copy(release.join("libshmem.a"), lib.join("libshmem.a"), 0o644),
         copy(headers.join("shmem.h"), include.join("shmem.h"), 0o644),
         copy(headers.join("shmemx.h"), include.join("shmemx.h"), 0o644),
+        // The <mpp/shmem.h> path of older programs.
+        copy(
+            headers.join("mpp/shmem.h"),
+            include.join("mpp/shmem.h"),
+            0o644,
+        ),
+        copy(
+            headers.join("mpp/shmemx.h"),
+            include.join("mpp/shmemx.h"),
+            0o644,
+        ),
     ]
 }
 
@@ -176,6 +188,8 @@ mod tests {
                 "/p/bin/oshcc",
                 "/p/bin/oshrun",
                 "/p/bin/rshmem",
+                "/p/include/mpp/shmem.h",
+                "/p/include/mpp/shmemx.h",
                 "/p/include/shmem.h",
                 "/p/include/shmemx.h",
                 "/p/lib/libshmem.a",
@@ -212,7 +226,8 @@ mod tests {
         for file in ["rshmem", "libshmem.so", "libshmem.a"] {
             std::fs::write(release.join(file), b"fake").unwrap();
         }
-        for file in ["shmem.h", "shmemx.h"] {
+        std::fs::create_dir_all(headers.join("mpp")).unwrap();
+        for file in ["shmem.h", "shmemx.h", "mpp/shmem.h", "mpp/shmemx.h"] {
             std::fs::write(headers.join(file), b"/* fake */").unwrap();
         }
         apply(&steps).unwrap();
