@@ -217,11 +217,14 @@ pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
 
 /// What a C program's PE gets where the environment is silent: its PEs have no GPU, so the
 /// symmetric heap `shmem_malloc` uses is host memory sized by `SHMEM_SYMMETRIC_SIZE`, as in
-/// other OpenSHMEM implementations, and there is no device heap unless asked for.
-const C_DEFAULTS: [(&str, &str); 3] = [
+/// other OpenSHMEM implementations, and there is no device heap unless asked for. Team slots
+/// are the most the runtime allows, since each active set of the deprecated collectives
+/// keeps one for the life of the process (`active_set.rs`).
+const C_DEFAULTS: [(&str, &str); 4] = [
     ("SHMEM_SYMMETRIC_SIZE", "1g"),
     ("SHMEM_DEVICE_SYMMETRIC_SIZE", "0"),
     ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "HOST"),
+    ("RSHMEM_TEAMS_MAX", "64"),
 ];
 
 /// The configuration: the environment's variables, [`C_DEFAULTS`] where it has none.
