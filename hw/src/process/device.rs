@@ -405,14 +405,10 @@ impl Device for ProcessDevice {
             "read_local: range and buffer lengths differ"
         );
         let own = self.state.segment(self.state.pe, src.kind);
-        let from = own.span(src.offset, src.len, "read_local");
-        // SAFETY: `from` has `out.len()` bytes inside the mapping; `out` is a distinct buffer.
-        // Peers may write the range meanwhile: what they wrote is ordered by their fences and
-        // this PE's waits, as the contract says.
-        unsafe { std::ptr::copy_nonoverlapping(from, out.as_mut_ptr(), out.len()) };
-        // Acquire: later reads do not move before these (AArch64 `dmb ishld`; free on x86),
-        // so a fenced sequence of puts is seen in order.
-        fence(Ordering::Acquire);
+        // SAFETY: `out` is a distinct buffer of `src.len` bytes. Peers may write the range
+        // meanwhile: what they wrote is ordered by their fences and this PE's waits, as the
+        // contract says.
+        unsafe { own.read_to(src.offset, src.len, out.as_mut_ptr(), "read_local") };
     }
 
     fn write_local(&self, dst: LocalRange, data: &[u8]) {
@@ -421,11 +417,10 @@ impl Device for ProcessDevice {
             data.len() as u64,
             "write_local: range and data lengths differ"
         );
-        let own = self.state.segment(self.state.pe, dst.kind);
-        let to = own.span(dst.offset, dst.len, "write_local");
-        // SAFETY: `to` has `data.len()` bytes inside the mapping; `data` is a distinct buffer.
         // Peers see the bytes after this PE's quiet or barrier, which fence.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), to, data.len()) };
+        self.state
+            .segment(self.state.pe, dst.kind)
+            .write(dst.offset, data, "write_local");
     }
 
     fn wait_until_any(

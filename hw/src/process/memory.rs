@@ -15,6 +15,7 @@ use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
+use std::sync::atomic::{Ordering, fence};
 
 /// A view of shared memory in this process.
 #[derive(Debug)]
@@ -102,6 +103,38 @@ impl Mapping {
         // SAFETY: offset + len <= self.len, so the result is inside the mapping (or one past
         // its end for an empty range).
         unsafe { self.base.as_ptr().add(offset as usize) }
+    }
+
+    /// Stores `data` at `offset` with plain stores (a put, a local write). Ordering with
+    /// other operations is the caller's fences' job.
+    ///
+    /// # Panics
+    /// If the range is not inside the mapping.
+    pub(crate) fn write(&self, offset: u64, data: &[u8], what: &str) {
+        let to = self.span(offset, data.len() as u64, what);
+        // SAFETY: `to` has `data.len()` bytes inside the mapping; `data` is the caller's buffer
+        // or another mapping's bytes, and the ranges of one operation do not overlap (the
+        // runtime's contract). Other PEs may read meanwhile: what they see is ordered by the
+        // writer's fences and their waits.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), to, data.len()) };
+    }
+
+    /// Copies `len` bytes at `offset` to `to` with plain loads, then an Acquire fence: the
+    /// loads are not reordered after later accesses (AArch64 `dmb ishld`; nothing on x86),
+    /// so a read that sees a fenced flag also sees what came before it when a later read
+    /// looks.
+    ///
+    /// # Safety
+    /// `to` is valid for `len` bytes of writes and does not overlap the mapping's bytes read.
+    ///
+    /// # Panics
+    /// If the range is not inside the mapping.
+    pub(crate) unsafe fn read_to(&self, offset: u64, len: u64, to: *mut u8, what: &str) {
+        let from = self.span(offset, len, what);
+        // SAFETY: `from` has `len` bytes inside the mapping; the caller promises `to` has as
+        // many and does not overlap them.
+        unsafe { std::ptr::copy_nonoverlapping(from, to, len as usize) };
+        fence(Ordering::Acquire);
     }
 }
 

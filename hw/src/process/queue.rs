@@ -77,15 +77,9 @@ impl ProcessQueue {
             data.len() as u64,
             "put: range and data lengths differ"
         );
-        let to = self
-            .state
+        self.state
             .segment(dst.pe, dst.kind)
-            .span(dst.offset, dst.len, "put");
-        // SAFETY: `to` has `data.len()` bytes inside the target's mapping; `data` is the
-        // caller's buffer or this PE's own mapping, and the ranges of a put do not overlap
-        // (the runtime's contract). The target may read meanwhile: what it sees is ordered
-        // by the fences below and its waits.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), to, data.len()) };
+            .write(dst.offset, data, "put");
     }
 
     /// Copies `src` out of its mapping into a new buffer.
@@ -102,17 +96,9 @@ impl ProcessQueue {
     /// `to` is valid for `src.len` bytes of writes and does not overlap `src`'s bytes.
     #[inline]
     unsafe fn copy_out_to(&self, src: RemoteRange, to: *mut u8) {
-        let from = self
-            .state
-            .segment(src.pe, src.kind)
-            .span(src.offset, src.len, "get");
-        // SAFETY: `from` has `src.len` bytes inside the source mapping; the caller promises
-        // `to` has as many and does not overlap them.
-        unsafe { std::ptr::copy_nonoverlapping(from, to, src.len as usize) };
-        // Acquire: the loads of the copy are not reordered after later accesses (AArch64
-        // `dmb ishld`; nothing on x86), so a get that reads a fenced flag also sees what came
-        // before it when a later get reads that.
-        fence(Ordering::Acquire);
+        let from = self.state.segment(src.pe, src.kind);
+        // SAFETY: the caller promises `to` has `src.len` bytes that do not overlap `src`.
+        unsafe { from.read_to(src.offset, src.len, to, "get") };
     }
 
     /// Applies the atomic `op` to the word `dst` and wakes the target if it writes; returns

@@ -160,18 +160,21 @@ pub(crate) fn with_pe<R>(call: &'static str, body: impl FnOnce(&Pe) -> Result<R,
 
 /// The PE, or the end of the process if the library is not running.
 fn current(call: &'static str) -> &'static Pe {
-    match LIFE.load(Ordering::Acquire) {
-        life::RUNNING => {}
-        life::NEW => fail(call, None, &CallError::NotInitialized),
-        _ => fail(call, None, &CallError::Finalized),
+    match (LIFE.load(Ordering::Acquire), running_pe()) {
+        (_, Some(pe)) => pe,
+        (life::FINALIZED, None) => fail(call, None, &CallError::Finalized),
+        (_, None) => fail(call, None, &CallError::NotInitialized),
+    }
+}
+
+/// The PE, if the library is running.
+fn running_pe() -> Option<&'static Pe> {
+    if LIFE.load(Ordering::Acquire) != life::RUNNING {
+        return None;
     }
     // SAFETY: RUNNING was seen with Acquire, so the write of `pe` by init is visible, and no
     // one writes it again (see `Global`).
-    let pe = unsafe { &*GLOBAL.pe.get() };
-    match pe {
-        Some(pe) => pe,
-        None => fail(call, None, &CallError::NotInitialized),
-    }
+    unsafe { &*GLOBAL.pe.get() }.as_ref()
 }
 
 /// Whether `shmem_init` has run and `shmem_finalize` has not (`shmem_query_initialized`).
@@ -319,16 +322,11 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// other PE at once and exits with `status`, then ends this process. Without a launcher (a
 /// single PE) there is no one else to tell.
 pub(crate) fn global_exit(status: c_int) -> ! {
-    if LIFE.load(Ordering::Acquire) == life::RUNNING {
-        // SAFETY: RUNNING was seen with Acquire, so init's write of `pe` is visible; nothing
-        // writes it again (see `Global`). No lock: the process ends here whatever another
-        // thread is doing.
-        let pe = unsafe { &*GLOBAL.pe.get() };
-        if let Some(client) = pe.as_ref().and_then(|pe| pe.shmem.device().bootstrap()) {
-            // Why ignore a failure: the launcher also sees this process exit with `status`,
-            // and ends the others then (after its grace period instead of at once).
-            let _ = client.global_exit(status);
-        }
+    // No lock: the process ends here whatever another thread is doing.
+    if let Some(client) = running_pe().and_then(|pe| pe.shmem.device().bootstrap()) {
+        // Why ignore a failure: the launcher also sees this process exit with `status`, and
+        // ends the others then (after its grace period instead of at once).
+        let _ = client.global_exit(status);
     }
     std::process::exit(status)
 }
