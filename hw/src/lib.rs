@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod amo;
+pub mod any;
 mod backend;
 pub mod bootstrap;
 mod caps;

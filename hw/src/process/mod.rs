@@ -31,6 +31,8 @@ mod device;
 mod memory;
 mod queue;
 mod static_data;
+
+pub use static_data::loaded_data_range;
 mod wake;
 
 use std::sync::Arc;

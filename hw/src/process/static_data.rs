@@ -65,16 +65,24 @@ pub(crate) fn data_range(headers: &[Header], page: usize) -> Option<DataRange> {
         .max_by_key(|r| r.start)
 }
 
-/// The main program's program headers.
-fn main_program_headers() -> Vec<Header> {
-    unsafe extern "C" fn first_object(
+/// The program headers of a loaded object: the main program (`None`), or the object loaded
+/// at `Some(base)`.
+fn object_headers(base: Option<usize>) -> Vec<Header> {
+    struct Walk {
+        base: Option<usize>,
+        headers: Vec<Header>,
+    }
+    unsafe extern "C" fn visit(
         info: *mut libc::dl_phdr_info,
         _size: libc::size_t,
         data: *mut libc::c_void,
     ) -> libc::c_int {
         // SAFETY: the loader passes a valid info for the duration of the call, and `data` is
-        // the `Vec<Header>` that `main_program_headers` passed in.
-        let (info, headers) = unsafe { (&*info, &mut *data.cast::<Vec<Header>>()) };
+        // the `Walk` that `object_headers` passed in.
+        let (info, walk) = unsafe { (&*info, &mut *data.cast::<Walk>()) };
+        if walk.base.is_some_and(|base| base != info.dlpi_addr as usize) {
+            return 0;
+        }
         let count = usize::from(info.dlpi_phnum);
         let phdrs = if info.dlpi_phdr.is_null() || count == 0 {
             &[][..]
@@ -82,7 +90,7 @@ fn main_program_headers() -> Vec<Header> {
             // SAFETY: the loader's table has `dlpi_phnum` entries at `dlpi_phdr`.
             unsafe { std::slice::from_raw_parts(info.dlpi_phdr, count) }
         };
-        headers.extend(phdrs.iter().map(|p| Header {
+        walk.headers.extend(phdrs.iter().map(|p| Header {
             kind: p.p_type,
             writable: p.p_flags & libc::PF_W != 0,
             addr: (info.dlpi_addr as usize).wrapping_add(p.p_vaddr as usize),
@@ -91,11 +99,22 @@ fn main_program_headers() -> Vec<Header> {
         // Non-zero stops the walk: the first object is the main program.
         1
     }
-    let mut headers: Vec<Header> = Vec::new();
-    // SAFETY: the callback only reads the loader's info and writes `headers`, which outlives
+    let mut walk = Walk {
+        base,
+        headers: Vec::new(),
+    };
+    // SAFETY: the callback only reads the loader's info and writes `walk`, which outlives
     // the call.
-    unsafe { libc::dl_iterate_phdr(Some(first_object), (&raw mut headers).cast()) };
-    headers
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut walk).cast()) };
+    walk.headers
+}
+
+/// The writable data (from the end of its read-only-after-relocation part to the end of its
+/// `.bss`, in whole pages) of the object loaded at `base`, as `start..end` addresses: what
+/// the host of a simulated run shares as the static data of the PE that runs that copy of
+/// the program. `None` if no object is loaded there or it has no writable data.
+pub fn loaded_data_range(base: usize) -> Option<std::ops::Range<usize>> {
+    data_range(&object_headers(Some(base)), page_bytes()).map(|r| r.start..r.end)
 }
 
 /// The page size.
@@ -112,7 +131,7 @@ fn page_bytes() -> usize {
 /// What the system said, with the call named; or that the program has no writable data.
 pub(crate) fn share() -> io::Result<(OwnedFd, Mapping)> {
     let page = page_bytes();
-    let range = data_range(&main_program_headers(), page).ok_or_else(|| {
+    let range = data_range(&object_headers(None), page).ok_or_else(|| {
         io::Error::other("the main program has no writable data segment to share")
     })?;
     let len = range.end - range.start;

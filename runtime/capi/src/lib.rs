@@ -40,6 +40,7 @@ pub mod rma;
 pub mod rma_sized;
 pub mod setup;
 pub mod signal;
+mod start;
 mod state;
 pub mod teams;
 pub mod types;

@@ -16,16 +16,20 @@
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::ffi::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
-use rshmem::{Config, Ctx, Element, Shmem, Sym, SymAddr, Team};
+use hw::process::ProcessDevice;
+
+use rshmem::{Ctx, Element, Shmem, Sym, SymAddr, Team};
 
 use crate::fail::{CallError, fail};
 use crate::handles::Handles;
+use crate::start::Provided;
 
-/// The backend C programs run on.
-pub(crate) type Backend = hw::process::ProcessBackend;
+/// The backend C programs run on: whichever `start.rs` picked at init, behind
+/// `hw::any` so that one library serves them all.
+pub(crate) type Backend = hw::any::AnyBackend;
 
 /// `SHMEM_THREAD_SINGLE` .. `SHMEM_THREAD_MULTIPLE`, the values `shmem.h` defines.
 pub mod thread_level {
@@ -61,22 +65,65 @@ mod life {
     pub(super) const FINALIZED: u8 = 2;
 }
 
-/// The one PE of this process.
-struct Global {
+/// One PE as the C API holds it: where it is in its life and, while it runs, its state.
+///
+/// A process holds one slot ([`PROCESS_SLOT`]), except the host of a simulated run, where
+/// every PE is a coroutine running its own copy of the program and has a slot of its own.
+pub(crate) struct Slot {
+    life: AtomicU8,
     pe: UnsafeCell<Option<Pe>>,
+    provided: Provided,
 }
 
-// SAFETY: `pe` is written once, by `shmem_init` before `LIFE` becomes RUNNING (with Release),
+// SAFETY: `pe` is written once, by `shmem_init` before `life` becomes RUNNING (with Release),
 // and only read after a call saw RUNNING (with Acquire). Reads from several threads happen
 // only under `SHMEM_THREAD_MULTIPLE`, where every call holds `SERIAL` (see `Serial`), or when
 // the program promised that calls do not overlap (the other thread levels), which is the
-// OpenSHMEM contract for those levels.
-unsafe impl Sync for Global {}
+// OpenSHMEM contract for those levels. `provided` is used only by the host of a simulated
+// run and by `shmem_init` in it, on that run's one OS thread.
+unsafe impl Sync for Slot {}
 
-static GLOBAL: Global = Global {
-    pe: UnsafeCell::new(None),
-};
-static LIFE: AtomicU8 = AtomicU8::new(life::NEW);
+impl Slot {
+    /// A slot before `shmem_init`.
+    pub(crate) const fn new() -> Slot {
+        Slot {
+            life: AtomicU8::new(life::NEW),
+            pe: UnsafeCell::new(None),
+            provided: Provided::new(),
+        }
+    }
+
+    /// What the host of a simulated run provided for this slot's PE.
+    pub(crate) fn provided(&self) -> &Provided {
+        &self.provided
+    }
+}
+
+/// The slot of a process that runs one PE.
+static PROCESS_SLOT: Slot = Slot::new();
+
+/// The slot calls act on: [`PROCESS_SLOT`], or in a simulated run the slot of the PE whose
+/// coroutine runs ([`enter_slot`]).
+///
+/// Relaxed everywhere: it changes only in a simulated run, on its one thread.
+static CURRENT: AtomicPtr<Slot> = AtomicPtr::new(std::ptr::addr_of!(PROCESS_SLOT).cast_mut());
+
+/// Makes `slot` the one calls act on, from now until the next switch: the host of a
+/// simulated run calls it before it starts a PE's program.
+///
+/// # Safety
+/// `slot` must outlive every call made while it is current, and every call after it.
+pub(crate) unsafe fn enter_slot(slot: &Slot) {
+    CURRENT.store(std::ptr::from_ref(slot).cast_mut(), Ordering::Relaxed);
+}
+
+/// The slot calls act on now.
+fn slot() -> &'static Slot {
+    // SAFETY: CURRENT points at PROCESS_SLOT or at a slot the host keeps for the whole run
+    // (`enter_slot`'s contract).
+    unsafe { &*CURRENT.load(Ordering::Relaxed) }
+}
+
 /// Whether calls must take [`SERIAL`]: the program asked for `SHMEM_THREAD_MULTIPLE`.
 static MULTIPLE: AtomicBool = AtomicBool::new(false);
 /// The lock that serialises calls under `SHMEM_THREAD_MULTIPLE`.
@@ -130,7 +177,7 @@ impl Drop for Serial {
 
 /// Runs `sleep` with [`SERIAL`] released if this thread holds it: what the backend calls
 /// around every blocking sleep.
-fn around_sleep(sleep: &mut dyn FnMut()) {
+pub(crate) fn around_sleep(sleep: &mut dyn FnMut()) {
     let guard = HELD.with_borrow_mut(Option::take);
     let held = guard.is_some();
     drop(guard);
@@ -146,8 +193,14 @@ fn around_sleep(sleep: &mut dyn FnMut()) {
 /// call, the PE and the fix (`fail.rs`).
 pub(crate) fn with_pe<R>(call: &'static str, body: impl FnOnce(&Pe) -> Result<R, CallError>) -> R {
     let _serial = Serial::enter();
+    let slot = slot();
     let pe = current(call);
-    match catch_unwind(AssertUnwindSafe(|| body(pe))) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| body(pe)));
+    // Why: in a simulated run the call may have let other PEs' coroutines run, each of which
+    // made its own slot current; this PE's program goes on with its own.
+    // SAFETY: `slot` was current at entry, so it lives as long as `enter_slot` promised.
+    unsafe { enter_slot(slot) };
+    match outcome {
         Ok(Ok(value)) => value,
         Ok(Err(err)) => fail(call, Some(pe.shmem.my_pe()), &err),
         Err(payload) => fail(
@@ -160,7 +213,7 @@ pub(crate) fn with_pe<R>(call: &'static str, body: impl FnOnce(&Pe) -> Result<R,
 
 /// The PE, or the end of the process if the library is not running.
 fn current(call: &'static str) -> &'static Pe {
-    match (LIFE.load(Ordering::Acquire), running_pe()) {
+    match (slot().life.load(Ordering::Acquire), running_pe()) {
         (_, Some(pe)) => pe,
         (life::FINALIZED, None) => fail(call, None, &CallError::Finalized),
         (_, None) => fail(call, None, &CallError::NotInitialized),
@@ -169,22 +222,23 @@ fn current(call: &'static str) -> &'static Pe {
 
 /// The PE, if the library is running.
 fn running_pe() -> Option<&'static Pe> {
-    if LIFE.load(Ordering::Acquire) != life::RUNNING {
+    let slot = slot();
+    if slot.life.load(Ordering::Acquire) != life::RUNNING {
         return None;
     }
     // SAFETY: RUNNING was seen with Acquire, so the write of `pe` by init is visible, and no
-    // one writes it again (see `Global`).
-    unsafe { &*GLOBAL.pe.get() }.as_ref()
+    // one writes it again (see `Slot`).
+    unsafe { &*slot.pe.get() }.as_ref()
 }
 
 /// Whether `shmem_init` has run and `shmem_finalize` has not (`shmem_query_initialized`).
 pub(crate) fn is_running() -> bool {
-    LIFE.load(Ordering::Acquire) == life::RUNNING
+    slot().life.load(Ordering::Acquire) == life::RUNNING
 }
 
 /// Whether `shmem_finalize` has run (`shmem_query_finalized`).
 pub(crate) fn is_finalized() -> bool {
-    LIFE.load(Ordering::Acquire) == life::FINALIZED
+    slot().life.load(Ordering::Acquire) == life::FINALIZED
 }
 
 /// Sets up this process's PE at thread level `requested` (`shmem_init`, `shmem_init_thread`):
@@ -193,75 +247,41 @@ pub(crate) fn is_finalized() -> bool {
 ///
 /// Returns the thread level granted: every level is granted as asked.
 pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
-    match LIFE.load(Ordering::Acquire) {
+    let slot = slot();
+    match slot.life.load(Ordering::Acquire) {
         life::NEW => {}
         life::RUNNING => return with_pe(call, |pe| Ok(pe.thread_level)),
         _ => fail(call, None, &CallError::InitAfterFinalize),
     }
     let multiple = requested >= thread_level::MULTIPLE;
     let level = requested.clamp(thread_level::SINGLE, thread_level::MULTIPLE);
-    let shmem = match start() {
+    let shmem = match crate::start::start(slot, around_sleep) {
         Ok(shmem) => shmem,
         Err(err) => fail(call, None, &err),
     };
-    // SAFETY: LIFE is NEW, so no call reads `pe` yet, and only this thread initialises (a
-    // program calls shmem_init once, on one thread, before other threads call SHMEM).
+    // SAFETY: the slot's life is NEW, so no call reads `pe` yet, and only this thread
+    // initialises (a program calls shmem_init once, on one thread, before other threads call
+    // SHMEM).
     unsafe {
-        *GLOBAL.pe.get() = Some(Pe {
+        *slot.pe.get() = Some(Pe {
             shmem,
             handles: Handles::default(),
             thread_level: level,
         });
     }
     MULTIPLE.store(multiple, Ordering::Relaxed);
-    LIFE.store(life::RUNNING, Ordering::Release);
+    slot.life.store(life::RUNNING, Ordering::Release);
     level
-}
-
-/// What a C program's PE gets where the environment is silent: its PEs have no GPU, so the
-/// symmetric heap `shmem_malloc` uses is host memory sized by `SHMEM_SYMMETRIC_SIZE`, as in
-/// other OpenSHMEM implementations, and there is no device heap unless asked for. Team slots
-/// are the most the runtime allows, since each active set of the deprecated collectives
-/// keeps one for the life of the process (`active_set.rs`).
-const C_DEFAULTS: [(&str, &str); 4] = [
-    ("SHMEM_SYMMETRIC_SIZE", "1g"),
-    ("SHMEM_DEVICE_SYMMETRIC_SIZE", "0"),
-    ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "HOST"),
-    ("RSHMEM_TEAMS_MAX", "64"),
-];
-
-/// The configuration: the environment's variables, [`C_DEFAULTS`] where it has none.
-fn config() -> Result<Config, CallError> {
-    let lookup = |name: &str| match std::env::var_os(name) {
-        // Why lossy: a value that is not Unicode then fails to parse, naming the variable.
-        Some(value) => Some(value.to_string_lossy().into_owned()),
-        None => C_DEFAULTS
-            .iter()
-            .find(|(var, _)| *var == name)
-            .map(|(_, value)| (*value).to_owned()),
-    };
-    Ok(Config::from_lookup(lookup).map_err(rshmem::ShmemError::from)?)
-}
-
-/// Joins the run and sets the PE up.
-fn start() -> Result<Shmem<Backend>, CallError> {
-    let config = config()?;
-    let device = hw::process::Process::builder()
-        .static_data(true)
-        .around_sleep(Arc::new(around_sleep))
-        .build()?
-        .join()?;
-    Ok(rshmem::attach(device, config)?)
 }
 
 /// Tears the PE down (`shmem_finalize`): completes its operations and waits for every PE.
 /// A call before init or a second call does nothing.
 pub(crate) fn finalize(call: &'static str) {
-    if LIFE.load(Ordering::Acquire) != life::RUNNING {
+    if !is_running() {
         return;
     }
     with_pe(call, |pe| Ok(pe.shmem.finalize()?));
-    LIFE.store(life::FINALIZED, Ordering::Release);
+    slot().life.store(life::FINALIZED, Ordering::Release);
 }
 
 impl Pe {
@@ -323,7 +343,8 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// single PE) there is no one else to tell.
 pub(crate) fn global_exit(status: c_int) -> ! {
     // No lock: the process ends here whatever another thread is doing.
-    if let Some(client) = running_pe().and_then(|pe| pe.shmem.device().bootstrap()) {
+    let process = running_pe().and_then(|pe| pe.shmem.device().downcast_ref::<ProcessDevice>());
+    if let Some(client) = process.and_then(ProcessDevice::bootstrap) {
         // Why ignore a failure: the launcher also sees this process exit with `status`, and
         // ends the others then (after its grace period instead of at once).
         let _ = client.global_exit(status);
