@@ -10,6 +10,7 @@ use hw::{
 
 use crate::costs::Timing;
 use crate::handle::PeHandle;
+use crate::memory::CreateError;
 use crate::queue::SimQueue;
 use crate::world::World;
 use crate::{Fault, SimBackend};
@@ -124,8 +125,9 @@ impl Device for SimDevice {
         self.create_growable_segment(kind, len_bytes, len_bytes)
     }
 
-    /// The whole segment exists at once (simulated memory is materialised page by page on
-    /// first write anyway); only the time of backing `backed_bytes` is charged now.
+    /// The whole segment exists at once (sparse memory is materialised page by page on first
+    /// write, and an addressable segment reserves its whole length, so it grows in place);
+    /// only the time of backing `backed_bytes` is charged now.
     fn create_growable_segment(
         &self,
         kind: MemKind,
@@ -141,11 +143,21 @@ impl Device for SimDevice {
             });
         }
         let pe = self.handle.pe;
-        if !self.handle.world().mem.create(pe, kind, len_bytes) {
-            return Err(DeviceError::Lost(format!(
-                "PE {pe} already has a {kind:?} segment"
-            )));
-        }
+        let created = self.handle.world().mem.create(pe, kind, len_bytes);
+        created.map_err(|e| match e {
+            CreateError::Exists => {
+                DeviceError::Lost(format!("PE {pe} already has a {kind:?} segment"))
+            }
+            CreateError::StaticInPlace => DeviceError::Lost(
+                "the static data is the program's: share it with share_static_data, not \
+                 create_segment"
+                    .to_string(),
+            ),
+            CreateError::Map(e) => DeviceError::Lost(format!(
+                "cannot reserve {len_bytes} bytes of address space for PE {pe}'s {kind:?} \
+                 segment (mmap: {e}); give the run smaller heaps or fewer PEs"
+            )),
+        })?;
         self.back(kind, backed_bytes.min(len_bytes));
         Ok(Self::key(pe, kind, len_bytes))
     }
@@ -197,10 +209,14 @@ impl Device for SimDevice {
         Ok(())
     }
 
-    /// Always `None`: the simulator decides which peers are load/store reachable from the
-    /// topology but has no address space to give out. The range is still checked, so a
-    /// runtime that asks for a segment it never imported, or past its end, fails here as it
-    /// would on hardware.
+    /// The address of the range in this process for the PE's own segments that are regions
+    /// (every segment with [`crate::SimBuilder::addressable_memory`], static data in place
+    /// with [`crate::SimBuilder::static_data`]); `None` for sparse segments, and for every
+    /// peer: the simulator decides which peers are load/store reachable from the topology,
+    /// but a peer's memory changes only through simulated operations, which take time, routes
+    /// and the ordering rules that a plain store would bypass. The range is checked either
+    /// way, so a runtime that asks for a segment it never imported, or past its end, fails
+    /// here as it would on hardware.
     fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {
         let w = self.handle.world();
         w.assert_imported(self.handle.pe, &range);
@@ -212,7 +228,18 @@ impl Device for SimDevice {
                 .is_some_and(|end| end <= cap)),
             "load_store_addr: {range:?} outside the segment (contract violation)"
         );
-        None
+        if range.pe.0 != self.handle.pe {
+            return None;
+        }
+        w.mem.addr(range.pe.0, range.kind, range.offset)
+    }
+
+    /// Makes this PE's region of [`crate::SimBuilder::static_data`] its `Static` segment, in
+    /// place (the first call; later ones return the same key); `None` without static data.
+    fn share_static_data(&self) -> Result<Option<(SegmentKey, u64)>, DeviceError> {
+        let pe = self.handle.pe;
+        let shared = self.handle.world().mem.share_static(pe);
+        Ok(shared.map(|len_bytes| (Self::key(pe, MemKind::Static, len_bytes), len_bytes)))
     }
 
     fn exchange(&self, mine: &[u8], _deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {

@@ -59,12 +59,14 @@ pub use device::SimDevice;
 pub use entropy::Entropy;
 pub use explore::Explore;
 pub use fault::{Fault, UnknownFault};
+pub use memory::StaticRegion;
 pub use queue::SimQueue;
 pub use report::{OpCounts, SimReport};
 pub use topology::Machine;
 pub use trace::Timeline;
 
 use handle::Shared;
+use memory::{Layout, check_static_regions};
 use world::{World, WorldParams};
 
 const TRACING_TARGET: &str = "rshmem::sim";
@@ -84,6 +86,7 @@ pub struct Sim {
     topology: Rc<Topology>,
     n_pes: u32,
     params: WorldParams,
+    layout: Layout,
     explore: Option<Explore>,
     stack_bytes: usize,
     executor: Executor,
@@ -105,6 +108,7 @@ pub struct SimBuilder {
     topology: Topology,
     n_pes: Option<u32>,
     params: WorldParams,
+    layout: Layout,
     explore: Option<Explore>,
     stack_bytes: usize,
     executor: Executor,
@@ -151,6 +155,34 @@ impl SimBuilder {
         self
     }
 
+    /// Makes every segment of the run one contiguous region of real memory at a stable
+    /// address (default off: sparse pages), so that [`hw::Device::load_store_addr`] gives a PE
+    /// the address of its own segments and its program loads and stores them directly, as a
+    /// C program does with what `shmem_malloc` returns. Each region is an anonymous mapping of
+    /// the segment's whole capacity with `MAP_NORESERVE`: address space only, committed by
+    /// the OS page by page as it is written, and unmapped when the run ends. The events of a
+    /// seeded run are the same either way. See `memory/mod.rs` for what the program sees.
+    pub fn addressable_memory(mut self, on: bool) -> Self {
+        self.layout.addressable = on;
+        self
+    }
+
+    /// Gives the run static data in place: PE `i`'s [`hw::Device::share_static_data`] makes
+    /// `regions[i]` its [`hw::MemKind::Static`] segment, so simulated writes to that segment
+    /// write those bytes, and [`hw::Device::load_store_addr`] on the PE itself gives
+    /// `base + offset`. Without it (the default) the simulator has no static data. One region
+    /// per PE, all of one length ([`SimBuilder::build`] checks).
+    ///
+    /// # Safety
+    /// Every region must be memory valid for reads and writes from when the run launches
+    /// until it returns, the regions must not overlap, and nothing but the simulator and the
+    /// PE's own program may touch a region during the run (the simulator copies into it at
+    /// any time a PE is suspended).
+    pub unsafe fn static_data(mut self, regions: Vec<StaticRegion>) -> Self {
+        self.layout.static_regions = regions;
+        self
+    }
+
     /// Runs the one execution of an exploration that `explore.prefix` names, instead of a
     /// seeded run: the seed is ignored, timing becomes a few discrete delays, and the report
     /// has the choices made ([`SimReport::choice_trace`]). See [`explore`].
@@ -178,7 +210,9 @@ impl SimBuilder {
     /// Checks the configuration.
     ///
     /// # Errors
-    /// [`LaunchError::Pes`] if the PE count is zero or larger than the topology's GPUs.
+    /// [`LaunchError::Pes`] if the PE count is zero or larger than the topology's GPUs;
+    /// [`LaunchError::Init`] if [`SimBuilder::static_data`] has not one region per PE, or
+    /// regions of different lengths or that overlap, naming the PEs.
     pub fn build(self) -> Result<Sim, LaunchError> {
         let gpus = self.topology.n_gpus();
         let n_pes = self.n_pes.unwrap_or(gpus);
@@ -199,10 +233,14 @@ impl SimBuilder {
                 ),
             });
         }
+        if !self.layout.static_regions.is_empty() {
+            check_static_regions(&self.layout.static_regions, n_pes).map_err(LaunchError::Init)?;
+        }
         Ok(Sim {
             topology: Rc::new(self.topology),
             n_pes,
             params: self.params,
+            layout: self.layout,
             explore: self.explore,
             stack_bytes: self.stack_bytes,
             executor: self.executor,
@@ -231,6 +269,7 @@ impl Sim {
                 time_limit_ns: 3_600 * 1_000_000_000,
                 faults: fault::Faults::default(),
             },
+            layout: Layout::default(),
             explore: None,
             stack_bytes: 256 * 1024,
             executor: Executor::Coroutines,
@@ -283,6 +322,7 @@ impl Launcher for Sim {
             self.n_pes,
             caps,
             params,
+            self.layout,
             self.explore.as_ref(),
         );
         let shared = Rc::new(Shared {

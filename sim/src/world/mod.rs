@@ -31,7 +31,7 @@ use crate::costs::Timing;
 use crate::events::{Event, EventQueue};
 use crate::explore::{Explore, Rounds};
 use crate::fault::{Fault, Faults};
-use crate::memory::{Memory, Range};
+use crate::memory::{Layout, Memory, Range};
 use crate::movers::Movers;
 use crate::network::Network;
 use crate::prefetch::prefetch;
@@ -132,6 +132,7 @@ impl World {
         n_pes: u32,
         caps: Caps,
         params: WorldParams,
+        layout: Layout,
         explore: Option<&Explore>,
     ) -> World {
         // Every PE's program starts once the GPUs are set up.
@@ -147,7 +148,7 @@ impl World {
         World {
             net: Network::new(&topology, params.timing.transfer_ns, n_pes),
             movers: Movers::new(params.timing.copy),
-            mem: Memory::new(n_pes),
+            mem: Memory::new(n_pes, layout),
             shown: Vec::new(),
             topology,
             caps,

@@ -1,8 +1,20 @@
 //! Simulated memory: every PE's segments, and the InfiniBand writes not yet visible.
 //!
-//! Segments are sparse: a segment of 1 GiB costs nothing until it is written, and then only
-//! the pages that hold a nonzero byte, so thousands of PEs fit in a laptop's memory even when
-//! each touches words far apart (the teams' areas at the heap's start, data after them).
+//! A segment is stored one of two ways, chosen per run:
+//!
+//! - **Sparse** (the default, `sparse.rs`): pages materialised on the first nonzero write, so
+//!   thousands of PEs with big heaps cost what they touch. No address to give out.
+//! - **Addressable** (`region.rs`; [`crate::SimBuilder::addressable_memory`], and always for
+//!   static data in place, [`crate::SimBuilder::static_data`]): one contiguous region at a
+//!   stable address, so a PE's program (a C program's `shmem_malloc` pointers, its globals)
+//!   loads and stores its own segments directly. The simulator still makes every change a
+//!   simulated operation makes, at the moment it makes it, so what the program sees through
+//!   its pointer is exactly what `Device::read_local` would return, pending writes included:
+//!   a write still in the pending list is not in the region. Only the own PE gets an address
+//!   (`Device::load_store_addr`): a peer's memory must change only through simulated
+//!   operations, which take their time, routes and ordering; a plain store into it would
+//!   bypass all three. Both ways read and write the same bytes at the same points of a run,
+//!   so a seed gives the same events in either.
 //!
 //! Writes that arrive through a NIC (path class `Rdma`) land in a per-PE pending list first
 //! (docs/ordering.md, the visibility rule: the NIC writes GPU memory over PCIe and the GPU's SMs
@@ -12,40 +24,62 @@
 //!
 //! Drain times are kept, not scheduled: the world applies a PE's due drains whenever it next
 //! touches that PE's memory (`World::catch_up`), which gives the same memory at every access
-//! as applying each at its time, without an event per write.
+//! as applying each at its time, without an event per write. A program reading its region
+//! directly therefore sees a due drain only after its PE next goes through the simulator (any
+//! device or queue call); seeing a pending write late is legal, as only a consistency step
+//! promises it.
+
+mod region;
+mod sparse;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::io;
 
 use hw::MemKind;
 
 use crate::prefetch::prefetch;
 
-/// Segments are materialised in pages: a PE that writes a few words costs a page, not more.
-const GROWTH_STEP_BYTES: u64 = 4096;
-const PAGE_BYTES: usize = GROWTH_STEP_BYTES as usize;
+use region::Region;
+pub use region::StaticRegion;
+pub(crate) use region::check_static_regions;
+use sparse::Pages;
+
+/// The page size of the resident count (and of sparse segments' pages).
+const PAGE_BYTES: usize = 4096;
+
+/// Where a segment's bytes are.
+#[derive(Debug)]
+enum Storage {
+    Sparse(Pages),
+    Region(Region),
+}
 
 #[derive(Debug)]
 struct Segment {
     capacity_bytes: u64,
-    /// Page `i` holds bytes `i * PAGE_BYTES..`; a missing page reads as zeros.
-    pages: Vec<Option<Box<[u8]>>>,
+    storage: Storage,
 }
 
-impl Segment {
-    /// The pieces of `offset..offset + len` within single pages: (page, offset in it, bytes).
-    fn pieces(offset: usize, len: usize) -> impl Iterator<Item = (usize, usize, usize)> {
-        let mut at = offset;
-        let end = offset + len;
-        std::iter::from_fn(move || {
-            (at < end).then(|| {
-                let (page, within) = (at / PAGE_BYTES, at % PAGE_BYTES);
-                let bytes = (PAGE_BYTES - within).min(end - at);
-                at += bytes;
-                (page, within, bytes)
-            })
-        })
-    }
+/// How a run's segments are stored (see the module doc).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Layout {
+    /// Every segment a PE creates is a region mapped for it.
+    pub(crate) addressable: bool,
+    /// PE `i`'s static data is `static_regions[i]`, in place; empty when the simulator has
+    /// no static data (`Device::share_static_data` declines).
+    pub(crate) static_regions: Vec<StaticRegion>,
+}
+
+/// Why a segment cannot be created.
+#[derive(Debug)]
+pub(crate) enum CreateError {
+    /// The PE has a segment of that kind already.
+    Exists,
+    /// Static data is shared, not created, when it lives in place.
+    StaticInPlace,
+    /// The region could not be mapped.
+    Map(io::Error),
 }
 
 /// Writes of up to this many bytes are stored inline: a `p`, a signal, a block of an
@@ -137,6 +171,7 @@ pub(crate) type Range = (MemKind, u64, u64);
 pub(crate) struct Memory {
     segments: Vec<[Option<Segment>; MemKind::COUNT]>,
     pending: Vec<PendingList>,
+    layout: Layout,
     resident_bytes: u64,
     pub(crate) resident_bytes_peak: u64,
 }
@@ -146,30 +181,71 @@ fn overlaps(a_offset: u64, a_len: u64, b_offset: u64, b_len: u64) -> bool {
 }
 
 impl Memory {
-    pub(crate) fn new(n_pes: u32) -> Memory {
+    /// The memory of `n_pes` PEs, none with a segment yet. `layout.static_regions` is empty
+    /// or has one region per PE (`SimBuilder::build` checked).
+    pub(crate) fn new(n_pes: u32, layout: Layout) -> Memory {
         Memory {
             segments: (0..n_pes).map(|_| [None, None, None]).collect(),
             pending: (0..n_pes).map(|_| PendingList::default()).collect(),
+            layout,
             ..Memory::default()
         }
     }
 
-    pub(crate) fn create(&mut self, pe: u32, kind: MemKind, capacity_bytes: u64) -> bool {
+    /// Creates `pe`'s `kind` segment of `capacity_bytes`, zero-filled: a region of its own in
+    /// the addressable mode, sparse pages otherwise.
+    pub(crate) fn create(
+        &mut self,
+        pe: u32,
+        kind: MemKind,
+        capacity_bytes: u64,
+    ) -> Result<(), CreateError> {
+        if kind == MemKind::Static && !self.layout.static_regions.is_empty() {
+            return Err(CreateError::StaticInPlace);
+        }
         let seg = &mut self.segments[pe as usize][kind.index()];
         if seg.is_some() {
-            return false;
+            return Err(CreateError::Exists);
         }
+        let storage = if self.layout.addressable {
+            Storage::Region(Region::map(capacity_bytes).map_err(CreateError::Map)?)
+        } else {
+            Storage::Sparse(Pages::default())
+        };
         *seg = Some(Segment {
             capacity_bytes,
-            pages: Vec::new(),
+            storage,
         });
-        true
+        Ok(())
+    }
+
+    /// Makes `pe`'s static region its `Static` segment the first time, and returns the
+    /// segment's length; `None` when the run has no static data.
+    pub(crate) fn share_static(&mut self, pe: u32) -> Option<u64> {
+        let region = *self.layout.static_regions.get(pe as usize)?;
+        let seg = &mut self.segments[pe as usize][MemKind::Static.index()];
+        let seg = seg.get_or_insert_with(|| Segment {
+            capacity_bytes: region.len_bytes,
+            // SAFETY: `SimBuilder::static_data`'s caller guarantees the regions stay valid
+            // and untouched by others for the whole run, which this memory does not outlive.
+            storage: Storage::Region(unsafe { Region::borrow(region) }),
+        });
+        Some(seg.capacity_bytes)
     }
 
     pub(crate) fn capacity_bytes(&self, pe: u32, kind: MemKind) -> Option<u64> {
         self.segments[pe as usize][kind.index()]
             .as_ref()
             .map(|s| s.capacity_bytes)
+    }
+
+    /// The address of byte `offset` of `pe`'s `kind` segment where it is a region; `None`
+    /// for sparse segments (the caller checked the range).
+    pub(crate) fn addr(&self, pe: u32, kind: MemKind, offset: u64) -> Option<u64> {
+        match &self.segments[pe as usize][kind.index()].as_ref()?.storage {
+            Storage::Region(region) => Some(region.addr(offset)),
+            Storage::Sparse(_) => None,
+        }
     }
 
     fn segment(&self, pe: u32, kind: MemKind, offset: u64, len: u64) -> &Segment {
@@ -190,14 +266,9 @@ impl Memory {
     /// Reads visible memory.
     pub(crate) fn read(&self, pe: u32, kind: MemKind, offset: u64, out: &mut [u8]) {
         let seg = self.segment(pe, kind, offset, out.len() as u64);
-        let mut done = 0;
-        for (page, within, bytes) in Segment::pieces(offset as usize, out.len()) {
-            let out = &mut out[done..done + bytes];
-            match seg.pages.get(page).and_then(Option::as_ref) {
-                Some(data) => out.copy_from_slice(&data[within..within + bytes]),
-                None => out.fill(0),
-            }
-            done += bytes;
+        match &seg.storage {
+            Storage::Sparse(pages) => pages.read(offset as usize, out),
+            Storage::Region(region) => region.read(offset as usize, out),
         }
     }
 
@@ -207,29 +278,13 @@ impl Memory {
         let seg = self.segments[pe as usize][kind.index()]
             .as_mut()
             .expect("checked above");
-        let mut done = 0;
-        for (page, within, bytes) in Segment::pieces(offset as usize, data.len()) {
-            let piece = &data[done..done + bytes];
-            done += bytes;
-            if seg.pages.len() <= page {
-                // Why not materialise zeros: a missing page reads as zero already, and memory
-                // that was cleared but never used then costs nothing.
-                if piece.iter().all(|&b| b == 0) {
-                    continue;
-                }
-                seg.pages.resize_with(page + 1, || None);
-            }
-            let slot = &mut seg.pages[page];
-            if slot.is_none() {
-                if piece.iter().all(|&b| b == 0) {
-                    continue;
-                }
-                self.resident_bytes += GROWTH_STEP_BYTES;
-                self.resident_bytes_peak = self.resident_bytes_peak.max(self.resident_bytes);
-            }
-            slot.get_or_insert_with(|| vec![0; PAGE_BYTES].into_boxed_slice())
-                [within..within + bytes]
-                .copy_from_slice(piece);
+        let new_bytes = match &mut seg.storage {
+            Storage::Sparse(pages) => pages.write(offset as usize, data),
+            Storage::Region(region) => region.write(offset as usize, data),
+        };
+        if new_bytes > 0 {
+            self.resident_bytes += new_bytes;
+            self.resident_bytes_peak = self.resident_bytes_peak.max(self.resident_bytes);
         }
     }
 
@@ -391,119 +446,4 @@ impl Memory {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn drained(m: &mut Memory, write_id: u64) -> Vec<Range> {
-        let mut shown = Vec::new();
-        m.drain(0, write_id, &mut shown);
-        shown
-    }
-
-    #[test]
-    fn unwritten_memory_reads_zero_and_costs_nothing() {
-        let mut m = Memory::new(2);
-        assert!(m.create(1, MemKind::Device, 1 << 30));
-        let mut out = [7u8; 16];
-        m.read(1, MemKind::Device, 4096, &mut out);
-        assert_eq!(out, [0; 16]);
-        assert_eq!(m.resident_bytes_peak, 0);
-        m.write_word(1, MemKind::Device, 8, 8, 42);
-        assert_eq!(m.read_word(1, MemKind::Device, 8, 8), 42);
-        assert_eq!(m.resident_bytes_peak, GROWTH_STEP_BYTES);
-    }
-
-    #[test]
-    fn words_far_apart_cost_a_page_each_and_writes_may_span_pages() {
-        let mut m = Memory::new(1);
-        m.create(0, MemKind::Device, 1 << 30);
-        m.write_word(0, MemKind::Device, 8, 8, 1);
-        m.write_word(0, MemKind::Device, 512 << 20, 8, 2);
-        assert_eq!(m.resident_bytes_peak, 2 * GROWTH_STEP_BYTES);
-        let across: Vec<u8> = (1..=16).collect();
-        m.write(0, MemKind::Device, 3 * GROWTH_STEP_BYTES - 8, &across);
-        let mut out = [0u8; 16];
-        m.read(0, MemKind::Device, 3 * GROWTH_STEP_BYTES - 8, &mut out);
-        assert_eq!(out.as_slice(), across.as_slice());
-        assert_eq!(m.read_word(0, MemKind::Device, 512 << 20, 8), 2);
-        assert_eq!(m.resident_bytes_peak, 4 * GROWTH_STEP_BYTES);
-    }
-
-    #[test]
-    fn zeros_past_the_written_end_cost_nothing_but_zeros_inside_are_written() {
-        let mut m = Memory::new(1);
-        m.create(0, MemKind::Device, 1 << 20);
-        m.write(0, MemKind::Device, 0, &[0; 100_000]);
-        assert_eq!(
-            m.resident_bytes_peak, 0,
-            "clearing fresh memory materialises nothing"
-        );
-        m.write_word(0, MemKind::Device, 8, 8, 7);
-        let mut buf = vec![0; 20_000];
-        buf[0] = 1;
-        m.write(0, MemKind::Device, 4, &buf);
-        assert_eq!(m.resident_bytes_peak, GROWTH_STEP_BYTES);
-        assert_eq!(
-            m.read_word(0, MemKind::Device, 8, 8),
-            0,
-            "the 7 was overwritten"
-        );
-        assert_eq!(m.read_word(0, MemKind::Device, 0, 8), 1 << 32);
-    }
-
-    #[test]
-    fn pending_writes_are_invisible_until_drained_or_flushed() {
-        let mut m = Memory::new(1);
-        m.create(0, MemKind::Device, 1024);
-        let a = m.push_pending(0, MemKind::Device, 0, Payload::new(&[1; 8]), 10);
-        let _b = m.push_pending(0, MemKind::Device, 8, Payload::new(&[2; 8]), 10);
-        assert_eq!(m.read_word(0, MemKind::Device, 0, 8), 0);
-        assert_eq!(drained(&mut m, a), vec![(MemKind::Device, 0, 8)]);
-        assert_eq!(
-            m.read_word(0, MemKind::Device, 0, 8),
-            u64::from_le_bytes([1; 8])
-        );
-        assert_eq!(m.read_word(0, MemKind::Device, 8, 8), 0);
-        assert!(drained(&mut m, a).is_empty());
-        m.flush(0, &mut Vec::new());
-        assert_eq!(
-            m.read_word(0, MemKind::Device, 8, 8),
-            u64::from_le_bytes([2; 8])
-        );
-        assert!(m.pending[0].spans.is_empty() && m.pending[0].data.is_empty());
-    }
-
-    #[test]
-    fn draining_a_newer_write_first_applies_older_overlapping_ones() {
-        let mut m = Memory::new(1);
-        m.create(0, MemKind::Device, 1024);
-        m.push_pending(0, MemKind::Device, 0, Payload::new(&[1; 8]), 10);
-        let unrelated = m.push_pending(0, MemKind::Device, 64, Payload::new(&[3; 8]), 10);
-        let newer = m.push_pending(0, MemKind::Device, 0, Payload::new(&[2; 8]), 10);
-        let shown = drained(&mut m, newer);
-        assert_eq!(
-            shown,
-            vec![(MemKind::Device, 0, 8), (MemKind::Device, 0, 8)]
-        );
-        assert_eq!(
-            m.read_word(0, MemKind::Device, 0, 8),
-            u64::from_le_bytes([2; 8])
-        );
-        assert_eq!(m.read_word(0, MemKind::Device, 64, 8), 0);
-        assert_eq!(drained(&mut m, unrelated).len(), 1);
-        assert!(
-            m.pending[0].spans.is_empty(),
-            "applied writes leave the list"
-        );
-    }
-
-    #[test]
-    fn out_of_range_access_is_a_contract_violation() {
-        let mut m = Memory::new(1);
-        m.create(0, MemKind::Device, 16);
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            m.write(0, MemKind::Device, 12, &[0; 8]);
-        }));
-        assert!(caught.is_err(), "an out-of-range write must panic");
-    }
-}
+mod tests;

@@ -1,0 +1,213 @@
+//! Unit tests of simulated memory: sparse segments, addressable regions, pending writes.
+
+use super::*;
+
+fn drained(m: &mut Memory, write_id: u64) -> Vec<Range> {
+    let mut shown = Vec::new();
+    m.drain(0, write_id, &mut shown);
+    shown
+}
+
+#[test]
+fn unwritten_memory_reads_zero_and_costs_nothing() {
+    let mut m = Memory::new(2, Layout::default());
+    m.create(1, MemKind::Device, 1 << 30).unwrap();
+    let mut out = [7u8; 16];
+    m.read(1, MemKind::Device, 4096, &mut out);
+    assert_eq!(out, [0; 16]);
+    assert_eq!(m.resident_bytes_peak, 0);
+    m.write_word(1, MemKind::Device, 8, 8, 42);
+    assert_eq!(m.read_word(1, MemKind::Device, 8, 8), 42);
+    assert_eq!(m.resident_bytes_peak, PAGE_BYTES as u64);
+}
+
+#[test]
+fn words_far_apart_cost_a_page_each_and_writes_may_span_pages() {
+    let mut m = Memory::new(1, Layout::default());
+    m.create(0, MemKind::Device, 1 << 30).unwrap();
+    m.write_word(0, MemKind::Device, 8, 8, 1);
+    m.write_word(0, MemKind::Device, 512 << 20, 8, 2);
+    assert_eq!(m.resident_bytes_peak, 2 * PAGE_BYTES as u64);
+    let across: Vec<u8> = (1..=16).collect();
+    m.write(0, MemKind::Device, 3 * PAGE_BYTES as u64 - 8, &across);
+    let mut out = [0u8; 16];
+    m.read(0, MemKind::Device, 3 * PAGE_BYTES as u64 - 8, &mut out);
+    assert_eq!(out.as_slice(), across.as_slice());
+    assert_eq!(m.read_word(0, MemKind::Device, 512 << 20, 8), 2);
+    assert_eq!(m.resident_bytes_peak, 4 * PAGE_BYTES as u64);
+}
+
+#[test]
+fn zeros_past_the_written_end_cost_nothing_but_zeros_inside_are_written() {
+    let mut m = Memory::new(1, Layout::default());
+    m.create(0, MemKind::Device, 1 << 20).unwrap();
+    m.write(0, MemKind::Device, 0, &[0; 100_000]);
+    assert_eq!(
+        m.resident_bytes_peak, 0,
+        "clearing fresh memory materialises nothing"
+    );
+    m.write_word(0, MemKind::Device, 8, 8, 7);
+    let mut buf = vec![0; 20_000];
+    buf[0] = 1;
+    m.write(0, MemKind::Device, 4, &buf);
+    assert_eq!(m.resident_bytes_peak, PAGE_BYTES as u64);
+    assert_eq!(
+        m.read_word(0, MemKind::Device, 8, 8),
+        0,
+        "the 7 was overwritten"
+    );
+    assert_eq!(m.read_word(0, MemKind::Device, 0, 8), 1 << 32);
+}
+
+#[test]
+fn pending_writes_are_invisible_until_drained_or_flushed() {
+    let mut m = Memory::new(1, Layout::default());
+    m.create(0, MemKind::Device, 1024).unwrap();
+    let a = m.push_pending(0, MemKind::Device, 0, Payload::new(&[1; 8]), 10);
+    let _b = m.push_pending(0, MemKind::Device, 8, Payload::new(&[2; 8]), 10);
+    assert_eq!(m.read_word(0, MemKind::Device, 0, 8), 0);
+    assert_eq!(drained(&mut m, a), vec![(MemKind::Device, 0, 8)]);
+    assert_eq!(
+        m.read_word(0, MemKind::Device, 0, 8),
+        u64::from_le_bytes([1; 8])
+    );
+    assert_eq!(m.read_word(0, MemKind::Device, 8, 8), 0);
+    assert!(drained(&mut m, a).is_empty());
+    m.flush(0, &mut Vec::new());
+    assert_eq!(
+        m.read_word(0, MemKind::Device, 8, 8),
+        u64::from_le_bytes([2; 8])
+    );
+    assert!(m.pending[0].spans.is_empty() && m.pending[0].data.is_empty());
+}
+
+#[test]
+fn draining_a_newer_write_first_applies_older_overlapping_ones() {
+    let mut m = Memory::new(1, Layout::default());
+    m.create(0, MemKind::Device, 1024).unwrap();
+    m.push_pending(0, MemKind::Device, 0, Payload::new(&[1; 8]), 10);
+    let unrelated = m.push_pending(0, MemKind::Device, 64, Payload::new(&[3; 8]), 10);
+    let newer = m.push_pending(0, MemKind::Device, 0, Payload::new(&[2; 8]), 10);
+    let shown = drained(&mut m, newer);
+    assert_eq!(
+        shown,
+        vec![(MemKind::Device, 0, 8), (MemKind::Device, 0, 8)]
+    );
+    assert_eq!(
+        m.read_word(0, MemKind::Device, 0, 8),
+        u64::from_le_bytes([2; 8])
+    );
+    assert_eq!(m.read_word(0, MemKind::Device, 64, 8), 0);
+    assert_eq!(drained(&mut m, unrelated).len(), 1);
+    assert!(
+        m.pending[0].spans.is_empty(),
+        "applied writes leave the list"
+    );
+}
+
+#[test]
+fn out_of_range_access_is_a_contract_violation() {
+    let mut m = Memory::new(1, Layout::default());
+    m.create(0, MemKind::Device, 16).unwrap();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        m.write(0, MemKind::Device, 12, &[0; 8]);
+    }));
+    assert!(caught.is_err(), "an out-of-range write must panic");
+}
+
+fn addressable() -> Layout {
+    Layout {
+        addressable: true,
+        static_regions: Vec::new(),
+    }
+}
+
+/// Reads the word at `addr` as the program would, through the pointer.
+fn load(addr: u64) -> u64 {
+    // SAFETY: the tests pass addresses of live regions, 8-byte aligned.
+    unsafe { std::ptr::read_volatile(addr as *const u64) }
+}
+
+#[test]
+fn an_addressable_segment_is_one_region_the_program_can_read() {
+    let mut m = Memory::new(1, addressable());
+    m.create(0, MemKind::Device, 1 << 30).unwrap();
+    let base = m
+        .addr(0, MemKind::Device, 0)
+        .expect("a region has an address");
+    assert_eq!(m.addr(0, MemKind::Device, 4096), Some(base + 4096));
+    m.write_word(0, MemKind::Device, 1 << 29, 8, 42);
+    assert_eq!(
+        load(base + (1 << 29)),
+        42,
+        "the simulator's write is in the region"
+    );
+    // SAFETY: inside the region, aligned; the program's store, which the simulator reads.
+    unsafe { std::ptr::write_volatile((base + 64) as *mut u64, 7) };
+    assert_eq!(m.read_word(0, MemKind::Device, 64, 8), 7);
+    m.write(0, MemKind::Device, 4096 - 4, &[0; 8]);
+    assert_eq!(
+        m.resident_bytes_peak,
+        3 * PAGE_BYTES as u64,
+        "pages the simulator wrote, zeros included; the program's store is not counted"
+    );
+}
+
+#[test]
+fn a_pending_write_is_not_in_the_region_until_it_drains() {
+    let mut m = Memory::new(1, addressable());
+    m.create(0, MemKind::Device, 1024).unwrap();
+    let addr = m.addr(0, MemKind::Device, 8).unwrap();
+    let id = m.push_pending(0, MemKind::Device, 8, Payload::new(&5u64.to_le_bytes()), 10);
+    assert_eq!(load(addr), 0);
+    m.drain(0, id, &mut Vec::new());
+    assert_eq!(load(addr), 5);
+}
+
+#[test]
+fn static_data_in_place_is_the_callers_memory() {
+    let mut data = vec![0u64; 4];
+    let region = StaticRegion {
+        base: data.as_mut_ptr() as usize,
+        len_bytes: 32,
+    };
+    let layout = Layout {
+        addressable: false,
+        static_regions: vec![region],
+    };
+    let mut m = Memory::new(1, layout);
+    assert!(matches!(
+        m.create(0, MemKind::Static, 32),
+        Err(CreateError::StaticInPlace)
+    ));
+    assert_eq!(m.share_static(0), Some(32));
+    assert_eq!(
+        m.share_static(0),
+        Some(32),
+        "sharing twice gives the same segment"
+    );
+    assert_eq!(m.addr(0, MemKind::Static, 8), Some(region.base as u64 + 8));
+    m.write_word(0, MemKind::Static, 8, 8, 9);
+    assert_eq!(
+        m.resident_bytes_peak, 0,
+        "the caller's memory costs the run nothing"
+    );
+    drop(m);
+    assert_eq!(data, [0, 9, 0, 0]);
+    assert_eq!(Memory::new(1, Layout::default()).share_static(0), None);
+}
+
+#[test]
+fn static_regions_must_be_one_per_pe_of_one_length_and_apart() {
+    let at = |base, len_bytes| StaticRegion { base, len_bytes };
+    assert!(check_static_regions(&[at(0x1000, 64), at(0x2000, 64)], 2).is_ok());
+    let few = check_static_regions(&[at(0x1000, 64)], 2).unwrap_err();
+    assert!(few.contains("1 regions for 2 PEs"), "{few}");
+    let lengths =
+        check_static_regions(&[at(0x1000, 64), at(0x2000, 64), at(0x3000, 32)], 3).unwrap_err();
+    assert!(lengths.contains("PE 2 has 32"), "{lengths}");
+    let overlap = check_static_regions(&[at(0x1000, 64), at(0x1020, 64)], 2).unwrap_err();
+    assert!(overlap.contains("PE 0 and PE 1 overlap"), "{overlap}");
+    let null = check_static_regions(&[at(0, 64)], 1).unwrap_err();
+    assert!(null.contains("PE 0's region"), "{null}");
+}
