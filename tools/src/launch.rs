@@ -47,9 +47,14 @@ pub(crate) struct LaunchArgs {
         short = 'n',
         long = "np",
         value_name = "N",
-        conflicts_with_all = ["pes", "topology", "semantics", "seed", "trace", "json"]
+        conflicts_with_all = ["pes", "topology"]
     )]
     pub(crate) np: Option<u32>,
+    /// With -n: run PROGRAM (built by oshcc) on N simulated GPUs of this topology (a preset:
+    /// h200x2, hgx8, ib-N, or a TOML file) in one process, each PE a coroutine over its own
+    /// copy of the program; --seed, --semantics, --trace and --json then apply
+    #[arg(long, value_name = "TOPOLOGY", requires = "np")]
+    pub(crate) sim: Option<String>,
     /// With -n: kill every rank that still runs after this many seconds (0: no limit).
     #[arg(long, value_name = "SECONDS", default_value_t = 0, requires = "np")]
     pub(crate) timeout_s: u64,
@@ -98,11 +103,11 @@ enum ServerNews {
 }
 
 /// The private directory of one run, removed when the run ends.
-struct RunDir(PathBuf);
+pub(crate) struct RunDir(pub(crate) PathBuf);
 
 impl RunDir {
     /// `$TMPDIR/rshmem-<pid>-<nanos>`, mode 0700: only this user can reach the socket.
-    fn create() -> anyhow::Result<RunDir> {
+    pub(crate) fn create() -> anyhow::Result<RunDir> {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -231,7 +236,7 @@ pub(crate) fn main(
 
 /// Finds the program as the shell would: a name with a slash is a path, any other is looked
 /// up in `PATH`. Done before any rank starts, so that a typo is one clear error, not N.
-fn resolve(program: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn resolve(program: &str) -> anyhow::Result<PathBuf> {
     let hint = || {
         if workloads::lookup(program).is_ok() {
             format!(

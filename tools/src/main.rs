@@ -8,6 +8,7 @@ mod launch;
 mod litmus;
 mod oshrun;
 mod run;
+mod sim_program;
 mod svg;
 mod topo;
 

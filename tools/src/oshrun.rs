@@ -132,6 +132,7 @@ pub(crate) fn main(args: OshrunArgs) -> anyhow::Result<ExitCode> {
     }
     let options = LaunchArgs {
         np: Some(launch.n_pes),
+        sim: None,
         timeout_s: launch.timeout_s,
         share_gpus: launch.share_gpus,
         exports: launch.exports,

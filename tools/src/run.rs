@@ -14,6 +14,7 @@ use sim::costs::Timing;
 use sim::{Machine, OpCounts, Sim, SimReport};
 
 use crate::launch::{self, LaunchArgs};
+use crate::sim_program::{self, SimRequest};
 use tools::workloads::{self, BandwidthPoint, PeOutcome, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
@@ -72,9 +73,10 @@ pub(crate) struct RunArgs {
     launch: LaunchArgs,
     #[command(flatten)]
     machine: MachineArgs,
-    /// The seed of every random choice of the simulator; the same seed replays the same run.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    /// The seed of every random choice of the simulator; the same seed replays the same run
+    /// (default 0).
+    #[arg(long)]
+    seed: Option<u64>,
     /// Write a Chrome/Perfetto trace of the run to this file.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
@@ -112,6 +114,29 @@ struct Summary {
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(n_ranks) = args.launch.np {
+        if let Some(topology) = &args.launch.sim {
+            let mut request = SimRequest::new(
+                n_ranks,
+                topology,
+                args.seed.unwrap_or(0),
+                args.machine.semantics,
+            );
+            request.trace.clone_from(&args.trace);
+            return sim_program::main(
+                &args.target,
+                &args.args,
+                request,
+                args.json,
+                &args.launch.exports,
+                args.launch.timeout_s,
+            );
+        }
+        if args.seed.is_some() || args.trace.is_some() || args.json {
+            bail!(
+                "--seed, --trace and --json are the simulator's: with -n they need --sim \
+                 TOPOLOGY (`rshmem run -n 8 --sim hgx8 --seed 1 ./prog`)"
+            );
+        }
         return launch::main(n_ranks, &args.target, &args.args, &args.launch);
     }
     if !args.args.is_empty() {
@@ -139,7 +164,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         SimChoice {
             machine,
             pes: args.machine.pes,
-            seed: args.seed,
+            seed: args.seed.unwrap_or(0),
             semantics: args.machine.semantics,
             timeline: args.trace.is_some(),
             explore: None,

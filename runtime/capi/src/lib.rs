@@ -41,6 +41,7 @@ pub mod rma_sized;
 pub mod setup;
 pub mod signal;
 mod start;
+mod sim_host;
 mod state;
 pub mod teams;
 pub mod types;

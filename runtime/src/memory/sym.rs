@@ -69,6 +69,11 @@ atomic_element!(usize, u64, AmoWidth::W64, false);
 pub struct SymAddr(pub u64);
 
 impl SymAddr {
+    /// The memory this address lies in (a heap or the static data) and its offset there.
+    pub fn locate(self) -> (hw::MemKind, u64) {
+        crate::memory::space::locate(self.0)
+    }
+
     /// The address `bytes` further on.
     pub fn byte_add(self, bytes: u64) -> SymAddr {
         SymAddr(self.0.wrapping_add(bytes))
