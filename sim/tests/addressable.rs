@@ -123,11 +123,11 @@ fn addressable_memory_changes_no_event_of_a_seeded_run() {
 }
 
 /// PE `i`'s static data: eight words of its own.
-fn static_words(n_pes: usize) -> Vec<Box<[u64; 8]>> {
-    (0..n_pes).map(|_| Box::new([0; 8])).collect()
+fn static_words(n_pes: usize) -> Vec<[u64; 8]> {
+    vec![[0; 8]; n_pes]
 }
 
-fn regions(words: &mut [Box<[u64; 8]>]) -> Vec<StaticRegion> {
+fn regions(words: &mut [[u64; 8]]) -> Vec<StaticRegion> {
     words
         .iter_mut()
         .map(|w| StaticRegion {
@@ -184,8 +184,8 @@ fn a_put_into_a_peers_static_segment_lands_in_its_region() {
         .unwrap();
     assert!(report.failure.is_none(), "{:?}", report.failure);
     assert_eq!(results[1].as_ref().unwrap(), &DATA);
-    assert_eq!(*words[1], [1, 0, DATA, 0, 0, 0, 0, 0]);
-    assert_eq!(*words[0], [0; 8], "PE 0's data was not written");
+    assert_eq!(words[1], [1, 0, DATA, 0, 0, 0, 0, 0]);
+    assert_eq!(words[0], [0; 8], "PE 0's data was not written");
 }
 
 #[test]
