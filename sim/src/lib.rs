@@ -46,6 +46,7 @@ mod exec_shuttle;
 pub mod explore;
 mod fault;
 mod handle;
+mod mapping;
 mod memory;
 mod movers;
 mod network;
