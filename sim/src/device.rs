@@ -18,7 +18,8 @@ use crate::{Fault, SimBackend};
 /// One simulated PE's endpoint.
 #[derive(Debug)]
 pub struct SimDevice {
-    handle: PeHandle,
+    /// The bridge to the world; the crate's tests look through it at the world's state.
+    pub(crate) handle: PeHandle,
     caps: Caps,
     topology: Rc<hw::Topology>,
     /// The machine's costs, the world's own (a copy: it never changes during a run).

@@ -21,6 +21,15 @@
 //!   transfers queue on shared links. The costs beyond links are [`costs::Timing`], which a
 //!   machine ([`Machine`]: a preset, a file, or a bare topology with the priors) brings along;
 //!   `rshmem calibrate` fits them to GPUs.
+//! - **Memory a program can point into, when asked.** Segments are sparse pages by default;
+//!   with [`SimBuilder::addressable_memory`] each is one region of real memory (mapped with
+//!   `MAP_NORESERVE`, so address space only until written) and a PE gets the address of its
+//!   own segments, so a C program dereferences what `shmem_malloc` returned; with
+//!   [`SimBuilder::static_data`] each PE's static data (its globals) is its `Static` segment,
+//!   in place. The simulator still writes every change at the moment the ordering rules make
+//!   it visible, so the pointer shows what `read_local` would; peers get no address, as their
+//!   memory changes only through simulated operations. The mode changes no event of a run
+//!   (docs/sim-memory.md).
 //! - **Failures are reports.** A deadlock, a missed deadline or the time limit ends the waits
 //!   involved with an error naming every PE and what it waited for; the seed is logged.
 
@@ -37,6 +46,7 @@ mod exec_shuttle;
 pub mod explore;
 mod fault;
 mod handle;
+mod mapping;
 mod memory;
 mod movers;
 mod network;

@@ -18,6 +18,8 @@ use std::ptr::NonNull;
 
 use corosensei::stack::{MIN_STACK_SIZE, Stack, StackPointer};
 
+use crate::mapping::{map_lazily, unmap};
+
 /// Stacks kept per thread: enough for the largest explored programs.
 const KEPT: usize = 16;
 
@@ -46,27 +48,11 @@ impl LazyStack {
             .checked_next_multiple_of(guard_bytes)
             .and_then(|usable| usable.checked_add(guard_bytes))
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "stack too large"))?;
-        // SAFETY: an anonymous mapping at an address of the kernel's choosing aliases nothing;
-        // the result is checked before use.
-        let at = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if at == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let bottom =
-            NonNull::new(at.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave 0"))?;
+        let bottom = map_lazily(len)?;
         // Owned from here, so an early return below unmaps it.
         let stack = LazyStack { bottom, len };
         // SAFETY: the first page of the mapping just made; nothing uses it yet.
-        if unsafe { libc::mprotect(at, guard_bytes, libc::PROT_NONE) } != 0 {
+        if unsafe { libc::mprotect(bottom.as_ptr().cast(), guard_bytes, libc::PROT_NONE) } != 0 {
             return Err(io::Error::last_os_error());
         }
         Ok(stack)
@@ -77,7 +63,7 @@ impl Drop for LazyStack {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, which no coroutine runs on any more: a stack is
         // dropped only after its coroutine finished or was unwound.
-        unsafe { libc::munmap(self.bottom.as_ptr().cast(), self.len) };
+        unsafe { unmap(self.bottom, self.len) };
     }
 }
 

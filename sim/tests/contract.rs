@@ -1,5 +1,6 @@
 //! The simulator against the hardware contract directly, without the runtime.
 
+#[allow(dead_code)]
 mod common;
 use common::{FAR, ib_pair, local, nvlink_pair, remote, setup};
 

@@ -1,6 +1,7 @@
 //! Explorations: every execution of a litmus test, replayable, and the test-only faults that
 //! the litmus cross-check must notice, each shown to change the outcome set.
 
+#[allow(dead_code)]
 mod common;
 use common::{FAR, ib_pair, local, nvlink_pair, remote, setup};
 

@@ -27,6 +27,7 @@ use std::io;
 use std::ptr::NonNull;
 
 use super::PAGE_BYTES;
+use crate::mapping::{map_lazily, unmap};
 
 /// A PE's static data, in place: `len_bytes` of the caller's memory at address `base`, which
 /// becomes that PE's [`hw::MemKind::Static`] segment ([`crate::SimBuilder::static_data`]).
@@ -62,22 +63,7 @@ impl Region {
                 touched: Some(Vec::new()),
             });
         }
-        // SAFETY: an anonymous mapping at an address of the kernel's choosing aliases nothing;
-        // the result is checked before use.
-        let at = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if at == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let base = NonNull::new(at.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave 0"))?;
+        let base = map_lazily(len)?;
         Ok(Region {
             base,
             len,
@@ -168,20 +154,13 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
+        // The caller's memory (no page count) is not this region's to unmap.
         if self.touched.is_none() || self.len == 0 {
             return;
         }
         // SAFETY: this region was mapped by `map` with this base and length, and the run that
         // handed out addresses into it is over (the memory is dropped with the world).
-        let unmapped = unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
-        if unmapped != 0 {
-            tracing::warn!(
-                target: crate::TRACING_TARGET,
-                "munmap of a {}-byte segment failed: {}",
-                self.len,
-                io::Error::last_os_error()
-            );
-        }
+        unsafe { unmap(self.base, self.len) };
     }
 }
 

@@ -242,3 +242,99 @@ fn posting_ahead_does_not_hide_what_landed_before_the_posters_clock() {
         );
     }
 }
+
+/// The word `dev`'s own device segment holds at `offset`, read with a plain load through the
+/// address `load_store_addr` gives in the addressable mode.
+fn load_own(dev: &SimDevice, offset: u64) -> u64 {
+    let range = RemoteRange {
+        pe: dev.pe(),
+        kind: MemKind::Device,
+        offset,
+        len: 8,
+    };
+    let addr = dev
+        .load_store_addr(range)
+        .expect("an addressable own segment");
+    // SAFETY: an 8-byte word of the PE's own segment, valid until the run ends.
+    unsafe { std::ptr::read_volatile(addr as *const u64) }
+}
+
+/// In the addressable mode, PE 0 puts a word to PE 1 over InfiniBand; PE 1 reads it through
+/// its pointer and through `read_local` until it shows, noting each time whether the write
+/// was delivered and still pending, then waits for it. Returns the reads (pointer, device,
+/// pending) and the word through the pointer after the wait.
+fn pending_behind_the_pointer(seed: u64) -> (Vec<(u64, u64, bool)>, u64) {
+    const DATA: u64 = 0x5eed_cafe;
+    let sim = Sim::builder(ib_pair())
+        .seed(seed)
+        .addressable_memory(true)
+        .build()
+        .unwrap();
+    let (mut results, report) = sim
+        .launch(|dev| {
+            setup(&dev);
+            let q = dev.create_queue().unwrap();
+            let word = RemoteRange {
+                pe: hw::Pe(1),
+                kind: MemKind::Device,
+                offset: 0,
+                len: 8,
+            };
+            if dev.pe().0 == 0 {
+                q.put(word, &DATA.to_le_bytes(), Copier::Device).unwrap();
+                q.quiet(FAR).unwrap();
+                return (Vec::new(), 0);
+            }
+            let mut reads = Vec::new();
+            loop {
+                let mut bytes = [0; 8];
+                let own = LocalRange {
+                    kind: MemKind::Device,
+                    offset: 0,
+                    len: 8,
+                };
+                dev.read_local(own, &mut bytes);
+                let through_device = u64::from_le_bytes(bytes);
+                let pending = dev.handle.world().mem.has_pending(1);
+                reads.push((load_own(&dev, 0), through_device, pending));
+                if through_device == DATA {
+                    break;
+                }
+                dev.test(flag_set());
+            }
+            dev.wait_until(flag_set(), FAR).unwrap();
+            (reads, load_own(&dev, 0))
+        })
+        .unwrap();
+    assert!(
+        report.failure.is_none(),
+        "seed {seed}: {:?}",
+        report.failure
+    );
+    results.pop().unwrap().unwrap()
+}
+
+/// What a program sees through its pointer is its PE's visible memory: a delivered write
+/// still in the pending list is not there, and a consistency step puts it there.
+#[test]
+fn a_pending_infiniband_write_is_not_behind_the_pointer_until_it_shows() {
+    let mut pending_reads = 0;
+    for seed in 0..20 {
+        let (reads, after_wait) = pending_behind_the_pointer(seed);
+        for &(through_pointer, through_device, pending) in &reads {
+            assert_eq!(through_pointer, through_device, "seed {seed}");
+            if pending {
+                assert_eq!(through_pointer, 0, "seed {seed}: a pending write showed");
+                pending_reads += 1;
+            }
+        }
+        assert_eq!(
+            after_wait, 0x5eed_cafe,
+            "seed {seed}: the wait showed the write"
+        );
+    }
+    assert!(
+        pending_reads > 0,
+        "some read must fall between delivery and visibility"
+    );
+}
