@@ -133,9 +133,10 @@ impl Drop for RunDir {
 pub(crate) fn program_args_verbatim(mut argv: Vec<OsString>) -> Vec<OsString> {
     // The options of `rshmem run` that take a value, so that the value is not taken for
     // PROGRAM.
-    const WITH_VALUE: [&str; 8] = [
+    const WITH_VALUE: [&str; 9] = [
         "-n",
         "--np",
+        "--sim",
         "--timeout-s",
         "--pes",
         "--topology",

@@ -255,7 +255,12 @@ pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
     }
     let multiple = requested >= thread_level::MULTIPLE;
     let level = requested.clamp(thread_level::SINGLE, thread_level::MULTIPLE);
-    let shmem = match crate::start::start(slot, around_sleep) {
+    let started = crate::start::start(slot, around_sleep);
+    // Why: in a simulated run, starting let the other PEs' coroutines run (init exchanges
+    // with every PE), each of which made its own slot current.
+    // SAFETY: `slot` was current at entry, so it lives as long as `enter_slot` promised.
+    unsafe { enter_slot(slot) };
+    let shmem = match started {
         Ok(shmem) => shmem,
         Err(err) => fail(call, None, &err),
     };
