@@ -221,7 +221,7 @@ fn current(call: &'static str) -> &'static Pe {
 }
 
 /// The PE, if the library is running.
-fn running_pe() -> Option<&'static Pe> {
+pub(crate) fn running_pe() -> Option<&'static Pe> {
     let slot = slot();
     if slot.life.load(Ordering::Acquire) != life::RUNNING {
         return None;

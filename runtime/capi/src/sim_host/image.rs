@@ -33,6 +33,9 @@ pub(crate) struct Image {
     pub(crate) main_vaddr: u64,
     /// The program's data symbols, sorted by address, for naming addresses in reports.
     pub(crate) data_symbols: Vec<DataSymbol>,
+    /// Whether it was built for the race detector (`oshcc -rshmem-check`): it calls the
+    /// thread sanitizer's hooks.
+    pub(crate) instrumented: bool,
 }
 
 impl Image {
@@ -47,7 +50,7 @@ impl Image {
             reason,
         };
         let mut bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-        let (main_vaddr, data_symbols, flags_at) = {
+        let (main_vaddr, data_symbols, flags_at, instrumented) = {
             let elf = ElfFile64::<Endianness>::parse(&*bytes).map_err(|e| bad(e.to_string()))?;
             if elf.elf_header().e_type(elf.endian()) != object::elf::ET_DYN {
                 return Err(bad(
@@ -57,7 +60,10 @@ impl Image {
                 ));
             }
             let (main_vaddr, data_symbols) = symbols(&elf).map_err(bad)?;
-            (main_vaddr, data_symbols, flags_offset(&elf).map_err(bad)?)
+            let instrumented = elf
+                .dynamic_symbols()
+                .any(|s| s.is_undefined() && s.name() == Ok("__tsan_func_entry"));
+            (main_vaddr, data_symbols, flags_offset(&elf).map_err(bad)?, instrumented)
         };
         if let Some(at) = flags_at {
             let flags = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
@@ -67,6 +73,7 @@ impl Image {
             bytes,
             main_vaddr,
             data_symbols,
+            instrumented,
         })
     }
 

@@ -20,6 +20,7 @@
 //! thread), use thread-local variables of its own (refused at load), or call `exit` before
 //! the others are done (it ends the process, so the report names the PE and the status).
 
+mod check;
 mod copies;
 mod image;
 mod report;
@@ -180,6 +181,7 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
     };
     let wall = std::time::Instant::now();
     let outcome = if request.check {
+        check::turn_on();
         let (results, checked) = launch(rshmem::check::Checked::new(sim), pe_main)?;
         Outcome::new(results, checked.backend, checked.races, &topology)
     } else {

@@ -47,6 +47,9 @@ pub(crate) struct Report {
     choices: u64,
     failures: Vec<String>,
     races: Vec<RaceJson>,
+    /// Whether the program was built with `oshcc -rshmem-check`, so that a checked run saw
+    /// its own loads and stores.
+    instrumented: bool,
 }
 
 /// A race, with its accesses.
@@ -139,6 +142,7 @@ impl Outcome {
 
     /// Names the races' addresses by the program's symbols.
     pub(crate) fn with_image(mut self, image: Image, copies: &[Copy]) -> Outcome {
+        self.report.instrumented = image.instrumented;
         let name = |access: &RaceAccess, byte: u64| name_byte(&image, copies, access.target, byte);
         self.report.races = self
             .races
