@@ -36,12 +36,12 @@ const C_DEFAULTS: [(&str, &str); 4] = [
 ];
 
 /// The defaults of a PE on a GPU: `shmem_malloc` returns GPU memory of a device heap that
-/// grows on demand up to 1 GiB, as under NVSHMEM, and a host heap of pinned memory exists
-/// for `shmem_malloc_with_hints` and for `SHMEM_SYMMETRIC_HEAP_DEFAULT=HOST` (smaller than
-/// the process backend's, since pinned memory is taken whole). Team slots as in
-/// [`C_DEFAULTS`].
+/// grows on demand up to 1 GiB, as under NVSHMEM. No host heap: the CUDA backend does not
+/// share host segments between the processes of a run yet, so asking for one
+/// (`SHMEM_SYMMETRIC_SIZE`) fails at `shmem_init` with a message that says so. Team slots as
+/// in [`C_DEFAULTS`].
 const CUDA_DEFAULTS: [(&str, &str); 4] = [
-    ("SHMEM_SYMMETRIC_SIZE", "256m"),
+    ("SHMEM_SYMMETRIC_SIZE", "0"),
     ("SHMEM_DEVICE_SYMMETRIC_SIZE", "1g"),
     ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "DEVICE"),
     ("RSHMEM_TEAMS_MAX", "64"),
