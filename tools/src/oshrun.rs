@@ -329,7 +329,10 @@ mod tests {
                 ("B".to_string(), "x=y".to_string())
             ]
         );
-        assert_eq!((launch.timeout_s, launch.share_gpus, launch.gpu), (30, true, true));
+        assert_eq!(
+            (launch.timeout_s, launch.share_gpus, launch.gpu),
+            (30, true, true)
+        );
         assert!(!run("-np 1 prog").gpu);
         assert_eq!(run("--timeout 5 -np 1 prog").timeout_s, 5);
     }
