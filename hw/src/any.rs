@@ -57,6 +57,14 @@ impl AnyDevice {
     }
 }
 
+impl AnyQueue {
+    /// The wrapped queue, if it is a `Q`: for what one backend offers beyond the contract
+    /// (ordering a CUDA queue with a program's own stream).
+    pub fn downcast_ref<Q: Queue + 'static>(&self) -> Option<&Q> {
+        self.inner.as_any().downcast_ref()
+    }
+}
+
 impl fmt::Debug for AnyDevice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AnyDevice")
@@ -209,6 +217,7 @@ impl Device for AnyDevice {
 
 /// [`Queue`] with its backend erased: what [`AnyQueue`] holds.
 trait ErasedQueue {
+    fn as_any(&self) -> &dyn Any;
     fn put(&self, dst: RemoteRange, data: &[u8], copier: Copier) -> Result<Ticket, QueueError>;
     fn put_from_local(&self, dst: RemoteRange, src: LocalRange) -> Result<Ticket, QueueError>;
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError>;
@@ -235,6 +244,10 @@ trait ErasedQueue {
 }
 
 impl<Q: Queue + 'static> ErasedQueue for Q {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
     queue_methods!(own Queue);
 }
 

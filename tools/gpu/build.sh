@@ -28,5 +28,14 @@ cargo build --release -p tools --bin rshmem
 cargo build --release -p conformance --example cuda_conformance --example cuda_heaps
 cp target/release/rshmem target/release/examples/cuda_conformance \
     target/release/examples/cuda_heaps "$dir/"
-strip "$dir"/*
+# libshmem and the C test programs that fit a GPU run (check.sh says which and why), built
+# here with oshcc: the GPU machine needs no compiler. The programs find libshmem.so through
+# LD_LIBRARY_PATH there.
+cargo build --release -p rshmem-capi
+cp target/release/libshmem.so "$dir/"
+mkdir -p "$dir/c"
+for program in hello on_stream; do
+    tools/osh/bin/oshcc -std=c11 -O1 -Wall -o "$dir/c/$program" "runtime/capi/tests/c/$program.c"
+done
+strip "$dir"/* "$dir"/c/* 2>/dev/null || true
 ls -l "$dir"

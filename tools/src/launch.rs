@@ -26,6 +26,10 @@ use hw::cuda::SHARE_GPUS_VAR;
 
 use tools::workloads;
 
+/// The variable with which libshmem picks its backend (`runtime/capi/src/start.rs`): `--gpu`
+/// sets it to `cuda` for every rank.
+const BACKEND_VAR: &str = "RSHMEM_BACKEND";
+
 /// How long the other ranks may still run after one failed: long enough to print their own
 /// error, short enough that nobody waits for a hung peer.
 const GRACE_MS: u64 = 2_000;
@@ -62,6 +66,10 @@ pub(crate) struct LaunchArgs {
     /// i on GPU i mod the GPU count; for tests on small machines, not for timing)
     #[arg(long, requires = "np")]
     pub(crate) share_gpus: bool,
+    /// With -n: run the ranks' C and C++ programs (libshmem) on GPUs, one rank per GPU: sets
+    /// RSHMEM_BACKEND=cuda in every rank's environment
+    #[arg(long, requires = "np")]
+    pub(crate) gpu: bool,
     /// Variables set in every rank's environment on top of the launcher's own (`oshrun -x
     /// VAR=VALUE`); not an option of `rshmem run`.
     #[arg(skip)]
@@ -211,6 +219,9 @@ pub(crate) fn main(
             .envs(options.exports.iter().map(|(k, v)| (k, v)));
         if options.share_gpus {
             command.env(SHARE_GPUS_VAR, "1");
+        }
+        if options.gpu {
+            command.env(BACKEND_VAR, "cuda");
         }
         // As mpirun does: standard input goes to rank 0 only, so that ranks do not race for it.
         if rank > 0 {

@@ -44,6 +44,7 @@ Usage: oshrun -np N [OPTIONS] PROGRAM [ARGS...]
   -x VAR, -x VAR=VALUE
                       export VAR to every PE (the environment is passed on anyway; VAR=VALUE
                       sets it)
+  --gpu               run the PEs on GPUs, one per PE (RSHMEM_BACKEND=cuda; docs/c-api.md)
   --share-gpus        let CUDA PEs share GPUs when there are more PEs than GPUs
   -v, --verbose       say which options were ignored
   -h, --help          this text
@@ -106,6 +107,7 @@ pub(crate) struct Launch {
     program_args: Vec<String>,
     timeout_s: u64,
     share_gpus: bool,
+    gpu: bool,
     exports: Vec<(String, String)>,
     /// What was ignored, for `--verbose`.
     notes: Vec<String>,
@@ -135,6 +137,7 @@ pub(crate) fn main(args: OshrunArgs) -> anyhow::Result<ExitCode> {
         sim: None,
         timeout_s: launch.timeout_s,
         share_gpus: launch.share_gpus,
+        gpu: launch.gpu,
         exports: launch.exports,
     };
     launch::main(
@@ -166,6 +169,7 @@ pub(crate) fn parse(args: &[String]) -> anyhow::Result<Oshrun> {
         program_args: Vec::new(),
         timeout_s: 0,
         share_gpus: false,
+        gpu: false,
         exports: Vec::new(),
         notes: Vec::new(),
         verbose: false,
@@ -196,6 +200,7 @@ pub(crate) fn parse(args: &[String]) -> anyhow::Result<Oshrun> {
             "-h" | "--help" => return Ok(Oshrun::Help),
             "-v" | "--verbose" => launch.verbose = true,
             "--share-gpus" => launch.share_gpus = true,
+            "--gpu" => launch.gpu = true,
             "--timeout-s" | "--timeout" => {
                 let text = value("a number of seconds")?;
                 launch.timeout_s = text.parse().with_context(|| {
@@ -317,7 +322,7 @@ mod tests {
 
     #[test]
     fn exports_timeouts_and_gpu_sharing_reach_the_launcher() {
-        let launch = run("-x A=1 -x PATH -x B=x=y --timeout-s 30 --share-gpus -np 1 prog");
+        let launch = run("-x A=1 -x PATH -x B=x=y --timeout-s 30 --share-gpus --gpu -np 1 prog");
         assert_eq!(
             launch.exports,
             [
@@ -325,7 +330,11 @@ mod tests {
                 ("B".to_string(), "x=y".to_string())
             ]
         );
-        assert_eq!((launch.timeout_s, launch.share_gpus), (30, true));
+        assert_eq!(
+            (launch.timeout_s, launch.share_gpus, launch.gpu),
+            (30, true, true)
+        );
+        assert!(!run("-np 1 prog").gpu);
         assert_eq!(run("--timeout 5 -np 1 prog").timeout_s, 5);
     }
 

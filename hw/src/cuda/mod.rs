@@ -321,6 +321,50 @@ impl Cuda {
     }
 }
 
+impl Cuda {
+    /// Joins a run started by `rshmem run -n N` as this process's PE, its rank, without a
+    /// closure: connects to the launcher's bootstrap, shares the device-side API's memory with
+    /// the other processes (collective: every process of the run joins once) and returns the
+    /// rank's device, bound to the calling thread. What a program whose PE no closure wraps
+    /// (the C API) starts with; [`Launcher::launch`] is the closure form.
+    ///
+    /// The run's memory lives as long as the device and the queues made from it.
+    ///
+    /// # Errors
+    /// [`LaunchError::Init`] if this process was not started by `rshmem run -n` (the message
+    /// names the launcher), or what [`Launcher::launch`] reports for the bootstrap, the GPU or
+    /// the shared memory.
+    pub fn join(self) -> Result<CudaDevice, LaunchError> {
+        let Some(env) = &self.process else {
+            return Err(LaunchError::Init(
+                "the CUDA backend joins a run one process per PE, and this process was not \
+                 started by a launcher; run it with `rshmem run -n N --gpu PROGRAM` or \
+                 `oshrun -np N --gpu PROGRAM`"
+                    .into(),
+            ));
+        };
+        let world = self.process_world(env, self.caps())?;
+        Ok(CudaDevice::new(Arc::new(world), Pe(env.rank)))
+    }
+
+    /// What the run declares: its semantics, and the largest segment a PE may make, the
+    /// memory of the smallest GPU divided among the PEs that share it.
+    fn caps(&self) -> Caps {
+        // PEs sharing a GPU share its memory.
+        let pes_per_gpu = u64::from(self.n_pes.div_ceil(self.n_gpus));
+        let max_segment_bytes = self.inventory.gpus[..self.n_gpus as usize]
+            .iter()
+            .map(|g| g.memory_bytes / pes_per_gpu)
+            .min()
+            .unwrap_or(0);
+        Caps {
+            backend_name: "cuda",
+            semantics: self.semantics,
+            max_segment_bytes,
+        }
+    }
+}
+
 impl Launcher for Cuda {
     type B = CudaBackend;
     type Report = CudaReport;
@@ -343,18 +387,7 @@ impl Launcher for Cuda {
         F: Fn(CudaDevice) -> R + Sync,
         R: Send,
     {
-        // PEs sharing a GPU share its memory.
-        let pes_per_gpu = u64::from(self.n_pes.div_ceil(self.n_gpus));
-        let max_segment_bytes = self.inventory.gpus[..self.n_gpus as usize]
-            .iter()
-            .map(|g| g.memory_bytes / pes_per_gpu)
-            .min()
-            .unwrap_or(0);
-        let caps = Caps {
-            backend_name: "cuda",
-            semantics: self.semantics,
-            max_segment_bytes,
-        };
+        let caps = self.caps();
         let local = match &self.process {
             Some(env) => env.rank..env.rank + 1,
             None => 0..self.n_pes,

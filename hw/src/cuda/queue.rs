@@ -22,6 +22,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
+use std::ffi::c_void;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -130,6 +131,49 @@ impl CudaQueue {
         Ok((value, f64::from(ms)))
     }
 
+    /// Makes the operations issued next on this queue run after the work enqueued so far on
+    /// `stream`, a stream of the program's own (the C API's `cudaStream_t`): an event
+    /// recorded on `stream` that this queue's stream waits for. The calling thread does not
+    /// wait.
+    ///
+    /// # Safety
+    /// `stream` is null (the legacy default stream) or a live stream of this PE's GPU's
+    /// primary context, the one the CUDA runtime API uses.
+    ///
+    /// # Errors
+    /// [`QueueError::Lost`] naming the driver call that failed (a stream of another context
+    /// or a destroyed one fails there).
+    pub unsafe fn wait_for_stream(&self, stream: *mut c_void) -> Result<(), QueueError> {
+        let event = self.idle_event()?;
+        // SAFETY: the event is live, and `stream` is null or a live stream of this context
+        // (the caller's promise).
+        unsafe { sys::cuEventRecord(event.cu_event(), stream.cast()) }.during("cuEventRecord")?;
+        // SAFETY: both are live; the wait takes the event's current record, so the event may
+        // be recorded again at once.
+        unsafe { sys::cuStreamWaitEvent(self.stream.cu_stream(), event.cu_event(), 0) }
+            .during("cuStreamWaitEvent")?;
+        self.idle_events.borrow_mut().push(event);
+        Ok(())
+    }
+
+    /// Makes the work enqueued next on `stream` (as in [`CudaQueue::wait_for_stream`]) run
+    /// after every operation issued on this queue so far. The calling thread does not wait.
+    ///
+    /// # Safety
+    /// As [`CudaQueue::wait_for_stream`].
+    ///
+    /// # Errors
+    /// As [`CudaQueue::wait_for_stream`].
+    pub unsafe fn order_stream_after(&self, stream: *mut c_void) -> Result<(), QueueError> {
+        let event = self.record_event()?;
+        // SAFETY: the event is live, `stream` as the caller promises; the wait takes the
+        // event's current record, so the event may be reused at once.
+        unsafe { sys::cuStreamWaitEvent(stream.cast(), event.cu_event(), 0) }
+            .during("cuStreamWaitEvent")?;
+        self.idle_events.borrow_mut().push(event);
+        Ok(())
+    }
+
     /// The address of `range` (imported, inside its segment: else a contract violation).
     fn remote(&self, range: RemoteRange, what: &str) -> u64 {
         self.ctx
@@ -184,12 +228,17 @@ impl CudaQueue {
 
     /// An event recorded on the stream now: it completes after everything enqueued so far.
     fn record_event(&self) -> Result<CudaEvent, DriverCallError> {
-        let event = match self.idle_events.borrow_mut().pop() {
-            Some(event) => event,
-            None => self.ctx.gpu.ctx.new_event(None).during("cuEventCreate")?,
-        };
+        let event = self.idle_event()?;
         event.record(&self.stream).during("cuEventRecord")?;
         Ok(event)
+    }
+
+    /// An event to record: a reused one, or a new one.
+    fn idle_event(&self) -> Result<CudaEvent, DriverCallError> {
+        match self.idle_events.borrow_mut().pop() {
+            Some(event) => Ok(event),
+            None => self.ctx.gpu.ctx.new_event(None).during("cuEventCreate"),
+        }
     }
 
     /// Records the completion event of the operation just enqueued, which holds `staging`

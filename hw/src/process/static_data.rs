@@ -80,7 +80,10 @@ fn object_headers(base: Option<usize>) -> Vec<Header> {
         // SAFETY: the loader passes a valid info for the duration of the call, and `data` is
         // the `Walk` that `object_headers` passed in.
         let (info, walk) = unsafe { (&*info, &mut *data.cast::<Walk>()) };
-        if walk.base.is_some_and(|base| base != info.dlpi_addr as usize) {
+        if walk
+            .base
+            .is_some_and(|base| base != info.dlpi_addr as usize)
+        {
             return 0;
         }
         let count = usize::from(info.dlpi_phnum);

@@ -14,4 +14,51 @@
 #define SHMEMX_MALLOC_HOST_HEAP 4L
 #define SHMEMX_MALLOC_DEVICE_HEAP 8L
 
+/* A CUDA stream, as cuda_runtime.h declares it. */
+typedef struct CUstream_st *cudaStream_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* On-stream operations: in order with the program's CUDA stream */
+void shmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int pe, cudaStream_t stream);
+void shmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int pe, cudaStream_t stream);
+void shmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, cudaStream_t stream);
+void shmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, cudaStream_t stream);
+void shmemx_quiet_on_stream(cudaStream_t stream);
+void shmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value, cudaStream_t stream);
+void shmemx_barrier_all_on_stream(cudaStream_t stream);
+void shmemx_sync_all_on_stream(cudaStream_t stream);
+int shmemx_char_sum_reduce_on_stream(shmem_team_t team, char *dest, const char *source, size_t nreduce, cudaStream_t stream);
+int shmemx_schar_sum_reduce_on_stream(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, cudaStream_t stream);
+int shmemx_short_sum_reduce_on_stream(shmem_team_t team, short *dest, const short *source, size_t nreduce, cudaStream_t stream);
+int shmemx_int_sum_reduce_on_stream(shmem_team_t team, int *dest, const int *source, size_t nreduce, cudaStream_t stream);
+int shmemx_long_sum_reduce_on_stream(shmem_team_t team, long *dest, const long *source, size_t nreduce, cudaStream_t stream);
+int shmemx_longlong_sum_reduce_on_stream(shmem_team_t team, long long *dest, const long long *source, size_t nreduce, cudaStream_t stream);
+int shmemx_ptrdiff_sum_reduce_on_stream(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_uchar_sum_reduce_on_stream(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, cudaStream_t stream);
+int shmemx_ushort_sum_reduce_on_stream(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, cudaStream_t stream);
+int shmemx_uint_sum_reduce_on_stream(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, cudaStream_t stream);
+int shmemx_ulong_sum_reduce_on_stream(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, cudaStream_t stream);
+int shmemx_ulonglong_sum_reduce_on_stream(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, cudaStream_t stream);
+int shmemx_int8_sum_reduce_on_stream(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_int16_sum_reduce_on_stream(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_int32_sum_reduce_on_stream(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_int64_sum_reduce_on_stream(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_uint8_sum_reduce_on_stream(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_uint16_sum_reduce_on_stream(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_uint32_sum_reduce_on_stream(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_uint64_sum_reduce_on_stream(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_size_sum_reduce_on_stream(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_float_sum_reduce_on_stream(shmem_team_t team, float *dest, const float *source, size_t nreduce, cudaStream_t stream);
+int shmemx_double_sum_reduce_on_stream(shmem_team_t team, double *dest, const double *source, size_t nreduce, cudaStream_t stream);
+int shmemx_longdouble_sum_reduce_on_stream(shmem_team_t team, long double *dest, const long double *source, size_t nreduce, cudaStream_t stream);
+int shmemx_complexd_sum_reduce_on_stream(shmem_team_t team, shmem_complexd_t *dest, const shmem_complexd_t *source, size_t nreduce, cudaStream_t stream);
+int shmemx_complexf_sum_reduce_on_stream(shmem_team_t team, shmem_complexf_t *dest, const shmem_complexf_t *source, size_t nreduce, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif /* RSHMEM_SHMEMX_H */

@@ -13,7 +13,8 @@
 //!   error prints the call, the PE, the problem and the fix, and ends the process with
 //!   status 1 (`fail.rs`); the launcher then ends the other PEs.
 //! - **PEs are processes.** C programs run on the `hw::process` backend, one process per PE
-//!   started by `oshrun`; globals and statics of the program are symmetric.
+//!   started by `oshrun`, or on GPUs (`hw::cuda`, `oshrun --gpu`), picked at `shmem_init`
+//!   (`start.rs`); globals and statics of the program are symmetric on the process backend.
 //!
 //! Modules: `state.rs` the global PE and threads; `fail.rs` errors; `handles.rs` context and
 //! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering;
@@ -21,7 +22,8 @@
 //! `signal.rs` put-with-signal and signal words; `amo.rs` atomics; `cmp.rs` the `SHMEM_CMP_*`
 //! values; `wait.rs` and `wait_exports.rs` waits and tests; `lock.rs` locks; `collectives.rs`
 //! team collectives; `reductions.rs` reductions and scans (with `csrc/long_double.c`);
-//! `active_set.rs` the deprecated active-set collectives; `header/` (tests only) the generator
+//! `active_set.rs` the deprecated active-set collectives; `stream.rs` the on-stream extensions
+//! of `shmemx.h`; `header/` (tests only) the generator
 //! of `shmem.h` and `shmemx.h` and the checks of the headers and of the library's symbols.
 
 pub mod active_set;
@@ -43,6 +45,7 @@ pub mod signal;
 mod start;
 mod sim_host;
 mod state;
+pub mod stream;
 pub mod teams;
 pub mod types;
 pub mod wait;

@@ -26,7 +26,7 @@ pub const SIGNAL_ADD: c_int = 1;
 ///
 /// # Errors
 /// [`CallError::Argument`] for a value that is neither `SHMEM_SIGNAL_SET` nor `_ADD`.
-fn op_of(sig_op: c_int) -> Result<SignalOp, CallError> {
+pub(crate) fn op_of(sig_op: c_int) -> Result<SignalOp, CallError> {
     match sig_op {
         SIGNAL_SET => Ok(SignalOp::Set),
         SIGNAL_ADD => Ok(SignalOp::Add),

@@ -1,8 +1,14 @@
 //! How `shmem_init` gets its PE: the backend, its device, and the configuration.
 //!
-//! A process started by `oshrun` (or on its own) runs one PE on the process backend. The host
+//! A process started by `oshrun` (or on its own) runs one PE on the backend that
+//! `RSHMEM_BACKEND` names ([`BACKEND_VAR`]): the process backend when it is unset or
+//! `process`, the CUDA backend for `cuda` (what `oshrun --gpu` sets for every rank). The host
 //! of a simulated run hands each PE's coroutine its device before the program starts
 //! ([`Slot::provide`]), so the same `shmem_init` picks it up there.
+//!
+//! Each backend has its own defaults where the environment is silent: a PE of the process
+//! backend has no GPU, so its heap is host memory ([`C_DEFAULTS`]); a PE on a GPU allocates
+//! GPU memory, as NVSHMEM does ([`CUDA_DEFAULTS`]).
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -12,6 +18,10 @@ use rshmem::{Config, Shmem};
 
 use crate::fail::CallError;
 use crate::state::{Backend, Slot};
+
+/// The environment variable that picks the backend a PE starts on: `process` (the default)
+/// or `cuda`.
+pub(crate) const BACKEND_VAR: &str = "RSHMEM_BACKEND";
 
 /// What a C program's PE gets where the environment is silent: its PEs have no GPU, so the
 /// symmetric heap `shmem_malloc` uses is host memory sized by `SHMEM_SYMMETRIC_SIZE`, as in
@@ -25,12 +35,59 @@ const C_DEFAULTS: [(&str, &str); 4] = [
     ("RSHMEM_TEAMS_MAX", "64"),
 ];
 
-/// The configuration: the environment's variables, [`C_DEFAULTS`] where it has none.
-pub(crate) fn config() -> Result<Config, CallError> {
+/// The defaults of a PE on a GPU: `shmem_malloc` returns GPU memory of a device heap that
+/// grows on demand up to 1 GiB, as under NVSHMEM. No host heap: the CUDA backend does not
+/// share host segments between the processes of a run yet, so asking for one
+/// (`SHMEM_SYMMETRIC_SIZE`) fails at `shmem_init` with a message that says so. Team slots as
+/// in [`C_DEFAULTS`].
+const CUDA_DEFAULTS: [(&str, &str); 4] = [
+    ("SHMEM_SYMMETRIC_SIZE", "0"),
+    ("SHMEM_DEVICE_SYMMETRIC_SIZE", "1g"),
+    ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "DEVICE"),
+    ("RSHMEM_TEAMS_MAX", "64"),
+];
+
+/// The backends a PE of a C program starts on by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Started {
+    /// The process backend: a PE per process, memory in memfds.
+    Process,
+    /// The CUDA backend: a PE per process on its GPU.
+    Cuda,
+}
+
+impl Started {
+    /// The backend `RSHMEM_BACKEND` names; the process backend when it is unset or empty.
+    ///
+    /// # Errors
+    /// [`CallError::Argument`] naming the accepted values for any other value.
+    fn from_env() -> Result<Started, CallError> {
+        let value = std::env::var_os(BACKEND_VAR).map(|v| v.to_string_lossy().into_owned());
+        match value.as_deref().map(str::trim) {
+            None | Some("" | "process") => Ok(Started::Process),
+            Some("cuda") => Ok(Started::Cuda),
+            Some(other) => Err(CallError::Argument(format!(
+                "{BACKEND_VAR}={other:?} names no backend; set it to `process` (the default) \
+                 or `cuda` (what `oshrun --gpu` sets), or leave it unset"
+            ))),
+        }
+    }
+
+    /// This backend's defaults where the environment is silent.
+    fn defaults(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Started::Process => &C_DEFAULTS,
+            Started::Cuda => &CUDA_DEFAULTS,
+        }
+    }
+}
+
+/// The environment's variables, `defaults` where it has none.
+fn config_with(defaults: &[(&str, &str)]) -> Result<Config, CallError> {
     let lookup = |name: &str| match std::env::var_os(name) {
         // Why lossy: a value that is not Unicode then fails to parse, naming the variable.
         Some(value) => Some(value.to_string_lossy().into_owned()),
-        None => C_DEFAULTS
+        None => defaults
             .iter()
             .find(|(var, _)| *var == name)
             .map(|(_, value)| (*value).to_owned()),
@@ -60,8 +117,9 @@ impl Slot {
     }
 }
 
-/// Joins the run and sets up the PE of `slot`. `around_sleep` is what the process backend
-/// runs around every sleep of a wait (the lock of `SHMEM_THREAD_MULTIPLE`).
+/// Joins the run on the backend of [`BACKEND_VAR`] and sets up the PE of `slot`.
+/// `around_sleep` is what the process backend runs around every sleep of a wait (the lock of
+/// `SHMEM_THREAD_MULTIPLE`).
 pub(crate) fn start(
     slot: &Slot,
     around_sleep: fn(&mut dyn FnMut()),
@@ -69,11 +127,19 @@ pub(crate) fn start(
     if let Some((device, config)) = slot.provided().device.take() {
         return Ok(rshmem::attach(device, config)?);
     }
-    let config = config()?;
-    let device = hw::process::Process::builder()
-        .static_data(true)
-        .around_sleep(Arc::new(around_sleep))
-        .build()?
-        .join()?;
-    Ok(rshmem::attach(AnyDevice::new(device), config)?)
+    let started = Started::from_env()?;
+    let config = config_with(started.defaults())?;
+    let device = match started {
+        Started::Process => AnyDevice::new(
+            hw::process::Process::builder()
+                .static_data(true)
+                .around_sleep(Arc::new(around_sleep))
+                .build()?
+                .join()?,
+        ),
+        // Waits on a GPU poll rather than sleep, so there is no sleep to release the lock
+        // of SHMEM_THREAD_MULTIPLE around.
+        Started::Cuda => AnyDevice::new(hw::cuda::Cuda::builder().build()?.join()?),
+    };
+    Ok(rshmem::attach(device, config)?)
 }

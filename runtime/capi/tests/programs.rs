@@ -84,6 +84,7 @@ const CASES: &[Case] = &[
     pass("c/deprecated_collectives.c"),
     pass("c/locks.c"),
     pass("c/signals.c"),
+    pass("c/on_stream.c"),
     pass("c/static_data.c"),
     pass("c/threads.c"),
     pass("c/generic.c"),

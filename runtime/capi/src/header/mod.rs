@@ -116,8 +116,10 @@ fn prototypes(templates: &[Template]) -> String {
             out.push('\n');
         }
     }
-    out.push_str("\n/* Defined here, over the pointer forms: long double by value. */\n");
-    out.push_str(&inline);
+    if !inline.is_empty() {
+        out.push_str("\n/* Defined here, over the pointer forms: long double by value. */\n");
+        out.push_str(&inline);
+    }
     out
 }
 
@@ -145,11 +147,21 @@ fn generics(templates: &[Template]) -> String {
     out
 }
 
+/// The stream type of the on-stream calls, as the CUDA runtime declares it: repeating an
+/// identical typedef is legal in C11 and C++, so a program may include `cuda_runtime.h`
+/// before or after `shmemx.h`, and needs no CUDA header otherwise.
+const CUDA_STREAM: &str = "\n/* A CUDA stream, as cuda_runtime.h declares it. */\n\
+     typedef struct CUstream_st *cudaStream_t;\n";
+
 /// `shmemx.h`.
 pub(crate) fn shmemx_h() -> String {
     let mut out = String::from(BANNER);
     out.push_str("#ifndef RSHMEM_SHMEMX_H\n#define RSHMEM_SHMEMX_H\n\n#include <shmem.h>\n\n");
     out.push_str(&constants::extensions());
+    out.push_str(CUDA_STREAM);
+    out.push_str("\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+    out.push_str(&prototypes(&spec::extension_templates()));
+    out.push_str("\n#ifdef __cplusplus\n}\n#endif\n");
     out.push_str("\n#endif /* RSHMEM_SHMEMX_H */\n");
     out
 }

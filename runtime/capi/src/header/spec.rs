@@ -8,6 +8,8 @@
 
 /// The committed list of templates.
 const SPEC: &str = include_str!("../../spec/openshmem-1.6.txt");
+/// rshmem's extensions, in the same form (`shmemx.h`).
+const EXTENSIONS: &str = include_str!("../../spec/shmemx.txt");
 
 /// One row of a type table.
 #[derive(Clone, Copy, Debug)]
@@ -70,6 +72,8 @@ pub(crate) enum Status {
     New16,
     /// Deprecated, still to be provided.
     Deprecated,
+    /// An extension of rshmem's (`shmemx.h`).
+    Extension,
 }
 
 /// What a template's placeholders are filled from.
@@ -112,9 +116,22 @@ pub(crate) struct Function {
 /// # Panics
 /// On a line that is not of the list's form (the list is committed data, checked by tests).
 pub(crate) fn templates() -> Vec<Template> {
+    parse(SPEC)
+}
+
+/// The templates of the extensions' list (`spec/shmemx.txt`), in its order.
+///
+/// # Panics
+/// As [`templates`].
+pub(crate) fn extension_templates() -> Vec<Template> {
+    parse(EXTENSIONS)
+}
+
+/// The templates of a list of the form of `spec/openshmem-1.6.txt`.
+fn parse(list: &'static str) -> Vec<Template> {
     let mut section = "";
     let mut out = Vec::new();
-    for line in SPEC.lines().map(str::trim).filter(|line| !line.is_empty()) {
+    for line in list.lines().map(str::trim).filter(|line| !line.is_empty()) {
         if let Some(comment) = line.strip_prefix('#') {
             section = comment.trim();
             continue;
@@ -134,6 +151,7 @@ fn parse_line(line: &'static str) -> Result<Template, String> {
         "1.5" => Status::Current15,
         "1.6" => Status::New16,
         "deprecated" => Status::Deprecated,
+        "x" => Status::Extension,
         other => return Err(format!("unknown status {other}")),
     };
     let fill = match table_tag {
@@ -239,6 +257,18 @@ mod tests {
         assert_eq!(count(Status::Current15), 1507);
         assert_eq!(count(Status::New16), 178);
         assert_eq!(count(Status::Deprecated), 133);
+    }
+
+    #[test]
+    fn the_extensions_are_extensions() {
+        let extensions: Vec<Function> = extension_templates()
+            .iter()
+            .flat_map(Template::expand)
+            .collect();
+        assert!(extensions.iter().all(|f| f.status == Status::Extension));
+        assert!(extensions.iter().all(|f| f.name.starts_with("shmemx_")));
+        // 8 untyped calls and a sum reduction per row of teamreducetypes.
+        assert_eq!(extensions.len(), 8 + 26);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The symbol test: every C function of the specification's list is defined by
-//! `libshmem.so`.
+//! The symbol test: every C function of the specification's list and of the extensions'
+//! (`spec/shmemx.txt`) is defined by `libshmem.so`.
 //!
 //! `cargo test` builds the crate as an rlib only, so the test first builds the shared library
 //! with the same cargo (`cargo build --release -p rshmem-capi`), then reads its dynamic symbols
@@ -49,10 +49,17 @@ fn defined(library: &PathBuf) -> BTreeSet<String> {
         .collect()
 }
 
+/// The templates the library defines: the specification's and the extensions of `shmemx.h`.
+fn listed() -> Vec<spec::Template> {
+    let mut templates = spec::templates();
+    templates.extend(spec::extension_templates());
+    templates
+}
+
 /// The functions of the list that `symbols` lacks, as one line per section.
 fn missing(symbols: &BTreeSet<String>) -> Vec<String> {
     let mut report = Vec::new();
-    for template in spec::templates() {
+    for template in listed() {
         let absent: Vec<String> = template
             .expand()
             .into_iter()
@@ -92,8 +99,9 @@ fn library_defines_every_function_of_the_specification() {
 
 #[test]
 fn a_missing_function_is_named_with_its_template() {
-    let symbols: BTreeSet<String> = spec::functions()
-        .into_iter()
+    let symbols: BTreeSet<String> = listed()
+        .iter()
+        .flat_map(spec::Template::expand)
         .map(|function| function.name)
         .filter(|name| name != "shmem_ctx_long_put")
         .collect();
