@@ -258,7 +258,7 @@ mod tests {
     #[test]
     fn this_test_programs_data_range_holds_its_globals() {
         static mut A_GLOBAL: u64 = 7;
-        let range = data_range(&main_program_headers(), page_bytes()).expect("a data range");
+        let range = data_range(&object_headers(None), page_bytes()).expect("a data range");
         let addr = (&raw const A_GLOBAL) as usize;
         assert!(
             (range.start..range.end).contains(&addr),

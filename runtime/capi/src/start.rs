@@ -28,7 +28,7 @@ pub(crate) const BACKEND_VAR: &str = "RSHMEM_BACKEND";
 /// other OpenSHMEM implementations, and there is no device heap unless asked for. Team slots
 /// are the most the runtime allows, since each active set of the deprecated collectives
 /// keeps one for the life of the process (`active_set.rs`).
-const C_DEFAULTS: [(&str, &str); 4] = [
+pub(crate) const C_DEFAULTS: [(&str, &str); 4] = [
     ("SHMEM_SYMMETRIC_SIZE", "1g"),
     ("SHMEM_DEVICE_SYMMETRIC_SIZE", "0"),
     ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "HOST"),
@@ -83,7 +83,7 @@ impl Started {
 }
 
 /// The environment's variables, `defaults` where it has none.
-fn config_with(defaults: &[(&str, &str)]) -> Result<Config, CallError> {
+pub(crate) fn config_with(defaults: &[(&str, &str)]) -> Result<Config, CallError> {
     let lookup = |name: &str| match std::env::var_os(name) {
         // Why lossy: a value that is not Unicode then fails to parse, naming the variable.
         Some(value) => Some(value.to_string_lossy().into_owned()),

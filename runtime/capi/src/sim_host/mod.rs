@@ -173,7 +173,7 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
     }
     let sim = builder.build().map_err(|e| HostError::Sim(e.to_string()))?;
     let topology = sim.topology().clone();
-    let config = crate::start::config().map_err(|e| HostError::Sim(e.to_string()))?;
+    let config = crate::start::config_with(&crate::start::C_DEFAULTS).map_err(|e| HostError::Sim(e.to_string()))?;
     let slots: Vec<Slot> = (0..request.pes).map(|_| Slot::new()).collect();
     let pe_main = |device: AnyDevice| -> c_int {
         let pe = device.pe().0 as usize;
