@@ -1,14 +1,10 @@
-//! Compiles the C parts of the library into it: the `long double` arithmetic
-//! (`csrc/long_double.c`), which Rust cannot express, and the entry points of programs
-//! compiled for the race detector (`csrc/check_hooks.c`), whose atomics C states directly.
+//! Compiles the C API's `long double` arithmetic (`csrc/long_double.c`), which Rust cannot
+//! express, into the library.
 
 fn main() {
-    for file in ["csrc/long_double.c", "csrc/check_hooks.c"] {
-        println!("cargo::rerun-if-changed={file}");
-    }
+    println!("cargo::rerun-if-changed=csrc/long_double.c");
     cc::Build::new()
         .file("csrc/long_double.c")
-        .file("csrc/check_hooks.c")
         .warnings(true)
-        .compile("rshmem_capi_c");
+        .compile("rshmem_capi_long_double");
 }

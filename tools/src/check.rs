@@ -28,30 +28,42 @@ showed it and the command that replays that run. The exit status is 0 when no ru
 or failed its own check, 1 otherwise, and 2 for bad arguments.";
 
 /// Delays a late event may have, in rounds (1 or 2; see `sim::explore`).
-const DELAY_ROUNDS: u32 = 3;
+pub(crate) const DELAY_ROUNDS: u32 = 3;
 
 #[derive(Args, Debug)]
 pub(crate) struct CheckArgs {
-    /// The workload (see `rshmem run --help`).
-    workload: String,
+    /// The workload (see `rshmem run --help`), or with -n the program (built by `oshcc
+    /// -rshmem-check`, so that its own loads and stores are seen).
+    #[arg(value_name = "WORKLOAD|PROGRAM")]
+    pub(crate) workload: String,
+    /// With -n: the program's arguments, passed on as given.
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub(crate) args: Vec<String>,
+    /// Check PROGRAM, an OpenSHMEM program, on N simulated PEs (one process per run).
+    #[arg(short = 'n', long = "np", value_name = "N", conflicts_with = "pes")]
+    pub(crate) np: Option<u32>,
     /// How many runs, each with the next seed.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
-    runs: u64,
+    pub(crate) runs: u64,
     #[command(flatten)]
-    machine: MachineArgs,
+    pub(crate) machine: MachineArgs,
     /// The seed of the first run.
     #[arg(long, default_value_t = 0)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// How runs differ: `seeded` (the simulator's random timing, from the seed) or `delays`
     /// (everything on time except --depth events made late at random positions, PCT-style).
     #[arg(long, default_value = "seeded", value_parser = ["seeded", "delays"])]
-    schedule: String,
+    pub(crate) schedule: String,
     /// With --schedule delays: how many events each run makes late.
     #[arg(long, default_value_t = 3)]
-    depth: u32,
+    pub(crate) depth: u32,
     /// Print one JSON object instead of text.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
 }
 
 /// One distinct race over all runs.
@@ -119,6 +131,9 @@ struct FailureJson {
 }
 
 pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    if let Some(n_pes) = args.np {
+        return crate::check_program::main(&args, n_pes);
+    }
     let workload = workloads::lookup(&args.workload)?;
     let machine = sim::topology::load(&args.machine.topology)?;
     let config = rshmem::Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;

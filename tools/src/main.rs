@@ -3,6 +3,7 @@
 mod bench;
 mod calibrate;
 mod check;
+mod check_program;
 mod info;
 mod launch;
 mod litmus;

@@ -105,7 +105,10 @@ pub(crate) fn run_once(
     };
     let report = match std::fs::read_to_string(&request.report) {
         Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
-            format!("the simulator's report of {} is malformed", program.display())
+            format!(
+                "the simulator's report of {} is malformed",
+                program.display()
+            )
         })?),
         Err(_) => None,
     };
@@ -159,7 +162,11 @@ pub(crate) fn main(
         print_text(program, &report, trace.as_deref());
     }
     let ok = report["ok"].as_bool() == Some(true);
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// The report as text, on standard error: standard output is the program's.
@@ -187,6 +194,9 @@ fn print_text(program: &str, r: &Value, trace: Option<&Path>) {
         eprintln!("  {}", failure.as_str().unwrap_or("?"));
     }
     if let Some(path) = trace.filter(|_| ok) {
-        eprintln!("  trace: {} (open it in https://ui.perfetto.dev)", path.display());
+        eprintln!(
+            "  trace: {} (open it in https://ui.perfetto.dev)",
+            path.display()
+        );
     }
 }

@@ -1,6 +1,7 @@
-/* The entry points a program compiled with -fsanitize=thread calls, defined by libshmem so
- * that `oshcc -rshmem-check` programs tell the race detector about their own loads and
- * stores (docs/c-api.md, "Under the race detector").
+/* The entry points a program compiled with -fsanitize=thread calls, so that `oshcc
+ * -rshmem-check` programs tell the race detector about their own loads and stores
+ * (docs/c-tools.md). oshcc compiles this file into LIBDIR/rshmem-check/libtsan.so the first
+ * time it is asked to, and links the program with it in place of the compiler's libtsan.
  *
  * Why C: the compiler replaces every atomic of the program by a call here, which must then
  * do the atomic itself, for widths up to 128 bits and every memory order; C's __atomic

@@ -173,6 +173,10 @@ impl<B: Backend> Device for CheckedDevice<B> {
         self.inner.grow_segment(kind, backed_bytes, deadline)
     }
 
+    fn share_static_data(&self) -> Result<Option<(SegmentKey, u64)>, DeviceError> {
+        self.inner.share_static_data()
+    }
+
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
         self.inner.import_segment(peer, kind, key)
     }

@@ -238,6 +238,7 @@ impl Detector {
                 pe,
                 kind: part.kind,
                 target: part.place.0,
+                memory: part.place.1,
                 offset: part.offset,
                 len_bytes: part.len_bytes,
             },

@@ -83,7 +83,9 @@ pub struct RaceAccess {
     pub kind: AccessKind,
     /// The PE whose symmetric memory was accessed.
     pub target: u32,
-    /// The first byte of the whole operation, as a symmetric offset.
+    /// Which of its memories: a heap or the program's static data.
+    pub memory: hw::MemKind,
+    /// The first byte of the whole operation, as an offset in that memory.
     pub offset: u64,
     /// The length of the whole operation in bytes.
     pub len_bytes: u64,

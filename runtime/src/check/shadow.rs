@@ -239,6 +239,7 @@ mod tests {
                 pe,
                 kind,
                 target: 1,
+                memory: hw::MemKind::Host,
                 offset,
                 len_bytes,
             },

@@ -17,7 +17,8 @@ use crate::sim_host::HostError;
 use crate::sim_host::image::Image;
 
 /// A program's `main`, as the host calls it.
-pub(crate) type Main = unsafe extern "C" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
+pub(crate) type Main =
+    unsafe extern "C" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
 
 /// One PE's copy of the program.
 #[derive(Debug)]

@@ -63,7 +63,12 @@ impl Image {
             let instrumented = elf
                 .dynamic_symbols()
                 .any(|s| s.is_undefined() && s.name() == Ok("__tsan_func_entry"));
-            (main_vaddr, data_symbols, flags_offset(&elf).map_err(bad)?, instrumented)
+            (
+                main_vaddr,
+                data_symbols,
+                flags_offset(&elf).map_err(bad)?,
+                instrumented,
+            )
         };
         if let Some(at) = flags_at {
             let flags = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
@@ -94,10 +99,12 @@ fn symbols(elf: &ElfFile64<'_, Endianness>) -> Result<(u64, Vec<DataSymbol>), St
         .iter()
         .any(|h| h.p_type(elf.endian()) == PT_TLS)
     {
-        return Err("it has thread-local variables (__thread, thread_local), which the \
+        return Err(
+            "it has thread-local variables (__thread, thread_local), which the \
                     simulator's copies of a program cannot each have; run it with oshrun \
                     without --sim"
-            .into());
+                .into(),
+        );
     }
     let mut main = None;
     let mut data = Vec::new();

@@ -84,7 +84,9 @@ struct ExploreRequest {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum HostError {
     /// The launcher's request is malformed.
-    #[error("the simulator's request in {REQUEST_VAR} is malformed ({0}); start the program with `rshmem run -n N --sim TOPOLOGY` or `oshrun --sim`")]
+    #[error(
+        "the simulator's request in {REQUEST_VAR} is malformed ({0}); start the program with `rshmem run -n N --sim TOPOLOGY` or `oshrun --sim`"
+    )]
     Request(String),
     /// The program cannot be loaded once per PE.
     #[error("cannot run {path} on the simulator: {reason}")]
@@ -136,7 +138,8 @@ unsafe impl Sync for Args {}
 /// Runs the program on the simulator as `request` says.
 fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
     let image = Image::read(std::path::Path::new("/proc/self/exe"))?;
-    let machine = sim::topology::load(&request.topology).map_err(|e| HostError::Sim(e.to_string()))?;
+    let machine =
+        sim::topology::load(&request.topology).map_err(|e| HostError::Sim(e.to_string()))?;
     let semantics: Semantics = request
         .semantics
         .parse()
@@ -173,7 +176,8 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
     }
     let sim = builder.build().map_err(|e| HostError::Sim(e.to_string()))?;
     let topology = sim.topology().clone();
-    let config = crate::start::config_with(&crate::start::C_DEFAULTS).map_err(|e| HostError::Sim(e.to_string()))?;
+    let config = crate::start::config_with(&crate::start::C_DEFAULTS)
+        .map_err(|e| HostError::Sim(e.to_string()))?;
     let slots: Vec<Slot> = (0..request.pes).map(|_| Slot::new()).collect();
     let pe_main = |device: AnyDevice| -> c_int {
         let pe = device.pe().0 as usize;
@@ -188,7 +192,9 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
         let (results, report) = launch(sim, pe_main)?;
         Outcome::new(results, report, Vec::new(), &topology)
     };
-    Ok(outcome.with_wall_s(wall.elapsed().as_secs_f64()).with_image(image, &copies))
+    Ok(outcome
+        .with_wall_s(wall.elapsed().as_secs_f64())
+        .with_image(image, &copies))
 }
 
 /// Launches `pe_main` on every PE of `launcher`, each PE's device erased.

@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use hw::{MemKind, PeFailure, Topology};
-use rshmem::SymAddr;
 use rshmem::check::{Race, RaceAccess};
 use serde::Serialize;
 use sim::{OpCounts, SimReport};
@@ -143,7 +142,7 @@ impl Outcome {
     /// Names the races' addresses by the program's symbols.
     pub(crate) fn with_image(mut self, image: Image, copies: &[Copy]) -> Outcome {
         self.report.instrumented = image.instrumented;
-        let name = |access: &RaceAccess, byte: u64| name_byte(&image, copies, access.target, byte);
+        let name = |access: &RaceAccess, byte: u64| name_byte(&image, copies, access, byte);
         self.report.races = self
             .races
             .iter()
@@ -170,13 +169,12 @@ fn access_json(access: &RaceAccess, where_: String) -> AccessJson {
     }
 }
 
-/// Names the symmetric byte `offset` (as the detector counts it) of PE `target`: a symbol of
-/// the program's static data and the offset in it, or the heap and the offset in it.
-fn name_byte(image: &Image, copies: &[Copy], target: u32, offset: u64) -> String {
-    let (kind, within) = SymAddr(offset).locate();
-    match kind {
+/// Names the byte `within` of the memory `access` touched: a symbol of the program's static
+/// data and the offset in it, or the heap and the offset in it.
+fn name_byte(image: &Image, copies: &[Copy], access: &RaceAccess, within: u64) -> String {
+    match access.memory {
         MemKind::Static => {
-            let copy = &copies[target as usize];
+            let copy = &copies[access.target as usize];
             // The static data starts at the copy's data range; symbols are image addresses.
             let vaddr = (copy.data.start - copy.base) as u64 + within;
             match image.symbol_at(vaddr) {
@@ -216,7 +214,10 @@ pub(crate) fn finish(request: &Request, outcome: Result<Outcome, HostError>) -> 
             None => Err("the simulator recorded no timeline".to_owned()),
         };
         if let Err(err) = written {
-            report.failures.push(format!("cannot write the trace to {}: {err}", path.display()));
+            report.failures.push(format!(
+                "cannot write the trace to {}: {err}",
+                path.display()
+            ));
             report.ok = false;
         }
     }
