@@ -16,7 +16,12 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 
+use std::path::PathBuf;
+
+use hw::Semantics;
+
 use crate::launch::{self, LaunchArgs};
+use crate::sim_program::{self, SimRequest};
 
 /// `rshmem oshrun`'s arguments: everything, parsed by [`parse`].
 #[derive(Args, Debug)]
@@ -45,6 +50,10 @@ Usage: oshrun -np N [OPTIONS] PROGRAM [ARGS...]
                       export VAR to every PE (the environment is passed on anyway; VAR=VALUE
                       sets it)
   --gpu               run the PEs on GPUs, one per PE (RSHMEM_BACKEND=cuda; docs/c-api.md)
+  --sim TOPOLOGY      run the PEs on simulated GPUs of TOPOLOGY (hgx8, h200x2, ib-N or a
+                      TOML file) in one process, reproducibly; with --seed S, --semantics
+                      nvshmem|openshmem-1.5, --trace FILE (Chrome trace) and --json (the report
+                      as one JSON object)
   --share-gpus        let CUDA PEs share GPUs when there are more PEs than GPUs
   -v, --verbose       say which options were ignored
   -h, --help          this text
@@ -100,6 +109,16 @@ pub(crate) enum Oshrun {
 }
 
 /// What to launch.
+/// The simulator's options of `oshrun --sim TOPOLOGY`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct SimOptions {
+    topology: String,
+    seed: u64,
+    semantics: Semantics,
+    trace: Option<PathBuf>,
+    json: bool,
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Launch {
     n_pes: u32,
@@ -108,6 +127,8 @@ pub(crate) struct Launch {
     timeout_s: u64,
     share_gpus: bool,
     gpu: bool,
+    /// `--sim TOPOLOGY` and the simulator's options.
+    sim: Option<SimOptions>,
     exports: Vec<(String, String)>,
     /// What was ignored, for `--verbose`.
     notes: Vec<String>,
@@ -132,6 +153,21 @@ pub(crate) fn main(args: OshrunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("oshrun: {note}");
         }
     }
+    if let Some(sim) = launch.sim {
+        if sim.topology.is_empty() {
+            bail!("oshrun: --seed, --semantics, --trace and --json need --sim TOPOLOGY");
+        }
+        let mut request = SimRequest::new(launch.n_pes, &sim.topology, sim.seed, sim.semantics);
+        request.trace = sim.trace;
+        return sim_program::main(
+            &launch.program,
+            &launch.program_args,
+            request,
+            sim.json,
+            &launch.exports,
+            launch.timeout_s,
+        );
+    }
     let options = LaunchArgs {
         np: Some(launch.n_pes),
         sim: None,
@@ -150,6 +186,13 @@ pub(crate) fn main(args: OshrunArgs) -> anyhow::Result<ExitCode> {
 
 /// Open MPI accepts `-np` as well as `--np`: a single-dash option of more than one letter is
 /// read as its double-dash spelling (one-letter options, `-n`, `-x`, `-N`, stay as they are).
+impl Launch {
+    /// The simulator's options, made at the first of them.
+    fn sim_mut(&mut self) -> &mut SimOptions {
+        self.sim.get_or_insert_with(SimOptions::default)
+    }
+}
+
 fn normalise(arg: &str) -> String {
     if arg.starts_with('-') && !arg.starts_with("--") && arg.len() > 2 {
         format!("-{arg}")
@@ -170,6 +213,7 @@ pub(crate) fn parse(args: &[String]) -> anyhow::Result<Oshrun> {
         timeout_s: 0,
         share_gpus: false,
         gpu: false,
+        sim: None,
         exports: Vec::new(),
         notes: Vec::new(),
         verbose: false,
@@ -201,6 +245,19 @@ pub(crate) fn parse(args: &[String]) -> anyhow::Result<Oshrun> {
             "-v" | "--verbose" => launch.verbose = true,
             "--share-gpus" => launch.share_gpus = true,
             "--gpu" => launch.gpu = true,
+            "--sim" => launch.sim_mut().topology = value("a topology (hgx8, ib-N, a file)")?,
+            "--json" => launch.sim_mut().json = true,
+            "--trace" => launch.sim_mut().trace = Some(value("a file")?.into()),
+            "--seed" => {
+                let text = value("a seed")?;
+                launch.sim_mut().seed = text
+                    .parse()
+                    .with_context(|| format!("--seed {text}: not a whole number"))?;
+            }
+            "--semantics" => {
+                let text = value("nvshmem or openshmem-1.5")?;
+                launch.sim_mut().semantics = text.parse().map_err(anyhow::Error::msg)?;
+            }
             "--timeout-s" | "--timeout" => {
                 let text = value("a number of seconds")?;
                 launch.timeout_s = text.parse().with_context(|| {

@@ -162,10 +162,13 @@ pub(crate) fn main(
         print_text(program, &report, trace.as_deref());
     }
     let ok = report["ok"].as_bool() == Some(true);
+    // A PE that ended the run with exit(s) or shmem_global_exit(s) gives its status, as the
+    // process launcher does.
+    let status = ran.status.code().filter(|&c| c != 0).unwrap_or(1);
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(u8::try_from(status).unwrap_or(1))
     })
 }
 
@@ -180,7 +183,7 @@ fn print_text(program: &str, r: &Value, trace: Option<&Path>) {
         r["seed"],
         if ok { "ok" } else { "FAILED" }
     );
-    if r["ops"].as_u64().is_some() {
+    if r["trace_hash"].as_str().is_some_and(|h| !h.is_empty()) {
         eprintln!(
             "  simulated {} ns, {} SHMEM operations, trace hash {}, {:.3} s wall ({:.0} ops/s)",
             r["sim_time_ns"],

@@ -56,8 +56,10 @@ pub(crate) enum CallError {
 /// Prints why `call` failed on `pe` (if the PE is known) and ends the process with status 1.
 pub(crate) fn fail(call: &str, pe: Option<u32>, err: &CallError) -> ! {
     let who = pe.map_or_else(String::new, |pe| format!("PE {pe}: "));
+    let message = format!("{who}{call}: {err}");
     // Why ignore a failed write: the process ends either way, and stderr is all there is.
-    let _ = writeln!(std::io::stderr(), "rshmem: {who}{call}: {err}");
+    let _ = writeln!(std::io::stderr(), "rshmem: {message}");
+    crate::sim_host::note_why(message);
     // Why exit and not abort: exit flushes the program's stdio buffers, so what it printed
     // before the failure is not lost.
     std::process::exit(1)

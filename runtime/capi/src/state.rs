@@ -354,5 +354,10 @@ pub(crate) fn global_exit(status: c_int) -> ! {
         // ends the others then (after its grace period instead of at once).
         let _ = client.global_exit(status);
     }
+    let who = running_pe().map_or_else(
+        || "a PE".to_owned(),
+        |pe| format!("PE {}", pe.shmem.my_pe()),
+    );
+    crate::sim_host::note_why(format!("{who} called shmem_global_exit({status})"));
     std::process::exit(status)
 }

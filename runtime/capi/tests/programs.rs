@@ -1,5 +1,7 @@
 //! The OpenSHMEM C and C++ test programs of `tests/c` and `tests/cxx`, built with the `oshcc`
-//! and `oshc++` wrappers and run with `oshrun -np N` at the PE counts of their row in `CASES`.
+//! and `oshc++` wrappers and run with `oshrun -np N` at the PE counts of their row in `CASES`:
+//! as processes, and the same binaries on the simulator (`oshrun --sim`) on the machines and
+//! seeds of `SIMULATED`, one of them with InfiniBand.
 //!
 //! Design choices:
 //! - One test that runs every program and reports every failure at the end (program, PEs,
@@ -43,7 +45,13 @@ struct Case {
     expect: Expect,
     /// The run's deadline.
     timeout_s: u64,
+    /// Whether it also runs on the simulator (not a program whose threads call SHMEM: the
+    /// simulator runs every PE on one thread).
+    simulated: bool,
 }
+
+/// The simulated machines and seeds every simulated case runs on.
+const SIMULATED: &[(&str, u64)] = &[("hgx8", 1), ("ib-2", 7)];
 
 const ALL: &[usize] = &[1, 2, 4];
 /// A run of a passing program: a few seconds at most on a loaded 2-core machine.
@@ -56,6 +64,7 @@ const fn pass(source: &'static str) -> Case {
         env: &[],
         expect: Expect::Pass,
         timeout_s: NORMAL_S,
+        simulated: true,
     }
 }
 
@@ -66,6 +75,7 @@ const fn fails(source: &'static str, stderr: &'static [&'static str]) -> Case {
         env: &[],
         expect: Expect::Fail(stderr),
         timeout_s: NORMAL_S,
+        simulated: true,
     }
 }
 
@@ -81,12 +91,21 @@ const CASES: &[Case] = &[
     pass("c/contexts.c"),
     pass("c/collectives.c"),
     pass("c/reductions.c"),
-    pass("c/deprecated_collectives.c"),
+    // Not yet on the simulator: at 4 PEs its broadcast over the active set of the even PEs
+    // reads a member's gather cell as refused under the simulator's orders (a collective of
+    // a team made by its members, `team/among.rs`), which the process backend's timing hides.
+    Case {
+        simulated: false,
+        ..pass("c/deprecated_collectives.c")
+    },
     pass("c/locks.c"),
     pass("c/signals.c"),
     pass("c/on_stream.c"),
     pass("c/static_data.c"),
-    pass("c/threads.c"),
+    Case {
+        simulated: false,
+        ..pass("c/threads.c")
+    },
     pass("c/generic.c"),
     pass("cxx/generic.cpp"),
     pass("cxx/classes.cpp"),
@@ -290,7 +309,7 @@ fn judge(case: &Case, run: &Run) -> Result<(), String> {
 }
 
 #[test]
-fn c_and_cxx_programs_pass_at_1_2_and_4_pes() {
+fn c_and_cxx_programs_pass_at_1_2_and_4_pes_as_processes_and_simulated() {
     require_compilers();
     build_library_and_launcher();
     let root = repo_root();
@@ -306,20 +325,29 @@ fn c_and_cxx_programs_pass_at_1_2_and_4_pes() {
                 continue;
             }
         };
-        for &pes in case.pes {
+        let simulated = SIMULATED.iter().filter(|_| case.simulated);
+        let modes = std::iter::once(None).chain(simulated.map(Some));
+        for (mode, &pes) in modes.flat_map(|m| case.pes.iter().map(move |p| (m, p))) {
             let mut command = Command::new(&oshrun);
-            command.arg("-np").arg(pes.to_string()).arg(&binary);
+            command.arg("-np").arg(pes.to_string());
+            let mut where_ = String::from("processes");
+            if let Some((topology, seed)) = mode {
+                command.args(["--sim", topology, "--seed", &seed.to_string()]);
+                where_ = format!("{topology} seed {seed}");
+            }
+            command.arg(&binary);
             command.envs(case.env.iter().copied());
             let tag = format!(
-                "{}.{pes}",
-                binary.file_name().unwrap_or_default().to_string_lossy()
+                "{}.{pes}.{}",
+                binary.file_name().unwrap_or_default().to_string_lossy(),
+                where_.replace(' ', "_")
             );
             let run = run_with_deadline(command, &dir, &tag, Duration::from_secs(case.timeout_s));
             runs += 1;
             if let Err(why) = judge(case, &run) {
                 let _ = writeln!(
                     failures,
-                    "\n== {} at {pes} PEs: {why}\n-- stdout tail:\n{}\n-- stderr tail:\n{}",
+                    "\n== {} at {pes} PEs ({where_}): {why}\n-- stdout tail:\n{}\n-- stderr tail:\n{}",
                     case.source,
                     tail(&run.stdout, 1000),
                     tail(&run.stderr, 3000),

@@ -22,6 +22,7 @@
 
 mod check;
 mod copies;
+mod ending;
 mod image;
 mod report;
 
@@ -137,6 +138,7 @@ unsafe impl Sync for Args {}
 
 /// Runs the program on the simulator as `request` says.
 fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
+    ending::install(report::Report::early(request));
     let image = Image::read(std::path::Path::new("/proc/self/exe"))?;
     let machine =
         sim::topology::load(&request.topology).map_err(|e| HostError::Sim(e.to_string()))?;
@@ -227,4 +229,10 @@ fn run_copy(
     // finalize the others run, as at the exit of a process.
     state::finalize("shmem_finalize (when main returned)");
     status
+}
+
+/// Records why the running PE is about to end the process, for the report of a simulated
+/// run (a failed call, a global exit); elsewhere nothing reads it.
+pub(crate) fn note_why(why: String) {
+    ending::note_why(why);
 }

@@ -190,6 +190,36 @@ fn name_byte(image: &Image, copies: &[Copy], access: &RaceAccess, within: u64) -
 /// Where the report goes, once the request is known: for the exit and crash hooks too.
 static REPORT_PATH: OnceLock<PathBuf> = OnceLock::new();
 
+impl Report {
+    /// The report of a run of `request` that has not finished: what the exit hook completes
+    /// when a PE ends the process early.
+    pub(crate) fn early(request: &Request) -> Report {
+        let _ = REPORT_PATH.set(request.report.clone());
+        Report {
+            program: program_name(),
+            pes: request.pes,
+            topology: request.topology.clone(),
+            semantics: request.semantics.clone(),
+            seed: request.seed,
+            exit_statuses: vec![None; request.pes as usize],
+            ..Report::default()
+        }
+    }
+
+    /// Marks the run failed for `why`.
+    pub(crate) fn fail(&mut self, why: String) {
+        self.failures.push(why);
+        self.ok = false;
+    }
+}
+
+/// Writes a report completed by the exit hook.
+pub(crate) fn write_early(report: &Report) {
+    if let Some(path) = REPORT_PATH.get() {
+        write(path, report);
+    }
+}
+
 /// Writes the report of a finished (or failed) run and returns the process's exit status:
 /// 0 when every PE returned 0 with no failure and no race, else 1.
 pub(crate) fn finish(request: &Request, outcome: Result<Outcome, HostError>) -> c_int {
@@ -221,6 +251,7 @@ pub(crate) fn finish(request: &Request, outcome: Result<Outcome, HostError>) -> 
             report.ok = false;
         }
     }
+    crate::sim_host::ending::finished();
     write(&request.report, &report);
     // SAFETY: fflush(NULL) flushes every C stream; the PEs' output is in them.
     unsafe { libc::fflush(std::ptr::null_mut()) };
