@@ -46,6 +46,7 @@ pub mod device_api;
 mod device_heap;
 mod driver;
 mod error;
+mod host_shared;
 mod kernel;
 mod memory;
 mod nvrtc;
@@ -103,6 +104,7 @@ pub struct Cuda {
     inventory: GpuInventory,
     /// Set when this process is one PE of a run started by `rshmem run -n`.
     process: Option<BootstrapEnv>,
+    static_data: bool,
 }
 
 /// Configures a [`Cuda`] run.
@@ -111,6 +113,7 @@ pub struct CudaBuilder {
     n_pes: Option<u32>,
     semantics: Semantics,
     share_gpus: bool,
+    static_data: bool,
 }
 
 /// What a CUDA run reports.
@@ -144,6 +147,16 @@ impl CudaBuilder {
     /// memory, not NVLink, so their timing says nothing about NVLink.
     pub fn share_gpus(mut self, on: bool) -> Self {
         self.share_gpus = on;
+        self
+    }
+
+    /// Lets [`crate::Device::share_static_data`] remap the program's static data when each PE
+    /// is a process of its own (default off; PEs that are threads of one process share one
+    /// copy and never do). The remap must run before the program has threads of its own that
+    /// write its globals, since a store made while it copies is lost: only a caller that owns
+    /// the program's start (the C API's `shmem_init`) turns it on.
+    pub fn static_data(mut self, enabled: bool) -> Self {
+        self.static_data = enabled;
         self
     }
 
@@ -195,6 +208,7 @@ impl CudaBuilder {
             semantics: self.semantics,
             inventory,
             process,
+            static_data: self.static_data,
         })
     }
 }
@@ -312,7 +326,13 @@ impl Cuda {
         gpu.amo_kernel()
             .map_err(|e| LaunchError::Init(format!("GPU {}: {e}", gpu.ordinal)))?;
         let pe = Pe(env.rank);
-        let world = World::for_process(self.topology.clone(), caps, gpu, pe, env.n_ranks, client)?;
+        let world = World::for_process(
+            self.topology.clone(),
+            caps,
+            (gpu, pe, env.n_ranks),
+            client,
+            self.static_data,
+        )?;
         let deadline = crate::types::Instant(bootstrap_timeout.as_nanos() as u64);
         world
             .share_device_sync(pe, deadline)
