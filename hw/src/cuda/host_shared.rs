@@ -5,7 +5,7 @@
 //! the static data is the program's own pages remapped onto one, `crate::common::static_data`),
 //! and each mapping, the owner's and every importer's, is registered with CUDA
 //! (`cuMemHostRegister`, portable and device-mapped). Why register: host-initiated operations
-//! on host memory are done by the CPU (`queue_host.rs`), but a copy between a GPU's memory and
+//! on host memory are done by the CPU (`queue/cpu.rs`), but a copy between a GPU's memory and
 //! host memory (a put from a device buffer into a host segment) stays a copy on the stream,
 //! and the copy engine reaches host memory only when it is pinned. With unified addressing the
 //! registered range has the same address on the host and on the GPUs.

@@ -30,16 +30,20 @@
 //!   one PE, its rank, and exchanges through the launcher's bootstrap instead. Device
 //!   segments are then made exportable, and their keys carry a file descriptor that peers take
 //!   with `pidfd_getfd` and map at addresses of their own (`process.rs`); the device-side
-//!   API's synchronisation memory is shared that way at launch. `Host` segments are not
-//!   shared between processes yet.
+//!   API's synchronisation memory is shared that way at launch. `Host` segments and the
+//!   program's static data ([`CudaBuilder::static_data`]) are then memfds every PE maps, as in
+//!   the process backend (`crate::common::memfd`, `crate::common::static_data`), registered
+//!   with CUDA (`host_shared.rs`).
+//! - **Host memory.** Host-initiated operations whose ranges are all host memory are done by
+//!   the CPU at issue, after the stream's earlier operations (`queue/cpu.rs`); waits and local
+//!   reads and writes of host memory are CPU loads and stores.
 //!
 //! Done: host-initiated put, get, get-into, every atomic of [`crate::AmoKind`] at 32 and 64
 //! bits, put-with-signal, fence, quiet, tickets, waits, device and host segments, on one host
 //! with NVLink between all GPUs; the device-side API, kernels that call SHMEM compiled by NVRTC
 //! behind a shipped header ([`device_api`]); PEs sharing a GPU for tests; one process per PE
 //! under `rshmem run -n`; device-side collectives over every PE. It has run on two H200s over
-//! NV18 (docs/litmus-on-gpu.md, BENCHMARKS.md). Not yet: InfiniBand, host segments shared
-//! between processes.
+//! NV18 (docs/litmus-on-gpu.md, BENCHMARKS.md). Not yet: InfiniBand.
 
 mod device;
 pub mod device_api;

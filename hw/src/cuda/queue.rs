@@ -17,7 +17,7 @@
 //! event record as in the copy; without it the copies go back to back.
 //!
 //! Operations whose ranges are all host memory (`Host`, `Static`) are not put on the stream:
-//! the CPU does them at issue, after the stream's earlier operations (`queue/host.rs`).
+//! the CPU does them at issue, after the stream's earlier operations (`queue/cpu.rs`).
 //!
 //! Host bytes travel through pinned staging buffers: a put copies its data into one before
 //! it returns (so the caller may reuse its buffer) and a get's bytes land in one. A buffer
@@ -40,9 +40,9 @@ use crate::backend::Queue;
 use crate::error::QueueError;
 use crate::sync::cross_process::{Ordering, fence};
 use crate::types::{Copier, Instant, LocalRange, Pe, RemoteRange, Ticket};
-use host::on_host;
+use cpu::on_host;
 
-mod host;
+mod cpu;
 mod streams;
 
 /// An operation whose completion has not been observed yet.
@@ -367,7 +367,7 @@ impl Queue for CudaQueue {
     /// # Ordering
     /// In stream order with every operation of this queue; the kernel fences
     /// (`__threadfence_system`) before its atomic. On host memory, AcqRel after the stream's
-    /// earlier operations completed (`queue/host.rs`).
+    /// earlier operations completed (`queue/cpu.rs`).
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
         assert_eq!(
             dst.len,
@@ -416,7 +416,7 @@ impl Queue for CudaQueue {
         );
         if on_host(dst.kind) || on_host(signal.kind) {
             // The data as a put, then the signal as an atomic: the queue delivers in issue
-            // order also between host and stream operations (`queue/host.rs`), so whoever
+            // order also between host and stream operations (`queue/cpu.rs`), so whoever
             // sees the signal sees the data.
             self.put(dst, data, copier)?;
             return self.amo(signal, op.as_amo(value), false);
