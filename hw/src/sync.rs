@@ -44,6 +44,15 @@ mod imp {
 
 pub(crate) use imp::*;
 
+/// The CPU's atomics and fences under every build, for memory that other processes map too
+/// (`crate::common::memfd`, `crate::common::cpu_atomics`): a checker schedules the threads of
+/// one process and cannot see another process's accesses, so modelling these would prove
+/// nothing. Nothing that only threads of one process share may use them.
+#[cfg(any(feature = "cuda", feature = "process"))]
+pub(crate) mod cross_process {
+    pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+}
+
 /// A point on the monotonic clock, or nothing under the model checkers.
 #[cfg(not(any(rshmem_loom, rshmem_shuttle)))]
 pub(crate) type Clock = std::time::Instant;

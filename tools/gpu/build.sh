@@ -28,14 +28,16 @@ cargo build --release -p tools --bin rshmem
 cargo build --release -p conformance --example cuda_conformance --example cuda_heaps
 cp target/release/rshmem target/release/examples/cuda_conformance \
     target/release/examples/cuda_heaps "$dir/"
-# libshmem and the C test programs that fit a GPU run (check.sh says which and why), built
-# here with oshcc: the GPU machine needs no compiler. The programs find libshmem.so through
-# LD_LIBRARY_PATH there.
+# libshmem and every C test program, built here with oshcc as runtime/capi/tests/programs.rs
+# builds them: the GPU machine needs no compiler. The programs find libshmem.so through
+# LD_LIBRARY_PATH there; check.sh says how each must end.
 cargo build --release -p rshmem-capi
 cp target/release/libshmem.so "$dir/"
+rm -rf "$dir/c"
 mkdir -p "$dir/c"
-for program in hello on_stream; do
-    tools/osh/bin/oshcc -std=c11 -O1 -Wall -o "$dir/c/$program" "runtime/capi/tests/c/$program.c"
+for source in runtime/capi/tests/c/*.c; do
+    program=$(basename "$source" .c)
+    tools/osh/bin/oshcc -std=c11 -O1 -Wall -pthread -o "$dir/c/$program" "$source"
 done
 strip "$dir"/* "$dir"/c/* 2>/dev/null || true
 ls -l "$dir"

@@ -2,10 +2,11 @@
 # The GPU checks of the CUDA backend in one go, for a GPU machine without Rust: the unit
 # tests, the conformance and device-API suites, the litmus catalogue as GPU kernels, the
 # multi-process launcher, both symmetric heaps (tests/conformance/examples/cuda_heaps.rs), the
-# C test programs that fit a GPU under `oshrun --gpu`, and
+# C test programs under `oshrun --gpu`, and
 # `rshmem bench` beside NVSHMEM's benchmark in the same call.
 # With one GPU the PEs share it (--share-gpus) and NVSHMEM, which needs a GPU per PE, is
-# skipped. Every output goes to OUT (default gpu-check/); a summary is printed.
+# skipped. Every output goes to OUT (default gpu-check/); a summary is printed, and the exit
+# status is non-zero if any check failed.
 #
 #   tools/gpu/check.sh [BIN_DIR] [NVSHMEM_BENCH_DIR]    (defaults: .devbin .bench/nvshmem)
 set -uo pipefail
@@ -22,10 +23,12 @@ if [ "$gpus" -lt 2 ]; then share=(--share-gpus); fi
 echo "GPUs: $gpus ${share[*]}" | tee "$out/summary.txt"
 nvidia-smi topo -m > "$out/topology.txt" 2>&1
 
+failures=0
 run() { # name, command...: runs it, keeps its output, records its exit status
     local name=$1; shift
     "$@" > "$out/$name.txt" 2>&1
     local rc=$?
+    [ "$rc" -eq 0 ] || failures=$((failures + 1))
     echo "$name: exit $rc; $(grep -E '^test result' "$out/$name.txt" | tr '\n' ' ')" \
         | tee -a "$out/summary.txt"
 }
@@ -35,22 +38,58 @@ run cuda_device timeout 300 "$bin/cuda_device" --test-threads=1
 RSHMEM_LITMUS_TABLE=$out/litmus-gpu.md run cuda timeout 600 "$bin/cuda" --test-threads=1 --nocapture
 run launcher timeout 300 "$bin/rshmem" run -n 2 "${share[@]}" --timeout-s 240 "$bin/cuda_conformance"
 grep -c ': ok$' "$out/launcher.txt" | sed 's/^/launcher: bodies ok: /' | tee -a "$out/summary.txt"
-# Both heaps with PEs as threads; one process per PE must refuse the host heap by name.
+# Both heaps, with PEs as threads and with a process per PE.
 SHMEM_SYMMETRIC_SIZE=4m run heaps timeout 120 "$bin/cuda_heaps"
-SHMEM_SYMMETRIC_SIZE=4m run heaps-processes bash -c "timeout 120 '$bin/rshmem' run -n 2 \
-    ${share[*]} --timeout-s 100 '$bin/cuda_heaps' | grep 'set SHMEM_SYMMETRIC_SIZE'"
+SHMEM_SYMMETRIC_SIZE=4m run heaps-processes timeout 120 "$bin/rshmem" run -n 2 --share-gpus \
+    --timeout-s 100 "$bin/cuda_heaps"
 
-# The C test programs on GPUs (oshrun --gpu): shmem_malloc returns GPU memory there, so only
-# the programs that never dereference symmetric memory on the host run. Left out: every
-# other program of runtime/capi/tests/c, which stores into or reads symmetric memory from
-# host code (the CUDA backend shares no host heap between processes yet), and
-# autoconf_probe.c and static_data.c, whose globals are symmetric (no static data on CUDA yet).
-for program in "$bin"/c/*; do
-    name=c-$(basename "$program")
-    LD_LIBRARY_PATH=$PWD/$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} run "$name" timeout 120 \
-        "$bin/rshmem" oshrun -np 2 --gpu "${share[@]}" --timeout-s 100 "$program"
-    tail -n 1 "$out/$name.txt" | sed "s/^/$name: /" | tee -a "$out/summary.txt"
+# The C test programs on GPUs (oshrun --gpu), judged as runtime/capi/tests/programs.rs judges
+# them. Their host code loads and stores symmetric memory, so shmem_malloc takes the host heap
+# (SHMEM_SYMMETRIC_HEAP_DEFAULT=HOST); hello and on_stream, which only call SHMEM, also run
+# with the GPU's default, the device heap. Each row: program, expectation (pass, status:N, or
+# fail:WORD,WORD... that the output must hold), extra environment.
+c_cases=(
+    "hello pass" "autoconf_probe pass" "rma pass" "amo pass" "waits pass" "memory pass"
+    "teams pass" "contexts pass" "collectives pass" "reductions pass"
+    "deprecated_collectives pass" "locks pass" "signals pass" "on_stream pass"
+    "static_data pass" "threads pass" "generic pass"
+    "global_exit status:7"
+    "heap_exhausted pass SHMEM_SYMMETRIC_SIZE=1m"
+    "err_pe_range fail:rshmem:,shmem_long_p"
+    "err_not_symmetric fail:rshmem:,shmem_long_put"
+    "err_misaligned_amo fail:rshmem:,shmem_long_atomic_fetch_add"
+    "err_before_init fail:rshmem:,shmem_long_p,shmem_init"
+    "err_collective_mismatch fail:rshmem:,shmem_broadcastmem"
+    "err_wait_timeout fail:rshmem:,shmem_long_wait_until RSHMEM_WAIT_TIMEOUT_MS=500"
+    "hello pass SHMEM_SYMMETRIC_HEAP_DEFAULT=DEVICE"
+    "on_stream pass SHMEM_SYMMETRIC_HEAP_DEFAULT=DEVICE"
+)
+c_failed=0
+for case in "${c_cases[@]}"; do
+    read -r program expect env <<< "$case"
+    name=c-$program${env:+-${env%%=*}}
+    name=${name,,}
+    env LD_LIBRARY_PATH="$PWD/$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        SHMEM_SYMMETRIC_HEAP_DEFAULT=HOST $env timeout 120 \
+        "$bin/rshmem" oshrun -np 2 --gpu --share-gpus --timeout-s 100 "$bin/c/$program" \
+        > "$out/$name.txt" 2>&1
+    rc=$?
+    verdict=ok
+    case $expect in
+        pass) [ "$rc" -eq 0 ] || verdict="FAILED (exit $rc, want 0)" ;;
+        status:*) [ "$rc" -eq "${expect#status:}" ] || verdict="FAILED (exit $rc, want ${expect#status:})" ;;
+        fail:*)
+            if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then verdict="FAILED (exit $rc, want a failure)"; fi
+            IFS=, read -ra words <<< "${expect#fail:}"
+            for word in "${words[@]}"; do
+                grep -qF -- "$word" "$out/$name.txt" || verdict="FAILED (no '$word' in the output)"
+            done ;;
+    esac
+    [ "$verdict" = ok ] || c_failed=$((c_failed + 1))
+    echo "$name: $verdict" | tee -a "$out/summary.txt"
 done
+echo "C programs on GPUs: ${#c_cases[@]} runs, $c_failed failed" | tee -a "$out/summary.txt"
+[ "$c_failed" -eq 0 ] || failures=$((failures + 1))
 
 if [ "$gpus" -ge 2 ] && [ -f "$nvshmem/run.sh" ]; then
     run nvshmem timeout 400 bash "$nvshmem/run.sh"
@@ -59,3 +98,5 @@ else
     echo "NVSHMEM's benchmark skipped: it needs 2 GPUs and $nvshmem/run.sh" | tee -a "$out/summary.txt"
     run bench timeout 400 "$bin/rshmem" bench "${share[@]}" --raw "$out/rshmem-bench.txt"
 fi
+echo "failed: $failures of the checks above" | tee -a "$out/summary.txt"
+[ "$failures" -eq 0 ]

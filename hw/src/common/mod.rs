@@ -5,9 +5,19 @@
 //! that synchronises threads is built on the [`crate::sync`] facade, so the host backend's
 //! loom and shuttle suites check it for every backend that uses it. The CUDA and process
 //! backends both share memory between the processes of a run as file descriptors
-//! (`fd_sharing`), which is system calls, not thread synchronisation.
+//! (`fd_sharing`), which is system calls, not thread synchronisation; and both keep host memory
+//! of a PE as a memfd every PE maps (`memfd`), remap the program's static data onto one
+//! (`static_data`), and apply the contract's atomics to such memory with CPU atomics
+//! (`cpu_atomics`). Those order accesses of other processes, which loom and shuttle cannot
+//! model, so they take the CPU's atomics under every build ([`crate::sync::cross_process`]).
 
 #[cfg(any(feature = "cuda", feature = "process"))]
+pub(crate) mod cpu_atomics;
+#[cfg(any(feature = "cuda", feature = "process"))]
 pub(crate) mod fd_sharing;
+#[cfg(any(feature = "cuda", feature = "process"))]
+pub(crate) mod memfd;
 pub(crate) mod rendezvous;
+#[cfg(any(feature = "cuda", feature = "process"))]
+pub(crate) mod static_data;
 pub(crate) mod threads;

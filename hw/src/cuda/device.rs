@@ -12,6 +12,7 @@ use cudarc::driver::{CudaStream, sys};
 
 use super::CudaBackend;
 use super::error::{DriverCallError, During};
+use super::host_shared::HostShared;
 use super::memory::{Reservation, Segment};
 use super::poll::poll_until;
 use super::process::map_shared;
@@ -22,9 +23,11 @@ use super::staging::StagingPool;
 use super::world::World;
 use crate::backend::{Device, WaitSpec, waiting_for_any};
 use crate::caps::Caps;
+use crate::common::cpu_atomics;
 use crate::common::fd_sharing::{SharedMemory, take_shared};
 use crate::error::{DeviceError, QueueError};
 use crate::sync;
+use crate::sync::cross_process::{Ordering, fence};
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
@@ -70,9 +73,18 @@ impl CudaDevice {
         self.local.synchronize().during("cuStreamSynchronize")
     }
 
-    /// Reads `out.len()` bytes at address `src` of this PE's memory.
-    fn read(&self, src: u64, out: &mut [u8]) -> Result<(), DriverCallError> {
+    /// Reads `out.len()` bytes at address `src` of this PE's memory of `kind`: host memory
+    /// with the CPU, then an Acquire fence (as a get); GPU memory with a synchronous copy.
+    fn read(&self, kind: MemKind, src: u64, out: &mut [u8]) -> Result<(), DriverCallError> {
         if out.is_empty() {
+            return Ok(());
+        }
+        if kind != MemKind::Device {
+            // SAFETY: the caller checked the range against the segment (`PeCtx::addr`), which
+            // is host memory mapped in this process; `out` is a Rust slice.
+            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, out.as_mut_ptr(), out.len()) };
+            // Why Acquire: later reads are not reordered before these loads (AArch64).
+            fence(Ordering::Acquire);
             return Ok(());
         }
         let buffer = self.ctx.staging.borrow_mut().take(out.len())?;
@@ -83,9 +95,15 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// Writes `data` at address `dst` of this PE's memory.
-    fn write(&self, dst: u64, data: &[u8]) -> Result<(), DriverCallError> {
+    /// Writes `data` at address `dst` of this PE's memory of `kind`: host memory with the
+    /// CPU, GPU memory with a synchronous copy.
+    fn write(&self, kind: MemKind, dst: u64, data: &[u8]) -> Result<(), DriverCallError> {
         if data.is_empty() {
+            return Ok(());
+        }
+        if kind != MemKind::Device {
+            // SAFETY: as in `read`. Peers see the bytes after this PE's quiet or barrier.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, data.len()) };
             return Ok(());
         }
         let mut buffer = self.ctx.staging.borrow_mut().take(data.len())?;
@@ -113,8 +131,16 @@ impl CudaDevice {
         let addr = self
             .ctx
             .addr(self.ctx.pe, spec.word.kind, spec.word.offset, len, "wait");
+        if spec.word.kind != MemKind::Device {
+            // SAFETY: the word is inside a host segment of this PE (checked by `addr`), which
+            // peers update with CPU atomics of its width. Acquire: whoever sees the value sees
+            // what its writer stored before (the writers' RMWs are AcqRel).
+            return Ok(unsafe {
+                cpu_atomics::load_at(addr as *mut u8, spec.width, Ordering::Acquire)
+            });
+        }
         let mut le = [0u8; 8];
-        self.read(addr, &mut le[..len as usize])?;
+        self.read(spec.word.kind, addr, &mut le[..len as usize])?;
         Ok(u64::from_le_bytes(le))
     }
 
@@ -154,21 +180,12 @@ impl Device for CudaDevice {
 
     /// A `Device` segment is physical memory of this PE's GPU (`cuMemCreate`, rounded up to
     /// the allocation granularity) mapped at a reserved address that every GPU of the run may
-    /// read and write; a `Host` segment is pinned host memory. Both are zeroed before this
-    /// returns and live until the run ends.
+    /// read and write; a `Host` segment is pinned host memory in one process, and a memfd
+    /// that every PE maps, registered with CUDA, between processes. Both are zeroed before
+    /// this returns and live until the run ends.
     fn create_segment(&self, kind: MemKind, len_bytes: u64) -> Result<SegmentKey, DeviceError> {
-        let world = &self.ctx.world;
         self.check_new_segment(kind, len_bytes)?;
-        let segment = self
-            .new_segment(kind, len_bytes)
-            .map_err(|e| self.or_out_of_memory(e, kind, len_bytes))?;
-        let shared = match (&segment, world.multi_process()) {
-            (Segment::Device(vmm), true) => {
-                let fd = vmm.export_fd()?;
-                Some(self.keep_export(fd, vmm.size()))
-            }
-            _ => None,
-        };
+        let (segment, shared) = self.new_segment(kind, len_bytes)?;
         let key = Key {
             pe: self.ctx.pe,
             kind_idx: kind.index(),
@@ -306,8 +323,9 @@ impl Device for CudaDevice {
 
     /// In one process a segment's address is valid on every GPU of the run (its access was
     /// granted to all of them at creation), so importing records the address the key names.
-    /// A segment of another process is mapped here from the descriptor its key names
-    /// (`process.rs`), for this PE's GPU.
+    /// A segment of another process is mapped here from the descriptor its key names: GPU
+    /// memory for this PE's GPU (`process.rs`), host memory as a shared mapping registered
+    /// with CUDA (`host_shared.rs`).
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
         let import_error = |reason: &str| DeviceError::Import {
             peer,
@@ -337,6 +355,13 @@ impl Device for CudaDevice {
                     .keep_growable_import(self.ctx.pe, peer, key.kind_idx, reservation);
                 seen
             }
+            Some(shared) if !shared.is_local() && kind != MemKind::Device => {
+                let host = HostShared::import(&self.ctx.gpu.ctx, &shared)
+                    .map_err(|reason| import_error(&reason))?;
+                let seen = (host.addr(), host.len() as u64);
+                self.ctx.world.keep_host_import(host);
+                seen
+            }
             Some(shared) if !shared.is_local() => {
                 let gpu = &self.ctx.gpu;
                 let vmm = map_shared(&gpu.ctx, &shared, &[gpu.ordinal])
@@ -352,9 +377,10 @@ impl Device for CudaDevice {
     }
 
     /// The segment's address as this PE knows it: a `Device` segment is mapped for this
-    /// PE's GPU (in this process at creation, or from the owner's exported descriptor), a
-    /// `Host` segment is pinned, portable and device-mapped, so its address is valid on the
-    /// host and, through unified addressing, in kernels too.
+    /// PE's GPU (in this process at creation, or from the owner's exported descriptor); a
+    /// `Host` or `Static` segment is host memory of this process (pinned, or a shared mapping
+    /// registered with CUDA), portable and device-mapped, so its address is valid on the host
+    /// and, through unified addressing, in kernels too.
     fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {
         Some(self.ctx.addr(
             range.pe,
@@ -365,6 +391,36 @@ impl Device for CudaDevice {
         ))
     }
 
+    /// Between processes, when [`super::CudaBuilder::static_data`] allowed it: remaps the
+    /// main program's data onto a memfd the first time (`crate::common::static_data`, as the
+    /// process backend does), registered with CUDA like a `Host` segment; later calls return
+    /// the same key. PEs that are threads of one process share one copy of the data: `None`.
+    fn share_static_data(&self) -> Result<Option<(SegmentKey, u64)>, DeviceError> {
+        let world = &self.ctx.world;
+        let Some(memo) = world.static_data() else {
+            return Ok(None);
+        };
+        let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(done) = memo.as_ref() {
+            return Ok(Some(done.clone()));
+        }
+        let (fd, host) = HostShared::static_data(&self.ctx.gpu.ctx).map_err(|e| {
+            DeviceError::Lost(format!("cannot share the program's static data: {e}"))
+        })?;
+        let len_bytes = host.len() as u64;
+        let key = Key {
+            pe: self.ctx.pe,
+            kind_idx: MemKind::Static.index(),
+            base: host.addr(),
+            len_bytes,
+            reserved_bytes: 0,
+            shared: Some(self.keep_export(fd, host.len())),
+        };
+        let key = self.keep_own(MemKind::Static, Segment::Shared(host), key)?;
+        *memo = Some((key.clone(), len_bytes));
+        Ok(Some((key, len_bytes)))
+    }
+
     fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
         self.ctx.world.exchange(self.ctx.pe, mine, deadline)
     }
@@ -373,12 +429,12 @@ impl Device for CudaDevice {
         CudaQueue::new(Rc::clone(&self.ctx)).map_err(DeviceError::from)
     }
 
-    /// A synchronous copy from the GPU.
+    /// A synchronous copy from the GPU; from host memory, CPU loads.
     ///
     /// # Ordering
     /// Reads memory after every copy and kernel that completed before it (this PE's own
     /// queues included once their tickets completed); NVLink writes of peers are visible
-    /// once they completed.
+    /// once they completed. Host memory: loads then an Acquire fence, as the process backend.
     ///
     /// # Panics
     /// On a contract violation, or if the GPU is lost.
@@ -391,16 +447,17 @@ impl Device for CudaDevice {
         let addr = self
             .ctx
             .addr(self.ctx.pe, src.kind, src.offset, src.len, "read_local");
-        if let Err(e) = self.read(addr, out) {
+        if let Err(e) = self.read(src.kind, addr, out) {
             self.lost("read_local", e);
         }
     }
 
-    /// A synchronous copy to the GPU, complete when this returns.
+    /// A synchronous copy to the GPU, complete when this returns; to host memory, CPU stores.
     ///
     /// # Ordering
-    /// Visible to this PE at once, and to peers as soon as it returns (stronger than the
-    /// contract's "after a later quiet or barrier").
+    /// Visible to this PE at once. GPU memory: to peers as soon as it returns (stronger than
+    /// the contract's "after a later quiet or barrier"); host memory: after a later quiet or
+    /// barrier, whose SeqCst fence or release atomic orders the stores.
     ///
     /// # Panics
     /// On a contract violation, or if the GPU is lost.
@@ -413,7 +470,7 @@ impl Device for CudaDevice {
         let addr = self
             .ctx
             .addr(self.ctx.pe, dst.kind, dst.offset, dst.len, "write_local");
-        if let Err(e) = self.write(addr, data) {
+        if let Err(e) = self.write(dst.kind, addr, data) {
             self.lost("write_local", e);
         }
     }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaStream, sys};
 
 use super::error::{DriverCallError, During};
+use super::host_shared::HostShared;
 
 /// Page-locked host memory from `cuMemHostAlloc`, portable (usable from every context) and
 /// mapped (its address is valid on the GPUs).
@@ -493,8 +494,11 @@ pub(crate) enum Segment {
     Device(Vmm),
     /// GPU memory of the owning PE that grows on demand.
     Growable(Reservation),
-    /// Pinned host memory.
+    /// Pinned host memory (PEs as threads of one process).
     Host(Pinned),
+    /// Host memory shared with the run's other processes: a `Host` segment or the static data
+    /// (a process per PE).
+    Shared(HostShared),
 }
 
 impl Segment {
@@ -504,6 +508,7 @@ impl Segment {
             Segment::Device(vmm) => vmm.addr(),
             Segment::Growable(reservation) => reservation.addr(),
             Segment::Host(pinned) => pinned.addr(),
+            Segment::Shared(host) => host.addr(),
         }
     }
 }

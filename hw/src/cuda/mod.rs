@@ -30,22 +30,27 @@
 //!   one PE, its rank, and exchanges through the launcher's bootstrap instead. Device
 //!   segments are then made exportable, and their keys carry a file descriptor that peers take
 //!   with `pidfd_getfd` and map at addresses of their own (`process.rs`); the device-side
-//!   API's synchronisation memory is shared that way at launch. `Host` segments are not
-//!   shared between processes yet.
+//!   API's synchronisation memory is shared that way at launch. `Host` segments and the
+//!   program's static data ([`CudaBuilder::static_data`]) are then memfds every PE maps, as in
+//!   the process backend (`crate::common::memfd`, `crate::common::static_data`), registered
+//!   with CUDA (`host_shared.rs`).
+//! - **Host memory.** Host-initiated operations whose ranges are all host memory are done by
+//!   the CPU at issue, after the stream's earlier operations (`queue/cpu.rs`); waits and local
+//!   reads and writes of host memory are CPU loads and stores.
 //!
 //! Done: host-initiated put, get, get-into, every atomic of [`crate::AmoKind`] at 32 and 64
 //! bits, put-with-signal, fence, quiet, tickets, waits, device and host segments, on one host
 //! with NVLink between all GPUs; the device-side API, kernels that call SHMEM compiled by NVRTC
 //! behind a shipped header ([`device_api`]); PEs sharing a GPU for tests; one process per PE
 //! under `rshmem run -n`; device-side collectives over every PE. It has run on two H200s over
-//! NV18 (docs/litmus-on-gpu.md, BENCHMARKS.md). Not yet: InfiniBand, host segments shared
-//! between processes.
+//! NV18 (docs/litmus-on-gpu.md, BENCHMARKS.md). Not yet: InfiniBand.
 
 mod device;
 pub mod device_api;
 mod device_heap;
 mod driver;
 mod error;
+mod host_shared;
 mod kernel;
 mod memory;
 mod nvrtc;
@@ -103,6 +108,7 @@ pub struct Cuda {
     inventory: GpuInventory,
     /// Set when this process is one PE of a run started by `rshmem run -n`.
     process: Option<BootstrapEnv>,
+    static_data: bool,
 }
 
 /// Configures a [`Cuda`] run.
@@ -111,6 +117,7 @@ pub struct CudaBuilder {
     n_pes: Option<u32>,
     semantics: Semantics,
     share_gpus: bool,
+    static_data: bool,
 }
 
 /// What a CUDA run reports.
@@ -144,6 +151,16 @@ impl CudaBuilder {
     /// memory, not NVLink, so their timing says nothing about NVLink.
     pub fn share_gpus(mut self, on: bool) -> Self {
         self.share_gpus = on;
+        self
+    }
+
+    /// Lets [`crate::Device::share_static_data`] remap the program's static data when each PE
+    /// is a process of its own (default off; PEs that are threads of one process share one
+    /// copy and never do). The remap must run before the program has threads of its own that
+    /// write its globals, since a store made while it copies is lost: only a caller that owns
+    /// the program's start (the C API's `shmem_init`) turns it on.
+    pub fn static_data(mut self, enabled: bool) -> Self {
+        self.static_data = enabled;
         self
     }
 
@@ -195,6 +212,7 @@ impl CudaBuilder {
             semantics: self.semantics,
             inventory,
             process,
+            static_data: self.static_data,
         })
     }
 }
@@ -312,7 +330,13 @@ impl Cuda {
         gpu.amo_kernel()
             .map_err(|e| LaunchError::Init(format!("GPU {}: {e}", gpu.ordinal)))?;
         let pe = Pe(env.rank);
-        let world = World::for_process(self.topology.clone(), caps, gpu, pe, env.n_ranks, client)?;
+        let world = World::for_process(
+            self.topology.clone(),
+            caps,
+            (gpu, pe, env.n_ranks),
+            client,
+            self.static_data,
+        )?;
         let deadline = crate::types::Instant(bootstrap_timeout.as_nanos() as u64);
         world
             .share_device_sync(pe, deadline)

@@ -16,13 +16,15 @@
 //! after every operation before it. A host put of 4 KiB on the stream spent as long in its
 //! event record as in the copy; without it the copies go back to back.
 //!
+//! Operations whose ranges are all host memory (`Host`, `Static`) are not put on the stream:
+//! the CPU does them at issue, after the stream's earlier operations (`queue/cpu.rs`).
+//!
 //! Host bytes travel through pinned staging buffers: a put copies its data into one before
 //! it returns (so the caller may reuse its buffer) and a get's bytes land in one. A buffer
 //! goes back to the pool only when its operation's completion was observed.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
-use std::ffi::c_void;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -36,7 +38,12 @@ use super::reach::PeCtx;
 use crate::amo::{AmoOp, SignalOp};
 use crate::backend::Queue;
 use crate::error::QueueError;
+use crate::sync::cross_process::{Ordering, fence};
 use crate::types::{Copier, Instant, LocalRange, Pe, RemoteRange, Ticket};
+use cpu::on_host;
+
+mod cpu;
+mod streams;
 
 /// An operation whose completion has not been observed yet.
 #[derive(Debug)]
@@ -96,82 +103,6 @@ impl CudaQueue {
     {
         enqueue(&self.stream)?;
         Ok(self.issue_unmarked())
-    }
-
-    /// Runs `enqueue` (which issues work on this queue) between two timing events of the
-    /// queue's stream, waits for the second, and returns `enqueue`'s value and the GPU time
-    /// between the events in milliseconds: how CUDA programs time stream work (NVSHMEM's
-    /// benchmarks included), so that `rshmem bench` measures the way they do.
-    ///
-    /// # Errors
-    /// `enqueue`'s error, or a driver error creating, recording or waiting for the events.
-    pub fn time_on_stream<R, E>(
-        &self,
-        enqueue: impl FnOnce(&CudaQueue) -> Result<R, E>,
-    ) -> Result<(R, f64), E>
-    where
-        E: From<QueueError>,
-    {
-        let timed = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self
-            .stream
-            .record_event(timed)
-            .during("cuEventRecord")
-            .map_err(QueueError::from)?;
-        let value = enqueue(self)?;
-        let end = self
-            .stream
-            .record_event(timed)
-            .during("cuEventRecord")
-            .map_err(QueueError::from)?;
-        let ms = start
-            .elapsed_ms(&end)
-            .during("cuEventElapsedTime")
-            .map_err(QueueError::from)?;
-        Ok((value, f64::from(ms)))
-    }
-
-    /// Makes the operations issued next on this queue run after the work enqueued so far on
-    /// `stream`, a stream of the program's own (the C API's `cudaStream_t`): an event
-    /// recorded on `stream` that this queue's stream waits for. The calling thread does not
-    /// wait.
-    ///
-    /// # Safety
-    /// `stream` is null (the legacy default stream) or a live stream of this PE's GPU's
-    /// primary context, the one the CUDA runtime API uses.
-    ///
-    /// # Errors
-    /// [`QueueError::Lost`] naming the driver call that failed (a stream of another context
-    /// or a destroyed one fails there).
-    pub unsafe fn wait_for_stream(&self, stream: *mut c_void) -> Result<(), QueueError> {
-        let event = self.idle_event()?;
-        // SAFETY: the event is live, and `stream` is null or a live stream of this context
-        // (the caller's promise).
-        unsafe { sys::cuEventRecord(event.cu_event(), stream.cast()) }.during("cuEventRecord")?;
-        // SAFETY: both are live; the wait takes the event's current record, so the event may
-        // be recorded again at once.
-        unsafe { sys::cuStreamWaitEvent(self.stream.cu_stream(), event.cu_event(), 0) }
-            .during("cuStreamWaitEvent")?;
-        self.idle_events.borrow_mut().push(event);
-        Ok(())
-    }
-
-    /// Makes the work enqueued next on `stream` (as in [`CudaQueue::wait_for_stream`]) run
-    /// after every operation issued on this queue so far. The calling thread does not wait.
-    ///
-    /// # Safety
-    /// As [`CudaQueue::wait_for_stream`].
-    ///
-    /// # Errors
-    /// As [`CudaQueue::wait_for_stream`].
-    pub unsafe fn order_stream_after(&self, stream: *mut c_void) -> Result<(), QueueError> {
-        let event = self.record_event()?;
-        // SAFETY: the event is live, `stream` as the caller promises; the wait takes the
-        // event's current record, so the event may be reused at once.
-        unsafe { sys::cuStreamWaitEvent(stream.cast(), event.cu_event(), 0) }
-            .during("cuStreamWaitEvent")?;
-        self.idle_events.borrow_mut().push(event);
-        Ok(())
     }
 
     /// The address of `range` (imported, inside its segment: else a contract violation).
@@ -342,7 +273,8 @@ impl CudaQueue {
 impl Queue for CudaQueue {
     type B = CudaBackend;
 
-    /// Stages `data` in pinned memory, then enqueues a copy to the target.
+    /// Stages `data` in pinned memory, then enqueues a copy to the target; to host memory,
+    /// copies it with the CPU at issue.
     ///
     /// # Ordering
     /// The data is staged before this returns. The copy starts after every operation issued
@@ -354,6 +286,11 @@ impl Queue for CudaQueue {
             "put: range and data lengths differ"
         );
         let target = self.remote(dst, "put");
+        if on_host(dst.kind) {
+            // SAFETY: `target` is inside a host segment of the run (checked by `remote`);
+            // `data` is the caller's buffer.
+            return unsafe { self.copy_on_host(target, data.as_ptr() as u64, dst.len) };
+        }
         if data.is_empty() {
             return Ok(self.issue_unmarked());
         }
@@ -363,7 +300,7 @@ impl Queue for CudaQueue {
     }
 
     /// Copies this PE's own `src` to `dst` on a peer (or itself) with the GPU's copy engine,
-    /// with no staging through host memory.
+    /// with no staging through host memory; between two host ranges, with the CPU at issue.
     ///
     /// # Ordering
     /// In stream order with every operation of this queue, kernels of the device-side API
@@ -378,23 +315,34 @@ impl Queue for CudaQueue {
             self.remote(dst, "put_from_local"),
             self.local(src, "put_from_local"),
         );
+        if on_host(dst.kind) && on_host(src.kind) {
+            // SAFETY: both ranges are inside host segments of the run (checked above) and do
+            // not overlap (the runtime's contract).
+            return unsafe { self.copy_on_host(target, source, src.len) };
+        }
         self.copy(target, source, src.len as usize)?;
         Ok(self.issue_unmarked())
     }
 
-    /// Enqueues a copy from the source into a pinned staging buffer.
+    /// Enqueues a copy from the source into a pinned staging buffer; from host memory,
+    /// copies with the CPU at issue.
     ///
     /// # Ordering
     /// In stream order with every operation of this queue (stronger than the contract).
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
         let source = self.remote(src, "get");
+        if on_host(src.kind) {
+            // SAFETY: `source` is inside a host segment of the run (checked by `remote`).
+            return unsafe { self.get_on_host(source, src.len) };
+        }
         let len = src.len as usize;
         let staging = self.ctx.staging.borrow_mut().take(len)?;
         self.copy(staging.addr(), source, len)?;
         self.issue(Some(staging), Some(len))
     }
 
-    /// Enqueues a copy from the source into this PE's own segment.
+    /// Enqueues a copy from the source into this PE's own segment; between two host ranges,
+    /// copies with the CPU at issue.
     ///
     /// # Ordering
     /// In stream order with every operation of this queue (stronger than the contract).
@@ -404,16 +352,22 @@ impl Queue for CudaQueue {
             "get_into: source and destination lengths differ"
         );
         let (target, source) = (self.local(dst, "get_into"), self.remote(src, "get_into"));
+        if on_host(dst.kind) && on_host(src.kind) {
+            // SAFETY: both ranges are inside host segments of the run (checked above) and do
+            // not overlap (the runtime's contract).
+            return unsafe { self.copy_on_host(target, source, src.len) };
+        }
         self.copy(target, source, src.len as usize)?;
         Ok(self.issue_unmarked())
     }
 
     /// Launches the atomics kernel (one thread, system-scope atomic) on the stream; a fetched
-    /// value lands in pinned staging memory.
+    /// value lands in pinned staging memory. On host memory, a CPU atomic at issue.
     ///
     /// # Ordering
     /// In stream order with every operation of this queue; the kernel fences
-    /// (`__threadfence_system`) before its atomic.
+    /// (`__threadfence_system`) before its atomic. On host memory, AcqRel after the stream's
+    /// earlier operations completed (`queue/cpu.rs`).
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
         assert_eq!(
             dst.len,
@@ -421,6 +375,11 @@ impl Queue for CudaQueue {
             "amo: range length is not the op's width"
         );
         let target = self.remote(dst, "amo");
+        if on_host(dst.kind) {
+            // SAFETY: `target` is a word inside a host segment of the run (checked by
+            // `remote`); `apply_at` checks its alignment.
+            return unsafe { self.amo_ticket_on_host(target, op, fetch) };
+        }
         let old_out = if fetch {
             Some(self.ctx.staging.borrow_mut().take(8)?)
         } else {
@@ -434,7 +393,8 @@ impl Queue for CudaQueue {
         }
     }
 
-    /// The data's copy, then the atomics kernel on the signal word, on the same stream.
+    /// The data's copy, then the atomics kernel on the signal word, on the same stream; when
+    /// either is host memory, a put and then an atomic, each on its own path.
     ///
     /// # Ordering
     /// The kernel starts only after the copy completed, and fences before the signal's
@@ -446,7 +406,7 @@ impl Queue for CudaQueue {
         signal: RemoteRange,
         op: SignalOp,
         value: u64,
-        _copier: Copier,
+        copier: Copier,
     ) -> Result<Ticket, QueueError> {
         assert_eq!(signal.len, 8, "put_signal: the signal is a 64-bit word");
         assert_eq!(
@@ -454,6 +414,13 @@ impl Queue for CudaQueue {
             data.len() as u64,
             "put_signal: range and data lengths differ"
         );
+        if on_host(dst.kind) || on_host(signal.kind) {
+            // The data as a put, then the signal as an atomic: the queue delivers in issue
+            // order also between host and stream operations (`queue/cpu.rs`), so whoever
+            // sees the signal sees the data.
+            self.put(dst, data, copier)?;
+            return self.amo(signal, op.as_amo(value), false);
+        }
         let target = self.remote(dst, "put_signal");
         let signal_word = self.remote(signal, "put_signal");
         let staging = if data.is_empty() {
@@ -470,8 +437,9 @@ impl Queue for CudaQueue {
     /// Nothing to do.
     ///
     /// # Ordering
-    /// The stream already delivers every operation in issue order, to every target, so the
-    /// operations before a fence are delivered before those after it.
+    /// The stream already delivers every operation in issue order, to every target, and a
+    /// host operation waits for the stream's earlier ones, so the operations before a fence
+    /// are delivered before those after it.
     fn fence(&self) -> Result<(), QueueError> {
         Ok(())
     }
@@ -484,14 +452,51 @@ impl Queue for CudaQueue {
         Ok(())
     }
 
-    /// Waits for the last ticket (polling its event).
+    /// Waits for the last ticket (polling its event), then a SeqCst fence.
     ///
     /// # Ordering
     /// Every operation of the queue has then completed: its copy engine writes or
-    /// system-scope atomics reached the target memory over NVLink, visible to every PE.
+    /// system-scope atomics reached the target memory over NVLink, visible to every PE. The
+    /// fence (x86 `mfence`, AArch64 `dmb ish`) drains this thread's stores to host memory,
+    /// `Device::write_local`'s included, as the process backend's quiet does.
     fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
         let end = self.next.get();
-        self.wait_below(end, deadline, || format!("quiet ({end} operations issued)"))
+        self.wait_below(end, deadline, || format!("quiet ({end} operations issued)"))?;
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// # Ordering
+    /// As [`Queue::get`] on host memory, into `out`; declines for GPU memory.
+    fn get_now(&self, src: RemoteRange, out: &mut [u8]) -> Result<bool, QueueError> {
+        assert_eq!(
+            src.len,
+            out.len() as u64,
+            "get_now: range and buffer lengths differ"
+        );
+        if !on_host(src.kind) {
+            return Ok(false);
+        }
+        let source = self.remote(src, "get_now");
+        // SAFETY: `source` is inside a host segment of the run (checked by `remote`).
+        unsafe { self.read_on_host(source, out) }?;
+        Ok(true)
+    }
+
+    /// # Ordering
+    /// As [`Queue::amo`] on host memory; declines for GPU memory.
+    fn amo_now(&self, dst: RemoteRange, op: AmoOp) -> Result<Option<u64>, QueueError> {
+        assert_eq!(
+            dst.len,
+            op.width.bytes(),
+            "amo_now: range length is not the op's width"
+        );
+        if !on_host(dst.kind) {
+            return Ok(None);
+        }
+        let target = self.remote(dst, "amo_now");
+        // SAFETY: `target` is a word inside a host segment of the run (checked by `remote`).
+        unsafe { self.amo_on_host(target, op) }.map(Some)
     }
 
     fn wait_ticket(&self, ticket: Ticket, deadline: Instant) -> Result<(), QueueError> {

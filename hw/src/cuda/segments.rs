@@ -6,6 +6,7 @@ use std::os::fd::OwnedFd;
 
 use super::device::CudaDevice;
 use super::error::DriverCallError;
+use super::host_shared::HostShared;
 use super::memory::{Pinned, Segment, Vmm};
 use super::world::already_has;
 use crate::common::fd_sharing::{SHARED_MEMORY_BYTES, SharedMemory};
@@ -74,28 +75,43 @@ impl Key {
 pub(super) const REFUSED: &[u8] = b"refused";
 
 impl CudaDevice {
+    /// A new zeroed segment of `kind` and `len_bytes` for this PE, and, between processes,
+    /// where peers take it from. `Device`: GPU memory (exported between processes). `Host` and
+    /// `Static`: pinned memory in one process; a memfd every PE maps between processes
+    /// (`host_shared.rs`).
     pub(super) fn new_segment(
         &self,
         kind: MemKind,
         len_bytes: u64,
-    ) -> Result<Segment, DriverCallError> {
+    ) -> Result<(Segment, Option<SharedMemory>), DeviceError> {
         let ctx = &self.ctx.gpu.ctx;
+        let world = &self.ctx.world;
+        let oom = |e: DriverCallError| self.or_out_of_memory(e, kind, len_bytes);
+        let len = usize::try_from(len_bytes).map_err(|_| self.out_of_memory(kind, len_bytes))?;
         match kind {
             MemKind::Device => {
-                let access = self.ctx.world.ordinals();
-                let shareable = self.ctx.world.multi_process();
-                Vmm::new(ctx, len_bytes, &access, &self.local, shareable).map(Segment::Device)
+                let access = world.ordinals();
+                let shareable = world.multi_process();
+                let vmm = Vmm::new(ctx, len_bytes, &access, &self.local, shareable).map_err(oom)?;
+                let shared = match shareable {
+                    true => Some(self.keep_export(vmm.export_fd()?, vmm.size())),
+                    false => None,
+                };
+                Ok((Segment::Device(vmm), shared))
             }
-            // Static data is host memory too, were a caller to ask for a segment of it.
-            MemKind::Host | MemKind::Static => {
-                let len = usize::try_from(len_bytes).map_err(|_| DriverCallError {
-                    call: "cuMemHostAlloc",
-                    error: "CUDA_ERROR_OUT_OF_MEMORY".into(),
+            MemKind::Host | MemKind::Static if world.multi_process() => {
+                let (fd, host) = HostShared::create(ctx, kind, len).map_err(|reason| {
+                    tracing::warn!(target: "rshmem::hw::cuda", "a {len}-byte {kind:?} segment: {reason}");
+                    self.out_of_memory(kind, len_bytes)
                 })?;
-                let mut pinned = Pinned::new(ctx, len)?;
+                let shared = self.keep_export(fd, host.len());
+                Ok((Segment::Shared(host), Some(shared)))
+            }
+            MemKind::Host | MemKind::Static => {
+                let mut pinned = Pinned::new(ctx, len).map_err(oom)?;
                 // SAFETY: the buffer is new: nothing else uses it.
                 unsafe { pinned.bytes_mut(len) }.fill(0);
-                Ok(Segment::Host(pinned))
+                Ok((Segment::Host(pinned), None))
             }
         }
     }
@@ -113,14 +129,6 @@ impl CudaDevice {
         }
         if world.has_segment(pe, kind) {
             return Err(already_has(pe, kind));
-        }
-        if world.multi_process() && kind == MemKind::Host {
-            return Err(DeviceError::Lost(
-                "Host segments are not shared between the processes of a multi-process run \
-                 yet; use Device memory (the symmetric heap's kind) or run the PEs as threads \
-                 of one process"
-                    .into(),
-            ));
         }
         Ok(())
     }

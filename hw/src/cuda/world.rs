@@ -13,6 +13,7 @@ use cudarc::driver::CudaStream;
 use super::device_api::state::SYNC_BYTES;
 use super::driver::Gpu;
 use super::error::{DriverCallError, During};
+use super::host_shared::HostShared;
 use super::memory::{Reservation, Segment, Vmm};
 use super::process;
 use crate::bootstrap::BootstrapClient;
@@ -22,7 +23,7 @@ use crate::common::rendezvous::Rendezvous;
 use crate::error::{DeviceError, QueueError};
 use crate::sync::{self, Clock};
 use crate::topology::Topology;
-use crate::types::{Instant, MemKind, Pe};
+use crate::types::{Instant, MemKind, Pe, SegmentKey};
 
 /// How the PEs exchange bytes: a rendezvous in memory, or the launcher's bootstrap.
 #[derive(Debug)]
@@ -54,6 +55,8 @@ pub(crate) struct World {
     /// Peers' memory mapped into this process, and this process's exported descriptors:
     /// kept until the run ends, as segments are.
     imports: Mutex<Vec<Vmm>>,
+    /// Peers' host memory (`Host` segments, static data) mapped into this process.
+    host_imports: Mutex<Vec<HostShared>>,
     /// Peers' growable segments as mapped into this process (a multi-process run), by
     /// importing PE, owner and kind index: chunks are mapped in as the owners grow them.
     growable_imports: Mutex<Vec<(Pe, Pe, usize, Reservation)>>,
@@ -62,6 +65,9 @@ pub(crate) struct World {
     /// in PE order: made on first use by the threads of one process, at launch by each
     /// process of a multi-process run (it is collective there).
     device_sync: OnceLock<Result<Vec<Vmm>, DriverCallError>>,
+    /// Whether `Device::share_static_data` may remap the program's data (a process per PE
+    /// whose launcher allowed it), and once it did, the key and length it returned.
+    static_data: Option<Mutex<Option<(SegmentKey, u64)>>>,
 }
 
 impl World {
@@ -79,20 +85,29 @@ impl World {
             0,
             n_pes,
             Exchange::Threads(Box::new(Rendezvous::new(n_pes))),
+            false,
         )
     }
 
-    /// The shared state of the process that runs PE `pe` of `n_pes` on `gpu`.
+    /// The shared state of the process that runs PE `pe` of `n_pes` on `gpu`, which may share
+    /// the program's static data if `static_data`.
     pub(crate) fn for_process(
         topology: Topology,
         caps: Caps,
-        gpu: Arc<Gpu>,
-        pe: Pe,
-        n_pes: u32,
+        (gpu, pe, n_pes): (Arc<Gpu>, Pe, u32),
         bootstrap: BootstrapClient,
+        static_data: bool,
     ) -> Result<World, DriverCallError> {
         let exchange = Exchange::Processes(Mutex::new(bootstrap));
-        World::new(topology, caps, vec![gpu], pe.0, n_pes, exchange)
+        World::new(
+            topology,
+            caps,
+            vec![gpu],
+            pe.0,
+            n_pes,
+            exchange,
+            static_data,
+        )
     }
 
     fn new(
@@ -102,6 +117,7 @@ impl World {
         first_pe: u32,
         n_pes: u32,
         exchange: Exchange,
+        static_data: bool,
     ) -> Result<World, DriverCallError> {
         let local_streams = gpus
             .iter()
@@ -116,11 +132,13 @@ impl World {
             first_pe,
             segments: Mutex::new((0..n_pes).map(|_| [None, None, None]).collect()),
             imports: Mutex::new(Vec::new()),
+            host_imports: Mutex::new(Vec::new()),
             growable_imports: Mutex::new(Vec::new()),
             exports: Mutex::new(Vec::new()),
             gpus,
             local_streams,
             device_sync: OnceLock::new(),
+            static_data: static_data.then(|| Mutex::new(None)),
         })
     }
 
@@ -278,6 +296,19 @@ impl World {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(vmm);
+    }
+
+    /// Keeps a peer's host memory mapped until the run ends.
+    pub(crate) fn keep_host_import(&self, host: HostShared) {
+        self.host_imports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(host);
+    }
+
+    /// The memo of `Device::share_static_data` if this process may share its static data.
+    pub(crate) fn static_data(&self) -> Option<&Mutex<Option<(SegmentKey, u64)>>> {
+        self.static_data.as_ref()
     }
 
     /// Runs `grow` on `pe`'s growable `kind` segment; `None` if it has no such segment (none,

@@ -14,15 +14,17 @@ use crate::amo::AmoWidth;
 use crate::backend::{Device, WaitSpec, waiting_for_any};
 use crate::bootstrap::BootstrapClient;
 use crate::caps::Caps;
+use crate::common::cpu_atomics;
 use crate::common::fd_sharing::{SharedMemory, take_shared};
+use crate::common::memfd::{Mapping, shared_memory};
+use crate::common::static_data;
 use crate::error::{DeviceError, LaunchError, QueueError};
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
-use super::memory::{Mapping, shared_memory};
 use super::queue::ProcessQueue;
 use super::wake::{CONTROL_BYTES, Control, MAX_NAP, MAX_WATCHED_WORDS, SpinPolicy, Watched};
-use super::{AroundSleep, ProcessBackend, atomics, static_data};
+use super::{AroundSleep, ProcessBackend};
 
 /// What joining a run starts from (`Process::join`).
 pub(crate) struct Joining {
@@ -236,7 +238,7 @@ impl ProcessDevice {
             "wait: word length is not its width"
         );
         let own = self.state.segment(self.state.pe, spec.word.kind);
-        atomics::load(own, spec.word.offset, spec.width, Ordering::Relaxed)
+        cpu_atomics::load(own, spec.word.offset, spec.width, Ordering::Relaxed)
     }
 
     fn check(&self, spec: &WaitSpec) -> Option<u64> {

@@ -8,8 +8,8 @@
 //!
 //! Design:
 //!
-//! - **Memory** (`memory.rs`): every segment is a `memfd_create` file sized with `ftruncate`
-//!   (sparse) and mapped `MAP_SHARED`. Its key is the owner's pid, the descriptor and the
+//! - **Memory** (`crate::common::memfd`, shared with the CUDA backend's host segments): every
+//!   segment is a `memfd_create` file sized with `ftruncate` (sparse) and mapped `MAP_SHARED`. Its key is the owner's pid, the descriptor and the
 //!   length (`crate::common::fd_sharing`); an importer takes the descriptor with `pidfd_getfd`
 //!   and maps it at an address of its own. Peers' memory is therefore ordinary memory of this
 //!   process: `load_store_addr` gives an address for every segment, as `shmem_ptr` needs.
@@ -19,21 +19,18 @@
 //! - **Waits sleep** (`wake.rs`): spin, yield, then `FUTEX_WAIT` on the PE's control block,
 //!   which writers wake only when someone sleeps; a store-buffering handshake of two SeqCst
 //!   fences loses no wake-up.
-//! - **Static data** (`static_data.rs`): when enabled, the main program's writable data segment
+//! - **Static data** (`crate::common::static_data`, shared with the CUDA backend): when enabled, the main program's writable data segment
 //!   is remapped onto a memfd and shared like a segment.
 //! - **Launch**: [`Process`] reads the launcher's variables; under `rshmem run -n N` this
 //!   process is PE `RSHMEM_RANK` of `N`, without them it is a single PE. It is a
 //!   [`Launcher`] (runs `pe_main` on the calling thread), and [`Process::join`] hands the
 //!   device to callers that have no closure around the program (the C API's `shmem_init`).
 
-mod atomics;
 mod device;
-mod memory;
 mod queue;
-mod static_data;
-
-pub use static_data::loaded_data_range;
 mod wake;
+
+pub use crate::common::static_data::loaded_data_range;
 
 use std::sync::Arc;
 

@@ -27,11 +27,11 @@ use std::sync::atomic::{Ordering, fence};
 
 use crate::amo::{AmoOp, SignalOp};
 use crate::backend::Queue;
+use crate::common::cpu_atomics;
 use crate::error::QueueError;
 use crate::types::{Copier, Instant, LocalRange, RemoteRange, Ticket};
 
 use super::ProcessBackend;
-use super::atomics;
 use super::device::PeState;
 
 /// What a fetching operation read, until taken.
@@ -111,7 +111,7 @@ impl ProcessQueue {
             "amo: range length is not the op's width"
         );
         let target = self.state.segment(dst.pe, dst.kind);
-        let old = atomics::apply(target, dst.offset, op, Ordering::AcqRel);
+        let old = cpu_atomics::apply(target, dst.offset, op, Ordering::AcqRel);
         if op.writes() {
             self.state.notify(dst);
         }
@@ -242,7 +242,7 @@ impl Queue for ProcessQueue {
         self.copy_in(dst, data);
         fence(Ordering::Release);
         let target = self.state.segment(signal.pe, signal.kind);
-        atomics::apply(target, signal.offset, op.as_amo(value), Ordering::AcqRel);
+        cpu_atomics::apply(target, signal.offset, op.as_amo(value), Ordering::AcqRel);
         self.state.notify(signal);
         self.state.notify(dst);
         Ok(self.ticket())

@@ -57,7 +57,7 @@ use std::time::{Duration, Instant};
 use crate::types::MemKind;
 
 use super::AroundSleep;
-use super::memory::Mapping;
+use crate::common::memfd::Mapping;
 
 /// The bytes of a control block: a page.
 pub(crate) const CONTROL_BYTES: usize = 4096;
@@ -357,7 +357,7 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::process::memory::shared_memory;
+    use crate::common::memfd::shared_memory;
 
     fn control() -> Control {
         let (_fd, mapping) = shared_memory(c"rshmem-test-control", CONTROL_BYTES).expect("memfd");

@@ -36,12 +36,12 @@ pub(crate) const C_DEFAULTS: [(&str, &str); 4] = [
 ];
 
 /// The defaults of a PE on a GPU: `shmem_malloc` returns GPU memory of a device heap that
-/// grows on demand up to 1 GiB, as under NVSHMEM. No host heap: the CUDA backend does not
-/// share host segments between the processes of a run yet, so asking for one
-/// (`SHMEM_SYMMETRIC_SIZE`) fails at `shmem_init` with a message that says so. Team slots as
-/// in [`C_DEFAULTS`].
+/// grows on demand up to 1 GiB, as under NVSHMEM. A host heap of 256 MiB beside it (a memfd
+/// every PE maps, registered with CUDA, which costs its memory once touched or registered)
+/// serves `shmem_malloc_with_hints` and `SHMEM_SYMMETRIC_HEAP_DEFAULT=HOST`, for programs whose
+/// host code loads and stores symmetric memory. Team slots as in [`C_DEFAULTS`].
 const CUDA_DEFAULTS: [(&str, &str); 4] = [
-    ("SHMEM_SYMMETRIC_SIZE", "0"),
+    ("SHMEM_SYMMETRIC_SIZE", "256m"),
     ("SHMEM_DEVICE_SYMMETRIC_SIZE", "1g"),
     ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "DEVICE"),
     ("RSHMEM_TEAMS_MAX", "64"),
@@ -139,7 +139,14 @@ pub(crate) fn start(
         ),
         // Waits on a GPU poll rather than sleep, so there is no sleep to release the lock
         // of SHMEM_THREAD_MULTIPLE around.
-        Started::Cuda => AnyDevice::new(hw::cuda::Cuda::builder().build()?.join()?),
+        // Static data as on the process backend: shmem_init runs before the program's own
+        // threads (the driver's threads do not write the program's globals).
+        Started::Cuda => AnyDevice::new(
+            hw::cuda::Cuda::builder()
+                .static_data(true)
+                .build()?
+                .join()?,
+        ),
     };
     Ok(rshmem::attach(device, config)?)
 }

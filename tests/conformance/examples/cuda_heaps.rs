@@ -5,13 +5,13 @@
 //! ```text
 //! cargo build -p conformance --example cuda_heaps
 //! SHMEM_SYMMETRIC_SIZE=4m target/debug/examples/cuda_heaps             # PEs as threads
-//! SHMEM_SYMMETRIC_SIZE=4m rshmem run -n 2 target/debug/examples/cuda_heaps   # refused
+//! SHMEM_SYMMETRIC_SIZE=4m rshmem run -n 2 target/debug/examples/cuda_heaps   # a process per PE
 //! ```
 //!
-//! With PEs as threads each PE puts into, reads and updates the next PE's objects of both
-//! heaps, reallocates one so that it moves, and checks that `ptr` gives an address for every
-//! PE. One process per PE cannot share host memory yet, so there init fails with an error
-//! that names `SHMEM_SYMMETRIC_SIZE`. Prints one line per PE; exits 1 if any failed.
+//! Each PE puts into, reads and updates the next PE's objects of both heaps, reallocates one
+//! so that it moves, and checks that `ptr` gives an address for every PE: with PEs as threads
+//! (host heap in pinned memory) and with a process per PE (host heap in memfds every PE maps).
+//! Prints one line per PE; exits 1 if any failed.
 
 use std::process::ExitCode;
 

@@ -1,15 +1,16 @@
 //! The contract's atomics ([`crate::AmoOp`]) as CPU atomics on words of a shared mapping.
 //!
-//! A word of a segment is viewed as an `AtomicU32` or `AtomicU64` with `from_ptr`: the
+//! A word of shared memory (of a [`Mapping`], or at an address the caller vouches for: the
+//! CUDA backend's host segments) is viewed as an `AtomicU32` or `AtomicU64` with `from_ptr`: the
 //! contract's widths, and atomic with respect to atomics of the same width on the same word in
 //! every process that maps it (the CPU's coherence does not care which process issued them).
-//! Orderings are the callers' (`queue.rs` says why each is what it is).
+//! Orderings are the callers' (each backend's `queue.rs` says why each is what it is).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::cross_process::{AtomicU32, AtomicU64, Ordering};
 
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
 
-use super::memory::Mapping;
+use super::memfd::Mapping;
 
 /// The word of `width` at `offset` of `mapping`, read atomically with `order`.
 ///
@@ -17,10 +18,9 @@ use super::memory::Mapping;
 /// If the word is outside the mapping or not aligned to its width (contract violations: the
 /// runtime checks both).
 pub(crate) fn load(mapping: &Mapping, offset: u64, width: AmoWidth, order: Ordering) -> u64 {
-    match width {
-        AmoWidth::W32 => u64::from(word32(mapping, offset).load(order)),
-        AmoWidth::W64 => word64(mapping, offset).load(order),
-    }
+    let word = mapping.span(offset, width.bytes(), "an atomic load");
+    // SAFETY: `span` checked that the word lies inside the mapping, which outlives the call.
+    unsafe { load_at(word, width, order) }
 }
 
 /// Applies `op` to the word at `offset` of `mapping` as one atomic read-modify-write of
@@ -30,9 +30,40 @@ pub(crate) fn load(mapping: &Mapping, offset: u64, width: AmoWidth, order: Order
 /// # Panics
 /// As [`load`].
 pub(crate) fn apply(mapping: &Mapping, offset: u64, op: AmoOp, order: Ordering) -> u64 {
+    let word = mapping.span(offset, op.width.bytes(), "an atomic");
+    // SAFETY: as in `load`.
+    unsafe { apply_at(word, op, order) }
+}
+
+/// [`load`] of the word at address `word`.
+///
+/// # Safety
+/// `word` points to `width` bytes of memory mapped read/write for the duration of the call,
+/// which every party updates with atomics of this width.
+///
+/// # Panics
+/// If `word` is not aligned to its width (a contract violation).
+pub(crate) unsafe fn load_at(word: *mut u8, width: AmoWidth, order: Ordering) -> u64 {
+    match width {
+        // SAFETY: the caller's promise.
+        AmoWidth::W32 => u64::from(unsafe { word32(word) }.load(order)),
+        // SAFETY: the caller's promise.
+        AmoWidth::W64 => unsafe { word64(word) }.load(order),
+    }
+}
+
+/// [`apply`] to the word at address `word`.
+///
+/// # Safety
+/// As [`load_at`], for `op.width`.
+///
+/// # Panics
+/// As [`load_at`].
+pub(crate) unsafe fn apply_at(word: *mut u8, op: AmoOp, order: Ordering) -> u64 {
     match op.width {
         AmoWidth::W32 => {
-            let word = word32(mapping, offset);
+            // SAFETY: the caller's promise.
+            let word = unsafe { word32(word) };
             let operand = op.operand as u32;
             u64::from(match op.kind {
                 AmoKind::Fetch => word.load(read_half(order)),
@@ -47,7 +78,8 @@ pub(crate) fn apply(mapping: &Mapping, offset: u64, op: AmoOp, order: Ordering) 
             })
         }
         AmoWidth::W64 => {
-            let word = word64(mapping, offset);
+            // SAFETY: the caller's promise.
+            let word = unsafe { word64(word) };
             let operand = op.operand;
             match op.kind {
                 AmoKind::Fetch => word.load(read_half(order)),
@@ -73,22 +105,26 @@ fn read_half(order: Ordering) -> Ordering {
     }
 }
 
-fn word32(mapping: &Mapping, offset: u64) -> &AtomicU32 {
-    let ptr = mapping.span(offset, 4, "a 32-bit atomic").cast::<u32>();
+/// # Safety
+/// `word` points to 4 bytes mapped read/write while the reference lives.
+unsafe fn word32<'a>(word: *mut u8) -> &'a AtomicU32 {
+    let ptr = word.cast::<u32>();
     assert!(
         ptr.is_aligned(),
-        "a 32-bit atomic at unaligned offset {offset:#x}"
+        "a 32-bit atomic at unaligned address {ptr:p}"
     );
-    // SAFETY: the word is inside the mapping, which outlives the reference, and aligned;
-    // atomics of this width are how every party updates it concurrently.
+    // SAFETY: mapped (the caller's promise) and aligned; atomics of this width are how every
+    // party updates it concurrently.
     unsafe { AtomicU32::from_ptr(ptr) }
 }
 
-fn word64(mapping: &Mapping, offset: u64) -> &AtomicU64 {
-    let ptr = mapping.span(offset, 8, "a 64-bit atomic").cast::<u64>();
+/// # Safety
+/// `word` points to 8 bytes mapped read/write while the reference lives.
+unsafe fn word64<'a>(word: *mut u8) -> &'a AtomicU64 {
+    let ptr = word.cast::<u64>();
     assert!(
         ptr.is_aligned(),
-        "a 64-bit atomic at unaligned offset {offset:#x}"
+        "a 64-bit atomic at unaligned address {ptr:p}"
     );
     // SAFETY: as in `word32`, for 8 bytes.
     unsafe { AtomicU64::from_ptr(ptr) }
@@ -97,7 +133,7 @@ fn word64(mapping: &Mapping, offset: u64) -> &AtomicU64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::memory::shared_memory;
+    use crate::common::memfd::shared_memory;
 
     fn op(kind: AmoKind, operand: u64, width: AmoWidth) -> AmoOp {
         AmoOp {

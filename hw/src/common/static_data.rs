@@ -22,7 +22,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::ptr::NonNull;
 
-use super::memory::{Mapping, memfd};
+use super::memfd::{Mapping, memfd};
 
 /// The address range of the program's writable, non-relro data: page-aligned start and end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,8 @@
-//! Shared memory of the process backend: memfds mapped `MAP_SHARED`, this process's and its
-//! peers'.
+//! Host memory shared between the processes of a run: memfds mapped `MAP_SHARED`, this
+//! process's and its peers'. Every segment of the process backend, and every `Host` segment of
+//! the CUDA backend with a process per PE, is one.
 //!
-//! Every segment, whatever its [`crate::MemKind`], is a `memfd_create` file sized with
+//! A segment is a `memfd_create` file sized with
 //! `ftruncate`: the file is sparse, so a 1 GiB heap costs only the pages that are touched,
 //! and it reads as zero. The owner maps it read/write and keeps the descriptor open until its
 //! device is dropped, so that peers can take copies of it (`crate::common::fd_sharing`) and map
@@ -9,13 +10,13 @@
 //!
 //! Why raw pointers rather than slices: the bytes are written by other processes at any time,
 //! so no Rust reference to them may exist; every access goes through a pointer, as plain
-//! copies ordered by the queue's fences or as atomics (`queue.rs`).
+//! copies ordered by the backend queue's fences or as atomics (`cpu_atomics.rs`).
 
+use crate::sync::cross_process::{Ordering, fence};
 use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::{Ordering, fence};
 
 /// A view of shared memory in this process.
 #[derive(Debug)]
