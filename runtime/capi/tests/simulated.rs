@@ -75,7 +75,11 @@ fn the_same_seed_gives_the_same_trace_hash_and_output_at_8_pes() {
         })
         .collect();
     assert_eq!(runs[0], runs[1], "two runs with seed 1 differ");
-    let greetings = runs[0].1.lines().filter(|l| l.starts_with("hello from PE")).count();
+    let greetings = runs[0]
+        .1
+        .lines()
+        .filter(|l| l.starts_with("hello from PE"))
+        .count();
     assert_eq!(greetings, 8, "{}", runs[0].1);
 }
 

@@ -75,6 +75,12 @@ pub(crate) fn plan(root: &Path, release: &Path, prefix: &Path) -> Vec<Step> {
             include.join("mpp/shmemx.h"),
             0o644,
         ),
+        // The race detector's hooks, which `oshcc -rshmem-check` compiles on first use.
+        copy(
+            root.join("runtime/capi/csrc/check_hooks.c"),
+            prefix.join("share/rshmem/check_hooks.c"),
+            0o644,
+        ),
     ]
 }
 
@@ -194,6 +200,7 @@ mod tests {
                 "/p/include/shmemx.h",
                 "/p/lib/libshmem.a",
                 "/p/lib/libshmem.so",
+                "/p/share/rshmem/check_hooks.c",
             ]
         );
         assert!(steps.contains(&Step::Copy {
@@ -230,6 +237,9 @@ mod tests {
         for file in ["shmem.h", "shmemx.h", "mpp/shmem.h", "mpp/shmemx.h"] {
             std::fs::write(headers.join(file), b"/* fake */").unwrap();
         }
+        let csrc = root.join("runtime/capi/csrc");
+        std::fs::create_dir_all(&csrc).unwrap();
+        std::fs::write(csrc.join("check_hooks.c"), b"/* fake */").unwrap();
         apply(&steps).unwrap();
         // Twice: reinstalling over an installation works.
         apply(&steps).unwrap();

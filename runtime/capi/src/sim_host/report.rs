@@ -40,6 +40,8 @@ pub(crate) struct Report {
     memory_bytes_peak: u64,
     wall_s: f64,
     sim_ops_per_wall_s: f64,
+    /// The host process's peak resident memory (every PE's copy, stack and touched memory).
+    process_rss_bytes_peak: u64,
     /// Each PE's `main`'s return value, or `null` for a PE that did not return.
     exit_statuses: Vec<Option<c_int>>,
     /// The simulator's chance events (for `rshmem check --schedule delays`).
@@ -135,6 +137,7 @@ impl Outcome {
     /// Adds the wall time the run took.
     pub(crate) fn with_wall_s(mut self, wall_s: f64) -> Outcome {
         self.report.wall_s = wall_s;
+        self.report.process_rss_bytes_peak = rss_bytes_peak();
         self.report.sim_ops_per_wall_s = self.report.ops as f64 / wall_s.max(1e-9);
         self
     }
@@ -275,6 +278,18 @@ fn write(path: &PathBuf, report: &Report) {
             path.display()
         );
     }
+}
+
+/// This process's peak resident memory so far.
+fn rss_bytes_peak() -> u64 {
+    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is valid.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0;
+    }
+    // Linux gives kilobytes.
+    u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024
 }
 
 fn program_name() -> String {
