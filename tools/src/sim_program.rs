@@ -68,7 +68,8 @@ pub(crate) struct Ran {
 }
 
 /// Starts `program` with `args` on the simulator as `request` says and waits for it; kills it
-/// after `timeout_s` seconds (0: no limit).
+/// after `timeout_s` seconds (0: no limit). A checked run's standard output is dropped: the
+/// detector runs the program many times, and the report is what it wants.
 ///
 /// # Errors
 /// If the program cannot be found or started, or its report cannot be read.
@@ -81,7 +82,11 @@ pub(crate) fn run_once(
 ) -> anyhow::Result<Ran> {
     let dir = RunDir::create()?;
     request.report = dir.0.join("report.json");
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    if request.check {
+        command.stdout(std::process::Stdio::null());
+    }
+    let mut child = command
         .args(args)
         .env(REQUEST_VAR, serde_json::to_string(&request)?)
         .envs(exports.iter().map(|(k, v)| (k, v)))

@@ -10,6 +10,7 @@ use crate::sync::cross_process::{AtomicU32, AtomicU64, Ordering};
 
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
 
+#[cfg(feature = "process")]
 use super::memfd::Mapping;
 
 /// The word of `width` at `offset` of `mapping`, read atomically with `order`.
@@ -17,6 +18,7 @@ use super::memfd::Mapping;
 /// # Panics
 /// If the word is outside the mapping or not aligned to its width (contract violations: the
 /// runtime checks both).
+#[cfg(feature = "process")]
 pub(crate) fn load(mapping: &Mapping, offset: u64, width: AmoWidth, order: Ordering) -> u64 {
     let word = mapping.span(offset, width.bytes(), "an atomic load");
     // SAFETY: `span` checked that the word lies inside the mapping, which outlives the call.
@@ -29,6 +31,7 @@ pub(crate) fn load(mapping: &Mapping, offset: u64, width: AmoWidth, order: Order
 ///
 /// # Panics
 /// As [`load`].
+#[cfg(feature = "process")]
 pub(crate) fn apply(mapping: &Mapping, offset: u64, op: AmoOp, order: Ordering) -> u64 {
     let word = mapping.span(offset, op.width.bytes(), "an atomic");
     // SAFETY: as in `load`.

@@ -12,6 +12,7 @@
 //! so no Rust reference to them may exist; every access goes through a pointer, as plain
 //! copies ordered by the backend queue's fences or as atomics (`cpu_atomics.rs`).
 
+#[cfg(feature = "process")]
 use crate::sync::cross_process::{Ordering, fence};
 use std::ffi::CStr;
 use std::io;
@@ -108,6 +109,7 @@ impl Mapping {
 
     /// Stores `data` at `offset` with plain stores (a put, a local write). Ordering with
     /// other operations is the caller's fences' job.
+    #[cfg(feature = "process")]
     ///
     /// # Panics
     /// If the range is not inside the mapping.
@@ -130,6 +132,7 @@ impl Mapping {
     ///
     /// # Panics
     /// If the range is not inside the mapping.
+    #[cfg(feature = "process")]
     pub(crate) unsafe fn read_to(&self, offset: u64, len: u64, to: *mut u8, what: &str) {
         let from = self.span(offset, len, what);
         // SAFETY: `from` has `len` bytes inside the mapping; the caller promises `to` has as

@@ -116,6 +116,7 @@ fn object_headers(base: Option<usize>) -> Vec<Header> {
 /// `.bss`, in whole pages) of the object loaded at `base`, as `start..end` addresses: what
 /// the host of a simulated run shares as the static data of the PE that runs that copy of
 /// the program. `None` if no object is loaded there or it has no writable data.
+#[cfg(feature = "process")]
 pub fn loaded_data_range(base: usize) -> Option<std::ops::Range<usize>> {
     data_range(&object_headers(Some(base)), page_bytes()).map(|r| r.start..r.end)
 }

@@ -179,3 +179,23 @@ fn a_pe_that_ends_the_run_is_named_whatever_the_way() {
         }
     }
 }
+
+#[test]
+fn sixty_four_pes_on_infiniband_reach_each_others_static_data() {
+    let dir = setup();
+    let hello = program(&dir, "c/hello.c", &[]);
+    let hello = hello.to_str().expect("a UTF-8 path");
+    let r = run(
+        &dir,
+        "oshrun",
+        &["-np", "64", "--sim", "ib-8", "--seed", "3", hello],
+        "hello64",
+    );
+    assert_eq!(code(&r), Some(0), "{}", r.stderr);
+    let greetings = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("hello from PE"))
+        .count();
+    assert_eq!(greetings, 64, "{}", r.stdout);
+}

@@ -44,7 +44,7 @@ pub(super) struct PeState {
     wake: Option<Result<(), QueueError>>,
     pub(super) exchange_result: Option<Rc<Vec<Vec<u8>>>>,
     failure: Option<String>,
-    /// Which peers' segments this PE imported: bit `2 * peer + kind`.
+    /// Which peers' segments this PE imported: bit `MemKind::COUNT * peer + kind`.
     imported: Vec<u64>,
 }
 
@@ -60,7 +60,7 @@ impl PeState {
             wake: None,
             exchange_result: None,
             failure: None,
-            imported: vec![0; (2 * n_pes as usize).div_ceil(64)],
+            imported: vec![0; (MemKind::COUNT * n_pes as usize).div_ceil(64)],
         }
     }
 }
@@ -127,12 +127,12 @@ impl World {
     }
 
     pub(crate) fn mark_imported(&mut self, pe: u32, peer: u32, kind: MemKind) {
-        let bit = 2 * peer as usize + kind.index();
+        let bit = MemKind::COUNT * peer as usize + kind.index();
         self.pes[pe as usize].imported[bit / 64] |= 1 << (bit % 64);
     }
 
     pub(crate) fn assert_imported(&self, pe: u32, range: &RemoteRange) {
-        let bit = 2 * range.pe.idx() + range.kind.index();
+        let bit = MemKind::COUNT * range.pe.idx() + range.kind.index();
         assert!(
             self.pes[pe as usize].imported[bit / 64] & (1 << (bit % 64)) != 0,
             "PE {pe} accessed {}'s {:?} segment without importing it (contract violation)",
