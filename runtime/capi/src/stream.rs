@@ -5,7 +5,7 @@
 //! own on the CUDA backend (`rshmem::Ctx::put_on_stream` and friends, docs/p2p.md). A call
 //! here makes that queue wait for what the program enqueued on its stream so far, issues the
 //! runtime's on-stream operation, and makes the program's stream wait for the queue
-//! ([`OrderedWith`]): neither the calling thread nor the GPU waits more than the stream order
+//! (`OrderedWith`): neither the calling thread nor the GPU waits more than the stream order
 //! needs. The calls that the runtime has only on the host (the wait on a signal, the
 //! barriers, the reductions) first wait for the program's stream and the queue, then run on
 //! the host; later work on the stream is enqueued after they returned, so it follows them.

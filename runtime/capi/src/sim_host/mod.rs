@@ -30,7 +30,7 @@ use std::ffi::{c_char, c_int};
 use std::path::PathBuf;
 
 use hw::any::AnyDevice;
-use hw::{Backend, Device, LaunchError, Launcher, PeFailure, Semantics};
+use hw::{Backend, Device, LaunchError, Launcher, Semantics};
 use serde::Deserialize;
 use sim::{Explore, Sim, StaticRegion};
 
@@ -203,7 +203,7 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
 fn launch<L>(
     launcher: L,
     pe_main: impl Fn(AnyDevice) -> c_int + Sync,
-) -> Result<(Vec<Result<c_int, PeFailure>>, L::Report), LaunchError>
+) -> Result<hw::LaunchOutput<c_int, L::Report>, LaunchError>
 where
     L: Launcher,
     <L::B as Backend>::Device: 'static,
