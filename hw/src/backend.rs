@@ -166,7 +166,9 @@ pub trait Device {
     /// segment's first byte, so a global's offset is its address minus the segment's base
     /// ([`Device::load_store_addr`] of offset 0 on the PE itself); every PE runs the same
     /// program, so the offsets agree. `None` where the backend cannot: PEs that are threads of
-    /// one process share one copy of the program's data, and the simulator has none.
+    /// one process share one copy of the program's data; the simulator has it only when its
+    /// host gives each PE a region of its own (`sim::SimBuilder::static_data`: each PE a
+    /// loaded copy of a C program).
     ///
     /// [`Device::load_store_addr`] on a `Static` range gives that byte's address in this
     /// process: on the PE itself, the program's own variable.
@@ -196,8 +198,10 @@ pub trait Device {
     /// `Device` memory is addressed as kernels on this PE's GPU see it, `Host` memory as this
     /// PE's host thread sees it. The address stays valid until the run ends. `None` where
     /// the backend gives no such address: the simulator models which peers are load/store
-    /// reachable (the topology's [`crate::PathClass`]) but has no address space, and the
-    /// host backend's memory is atomic words that plain loads and stores must not touch.
+    /// reachable (the topology's [`crate::PathClass`]) and gives an address for a PE's own
+    /// memory only in its addressable mode (`sim::SimBuilder::addressable_memory`), never for
+    /// a peer's, whose memory must change only through simulated operations; the host
+    /// backend's memory is atomic words that plain loads and stores must not touch.
     /// The runtime asks only for peers whose route is `Local` or `LoadStore`.
     ///
     /// # Panics
