@@ -160,7 +160,7 @@ fn bad_launches_are_clear_errors() {
     refused(&["run", "-n", "2", "ring"], "built-in workload");
     refused(
         &["run", "-n", "2", "--seed", "1", "/bin/true"],
-        "cannot be used with",
+        "need --sim TOPOLOGY",
     );
     refused(&["run", "hello", "--timeout-s", "5"], "--timeout-s");
     refused(&["run", "hello", "extra"], "pass -n N");

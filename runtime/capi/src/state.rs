@@ -108,6 +108,39 @@ static PROCESS_SLOT: Slot = Slot::new();
 /// Relaxed everywhere: it changes only in a simulated run, on its one thread.
 static CURRENT: AtomicPtr<Slot> = AtomicPtr::new(std::ptr::addr_of!(PROCESS_SLOT).cast_mut());
 
+/// Set by the host of a simulated run: every call must come from its thread.
+static SIMULATED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Whether this thread is the one that runs a simulated run's PEs.
+    static SIMULATOR_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks this thread as the one that runs every PE of a simulated run: a call from any other
+/// thread then ends the run with a message, instead of racing with the simulator.
+pub(crate) fn simulate_on_this_thread() {
+    SIMULATOR_THREAD.set(true);
+    // Relaxed: threads the program starts later synchronise with this one when started.
+    SIMULATED.store(true, Ordering::Relaxed);
+}
+
+/// Ends the run if a thread other than the simulator's makes the C call `call`.
+#[cold]
+fn on_simulator_thread(call: &'static str) {
+    if !SIMULATOR_THREAD.get() {
+        fail(
+            call,
+            None,
+            &CallError::Argument(
+                "a thread the program started called SHMEM on the simulator, which runs \
+                 every PE on one thread; run a program whose threads call SHMEM with oshrun \
+                 without --sim"
+                    .into(),
+            ),
+        );
+    }
+}
+
 /// Makes `slot` the one calls act on, from now until the next switch: the host of a
 /// simulated run calls it before it starts a PE's program.
 ///
@@ -193,6 +226,9 @@ pub(crate) fn around_sleep(sleep: &mut dyn FnMut()) {
 /// call, the PE and the fix (`fail.rs`).
 pub(crate) fn with_pe<R>(call: &'static str, body: impl FnOnce(&Pe) -> Result<R, CallError>) -> R {
     let _serial = Serial::enter();
+    if SIMULATED.load(Ordering::Relaxed) {
+        on_simulator_thread(call);
+    }
     let slot = slot();
     let pe = current(call);
     let outcome = catch_unwind(AssertUnwindSafe(|| body(pe)));

@@ -139,6 +139,7 @@ unsafe impl Sync for Args {}
 /// Runs the program on the simulator as `request` says.
 fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
     ending::install(report::Report::early(request));
+    state::simulate_on_this_thread();
     let image = Image::read(std::path::Path::new("/proc/self/exe"))?;
     let machine =
         sim::topology::load(&request.topology).map_err(|e| HostError::Sim(e.to_string()))?;
