@@ -5,7 +5,8 @@
 //! reachable is a fact of the topology: it is in `TEAM_SHARED` (NVLink or PCIe peer-to-peer on
 //! this host; a route through a NIC is not). The address is a fact of the backend
 //! ([`hw::Device::load_store_addr`]): the CUDA backend maps peers' memory and has one; the
-//! simulator models reachability but has no address space.
+//! simulator models reachability but gives no address for a peer's memory, which changes
+//! only through simulated operations.
 
 use hw::{Backend, Device, MemKind};
 
