@@ -11,7 +11,7 @@
 //!   world team. Any other set gets its team the first time it is used, from
 //!   `Shmem::team_create_strided`, which only the set's members call (as only they call an
 //!   active-set collective) and which agrees on a team slot through the call's `pSync`; the
-//!   team is then cached by `(start, stride, size)` for the life of the process.
+//!   team is then cached by `(start, stride, size)` in the PE's state for the life of the PE.
 //! - **`pSync` is the agreement's scratch, once.** It must hold
 //!   [`SHMEM_SYNC_VALUE`] (0) in every word when a set is first used, as the specification
 //!   asks, and is left so; later calls of the set do not touch it. `pWrk` is not needed:
@@ -103,19 +103,12 @@ impl ActiveSet {
     }
 }
 
-/// The teams of the active sets this process has used.
-struct Cache {
+/// The teams of the active sets a PE has used. Each PE has its own (`state::Pe`): a
+/// simulated run has many PEs in one process, and a team belongs to the PE that made it.
+#[derive(Default)]
+pub(crate) struct ActiveSetTeams {
     teams: UnsafeCell<Vec<(ActiveSet, Team)>>,
 }
-
-// SAFETY: `teams` is only touched inside `with_pe`, whose calls never overlap: under
-// SHMEM_THREAD_MULTIPLE each holds the library's lock, and at the other thread levels the
-// program promises it (state.rs); no reference to it outlives a call of `team_of`.
-unsafe impl Sync for Cache {}
-
-static CACHE: Cache = Cache {
-    teams: UnsafeCell::new(Vec::new()),
-};
 
 /// The team of the active set of the C arguments, made (with `psync` as scratch) the first
 /// time the set is used.
@@ -134,8 +127,10 @@ fn team_of(
              collective"
         )));
     }
-    // SAFETY: see `Cache`: this call is the only one touching the cache now.
-    let teams = unsafe { &mut *CACHE.teams.get() };
+    // SAFETY: the teams are only touched inside `with_pe`, whose calls never overlap: under
+    // SHMEM_THREAD_MULTIPLE each holds the library's lock, and at the other thread levels the
+    // program promises it (state.rs); no reference to them outlives this call.
+    let teams = unsafe { &mut *me.active_sets.teams.get() };
     if let Some((_, team)) = teams.iter().find(|(known, _)| *known == set) {
         return Ok(team.clone());
     }

@@ -53,6 +53,8 @@ pub(crate) struct Pe {
     pub(crate) handles: Handles,
     /// The thread level `shmem_init_thread` granted.
     pub(crate) thread_level: c_int,
+    /// The teams of the deprecated collectives' active sets, made on first use.
+    pub(crate) active_sets: crate::active_set::ActiveSetTeams,
 }
 
 /// Where the library is in its life.
@@ -308,6 +310,7 @@ pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
             shmem,
             handles: Handles::default(),
             thread_level: level,
+            active_sets: Default::default(),
         });
     }
     MULTIPLE.store(multiple, Ordering::Relaxed);

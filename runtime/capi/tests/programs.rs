@@ -98,13 +98,7 @@ const CASES: &[Case] = &[
     pass("c/contexts.c"),
     pass("c/collectives.c"),
     pass("c/reductions.c"),
-    // Not yet on the simulator: at 4 PEs its broadcast over the active set of the even PEs
-    // reads a member's gather cell as refused under the simulator's orders (a collective of
-    // a team made by its members, `team/among.rs`), which the process backend's timing hides.
-    Case {
-        simulated: false,
-        ..pass("c/deprecated_collectives.c")
-    },
+    pass("c/deprecated_collectives.c"),
     pass("c/locks.c"),
     pass("c/signals.c"),
     pass("c/on_stream.c"),
