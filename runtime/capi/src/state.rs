@@ -75,6 +75,8 @@ pub(crate) struct Slot {
     life: AtomicU8,
     pe: UnsafeCell<Option<Pe>>,
     provided: Provided,
+    /// The `getopt` variables of the program copy a simulated PE runs.
+    getopt: crate::sim_host::PeGetopt,
 }
 
 // SAFETY: `pe` is written once, by `shmem_init` before `life` becomes RUNNING (with Release),
@@ -92,7 +94,13 @@ impl Slot {
             life: AtomicU8::new(life::NEW),
             pe: UnsafeCell::new(None),
             provided: Provided::new(),
+            getopt: crate::sim_host::PeGetopt::new(),
         }
+    }
+
+    /// The `getopt` variables of this slot's PE (set on the simulator only).
+    pub(crate) fn getopt(&self) -> &crate::sim_host::PeGetopt {
+        &self.getopt
     }
 
     /// What the host of a simulated run provided for this slot's PE.
@@ -150,6 +158,11 @@ fn on_simulator_thread(call: &'static str) {
 /// `slot` must outlive every call made while it is current, and every call after it.
 pub(crate) unsafe fn enter_slot(slot: &Slot) {
     CURRENT.store(std::ptr::from_ref(slot).cast_mut(), Ordering::Relaxed);
+}
+
+/// The `getopt` variables of the simulated PE that runs now, if one does.
+pub(crate) fn running_getopt() -> Option<&'static crate::sim_host::PeGetopt> {
+    SIMULATED.load(Ordering::Relaxed).then(|| slot().getopt())
 }
 
 /// The slot calls act on now.

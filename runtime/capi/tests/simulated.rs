@@ -199,3 +199,22 @@ fn sixty_four_pes_on_infiniband_reach_each_others_static_data() {
         .count();
     assert_eq!(greetings, 64, "{}", r.stdout);
 }
+
+#[test]
+fn options_parsed_with_getopt_reach_every_simulated_pe() {
+    let dir = setup();
+    let options = program(&dir, "sim/options.c", &[]);
+    let options = options.to_str().expect("a UTF-8 path");
+    let args = ["-n", "5", "--size", "64", "extra"];
+    for (tag, launch) in [
+        ("sim", &["-np", "4", "--sim", "hgx8"][..]),
+        ("processes", &["-np", "2"][..]),
+    ] {
+        let mut all = launch.to_vec();
+        all.push(options);
+        all.extend(args);
+        let r = run(&dir, "oshrun", &all, &format!("options-{tag}"));
+        assert_eq!(code(&r), Some(0), "{tag}: {}{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("options: ok"), "{tag}: {}", r.stdout);
+    }
+}

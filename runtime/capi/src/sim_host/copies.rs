@@ -14,6 +14,7 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd};
 
 use crate::sim_host::HostError;
+use crate::sim_host::getopt::GetoptVars;
 use crate::sim_host::image::Image;
 
 /// A program's `main`, as the host calls it.
@@ -28,6 +29,8 @@ pub(crate) struct Copy {
     pub(crate) main: Main,
     /// The copy's writable data, which is the PE's static data.
     pub(crate) data: std::ops::Range<usize>,
+    /// Where the copy keeps `getopt`'s variables.
+    pub(crate) getopt: Option<GetoptVars>,
     /// Keeps the memfd's number taken (see the module docs).
     _file: File,
 }
@@ -73,6 +76,7 @@ fn load_one(image: &Image, pe: u32) -> Result<Copy, HostError> {
         base,
         main,
         data,
+        getopt: GetoptVars::of(handle),
         _file: file,
     })
 }

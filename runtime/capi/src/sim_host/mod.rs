@@ -23,6 +23,7 @@
 mod check;
 mod copies;
 mod ending;
+mod getopt;
 mod image;
 mod report;
 
@@ -222,6 +223,9 @@ fn run_copy(
     args: &Args,
 ) -> c_int {
     slot.provide(device, config.clone());
+    if let Some(vars) = copy.getopt {
+        slot.getopt().set(vars);
+    }
     // SAFETY: the slots live until the host ends the process.
     unsafe { state::enter_slot(slot) };
     // SAFETY: `main` is the copy's, called as the C runtime calls it.
@@ -234,6 +238,8 @@ fn run_copy(
 
 /// Records why the running PE is about to end the process, for the report of a simulated
 /// run (a failed call, a global exit); elsewhere nothing reads it.
+pub(crate) use getopt::PeGetopt;
+
 pub(crate) fn note_why(why: String) {
     ending::note_why(why);
 }
