@@ -182,7 +182,9 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
     let topology = sim.topology().clone();
     let config = crate::start::config_with(&crate::start::C_DEFAULTS)
         .map_err(|e| HostError::Sim(e.to_string()))?;
-    let slots: Vec<Slot> = (0..request.pes).map(|_| Slot::new()).collect();
+    // Leaked: a slot stays current after its PE's `main` returns, and the copies' exit
+    // handlers (C++ destructors) may still call the library when the host ends the process.
+    let slots: &'static [Slot] = Box::leak((0..request.pes).map(|_| Slot::new()).collect());
     let pe_main = |device: AnyDevice| -> c_int {
         let pe = device.pe().0 as usize;
         run_copy(&slots[pe], &copies[pe], device, &config, args)
@@ -226,7 +228,7 @@ fn run_copy(
     if let Some(vars) = copy.getopt {
         slot.getopt().set(vars);
     }
-    // SAFETY: the slots live until the host ends the process.
+    // SAFETY: the slots are leaked, so they live until the process ends.
     unsafe { state::enter_slot(slot) };
     // SAFETY: `main` is the copy's, called as the C runtime calls it.
     let status = unsafe { (copy.main)(args.argc, args.argv, args.envp) };
@@ -236,10 +238,10 @@ fn run_copy(
     status
 }
 
-/// Records why the running PE is about to end the process, for the report of a simulated
-/// run (a failed call, a global exit); elsewhere nothing reads it.
 pub(crate) use getopt::PeGetopt;
 
+/// Records why the running PE is about to end the process, for the report of a simulated
+/// run (a failed call, a global exit); elsewhere nothing reads it.
 pub(crate) fn note_why(why: String) {
     ending::note_why(why);
 }
