@@ -16,6 +16,7 @@ use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::OnceLock;
 
+use crate::fail::{CallError, fail};
 use crate::state;
 
 /// Where one program copy (or libc) keeps `getopt`'s variables.
@@ -95,11 +96,17 @@ fn libc_vars() -> Option<GetoptVars> {
     })
 }
 
-/// libc's function `name` (the next definition after this library's).
+/// libc's function `name` (the next definition after this library's), never null: a libc
+/// without it ends the process with a message rather than call through null.
 fn real(name: &CStr, slot: &OnceLock<usize>) -> usize {
     *slot.get_or_init(|| {
-        // SAFETY: RTLD_NEXT and a C string; the result is checked below.
-        unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) as usize }
+        // SAFETY: RTLD_NEXT and a C string; the result is checked just below.
+        let found = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) as usize };
+        if found == 0 {
+            let err = CallError::Internal(format!("libc has no {}", name.to_string_lossy()));
+            fail(&name.to_string_lossy(), None, &err);
+        }
+        found
     })
 }
 
@@ -156,6 +163,23 @@ pub unsafe extern "C" fn getopt(
     around(|| unsafe { real(argc, argv, optstring) })
 }
 
+/// The long forms, which differ from each other only in libc's function `name`.
+///
+/// # Safety
+/// As libc's `getopt_long`.
+unsafe fn long_form(
+    name: &CStr,
+    slot: &OnceLock<usize>,
+    (argc, argv, optstring): (c_int, *const *mut c_char, *const c_char),
+    longopts: *const c_void,
+    longindex: *mut c_int,
+) -> c_int {
+    // SAFETY: libc's getopt_long and getopt_long_only have this signature.
+    let real = unsafe { std::mem::transmute::<usize, GetoptLong>(real(name, slot)) };
+    // SAFETY: the caller's arguments, passed on.
+    around(|| unsafe { real(argc, argv, optstring, longopts, longindex) })
+}
+
 /// `getopt_long(3)`, with the simulated PE's variables.
 ///
 /// # Safety
@@ -169,10 +193,9 @@ pub unsafe extern "C" fn getopt_long(
     longindex: *mut c_int,
 ) -> c_int {
     static REAL: OnceLock<usize> = OnceLock::new();
-    // SAFETY: libc's getopt_long has this signature.
-    let real = unsafe { std::mem::transmute::<usize, GetoptLong>(real(c"getopt_long", &REAL)) };
+    let short = (argc, argv, optstring);
     // SAFETY: the caller's arguments, passed on.
-    around(|| unsafe { real(argc, argv, optstring, longopts, longindex) })
+    unsafe { long_form(c"getopt_long", &REAL, short, longopts, longindex) }
 }
 
 /// `getopt_long_only(3)`, with the simulated PE's variables.
@@ -188,9 +211,7 @@ pub unsafe extern "C" fn getopt_long_only(
     longindex: *mut c_int,
 ) -> c_int {
     static REAL: OnceLock<usize> = OnceLock::new();
-    // SAFETY: libc's getopt_long_only has this signature.
-    let real =
-        unsafe { std::mem::transmute::<usize, GetoptLong>(real(c"getopt_long_only", &REAL)) };
+    let short = (argc, argv, optstring);
     // SAFETY: the caller's arguments, passed on.
-    around(|| unsafe { real(argc, argv, optstring, longopts, longindex) })
+    unsafe { long_form(c"getopt_long_only", &REAL, short, longopts, longindex) }
 }

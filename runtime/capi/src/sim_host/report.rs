@@ -226,7 +226,6 @@ pub(crate) fn write_early(report: &Report) {
 /// Writes the report of a finished (or failed) run and returns the process's exit status:
 /// 0 when every PE returned 0 with no failure and no race, else 1.
 pub(crate) fn finish(request: &Request, outcome: Result<Outcome, HostError>) -> c_int {
-    let _ = REPORT_PATH.set(request.report.clone());
     let (mut report, timeline) = match outcome {
         Ok(outcome) => (outcome.report, outcome.timeline),
         Err(err) => {
