@@ -106,6 +106,8 @@ trait ErasedDevice {
     fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
     fn create_queue(&self) -> Result<AnyQueue, DeviceError>;
     fn note_kernel_launch(&self);
+    fn mapped_load_addr(&self, range: RemoteRange) -> Option<u64>;
+    fn note_mapped_loads(&self, pe: Pe, bytes: u64);
     fn read_local(&self, src: LocalRange, out: &mut [u8]);
     fn write_local(&self, dst: LocalRange, data: &[u8]);
     fn wait_until(&self, spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError>;
@@ -156,6 +158,8 @@ macro_rules! device_methods {
             load_store_addr(range: RemoteRange) -> Option<u64>;
             exchange(mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
             note_kernel_launch() -> ();
+            mapped_load_addr(range: RemoteRange) -> Option<u64>;
+            note_mapped_loads(pe: Pe, bytes: u64) -> ();
             read_local(src: LocalRange, out: &mut [u8]) -> ();
             write_local(dst: LocalRange, data: &[u8]) -> ();
             wait_until(spec: WaitSpec, deadline: Instant) -> Result<u64, QueueError>;

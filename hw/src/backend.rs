@@ -234,6 +234,38 @@ pub trait Device {
     /// None.
     fn note_kernel_launch(&self) {}
 
+    /// An address in this process from which this PE may *load* `range` (never store to it),
+    /// where the backend lets plain loads stand in for get operations: the simulator's mapped
+    /// loads (`sim::SimBuilder::mapped_loads`), for the PE's own addressable segments and those
+    /// of peers it reaches by loads and stores (the topology's [`crate::PathClass::LoadStore`]).
+    /// `None` by default: every read of a peer's memory is an operation. The address stays
+    /// valid until the run ends; its loads are charged with [`Device::note_mapped_loads`].
+    ///
+    /// # Ordering
+    /// A load sees what the backend has made visible in that memory by the PE's clock, like a
+    /// get delivered at once; it is not ordered with the PE's operations in flight. So it
+    /// returns what an operation would only where no write to those bytes is concurrent with
+    /// it (data-race-free programs); a checked run (`rshmem check`) gives `None`, and every
+    /// load is an operation again.
+    ///
+    /// # Panics
+    /// As [`Device::load_store_addr`].
+    fn mapped_load_addr(&self, range: RemoteRange) -> Option<u64> {
+        let _ = range;
+        None
+    }
+
+    /// Charges this PE for `bytes` it loaded from PE `pe`'s memory through
+    /// [`Device::mapped_load_addr`]: a backend that models time adds their transfer time over
+    /// the route to the PE's clock (no event: the loads overlap the other threads' work, as a
+    /// GPU's many loads in flight do). The default does nothing.
+    ///
+    /// # Ordering
+    /// None.
+    fn note_mapped_loads(&self, pe: Pe, bytes: u64) {
+        let _ = (pe, bytes);
+    }
+
     /// Reads the calling PE's own memory with plain loads.
     ///
     /// # Ordering

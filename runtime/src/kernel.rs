@@ -13,12 +13,14 @@
 //! - `exec.rs`: the executor, and what the PE does when every thread waits.
 //! - `park.rs`: the waits a thread suspends in (tickets, memory words, its group).
 //! - `group.rs`: where the threads of a warp or block meet for a scoped call.
-//! - `thread.rs`: [`KernelThread`], a thread's ids and its thread-only calls.
+//! - `thread.rs`: [`KernelThread`], a thread's ids and its thread-only calls; `atomic.rs` its
+//!   atomics.
 //! - `scope.rs`: [`Scoped`], RMA, signals and ordering from a thread, warp or block.
 //! - `collectives.rs`: barrier, broadcast, fcollect, alltoall and sum reduction over every
 //!   PE, from a scope.
 //! - `error.rs`: [`KernelError`].
 
+mod atomic;
 mod collectives;
 mod dims;
 mod error;

@@ -74,6 +74,7 @@ pub use kernel::{
     WARP_SIZE,
 };
 pub use memory::hints::MallocHints;
+pub use memory::mapped::MappedHeap;
 pub use memory::ptr::PeerPtr;
 pub use memory::sym::{AtomicElement, Element, Sym, SymAddr};
 pub use p2p::wait_narrow::{NarrowElement, NarrowMode};

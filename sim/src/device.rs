@@ -1,11 +1,11 @@
 //! The simulated device: one PE's memory, waits, clock and bootstrap.
 
-use std::cell::{Cell, RefMut};
+use std::cell::{Cell, RefCell, RefMut};
 use std::rc::Rc;
 
 use hw::{
-    Caps, Device, DeviceError, Instant, LocalRange, MemKind, Pe, QueueError, RemoteRange,
-    SegmentKey, Topology, WaitSpec,
+    Caps, Device, DeviceError, Instant, LocalRange, MemKind, PathClass, Pe, QueueError,
+    RemoteRange, SegmentKey, Topology, WaitSpec,
 };
 
 use crate::costs::Timing;
@@ -28,6 +28,8 @@ pub struct SimDevice {
     /// How much of each segment (host, device) has memory behind it, for the time that
     /// backing more costs (`Timing::map_bytes_per_s`).
     backed_bytes: Cell<[u64; MemKind::COUNT]>,
+    /// The class and bandwidth of the route to every PE, once mapped loads need them.
+    paths: RefCell<Vec<(PathClass, u64)>>,
 }
 
 impl SimDevice {
@@ -48,6 +50,7 @@ impl SimDevice {
             timing,
             n_pes,
             backed_bytes: Cell::new([0; MemKind::COUNT]),
+            paths: RefCell::new(Vec::new()),
         }
     }
 
@@ -64,6 +67,39 @@ impl SimDevice {
             let ns = crate::network::serialise_ns(more, bytes_per_s);
             self.handle.world().advance_clock(self.handle.pe, ns);
         }
+    }
+
+    /// The address of `range` in this process if its segment is a region, after checking
+    /// that the segment was imported and holds the range (a contract violation otherwise,
+    /// which panics as hardware would fault).
+    fn checked_addr(&self, call: &str, range: RemoteRange) -> Option<u64> {
+        let w = self.handle.world();
+        w.assert_imported(self.handle.pe, &range);
+        let capacity_bytes = w.mem.capacity_bytes(range.pe.0, range.kind);
+        assert!(
+            capacity_bytes.is_some_and(|cap| range
+                .offset
+                .checked_add(range.len)
+                .is_some_and(|end| end <= cap)),
+            "{call}: {range:?} outside the segment (contract violation)"
+        );
+        w.mem.addr(range.pe.0, range.kind, range.offset)
+    }
+
+    /// The class and bandwidth of the route from this PE to `pe`, the routes of this PE
+    /// worked out at the first call.
+    fn path_to(&self, pe: Pe) -> (PathClass, u64) {
+        let mut paths = self.paths.borrow_mut();
+        if paths.is_empty() {
+            let routes = self.topology.routes_from(Pe(self.handle.pe));
+            *paths = (0..self.n_pes)
+                .map(|peer| {
+                    let path = routes.path_to(&self.topology, Pe(peer));
+                    (path.class, path.bandwidth_bytes_per_s)
+                })
+                .collect();
+        }
+        paths[pe.0 as usize]
     }
 
     /// Starts a plain access of this PE's own memory: charges it (`Timing::local_access_ns`),
@@ -219,20 +255,33 @@ impl Device for SimDevice {
     /// way, so a runtime that asks for a segment it never imported, or past its end, fails
     /// here as it would on hardware.
     fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {
-        let w = self.handle.world();
-        w.assert_imported(self.handle.pe, &range);
-        let capacity_bytes = w.mem.capacity_bytes(range.pe.0, range.kind);
-        assert!(
-            capacity_bytes.is_some_and(|cap| range
-                .offset
-                .checked_add(range.len)
-                .is_some_and(|end| end <= cap)),
-            "load_store_addr: {range:?} outside the segment (contract violation)"
-        );
+        let addr = self.checked_addr("load_store_addr", range);
         if range.pe.0 != self.handle.pe {
             return None;
         }
-        w.mem.addr(range.pe.0, range.kind, range.offset)
+        addr
+    }
+
+    /// With [`crate::SimBuilder::mapped_loads`], the address of the range for this PE's own
+    /// regions and those of the peers it reaches by loads and stores; `None` otherwise, and
+    /// for InfiniBand peers, whose writes need the visibility rule's events.
+    fn mapped_load_addr(&self, range: RemoteRange) -> Option<u64> {
+        let addr = self.checked_addr("mapped_load_addr", range);
+        if !self.handle.world().params.mapped_loads {
+            return None;
+        }
+        let class = self.path_to(range.pe).0;
+        matches!(class, PathClass::Local | PathClass::LoadStore)
+            .then_some(addr)
+            .flatten()
+    }
+
+    fn note_mapped_loads(&self, pe: Pe, bytes: u64) {
+        let bytes_per_s = self.path_to(pe).1;
+        if bytes_per_s > 0 {
+            let ns = crate::network::serialise_ns(bytes, bytes_per_s);
+            self.handle.world().advance_clock(self.handle.pe, ns);
+        }
     }
 
     /// Makes this PE's region of [`crate::SimBuilder::static_data`] its `Static` segment, in

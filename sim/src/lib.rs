@@ -177,6 +177,21 @@ impl SimBuilder {
         self
     }
 
+    /// Lets a PE load its own memory and that of peers it reaches by loads and stores (an
+    /// NVLink or PCIe peer, not an InfiniBand one) through [`hw::Device::mapped_load_addr`]
+    /// instead of get operations (default off). Needs [`SimBuilder::addressable_memory`]: a
+    /// sparse segment has no address. A mapped load is no event: it reads what the simulator
+    /// has made visible in that memory by the PE's clock and charges its bytes over the
+    /// route's bandwidth ([`hw::Device::note_mapped_loads`]). That is what a get would return
+    /// wherever no write to those bytes is concurrent with it, so a data-race-free program
+    /// computes the same results far faster (a kernel's gets of read-only data); a racy one
+    /// can see another legal value than with every get an event, which is why the race
+    /// detector and exploration run without it.
+    pub fn mapped_loads(mut self, on: bool) -> Self {
+        self.params.mapped_loads = on;
+        self
+    }
+
     /// Gives the run static data in place: PE `i`'s [`hw::Device::share_static_data`] makes
     /// `regions[i]` its [`hw::MemKind::Static`] segment, so simulated writes to that segment
     /// write those bytes, and [`hw::Device::load_store_addr`] on the PE itself gives
@@ -278,6 +293,7 @@ impl Sim {
                 exchange_ns: 10_000,
                 time_limit_ns: 3_600 * 1_000_000_000,
                 faults: fault::Faults::default(),
+                mapped_loads: false,
             },
             layout: Layout::default(),
             explore: None,

@@ -209,6 +209,12 @@ impl<B: Backend> Device for CheckedDevice<B> {
         self.inner.note_kernel_launch();
     }
 
+    /// Never: a mapped load is no operation, so the detector would not see it; under the
+    /// detector every read of a peer is a get it checks.
+    fn mapped_load_addr(&self, _range: RemoteRange) -> Option<u64> {
+        None
+    }
+
     fn read_local(&self, src: LocalRange, out: &mut [u8]) {
         self.inner.read_local(src, out);
         lock(&self.detector).local(self.pe, AccessKind::LocalRead, src);

@@ -36,7 +36,7 @@ mod alltoall;
 mod blocks;
 mod broadcast;
 mod call;
-mod checks;
+pub(crate) mod checks;
 mod collect;
 pub mod ops;
 pub(crate) mod plan;

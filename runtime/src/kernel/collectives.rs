@@ -16,6 +16,7 @@
 use hw::{AmoKind, AmoOp, AmoWidth, Backend, Cmp, Pe, Queue};
 
 use crate::TRACING_TARGET;
+use crate::collectives::checks::{Overlap, separate};
 use crate::error::ShmemError;
 use crate::kernel::group::Shared;
 use crate::kernel::scope::Scoped;
@@ -84,7 +85,8 @@ impl<B: Backend> Scoped<'_, B> {
     }
 
     /// Copies PE `root`'s `source` into `dest` on every PE (`broadcast_block`, ...).
-    /// `dest` and `source` must not overlap.
+    /// `dest` and `source` must not overlap, unless they are the very same array (the root's
+    /// `dest` is then its `source`).
     ///
     /// # Errors
     /// [`ShmemError::LengthMismatch`] if they differ in length; [`ShmemError::PeOutOfRange`]
@@ -99,6 +101,7 @@ impl<B: Backend> Scoped<'_, B> {
         self.meet(call, async || {
             self.claim_world()?;
             same_len(dest.len(), source.len())?;
+            self.separate("broadcast", dest, source, Overlap::InPlace)?;
             self.ctx().check_pe(root)?;
             self.world_barrier().await?;
             let me = self.ctx().my_pe();
@@ -132,6 +135,7 @@ impl<B: Backend> Scoped<'_, B> {
             let (me, n) = (self.ctx().my_pe(), self.ctx().n_pes());
             let len = source.len();
             same_len(dest.len(), len * n as usize)?;
+            self.separate("fcollect", dest, source, Overlap::Forbidden)?;
             self.world_barrier().await?;
             let data = self.ctx().local(source)?;
             let mine = dest.slice(me as usize * len..(me as usize + 1) * len)?;
@@ -163,6 +167,7 @@ impl<B: Backend> Scoped<'_, B> {
             same_len(dest.len(), source.len())?;
             let block = source.len() / n;
             same_len(source.len(), block * n)?;
+            self.separate("alltoall", dest, source, Overlap::Forbidden)?;
             self.world_barrier().await?;
             let data = self.ctx().local(source)?;
             let mine = dest.slice(me * block..(me + 1) * block)?;
@@ -182,14 +187,31 @@ impl<B: Backend> Scoped<'_, B> {
     /// (`sum_reduce_block`, ...). `dest` may be `source` itself.
     ///
     /// # Errors
-    /// [`ShmemError::LengthMismatch`] if they differ in length; [`ShmemError::Queue`] if a
-    /// get does not complete; as [`Scoped::barrier_all`].
+    /// As [`Scoped::reduce`].
     pub async fn sum_reduce<T: SumElement>(
         &self,
         dest: Sym<T>,
         source: Sym<T>,
     ) -> Result<(), ShmemError> {
-        let call = self.call(format!("sum_reduce({dest:?}, {source:?})"), &[]);
+        self.reduce(dest, source, "sum", T::sum_with).await
+    }
+
+    /// Combines `source` over every PE, element by element and in PE order, with `combine`
+    /// (the reduction named `op`: `sum`, `prod`, `min`, `max`, `and`, `or`, `xor`) into
+    /// `dest` on every PE (`TYPE_OP_reduce_block`, ...). Every PE combines in the same order,
+    /// so floating-point results agree. `dest` may be `source` itself.
+    ///
+    /// # Errors
+    /// [`ShmemError::LengthMismatch`] if they differ in length; [`ShmemError::Queue`] if a
+    /// get does not complete; as [`Scoped::barrier_all`].
+    pub async fn reduce<T: Element>(
+        &self,
+        dest: Sym<T>,
+        source: Sym<T>,
+        op: &'static str,
+        combine: fn(T, T) -> T,
+    ) -> Result<(), ShmemError> {
+        let call = self.call(format!("{op}_reduce({dest:?}, {source:?})"), &[]);
         self.meet(call, async || {
             self.claim_world()?;
             same_len(dest.len(), source.len())?;
@@ -198,26 +220,39 @@ impl<B: Backend> Scoped<'_, B> {
             let mut tickets = vec![None; ctx.n_pes() as usize];
             for pe in self.pes_from_next() {
                 let range = ctx.read_range(source.access(), pe)?;
-                tracing::trace!(target: TRACING_TARGET, pe = ctx.my_pe(), peer = pe, op = "sum_reduce get", bytes = range.len);
+                tracing::trace!(target: TRACING_TARGET, pe = ctx.my_pe(), peer = pe, op = "reduce get", bytes = range.len);
                 tickets[pe as usize] = Some(ctx.queue.get(range)?);
             }
-            let mut sum: Option<Vec<T>> = None;
+            let mut acc: Option<Vec<T>> = None;
             for ticket in tickets.into_iter().flatten() {
                 self.launch().ticket(self.index(), &ctx.queue, ticket).await?;
                 let mut values = vec![T::zeroed(); source.len()];
                 as_bytes_mut(&mut values).copy_from_slice(&ctx.queue.take_fetched(ticket));
-                sum = Some(match sum {
+                acc = Some(match acc {
                     None => values,
-                    Some(acc) => acc.into_iter().zip(values).map(|(a, v)| a.sum_with(v)).collect(),
+                    Some(acc) => acc.into_iter().zip(values).map(|(a, v)| combine(a, v)).collect(),
                 });
             }
             // Why a barrier before writing: `dest` may be `source`, which peers may still read.
             self.world_barrier().await?;
-            ctx.set_local(dest, &sum.unwrap_or_default())?;
+            ctx.set_local(dest, &acc.unwrap_or_default())?;
             Ok(Shared::Nothing)
         })
         .await
         .map(drop)
+    }
+
+    /// Refuses `dest` and `source` that share memory, except as `allowed` says: a peer's
+    /// put could land in this PE's `source` before it was read.
+    fn separate<T: Element>(
+        &self,
+        op: &'static str,
+        dest: Sym<T>,
+        source: Sym<T>,
+        allowed: Overlap,
+    ) -> Result<(), ShmemError> {
+        let shmem = self.launch().shmem;
+        separate(op, shmem.span_of(dest)?, shmem.span_of(source)?, allowed)
     }
 
     /// Every PE once, starting with the next one, so that PEs do not all start at PE 0.

@@ -173,6 +173,35 @@ impl<'k, B: Backend> Scoped<'k, B> {
         .map(drop)
     }
 
+    /// Reads `src` from PE `pe` and hands the data to `sink` (`get` into memory that is not
+    /// symmetric, such as a CUDA program's `cudaMalloc` buffer or a thread's own array). At
+    /// warp or block scope only the thread that performs the get for the group calls its
+    /// `sink`: the group's threads pass the same destination.
+    ///
+    /// # Ordering
+    /// As [`Ctx::get`].
+    ///
+    /// # Errors
+    /// As [`Scoped::get`].
+    pub async fn get_with<T: Element>(
+        &self,
+        src: Sym<T>,
+        pe: u32,
+        sink: impl FnOnce(&[u8]),
+    ) -> Result<(), ShmemError> {
+        let call = self.call(format!("get({src:?}, pe {pe})"), &[]);
+        self.meet(call, async || {
+            let source = self.ctx.read_range(src.access(), pe)?;
+            tracing::trace!(target: TRACING_TARGET, pe = self.ctx.my_pe, peer = pe, op = "get (kernel)", bytes = source.len);
+            let ticket = self.ctx.queue.get(source)?;
+            self.launch.ticket(self.thread, &self.ctx.queue, ticket).await?;
+            sink(&self.ctx.queue.take_fetched(ticket));
+            Ok(Shared::Nothing)
+        })
+        .await
+        .map(drop)
+    }
+
     /// Copies `src` into `dst` on PE `pe`, then updates `sig` there with `op` and `value`
     /// (`put_signal`, `put_signal_warp`, `put_signal_block`).
     ///

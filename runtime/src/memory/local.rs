@@ -26,6 +26,20 @@ pub(crate) struct LocalWindow {
     len_bytes: u64,
 }
 
+impl LocalWindow {
+    pub(crate) fn kind(&self) -> MemKind {
+        self.kind
+    }
+
+    pub(crate) fn base(&self) -> u64 {
+        self.base
+    }
+
+    pub(crate) fn len_bytes(&self) -> u64 {
+        self.len_bytes
+    }
+}
+
 /// The windows of every heap in `heaps` that `device` maps into this process.
 pub(crate) fn local_windows<D: Device>(device: &D, heaps: &Heaps) -> Vec<LocalWindow> {
     heaps

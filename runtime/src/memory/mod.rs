@@ -8,7 +8,8 @@
 //! - `call_agreement.rs`: the check that every PE made the same collective memory call;
 //! - `sym.rs`: typed handles ([`Sym`](crate::Sym)) and the element types;
 //! - `ptr.rs`: direct load/store access to a peer's memory (`ptr`, `team_ptr`);
-//! - `local.rs`: where this process holds its own part of each heap (pointers of the C API).
+//! - `local.rs`: where this process holds its own part of each heap (pointers of the C API);
+//! - `mapped.rs`: where it may load every PE's part with plain loads, where the backend allows it.
 
 mod alloc;
 pub(crate) mod allocator;
@@ -16,6 +17,7 @@ pub(crate) mod call_agreement;
 pub(crate) mod heaps;
 pub(crate) mod hints;
 pub(crate) mod local;
+pub(crate) mod mapped;
 pub(crate) mod ptr;
 pub(crate) mod space;
 pub(crate) mod sym;

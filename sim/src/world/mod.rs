@@ -59,6 +59,9 @@ pub(crate) struct WorldParams {
     pub(crate) time_limit_ns: u64,
     /// Broken rules (test-only; empty in every legal run).
     pub(crate) faults: Faults,
+    /// Whether PEs may load their own and load/store peers' memory through its address
+    /// instead of get operations (`SimBuilder::mapped_loads`).
+    pub(crate) mapped_loads: bool,
 }
 
 /// Everything that exists in a simulated run.
