@@ -52,8 +52,9 @@ Usage: oshrun -np N [OPTIONS] PROGRAM [ARGS...]
   --gpu               run the PEs on GPUs, one per PE (RSHMEM_BACKEND=cuda; docs/c-api.md)
   --sim TOPOLOGY      run the PEs on simulated GPUs of TOPOLOGY (hgx8, h200x2, ib-N or a
                       TOML file) in one process, reproducibly; with --seed S, --semantics
-                      nvshmem|openshmem-1.5, --trace FILE (Chrome trace) and --json (the report
-                      as one JSON object)
+                      nvshmem|openshmem-1.5, --trace FILE (Chrome trace), --json (the report
+                      as one JSON object) and --exact (every load a kernel makes of a peer's
+                      memory is a simulated get, not a mapped load; docs/nvshmem-programs.md)
   --share-gpus        let CUDA PEs share GPUs when there are more PEs than GPUs
   -v, --verbose       say which options were ignored
   -h, --help          this text
@@ -117,6 +118,7 @@ pub(crate) struct SimOptions {
     semantics: Semantics,
     trace: Option<PathBuf>,
     json: bool,
+    exact: bool,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -155,10 +157,11 @@ pub(crate) fn main(args: OshrunArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(sim) = launch.sim {
         if sim.topology.is_empty() {
-            bail!("oshrun: --seed, --semantics, --trace and --json need --sim TOPOLOGY");
+            bail!("oshrun: --seed, --semantics, --trace, --json and --exact need --sim TOPOLOGY");
         }
         let mut request = SimRequest::new(launch.n_pes, &sim.topology, sim.seed, sim.semantics);
         request.trace = sim.trace;
+        request.exact = sim.exact;
         return sim_program::main(
             &launch.program,
             &launch.program_args,
@@ -247,6 +250,7 @@ pub(crate) fn parse(args: &[String]) -> anyhow::Result<Oshrun> {
             "--gpu" => launch.gpu = true,
             "--sim" => launch.sim_mut().topology = value("a topology (hgx8, ib-N, a file)")?,
             "--json" => launch.sim_mut().json = true,
+            "--exact" => launch.sim_mut().exact = true,
             "--trace" => launch.sim_mut().trace = Some(value("a file")?.into()),
             "--seed" => {
                 let text = value("a seed")?;

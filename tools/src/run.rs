@@ -83,6 +83,10 @@ pub(crate) struct RunArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// With --sim: every load a kernel makes of a peer's memory is a simulated get (slower,
+    /// every access an event), not a mapped load (docs/nvshmem-programs.md)
+    #[arg(long, requires = "sim")]
+    exact: bool,
 }
 
 #[derive(Serialize, Debug)]
@@ -122,6 +126,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
                 args.machine.semantics,
             );
             request.trace.clone_from(&args.trace);
+            request.exact = args.exact;
             return sim_program::main(
                 &args.target,
                 &args.args,

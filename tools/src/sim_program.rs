@@ -34,6 +34,8 @@ pub(crate) struct SimRequest {
     pub(crate) report: PathBuf,
     pub(crate) check: bool,
     pub(crate) explore: Option<ExploreRequest>,
+    /// Every kernel load of a peer a simulated get (the simulator's mapped loads off).
+    pub(crate) exact: bool,
 }
 
 /// The exploration mode's choices (`rshmem check --schedule delays`).
@@ -56,6 +58,7 @@ impl SimRequest {
             report: PathBuf::new(),
             check: false,
             explore: None,
+            exact: false,
         }
     }
 }

@@ -100,7 +100,9 @@ RSHMEMD_DECL void rshmemd_putmem(void *dst, const void *src, size_t bytes, int p
 RSHMEMD_DECL void rshmemd_getmem(void *dst, const void *src, size_t bytes, int pe, int scope, int nbi);
 /* One element of `type` at `*value` to `dst` on `pe`; one element from `src` on `pe` into `*out`. */
 RSHMEMD_DECL void rshmemd_p(void *dst, const void *value, int type, int pe);
+#ifndef RSHMEM_CUDA_SIM
 RSHMEMD_DECL void rshmemd_g(void *out, const void *src, int type, int pe);
+#endif
 
 /* `value` and `compare` hold the operands in their low bytes (floats as their bits); returns
  * the old value for fetching operations. */
@@ -122,6 +124,11 @@ RSHMEMD_DECL void rshmemd_sync(int32_t team, int scope);
 /* Returns 0, as NVSHMEM's collectives. `op` is used by RSHMEMD_COLL_REDUCE, `root` by broadcast. */
 RSHMEMD_DECL int rshmemd_collective(int kind, int32_t team, void *dest, const void *src, size_t nelems, int type,
                                     int op, int root, int scope);
+#endif
+
+#if defined(RSHMEM_CUDA_SIM) && defined(__cplusplus)
+/* The simulator's g: mapped loads inline, the rest a call (rshmem/device_sim.h). */
+#include "rshmem/device_sim.h"
 #endif
 
 #endif

@@ -68,6 +68,9 @@ pub(crate) struct Request {
     /// Run one execution of the exploration mode instead of the seeded timing.
     #[serde(default)]
     explore: Option<ExploreRequest>,
+    /// Make every kernel load of a peer's memory a get operation (no mapped loads).
+    #[serde(default)]
+    exact: bool,
 }
 
 /// The exploration mode's choices (`rshmem check --schedule delays`).
@@ -162,6 +165,9 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
         .semantics(semantics)
         .timeline(request.trace.is_some())
         .addressable_memory(true)
+        // Why not when exploring: an exploration's choices are the events, which mapped
+        // loads skip; the detector refuses them itself.
+        .mapped_loads(!request.exact && request.explore.is_none())
         .stack_bytes(STACK_BYTES);
     // SAFETY: each region is a loaded copy's data segment, which stays mapped for the run
     // (the copies are never unloaded).
