@@ -1,0 +1,227 @@
+//! The NVSHMEM guide's CUDA programs (`runtime/capi/examples/nvshmem/`), built unchanged by
+//! `rshmem-nvcc` and run on simulated GPUs: each prints what the guide says at 2, 4 and 8 PEs
+//! (`NAME.N.expected`, compared line by line in any order, since PEs print side by side), the
+//! bugs the guide's code has are named, and the race detector finds the ring's race.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use common::{
+    Outcome, Run, build_library_and_launcher, repo_root, run_with_deadline, scratch_dir, tail,
+};
+
+/// Where the guide's programs are.
+fn examples() -> PathBuf {
+    repo_root().join("runtime/capi/examples/nvshmem")
+}
+
+/// Whether clang 14, which `rshmem-nvcc` drives, is here; says why a test does nothing if not.
+fn have_clang() -> bool {
+    let found = Command::new("clang++-14")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("skipped: clang++-14 is missing (apt-get install -y clang-14); rshmem-nvcc needs it");
+    }
+    found
+}
+
+fn setup() -> Option<PathBuf> {
+    if !have_clang() {
+        return None;
+    }
+    build_library_and_launcher();
+    Some(scratch_dir())
+}
+
+/// Builds the guide's `name.cu` with `rshmem-nvcc` and `extra` flags, once for all tests.
+fn build(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+    let key = format!("{name}{}", extra.concat().replace(['-', '='], "_"));
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(binary) = built.get(&key) {
+        return binary.clone();
+    }
+    let binary = dir.join(&key);
+    let mut command = Command::new(repo_root().join("tools/osh/bin/rshmem-nvcc"));
+    command
+        .args(["-O2", "-rdc=true"])
+        .args(extra)
+        .arg("-o")
+        .arg(&binary)
+        .arg(examples().join(format!("{name}.cu")));
+    let run = run_with_deadline(command, dir, &format!("{name}.build"), Duration::from_secs(300));
+    match run.outcome {
+        Outcome::Exited(status) if status.success() => {
+            built.insert(key, binary.clone());
+            binary
+        }
+        _ => panic!("rshmem-nvcc {name}.cu failed:\n{}", tail(&run.stderr, 4000)),
+    }
+}
+
+/// `oshrun ARGS` (or `rshmem ARGS` when `tool` is "rshmem"), with a deadline of two minutes.
+fn run(dir: &Path, tool: &str, args: &[&str], tag: &str) -> Run {
+    let root = repo_root();
+    let path = if tool == "rshmem" {
+        root.join("target/release/rshmem")
+    } else {
+        root.join("tools/osh/bin").join(tool)
+    };
+    let mut command = Command::new(path);
+    command.args(args);
+    let run = run_with_deadline(command, dir, tag, Duration::from_secs(120));
+    assert!(!matches!(run.outcome, Outcome::TimedOut), "{tool} {args:?} hung");
+    run
+}
+
+fn code(run: &Run) -> Option<i32> {
+    match run.outcome {
+        Outcome::Exited(status) => status.code(),
+        Outcome::TimedOut => None,
+    }
+}
+
+/// The lines of `text`, sorted: PEs print in an order the seed decides.
+fn sorted_lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    lines.sort_unstable();
+    lines
+}
+
+/// Every guide program with expected output, at 2, 4 and 8 PEs on `topology`.
+fn guide_programs_print_what_the_guide_shows_on(topology: &str, seed: &str) {
+    let Some(dir) = setup() else { return };
+    let mut names: Vec<String> = std::fs::read_dir(examples())
+        .expect("the examples")
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".cu").map(str::to_owned)
+        })
+        .collect();
+    names.sort();
+    let mut checked = 0;
+    for name in &names {
+        let binary = build(&dir, name, &[]);
+        let binary = binary.to_str().expect("a UTF-8 path");
+        for n in ["2", "4", "8"] {
+            let expected = examples().join(format!("{name}.{n}.expected"));
+            let Ok(expected) = std::fs::read_to_string(&expected) else {
+                continue;
+            };
+            let tag = format!("{name}-{topology}-{n}");
+            let r = run(&dir, "oshrun", &["-np", n, "--sim", topology, "--seed", seed, binary], &tag);
+            assert_eq!(code(&r), Some(0), "{name} at {n} PEs on {topology}:\n{}\n{}", r.stdout, r.stderr);
+            assert_eq!(
+                sorted_lines(&r.stdout),
+                sorted_lines(&expected),
+                "{name} at {n} PEs on {topology} printed:\n{}\nstderr:\n{}",
+                r.stdout,
+                tail(&r.stderr, 3000)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "only {checked} runs had an expected output");
+}
+
+#[test]
+fn guide_programs_print_what_the_guide_shows_on_nvlink() {
+    guide_programs_print_what_the_guide_shows_on("hgx8", "1");
+}
+
+#[test]
+fn guide_programs_print_what_the_guide_shows_on_infiniband() {
+    guide_programs_print_what_the_guide_shows_on("ib-2", "7");
+}
+
+#[test]
+fn hello_and_a_small_matmul_run_to_the_end() {
+    let Some(dir) = setup() else { return };
+    let hello = build(&dir, "hello", &[]);
+    let matmul = build(&dir, "matmul", &["-DM=64", "-DK=64", "-DN=64"]);
+    for (binary, tag) in [(&hello, "hello"), (&matmul, "matmul")] {
+        for exact in [false, true] {
+            let binary = binary.to_str().expect("a UTF-8 path");
+            let mut args = vec!["-np", "4", "--sim", "hgx8"];
+            if exact {
+                args.push("--exact");
+            }
+            args.push(binary);
+            let r = run(&dir, "oshrun", &args, &format!("{tag}-{exact}"));
+            assert_eq!(code(&r), Some(0), "{tag} (exact {exact}):\n{}\n{}", r.stdout, r.stderr);
+        }
+    }
+}
+
+#[test]
+fn the_guide_s_bugs_are_named() {
+    let Some(dir) = setup() else { return };
+    // The block fcollect collects into the array it sends from: a peer's block can land
+    // before this PE has sent its own.
+    let fcollect = build(&dir, "block_fcollect", &[]);
+    let fcollect = fcollect.to_str().expect("a UTF-8 path");
+    let r = run(&dir, "oshrun", &["-np", "2", "--sim", "hgx8", fcollect], "block_fcollect");
+    assert_ne!(code(&r), Some(0), "{}", r.stdout);
+    assert!(r.stderr.contains("fcollect: source and dest overlap"), "{}", r.stderr);
+    assert!(r.stderr.contains("block (0,0,0)") || r.stderr.contains("block 0"), "{}", r.stderr);
+    // The quiet example puts to PEs 1 and 2 ahead, so it needs at least 3 PEs.
+    let quiet = build(&dir, "quiet", &[]);
+    let quiet = quiet.to_str().expect("a UTF-8 path");
+    let r = run(&dir, "oshrun", &["-np", "2", "--sim", "hgx8", quiet], "quiet-2");
+    assert_ne!(code(&r), Some(0), "{}", r.stdout);
+    assert!(r.stderr.contains("PE 2"), "{}", r.stderr);
+}
+
+#[test]
+fn the_ring_s_race_is_caught_by_the_detector() {
+    let Some(dir) = setup() else { return };
+    let ring = build(&dir, "ring", &["-rshmem-check"]);
+    let ring = ring.to_str().expect("a UTF-8 path");
+    let r = run(&dir, "rshmem", &["check", "-n", "2", "--runs", "8", ring], "ring-check");
+    assert_eq!(code(&r), Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("race 1 at heap+0x"), "{}", r.stdout);
+    assert!(r.stdout.contains("local write"), "{}", r.stdout);
+    assert!(r.stdout.contains("put"), "{}", r.stdout);
+    assert!(r.stdout.contains("replay: rshmem check -n 2 --runs 1 --seed"), "{}", r.stdout);
+    // The same binary still prints the ring on a plain simulated run.
+    let r = run(&dir, "oshrun", &["-np", "4", "--sim", "hgx8", "--seed", "1", ring], "ring-plain");
+    assert_eq!(code(&r), Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.lines().filter(|l| l.contains("received")).count(), 4, "{}", r.stdout);
+}
+
+#[test]
+fn the_vector_sum_s_uninitialised_shared_read_is_reported() {
+    let Some(dir) = setup() else { return };
+    let sum = build(&dir, "vector_sum", &["-rshmem-check"]);
+    let sum = sum.to_str().expect("a UTF-8 path");
+    let r = run(&dir, "oshrun", &["-np", "4", "--sim", "hgx8", sum], "vector-sum-initcheck");
+    assert_eq!(code(&r), Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "Global sum: 10.000000", "{}", r.stderr);
+    assert!(r.stderr.contains("uninitialised"), "{}", r.stderr);
+    assert!(r.stderr.contains("shared_sum"), "{}", r.stderr);
+}
+
+#[test]
+fn a_seed_replays_a_kernel_run_exactly() {
+    let Some(dir) = setup() else { return };
+    let ring = build(&dir, "ring", &[]);
+    let ring = ring.to_str().expect("a UTF-8 path");
+    let hashes: Vec<String> = (0..2)
+        .map(|i| {
+            let args = ["-np", "8", "--sim", "hgx8", "--seed", "3", "--json", ring];
+            let r = run(&dir, "oshrun", &args, &format!("ring-json{i}"));
+            assert_eq!(code(&r), Some(0), "{}", r.stderr);
+            let json = r.stdout.trim_end().rsplit_once('\n').map_or(r.stdout.trim(), |(_, j)| j);
+            let report: serde_json::Value = serde_json::from_str(json).expect("a JSON report");
+            report["trace_hash"].as_str().expect("a hash").to_owned()
+        })
+        .collect();
+    assert_eq!(hashes[0], hashes[1]);
+}
