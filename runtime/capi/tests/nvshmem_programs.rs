@@ -27,7 +27,9 @@ fn have_clang() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("skipped: clang++-14 is missing (apt-get install -y clang-14); rshmem-nvcc needs it");
+        eprintln!(
+            "skipped: clang++-14 is missing (apt-get install -y clang-14); rshmem-nvcc needs it"
+        );
     }
     found
 }
@@ -56,7 +58,12 @@ fn build(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
         .arg("-o")
         .arg(&binary)
         .arg(examples().join(format!("{name}.cu")));
-    let run = run_with_deadline(command, dir, &format!("{name}.build"), Duration::from_secs(300));
+    let run = run_with_deadline(
+        command,
+        dir,
+        &format!("{name}.build"),
+        Duration::from_secs(300),
+    );
     match run.outcome {
         Outcome::Exited(status) if status.success() => {
             built.insert(key, binary.clone());
@@ -77,7 +84,10 @@ fn run(dir: &Path, tool: &str, args: &[&str], tag: &str) -> Run {
     let mut command = Command::new(path);
     command.args(args);
     let run = run_with_deadline(command, dir, tag, Duration::from_secs(120));
-    assert!(!matches!(run.outcome, Outcome::TimedOut), "{tool} {args:?} hung");
+    assert!(
+        !matches!(run.outcome, Outcome::TimedOut),
+        "{tool} {args:?} hung"
+    );
     run
 }
 
@@ -116,8 +126,19 @@ fn guide_programs_print_what_the_guide_shows_on(topology: &str, seed: &str) {
                 continue;
             };
             let tag = format!("{name}-{topology}-{n}");
-            let r = run(&dir, "oshrun", &["-np", n, "--sim", topology, "--seed", seed, binary], &tag);
-            assert_eq!(code(&r), Some(0), "{name} at {n} PEs on {topology}:\n{}\n{}", r.stdout, r.stderr);
+            let r = run(
+                &dir,
+                "oshrun",
+                &["-np", n, "--sim", topology, "--seed", seed, binary],
+                &tag,
+            );
+            assert_eq!(
+                code(&r),
+                Some(0),
+                "{name} at {n} PEs on {topology}:\n{}\n{}",
+                r.stdout,
+                r.stderr
+            );
             assert_eq!(
                 sorted_lines(&r.stdout),
                 sorted_lines(&expected),
@@ -155,7 +176,13 @@ fn hello_and_a_small_matmul_run_to_the_end() {
             }
             args.push(binary);
             let r = run(&dir, "oshrun", &args, &format!("{tag}-{exact}"));
-            assert_eq!(code(&r), Some(0), "{tag} (exact {exact}):\n{}\n{}", r.stdout, r.stderr);
+            assert_eq!(
+                code(&r),
+                Some(0),
+                "{tag} (exact {exact}):\n{}\n{}",
+                r.stdout,
+                r.stderr
+            );
         }
     }
 }
@@ -167,14 +194,32 @@ fn the_guide_s_bugs_are_named() {
     // before this PE has sent its own.
     let fcollect = build(&dir, "block_fcollect", &[]);
     let fcollect = fcollect.to_str().expect("a UTF-8 path");
-    let r = run(&dir, "oshrun", &["-np", "2", "--sim", "hgx8", fcollect], "block_fcollect");
+    let r = run(
+        &dir,
+        "oshrun",
+        &["-np", "2", "--sim", "hgx8", fcollect],
+        "block_fcollect",
+    );
     assert_ne!(code(&r), Some(0), "{}", r.stdout);
-    assert!(r.stderr.contains("fcollect: source and dest overlap"), "{}", r.stderr);
-    assert!(r.stderr.contains("block (0,0,0)") || r.stderr.contains("block 0"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("fcollect: source and dest overlap"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("block (0,0,0)") || r.stderr.contains("block 0"),
+        "{}",
+        r.stderr
+    );
     // The quiet example puts to PEs 1 and 2 ahead, so it needs at least 3 PEs.
     let quiet = build(&dir, "quiet", &[]);
     let quiet = quiet.to_str().expect("a UTF-8 path");
-    let r = run(&dir, "oshrun", &["-np", "2", "--sim", "hgx8", quiet], "quiet-2");
+    let r = run(
+        &dir,
+        "oshrun",
+        &["-np", "2", "--sim", "hgx8", quiet],
+        "quiet-2",
+    );
     assert_ne!(code(&r), Some(0), "{}", r.stdout);
     assert!(r.stderr.contains("PE 2"), "{}", r.stderr);
 }
@@ -184,16 +229,36 @@ fn the_ring_s_race_is_caught_by_the_detector() {
     let Some(dir) = setup() else { return };
     let ring = build(&dir, "ring", &["-rshmem-check"]);
     let ring = ring.to_str().expect("a UTF-8 path");
-    let r = run(&dir, "rshmem", &["check", "-n", "2", "--runs", "8", ring], "ring-check");
+    let r = run(
+        &dir,
+        "rshmem",
+        &["check", "-n", "2", "--runs", "8", ring],
+        "ring-check",
+    );
     assert_eq!(code(&r), Some(1), "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("race 1 at heap+0x"), "{}", r.stdout);
     assert!(r.stdout.contains("local write"), "{}", r.stdout);
     assert!(r.stdout.contains("put"), "{}", r.stdout);
-    assert!(r.stdout.contains("replay: rshmem check -n 2 --runs 1 --seed"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("replay: rshmem check -n 2 --runs 1 --seed"),
+        "{}",
+        r.stdout
+    );
     // The same binary still prints the ring on a plain simulated run.
-    let r = run(&dir, "oshrun", &["-np", "4", "--sim", "hgx8", "--seed", "1", ring], "ring-plain");
+    let r = run(
+        &dir,
+        "oshrun",
+        &["-np", "4", "--sim", "hgx8", "--seed", "1", ring],
+        "ring-plain",
+    );
     assert_eq!(code(&r), Some(0), "{}", r.stderr);
-    assert_eq!(r.stdout.lines().filter(|l| l.contains("received")).count(), 4, "{}", r.stdout);
+    assert_eq!(
+        r.stdout.lines().filter(|l| l.contains("received")).count(),
+        4,
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -201,7 +266,12 @@ fn the_vector_sum_s_uninitialised_shared_read_is_reported() {
     let Some(dir) = setup() else { return };
     let sum = build(&dir, "vector_sum", &["-rshmem-check"]);
     let sum = sum.to_str().expect("a UTF-8 path");
-    let r = run(&dir, "oshrun", &["-np", "4", "--sim", "hgx8", sum], "vector-sum-initcheck");
+    let r = run(
+        &dir,
+        "oshrun",
+        &["-np", "4", "--sim", "hgx8", sum],
+        "vector-sum-initcheck",
+    );
     assert_eq!(code(&r), Some(0), "{}", r.stderr);
     assert_eq!(r.stdout.trim(), "Global sum: 10.000000", "{}", r.stderr);
     assert!(r.stderr.contains("uninitialised"), "{}", r.stderr);
@@ -218,7 +288,11 @@ fn a_seed_replays_a_kernel_run_exactly() {
             let args = ["-np", "8", "--sim", "hgx8", "--seed", "3", "--json", ring];
             let r = run(&dir, "oshrun", &args, &format!("ring-json{i}"));
             assert_eq!(code(&r), Some(0), "{}", r.stderr);
-            let json = r.stdout.trim_end().rsplit_once('\n').map_or(r.stdout.trim(), |(_, j)| j);
+            let json = r
+                .stdout
+                .trim_end()
+                .rsplit_once('\n')
+                .map_or(r.stdout.trim(), |(_, j)| j);
             let report: serde_json::Value = serde_json::from_str(json).expect("a JSON report");
             report["trace_hash"].as_str().expect("a hash").to_owned()
         })

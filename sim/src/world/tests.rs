@@ -338,3 +338,57 @@ fn a_pending_infiniband_write_is_not_behind_the_pointer_until_it_shows() {
         "some read must fall between delivery and visibility"
     );
 }
+
+/// With mapped loads, PE 0 reads PE 1's word through an address once PE 1 has stored it and
+/// both passed an exchange; returns what PE 0 read, whether it had an address for PE 1, and
+/// how far charging 4 KiB of mapped loads moved its clock.
+fn mapped_read(topology: hw::Topology, mapped: bool) -> (Option<u64>, u64) {
+    let sim = Sim::builder(topology)
+        .addressable_memory(true)
+        .mapped_loads(mapped)
+        .build()
+        .unwrap();
+    let (mut results, report) = sim
+        .launch(|dev| {
+            setup(&dev);
+            let word = LocalRange {
+                kind: MemKind::Device,
+                offset: 8,
+                len: 8,
+            };
+            if dev.pe().0 == 1 {
+                dev.write_local(word, &0x00c0_ffee_u64.to_le_bytes());
+            }
+            dev.exchange(&[], FAR).unwrap();
+            let remote = RemoteRange {
+                pe: hw::Pe(1),
+                kind: MemKind::Device,
+                offset: 8,
+                len: 8,
+            };
+            let read = dev.mapped_load_addr(remote).map(|addr| {
+                // SAFETY: an 8-byte word of an imported segment, valid until the run ends.
+                unsafe { std::ptr::read_volatile(addr as *const u64) }
+            });
+            let before_ns = dev.now().0;
+            dev.note_mapped_loads(hw::Pe(1), 4096);
+            (read, dev.now().0 - before_ns)
+        })
+        .unwrap();
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    results.swap_remove(0).unwrap()
+}
+
+#[test]
+fn mapped_loads_read_a_load_store_peer_and_charge_their_bytes() {
+    let (read, charged_ns) = mapped_read(nvlink_pair(), true);
+    assert_eq!(read, Some(0x00c0_ffee));
+    // 4096 bytes at 100 GB/s.
+    assert_eq!(charged_ns, 41);
+}
+
+#[test]
+fn mapped_loads_are_off_by_default_and_for_infiniband_peers() {
+    assert_eq!(mapped_read(nvlink_pair(), false).0, None);
+    assert_eq!(mapped_read(ib_pair(), true).0, None);
+}
