@@ -1,0 +1,1 @@
+//! Reads of `__shared__` bytes that no thread of the block wrote (placeholder, filled below).
