@@ -15,6 +15,7 @@ use rshmem::{Dim3, KernelError, ShmemError};
 use crate::cuda_sim::builtins::Exchange;
 use crate::cuda_sim::fiber::Fiber;
 use crate::cuda_sim::guard;
+use crate::cuda_sim::initcheck::{self, Shadow};
 use crate::cuda_sim::registry::{self, Kernel, Trampoline};
 use crate::cuda_sim::runtime_api::{CudaError, refuse, this_pe};
 use crate::cuda_sim::shared::{DYNAMIC_SHARED_BYTES, SharedMemory};
@@ -111,6 +112,8 @@ pub(crate) struct Grid<'a> {
     /// cudaLaunchKernel's argument array, valid until the launch returns.
     pub(crate) args: *mut *mut c_void,
     pub(crate) shared: SharedMemory,
+    /// Which shared bytes each block wrote, for a program built with hooks.
+    pub(crate) initcheck: Option<Shadow>,
     pub(crate) exchange: Exchange,
 }
 
@@ -215,13 +218,16 @@ fn launch(
         let shmem_handle = &pe.shmem;
         let n_blocks = grid.count() as usize;
         let block_threads = block.count() as u32;
+        let shared = SharedMemory::new(kernel.smem.clone(), shmem, n_blocks, block_threads);
+        let facts = initcheck::facts(kernel.object);
         let grid_state = Grid {
             pe: shmem_handle.my_pe(),
             slot: crate::state::slot(),
             kernel: &kernel,
             trampoline: kernel.trampoline,
             args,
-            shared: SharedMemory::new(kernel.smem.clone(), shmem, n_blocks, block_threads),
+            initcheck: Shadow::new(facts, shared.places(), n_blocks),
+            shared,
             exchange: Exchange::new(),
         };
         let ran =

@@ -21,6 +21,7 @@
 //! thread wrote; `builtins.rs` and `vprintf.rs` the language's built-ins; `runtime_api.rs`
 //! errors and devices, `memory.rs` allocation and copies, `streams.rs` streams and events.
 
+pub(crate) mod atomics;
 pub(crate) mod builtins;
 pub(crate) mod fiber;
 pub(crate) mod initcheck;
@@ -31,6 +32,7 @@ pub(crate) mod runtime_api;
 pub(crate) mod shared;
 pub(crate) mod stacks;
 pub(crate) mod streams;
+pub(crate) mod tsan_hooks;
 pub(crate) mod vprintf;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};

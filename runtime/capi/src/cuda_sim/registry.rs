@@ -60,6 +60,8 @@ pub(crate) struct Kernel {
     pub(crate) trampoline: Trampoline,
     /// The `__shared__` bytes of the kernel's object.
     pub(crate) smem: Range<usize>,
+    /// The base address of the object the kernel is in (0: unknown).
+    pub(crate) object: usize,
 }
 
 #[derive(Debug)]
@@ -131,6 +133,7 @@ pub(crate) fn kernel(stub: *const c_void) -> Option<Kernel> {
             name: Arc::clone(name),
             trampoline: module.kernels[&**name],
             smem: module.smem.clone(),
+            object: module.object,
         })
     })
 }
