@@ -31,6 +31,7 @@ pub mod amo;
 pub mod cmp;
 pub mod collectives;
 pub mod ctx;
+mod cuda_sim;
 mod fail;
 pub mod handles;
 #[cfg(test)]

@@ -165,8 +165,9 @@ pub(crate) fn running_getopt() -> Option<&'static crate::sim_host::PeGetopt> {
     SIMULATED.load(Ordering::Relaxed).then(|| slot().getopt())
 }
 
-/// The slot calls act on now.
-fn slot() -> &'static Slot {
+/// The slot calls act on now: a kernel launch keeps it, to make it current again whenever
+/// one of its GPU threads resumes.
+pub(crate) fn slot() -> &'static Slot {
     // SAFETY: CURRENT points at PROCESS_SLOT or at a slot the host keeps for the whole run
     // (`enter_slot`'s contract).
     unsafe { &*CURRENT.load(Ordering::Relaxed) }
@@ -387,7 +388,7 @@ impl Pe {
 }
 
 /// The message of a panic payload.
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

@@ -121,7 +121,9 @@ impl<R, Fut: Future<Output = Result<R, ShmemError>>> Threads<R, Fut> {
                     let (block, thread) = launch.ids(thread);
                     return Err(KernelError::ForeignAwait { block, thread }.into());
                 }
-                Park::Ticket { .. } | Park::Memory { .. } => self.waiting.push(thread),
+                Park::Ticket { .. } | Park::Memory { .. } | Park::Yield { .. } => {
+                    self.waiting.push(thread);
+                }
                 // Its group wakes it (`Launch::wake`).
                 Park::Group { .. } => {}
             },
@@ -129,13 +131,18 @@ impl<R, Fut: Future<Output = Result<R, ShmemError>>> Threads<R, Fut> {
         Ok(())
     }
 
-    /// Checks every waiting thread once more; returns whether any moved on.
+    /// Checks every waiting thread once more; returns whether any moved on. A thread that
+    /// yielded and yields again has not moved: else a spin loop with a back-off would keep
+    /// the PE from ever blocking in the wait that the loop waits for.
     fn recheck<B: Backend>(&mut self, launch: &Launch<'_, B>) -> Result<bool, ShmemError> {
         let mut moved = false;
         for thread in std::mem::take(&mut self.waiting) {
             let before = launch.parks[thread].get();
             self.poll(launch, thread)?;
-            moved |= self.futures[thread].is_none() || launch.parks[thread].get() != before;
+            let after = launch.parks[thread].get();
+            let yields_again =
+                matches!(before, Park::Yield { .. }) && matches!(after, Park::Yield { .. });
+            moved |= self.futures[thread].is_none() || (after != before && !yields_again);
         }
         Ok(moved)
     }
@@ -179,7 +186,9 @@ fn stall<B: Backend>(
     };
     // The lowest-numbered waiting thread: `waiting` is in no particular order.
     let Some((first, word)) = words().min() else {
-        return Stall::Stuck;
+        // A thread that yielded runs again at the next check; only then is nothing movable.
+        let yielded = parks().any(|(_, park)| matches!(park, Park::Yield { .. }));
+        return if yielded { Stall::Spin } else { Stall::Stuck };
     };
     if words().all(|(_, other)| other == word) {
         return Stall::BlockIn(first);

@@ -38,6 +38,12 @@ pub(crate) enum Park {
         /// The park's number.
         park: u64,
     },
+    /// Stepped aside so that the other threads run first (`KernelThread::yield_now`): ready
+    /// again at the next check of the waiting threads.
+    Yield {
+        /// The park's number.
+        park: u64,
+    },
 }
 
 impl<B: Backend> Launch<'_, B> {
@@ -117,6 +123,23 @@ impl<B: Backend> Launch<'_, B> {
             }
         })
         .await
+    }
+
+    /// Suspends `thread` once, until the executor next checks its waiting threads: the
+    /// threads that are ready, and the waits that can move, go first.
+    pub(crate) async fn yield_once(&self, thread: usize) {
+        let park = self.next_park();
+        let mut yielded = false;
+        poll_fn(|_| {
+            if yielded {
+                self.parks[thread].set(Park::Running);
+                return Poll::Ready(());
+            }
+            yielded = true;
+            self.parks[thread].set(Park::Yield { park });
+            Poll::Pending
+        })
+        .await;
     }
 
     /// Whether the executor asked `thread` to block the PE in its wait; the request is

@@ -143,6 +143,16 @@ impl<'k, B: Backend> KernelThread<'k, B> {
         self.warp().meet_only("sync_warp").await
     }
 
+    /// Lets the launch's other threads run before this one goes on: it is ready again when
+    /// the launch next checks its waiting threads, after every ready thread has run and
+    /// every wait has been checked once (a GPU thread's `__nanosleep` in a spin loop).
+    ///
+    /// A thread that only yields while it waits for a plain store of another PE keeps its
+    /// PE from blocking in the backend; wait with `wait_until` or `signal_wait_until`.
+    pub async fn yield_now(&self) {
+        self.launch().yield_once(self.index()).await;
+    }
+
     /// Writes the single element `dst` on PE `pe` from this thread (`p`).
     ///
     /// # Ordering

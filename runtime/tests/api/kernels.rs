@@ -442,3 +442,32 @@ fn gets_of_many_threads_overlap_in_simulated_time() {
     assert!(one > 0, "a get takes time");
     assert!(many < 8 * one, "64 gets took {many} ns, one took {one} ns");
 }
+
+#[test]
+fn a_yielding_thread_lets_the_others_run_and_the_pe_block_in_their_waits() {
+    let (values, _) = run_kernels_ok(1, |sh| {
+        let data = sh.calloc::<u64>(1)?;
+        let done = std::cell::Cell::new(false);
+        let spins = std::cell::Cell::new(0u32);
+        let seen = sh.launch_kernel(Dim3::linear(1), Dim3::linear(2), async |t| {
+            if t.thread_rank() == 0 {
+                // Spins with a back-off until thread 1's get has landed: the PE must block
+                // in that get, not spin on the yield forever.
+                while !done.get() {
+                    spins.set(spins.get() + 1);
+                    t.yield_now().await;
+                }
+                Ok(0)
+            } else {
+                let value = t.g(data, 0).await?;
+                done.set(true);
+                Ok(value + 7)
+            }
+        })?;
+        sh.free(data)?;
+        Ok((seen, spins.get()))
+    });
+    let (seen, spins) = &values[0];
+    assert_eq!(seen, &vec![0, 7]);
+    assert!(*spins >= 1, "thread 0 ran before the get completed");
+}

@@ -20,7 +20,7 @@
 //! thread), use thread-local variables of its own (refused at load), or call `exit` before
 //! the others are done (it ends the process, so the report names the PE and the status).
 
-mod check;
+pub(crate) mod check;
 mod copies;
 mod ending;
 mod getopt;

@@ -1,0 +1,53 @@
+//! The CUDA runtime and the CUDA language's built-ins, emulated for programs built by
+//! `rshmem-nvcc` for the simulator and for processes (`include-cuda-sim/rshmem/cuda_sim_abi.h`,
+//! docs/cuda-sim-runtime.md).
+//!
+//! Design choices:
+//!
+//! - **A GPU thread is a coroutine of its PE** (`fiber.rs`), run by the runtime's kernel model
+//!   (`Shmem::launch_kernel`): the kernel model decides which thread runs, and a device call
+//!   that must wait suspends the thread's coroutine. Threads switch only inside calls.
+//! - **Launches are synchronous.** A launch runs every thread to its end inside
+//!   `cudaLaunchKernel`, so streams have nothing left to do and the argument array stays valid.
+//! - **No CUDA names are exported.** Every function is `__rsim_` prefixed; the shipped headers
+//!   give them CUDA's names as `static inline` wrappers, so a program built by nvcc links the
+//!   real CUDA runtime beside libshmem.
+//! - **No panic crosses C frames**: every `extern "C"` entry catches panics ([`guard`]), and a
+//!   failed device call ends the run naming the PE, kernel, block and thread, as a GPU trap.
+//!
+//! Files: `registry.rs` what the compiler passes register; `launch.rs` configurations and
+//! launches; `fiber.rs` threads as coroutines and the API device calls use; `stacks.rs` their
+//! stacks; `shared.rs` `__shared__` memory per block; `initcheck.rs` reads of shared bytes no
+//! thread wrote; `builtins.rs` and `vprintf.rs` the language's built-ins; `runtime_api.rs`
+//! errors and devices, `memory.rs` allocation and copies, `streams.rs` streams and events.
+
+pub(crate) mod atomics;
+pub(crate) mod builtins;
+pub(crate) mod fiber;
+pub(crate) mod initcheck;
+pub(crate) mod launch;
+pub(crate) mod memory;
+pub(crate) mod registry;
+pub(crate) mod runtime_api;
+pub(crate) mod shared;
+pub(crate) mod stacks;
+pub(crate) mod streams;
+pub(crate) mod tsan_hooks;
+pub(crate) mod vprintf;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Runs the body of the exported function `call`, ending the run with a message if it panics
+/// (a bug of rshmem): a panic must not unwind into the program's C and C++ frames.
+pub(crate) fn guard<R>(call: &str, body: impl FnOnce() -> R) -> R {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(value) => value,
+        Err(payload) => fiber::fail(
+            call,
+            &format!(
+                "internal error (please report it): {}",
+                crate::state::panic_text(payload.as_ref())
+            ),
+        ),
+    }
+}
