@@ -14,7 +14,10 @@
 /* Without the runtime API header, the one declaration clang's lowering of `<<<>>>` needs. */
 typedef int cudaError_t;
 typedef struct CUstream_st *cudaStream_t;
-extern "C" cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
+#ifdef __cplusplus
+extern "C"
+#endif
+cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
                                         cudaStream_t stream);
 #endif
 

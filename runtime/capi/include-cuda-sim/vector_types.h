@@ -9,7 +9,12 @@
 #ifndef RSHMEM_SIM_VECTOR_TYPES_H
 #define RSHMEM_SIM_VECTOR_TYPES_H
 
-#define RSIM_HD_INLINE static __inline__ __attribute__((host)) __attribute__((device))
+#ifdef __CUDA__
+#define RSIM_HD __attribute__((host)) __attribute__((device))
+#else
+#define RSIM_HD
+#endif
+#define RSIM_HD_INLINE static __inline__ RSIM_HD
 
 /* One family: T1..T4 with their alignments and make_T1..make_T4. */
 #define RSIM_VECTOR_FAMILY(name, type, align2, align4)                                      \
@@ -51,14 +56,15 @@ RSIM_VECTOR_FAMILY(double, double, 16, 16)
 struct dim3 {
     unsigned int x, y, z;
 #ifdef __cplusplus
-    __attribute__((host)) __attribute__((device)) constexpr dim3(unsigned int vx = 1, unsigned int vy = 1,
+    RSIM_HD constexpr dim3(unsigned int vx = 1, unsigned int vy = 1,
                                                                  unsigned int vz = 1)
         : x(vx), y(vy), z(vz) {}
-    __attribute__((host)) __attribute__((device)) constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
-    __attribute__((host)) __attribute__((device)) constexpr operator uint3() const { return uint3{x, y, z}; }
+    RSIM_HD constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    RSIM_HD constexpr operator uint3() const { return uint3{x, y, z}; }
 #endif
 };
 typedef struct dim3 dim3;
 
 #undef RSIM_HD_INLINE
+#undef RSIM_HD
 #endif

@@ -12,9 +12,22 @@
 #ifndef RSHMEM_CUDA_SIM_LANG_H
 #define RSHMEM_CUDA_SIM_LANG_H
 
-#ifndef __cplusplus
-#error "rshmem/cuda_sim_lang.h is for CUDA (C++) sources built by rshmem-nvcc"
-#endif
+#if !defined(__CUDA__)
+/* A host-only C or C++ file of the program (rshmem-nvcc compiles .c and .cpp files with the
+ * same include path, as nvcc does): the qualifiers mean nothing there, the types are shared. */
+#define __host__
+#define __device__
+#define __global__
+#define __shared__
+#define __constant__
+#define __forceinline__ __inline__ __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#include <stddef.h>
+#include <stdint.h>
+#include <vector_types.h>
+#else
 
 #ifndef __CUDACC__
 #define __CUDACC__ 1
@@ -121,6 +134,49 @@ template <typename T> static __host__ __device__ __forceinline__ T rsim_from_bit
     return v;
 }
 
+/* CUDA's integer and floating-point helpers, host and device, computed exactly (the fast
+ * approximations __expf, __fdividef, ... are their exact counterparts here). */
+#define RSIM_MIN_MAX(T)                                                                           \
+    static __host__ __device__ __forceinline__ T min(T a, T b) { return a < b ? a : b; }         \
+    static __host__ __device__ __forceinline__ T max(T a, T b) { return a > b ? a : b; }
+RSIM_MIN_MAX(int)
+RSIM_MIN_MAX(unsigned)
+RSIM_MIN_MAX(long long)
+RSIM_MIN_MAX(unsigned long long)
+RSIM_MIN_MAX(float)
+RSIM_MIN_MAX(double)
+#undef RSIM_MIN_MAX
+#define RSIM_HD_FN static __host__ __device__ __forceinline__
+RSIM_HD_FN int __popc(unsigned x) { return __builtin_popcount(x); }
+RSIM_HD_FN int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+RSIM_HD_FN int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+RSIM_HD_FN int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+RSIM_HD_FN int __ffs(int x) { return __builtin_ffs(x); }
+RSIM_HD_FN int __ffsll(long long x) { return __builtin_ffsll(x); }
+RSIM_HD_FN unsigned __brev(unsigned x) { return __builtin_bitreverse32(x); }
+RSIM_HD_FN unsigned long long __brevll(unsigned long long x) { return __builtin_bitreverse64(x); }
+RSIM_HD_FN float __int_as_float(int x) { return rsim_from_bits<float>((uint64_t)(uint32_t)x); }
+RSIM_HD_FN int __float_as_int(float x) { return (int)(uint32_t)rsim_bits(x); }
+RSIM_HD_FN float __uint_as_float(unsigned x) { return rsim_from_bits<float>(x); }
+RSIM_HD_FN unsigned __float_as_uint(float x) { return (unsigned)rsim_bits(x); }
+RSIM_HD_FN double __longlong_as_double(long long x) { return rsim_from_bits<double>((uint64_t)x); }
+RSIM_HD_FN long long __double_as_longlong(double x) { return (long long)rsim_bits(x); }
+RSIM_HD_FN float __fdividef(float a, float b) { return a / b; }
+/* glibc declares these names for its own (unexported) functions, hence macros. */
+#define __expf(x) expf(x)
+#define __logf(x) logf(x)
+#define __sinf(x) sinf(x)
+#define __cosf(x) cosf(x)
+#define __powf(a, b) powf(a, b)
+RSIM_HD_FN float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+RSIM_HD_FN double rsqrt(double x) { return 1.0 / sqrt(x); }
+RSIM_HD_FN float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+RSIM_HD_FN float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+RSIM_HD_FN int __float2int_rn(float x) { return (int)nearbyintf(x); }
+RSIM_HD_FN int __float2int_rz(float x) { return (int)x; }
+RSIM_HD_FN float __int2float_rn(int x) { return (float)x; }
+#undef RSIM_HD_FN
+
 /* Warp functions. */
 static __device__ __forceinline__ unsigned __activemask(void) { return __rsim_activemask(); }
 static __device__ __forceinline__ unsigned __ballot_sync(unsigned mask, int predicate) {
@@ -222,4 +278,5 @@ static __device__ void __cluster_barrier_wait(void)
     RSIM_UNAVAILABLE("thread block clusters", "synchronise the block with __syncthreads");
 #undef RSIM_UNAVAILABLE
 
+#endif /* __CUDA__ */
 #endif
