@@ -7,6 +7,7 @@ mod check_program;
 mod info;
 mod launch;
 mod litmus;
+mod nvcc;
 mod oshrun;
 mod run;
 mod sim_program;
@@ -66,6 +67,10 @@ enum Command {
     /// Open MPI's `oshrun -np N PROGRAM [ARGS...]`, as `rshmem run -n N PROGRAM [ARGS...]`
     /// (what tools/osh/bin/oshrun runs; `rshmem oshrun --help`, docs/c-tools.md).
     Oshrun(oshrun::OshrunArgs),
+    /// nvcc's command line for the simulator: build a CUDA program (`.cu`, host code and
+    /// `__global__` kernels) with clang 14 and libshmem's CUDA emulation (what
+    /// tools/osh/bin/rshmem-nvcc runs; `rshmem nvcc --help`, docs/cuda-sim.md).
+    Nvcc(nvcc::NvccArgs),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +84,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info::main(args),
         Command::Topo(args) => topo::main(args),
         Command::Oshrun(args) => oshrun::main(args),
+        Command::Nvcc(args) => nvcc::main(args),
     };
     match result {
         Ok(code) => code,

@@ -1,7 +1,10 @@
 //! `cargo xtask install --prefix DIR`: build the launcher and the C library (release) and
 //! install what a C or C++ OpenSHMEM user needs under DIR:
-//! `bin/{rshmem,oshrun,oshcc,oshc++,oshCC}`, `lib/libshmem.{so,a}`, `include/{shmem.h,shmemx.h}`
-//! and `include/mpp/` (the path older programs include).
+//! `bin/{rshmem,oshrun,oshcc,oshc++,oshCC,rshmem-nvcc}`, `lib/libshmem.{so,a}`,
+//! `include/{shmem.h,shmemx.h}`, `include/mpp/` (the path older programs include),
+//! `include/rshmem/` (the device primitives) and `include/rshmem-cuda-sim/` (the simulator's
+//! CUDA headers, in a directory of their own so that a GPU build with `-IPREFIX/include` never
+//! takes its `cuda_runtime.h` for CUDA's).
 //!
 //! The layout is a plan ([`plan`]) applied by [`apply`], so that a test checks the layout on a
 //! fake tree without building. The wrapper scripts need no editing when installed: they find
@@ -48,10 +51,11 @@ pub(crate) fn plan(root: &Path, release: &Path, prefix: &Path) -> Vec<Step> {
     let osh = root.join("tools/osh/bin");
     let headers = root.join("runtime/capi/include");
     let copy = |from: PathBuf, to: PathBuf, mode| Step::Copy { from, to, mode };
-    vec![
+    let mut steps = vec![
         copy(release.join("rshmem"), bin.join("rshmem"), 0o755),
         copy(osh.join("oshrun"), bin.join("oshrun"), 0o755),
         copy(osh.join("oshcc"), bin.join("oshcc"), 0o755),
+        copy(osh.join("rshmem-nvcc"), bin.join("rshmem-nvcc"), 0o755),
         Step::Link {
             to: bin.join("oshc++"),
             target: "oshcc",
@@ -81,7 +85,39 @@ pub(crate) fn plan(root: &Path, release: &Path, prefix: &Path) -> Vec<Step> {
             prefix.join("share/rshmem/check_hooks.c"),
             0o644,
         ),
-    ]
+    ];
+    // Header directories, file by file as they are in the tree.
+    for (from, to) in [
+        (headers.join("rshmem"), include.join("rshmem")),
+        (
+            root.join("runtime/capi/include-cuda-sim"),
+            include.join("rshmem-cuda-sim"),
+        ),
+    ] {
+        for file in files_under(&from) {
+            let relative = file.strip_prefix(&from).unwrap_or(&file).to_path_buf();
+            steps.push(copy(file, to.join(relative), 0o644));
+        }
+    }
+    steps
+}
+
+/// The files under `dir`, recursively, sorted; none when it does not exist.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return files;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
 }
 
 /// Carries out `steps`, checking first that every source exists, so that a missing file
@@ -194,6 +230,7 @@ mod tests {
                 "/p/bin/oshcc",
                 "/p/bin/oshrun",
                 "/p/bin/rshmem",
+                "/p/bin/rshmem-nvcc",
                 "/p/include/mpp/shmem.h",
                 "/p/include/mpp/shmemx.h",
                 "/p/include/shmem.h",
@@ -227,7 +264,7 @@ mod tests {
 
         // The real scripts, fake binaries and headers.
         let real_osh = Path::new(env!("CARGO_MANIFEST_DIR")).join("../osh/bin");
-        for script in ["oshcc", "oshrun"] {
+        for script in ["oshcc", "oshrun", "rshmem-nvcc"] {
             std::fs::copy(real_osh.join(script), osh.join(script)).unwrap();
         }
         for file in ["rshmem", "libshmem.so", "libshmem.a"] {

@@ -54,6 +54,11 @@ struct rsim_module {
     uint64_t n_vars;
     char *smem_start;
     char *smem_end;
+    /* The module's __shared__ variables, each with its device name, address (in rsim_smem,
+     * between smem_start and smem_end) and size: a linked program has one rsim_smem section
+     * for all its modules, and a report names a variable by this table. */
+    const struct rsim_var *smem_vars;
+    uint64_t n_smem_vars;
 };
 void __rsim_register_module(const struct rsim_module *module);
 
