@@ -77,7 +77,7 @@ use crate::topology::{NV18, Topology, TopologyError};
 use crate::types::Pe;
 
 pub use device::CudaDevice;
-pub use device_api::{DeviceApiError, DeviceKernel, KernelArg, KernelOptions};
+pub use device_api::{DEVICE_STATE_BYTES, DeviceApiError, DeviceKernel, KernelArg, KernelOptions};
 pub use device_heap::{ShareHeapError, share_device_heap};
 pub use driver::{GpuInfo, GpuInventory, probe};
 pub use error::{CudaUnavailable, DriverCallError};

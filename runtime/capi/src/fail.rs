@@ -48,6 +48,9 @@ pub(crate) enum CallError {
     /// An argument outside what the call accepts.
     #[error("{0}")]
     Argument(String),
+    /// Kernels built by nvcc could not be given the device-side API's state.
+    #[error("binding the state of kernels built with rshmem/device_gpu.cuh: {0}")]
+    DeviceState(String),
     /// The runtime panicked: a bug of rshmem, not of the program.
     #[error("internal error (please report it): {0}")]
     Internal(String),

@@ -32,12 +32,14 @@ pub mod cmp;
 pub mod collectives;
 pub mod ctx;
 mod cuda_sim;
+pub mod device_state;
 mod fail;
 pub mod handles;
 #[cfg(test)]
 mod header;
 pub mod lock;
 pub mod memory;
+pub mod nvshmem_teams;
 pub mod reductions;
 pub mod rma;
 pub mod rma_sized;

@@ -55,6 +55,8 @@ pub(crate) struct Pe {
     pub(crate) thread_level: c_int,
     /// The teams of the deprecated collectives' active sets, made on first use.
     pub(crate) active_sets: crate::active_set::ActiveSetTeams,
+    /// NVSHMEM's int32 team handles of this PE (`nvshmem.h`).
+    pub(crate) nvshmem_teams: crate::nvshmem_teams::NvshmemTeams,
 }
 
 /// Where the library is in its life.
@@ -325,6 +327,7 @@ pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
             handles: Handles::default(),
             thread_level: level,
             active_sets: Default::default(),
+            nvshmem_teams: Default::default(),
         });
     }
     MULTIPLE.store(multiple, Ordering::Relaxed);

@@ -195,6 +195,50 @@ impl CudaDevice {
     }
 }
 
+impl CudaDevice {
+    /// This PE's `rshmem_state_t`, [`DEVICE_STATE_BYTES`] bytes, for kernels compiled
+    /// offline (by nvcc, with `rshmem/device_gpu.cuh`) whose program copies it into its own
+    /// `rshmem_state` symbol. It changes only when a heap grows; making it makes the run's
+    /// synchronisation memory on the first call, as the first launch does.
+    ///
+    /// # Errors
+    /// [`DeviceApiError::NotImported`] if a PE's device heap is not mapped here yet,
+    /// [`DeviceApiError::TooManyPes`] beyond the state's PEs, or a driver error.
+    pub fn device_state(&self) -> Result<Vec<u8>, DeviceApiError> {
+        Ok(state_of(self.pe_ctx())?.to_bytes())
+    }
+}
+
+/// The size of `rshmem_state_t`, what [`CudaDevice::device_state`] returns.
+pub const DEVICE_STATE_BYTES: usize = STATE_BYTES;
+
+/// `pe`'s device heap as the PE of `ctx` maps it: base address and length.
+fn heap_of(ctx: &PeCtx, pe: Pe) -> Result<(u64, u64), DeviceApiError> {
+    ctx.segment(pe, MemKind::Device)
+        .ok_or(DeviceApiError::NotImported { pe })
+}
+
+/// The state kernels of the PE of `ctx` read: every PE's heap, and the run's
+/// synchronisation memory.
+fn state_of(ctx: &PeCtx) -> Result<State, DeviceApiError> {
+    let world = &ctx.world;
+    if world.n_pes as usize > MAX_PES {
+        return Err(DeviceApiError::TooManyPes {
+            n_pes: world.n_pes,
+            max: MAX_PES,
+        });
+    }
+    let heaps = (0..world.n_pes)
+        .map(|pe| heap_of(ctx, Pe(pe)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(State {
+        my_pe: ctx.pe.0,
+        heap_bytes: heaps.iter().map(|&(_, len)| len).min().unwrap_or(0),
+        heap_base: heaps.iter().map(|&(base, _)| base).collect(),
+        sync_base: world.device_sync_bases(&ctx.gpu)?,
+    })
+}
+
 /// The header, then the user's source numbered from its own line 1.
 fn full_source(source: &str, file: &str) -> String {
     format!("#line 1 \"rshmem_device.cuh\"\n{HEADER}\n#line 1 \"{file}\"\n{source}")
@@ -268,7 +312,7 @@ impl DeviceKernel {
         let state = if self.bound_at_change.get() == Some(changes) {
             None
         } else {
-            Some(self.state()?)
+            Some(state_of(&self.ctx)?)
         };
         let ticket = queue.enqueue_with(|stream| {
             if let Some(state) = &state {
@@ -302,29 +346,7 @@ impl DeviceKernel {
 
     /// `pe`'s device heap: base address and length.
     fn heap(&self, pe: Pe) -> Result<(u64, u64), DeviceApiError> {
-        self.ctx
-            .segment(pe, MemKind::Device)
-            .ok_or(DeviceApiError::NotImported { pe })
-    }
-
-    /// The PE's state: every PE's heap, and the run's synchronisation memory.
-    fn state(&self) -> Result<State, DeviceApiError> {
-        let world = &self.ctx.world;
-        if world.n_pes as usize > MAX_PES {
-            return Err(DeviceApiError::TooManyPes {
-                n_pes: world.n_pes,
-                max: MAX_PES,
-            });
-        }
-        let heaps = (0..world.n_pes)
-            .map(|pe| self.heap(Pe(pe)))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(State {
-            my_pe: self.ctx.pe.0,
-            heap_bytes: heaps.iter().map(|&(_, len)| len).min().unwrap_or(0),
-            heap_base: heaps.iter().map(|&(base, _)| base).collect(),
-            sync_base: world.device_sync_bases(&self.ctx.gpu)?,
-        })
+        heap_of(&self.ctx, pe)
     }
 
     /// Enqueues the copy of `state` into the module's `rshmem_state` on `stream`.

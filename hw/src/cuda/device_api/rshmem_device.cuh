@@ -46,7 +46,13 @@ typedef struct {
     rshmem_u64 sync_base[RSHMEM_MAX_PES];
 } rshmem_state_t;
 
-__constant__ rshmem_state_t rshmem_state;
+// Programs built by nvcc with rshmem/device_gpu.cuh define RSHMEM_STATE_STORAGE as `static`:
+// each of their translation units then has its own copy, which libshmem binds through that
+// unit's binder (runtime/capi/src/device_state.rs), and -rdc links no duplicate.
+#ifndef RSHMEM_STATE_STORAGE
+#define RSHMEM_STATE_STORAGE
+#endif
+RSHMEM_STATE_STORAGE __constant__ rshmem_state_t rshmem_state;
 
 // One PE's synchronisation memory: zeroed by the runtime, kept for the whole run.
 typedef struct {
@@ -465,6 +471,23 @@ __device__ inline rshmem_sync_t *rshmem_detail_sync(int pe) {
     return (rshmem_sync_t *)rshmem_state.sync_base[pe];
 }
 
+// The barrier's arrival and wait, made by one thread for its PE (the block's thread 0 in
+// rshmem_barrier_all; the calling thread in NVSHMEM's thread-scope nvshmem_barrier_all).
+__device__ inline void rshmem_detail_barrier_thread() {
+    __threadfence_system();
+    int me = rshmem_state.my_pe;
+    volatile rshmem_u64 *epoch = &rshmem_detail_sync(me)->barrier_epoch;
+    rshmem_u64 now = *epoch + 1;
+    *epoch = now;
+    for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
+        *(volatile rshmem_u64 *)&rshmem_detail_sync(pe)->arrived[me] = now;
+    }
+    for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
+        rshmem_detail_poll((const rshmem_u64 *)&rshmem_detail_sync(me)->arrived[pe],
+                           RSHMEM_CMP_GE, now, "barrier_all");
+    }
+}
+
 // Quiet, then waits until every PE has arrived (docs/ordering.md: barrier_all is quiet on the
 // default context plus all PEs arriving; on NVLink it makes every update visible).
 //
@@ -481,18 +504,7 @@ __device__ inline rshmem_sync_t *rshmem_detail_sync(int pe) {
 __device__ inline void rshmem_barrier_all() {
     __syncthreads();
     if (rshmem_detail_block_rank() == 0) {
-        __threadfence_system();
-        int me = rshmem_state.my_pe;
-        volatile rshmem_u64 *epoch = &rshmem_detail_sync(me)->barrier_epoch;
-        rshmem_u64 now = *epoch + 1;
-        *epoch = now;
-        for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
-            *(volatile rshmem_u64 *)&rshmem_detail_sync(pe)->arrived[me] = now;
-        }
-        for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
-            rshmem_detail_poll((const rshmem_u64 *)&rshmem_detail_sync(me)->arrived[pe],
-                               RSHMEM_CMP_GE, now, "barrier_all");
-        }
+        rshmem_detail_barrier_thread();
     }
     __syncthreads();
 }

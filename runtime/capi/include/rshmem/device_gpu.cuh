@@ -1,0 +1,354 @@
+/*
+ * The device primitives of rshmem/device_abi.h for GPUs, as inline __device__ functions over
+ * the CUDA backend's device API (rshmem_device.cuh, the same file the runtime compiles with
+ * NVRTC: one implementation of every device operation), for programs that nvcc compiles.
+ *
+ * State binding: every translation unit that includes this header has its own
+ * `static __constant__ rshmem_state` (RSHMEM_STATE_STORAGE), and a static constructor that
+ * registers a binder with libshmem; libshmem calls the binders once the heaps exist
+ * (nvshmem_init) and again when they change (runtime/capi/src/device_state.rs).
+ *
+ * Teams on the GPU: NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE, which
+ * are all the run's PEs on the CUDA backend (every peer is load/store reachable, on one host).
+ * Other teams trap with a message naming the call: split teams live in the host's table.
+ *
+ * Scopes: a plain call is the calling thread's; _warp calls are made by every thread of a full
+ * warp and _block calls by every thread of the block, each copying a strided part between
+ * __syncwarp or __syncthreads (the group barrier). Collectives run between two group barriers
+ * of which the group's first thread makes the PE's arrival (rshmem_detail_barrier_thread).
+ */
+#ifndef RSHMEM_DEVICE_GPU_CUH
+#define RSHMEM_DEVICE_GPU_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rshmem/device_abi.h>
+
+#define RSHMEM_STATE_STORAGE static
+#include <rshmem/rshmem_device.cuh>
+
+/* ---- State binding ------------------------------------------------------------------------ */
+
+extern "C" void rshmemx_register_device_binder(int (*binder)(const void *state, size_t bytes));
+
+/* Copies libshmem's state into this unit's rshmem_state; a size mismatch means a header and a
+ * library of different versions. */
+static int rshmemd_gpu_bind(const void *state, size_t bytes) {
+    if (bytes != sizeof(rshmem_state_t)) return (int)cudaErrorInvalidValue;
+    return (int)cudaMemcpyToSymbol(rshmem_state, state, bytes);
+}
+namespace {
+struct rshmemd_gpu_registration {
+    rshmemd_gpu_registration() { rshmemx_register_device_binder(&rshmemd_gpu_bind); }
+};
+rshmemd_gpu_registration rshmemd_gpu_registered;
+} // namespace
+
+/* ---- Helpers ------------------------------------------------------------------------------- */
+
+/* Ends the kernel (and the run's GPU context) with a message: a call the GPU cannot run. */
+#define RSHMEMD_GPU_FAIL(what)                                                                     \
+    do {                                                                                           \
+        printf("rshmem: PE %d: %s\n", rshmem_state.my_pe, what);                                   \
+        __trap();                                                                                  \
+    } while (0)
+
+/* Whether `team` is one of the teams that are the world on the GPU. */
+__device__ __forceinline__ bool rshmemd_gpu_world_like(int32_t team) {
+    return team == RSHMEMD_TEAM_WORLD || team == RSHMEMD_TEAM_SHARED || team == RSHMEMD_TEAM_NODE;
+}
+__device__ __forceinline__ void rshmemd_gpu_need_world(int32_t team) {
+    if (!rshmemd_gpu_world_like(team)) {
+        RSHMEMD_GPU_FAIL("device collectives and barriers take NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED or "
+                         "NVSHMEMX_TEAM_NODE on the GPU; call them on split teams from the host");
+    }
+}
+
+/* NVSHMEM's comparison (device_abi.h) as rshmem_device.cuh's. */
+__device__ __forceinline__ int rshmemd_gpu_cmp(int cmp) {
+    switch (cmp) {
+    case RSHMEMD_CMP_EQ: return RSHMEM_CMP_EQ;
+    case RSHMEMD_CMP_NE: return RSHMEM_CMP_NE;
+    case RSHMEMD_CMP_GT: return RSHMEM_CMP_GT;
+    case RSHMEMD_CMP_LE: return RSHMEM_CMP_LE;
+    case RSHMEMD_CMP_LT: return RSHMEM_CMP_LT;
+    case RSHMEMD_CMP_GE: return RSHMEM_CMP_GE;
+    default: RSHMEMD_GPU_FAIL("unknown comparison; pass an NVSHMEM_CMP_* constant"); return RSHMEM_CMP_EQ;
+    }
+}
+__device__ __forceinline__ int rshmemd_gpu_signal_op(int sig_op) {
+    return sig_op == RSHMEMD_SIGNAL_ADD ? RSHMEM_SIGNAL_ADD : RSHMEM_SIGNAL_SET;
+}
+
+/* A value of T from the low bytes of `bits`. */
+template <typename T> __device__ __forceinline__ T rshmemd_gpu_from_bits(uint64_t bits) {
+    T value;
+    memcpy(&value, &bits, sizeof(T));
+    return value;
+}
+
+/* Runs CALL with T the element type `type` names. */
+#define RSHMEMD_GPU_DISPATCH(type, CALL)                                                           \
+    switch (type) {                                                                                \
+    case RSHMEMD_TYPE(RSHMEMD_KIND_SIGNED, 1): { typedef int8_t T; CALL; } break;                  \
+    case RSHMEMD_TYPE(RSHMEMD_KIND_SIGNED, 2): { typedef int16_t T; CALL; } break;                 \
+    case RSHMEMD_TYPE(RSHMEMD_KIND_SIGNED, 4): { typedef int32_t T; CALL; } break;                 \
+    case RSHMEMD_TYPE(RSHMEMD_KIND_SIGNED, 8): { typedef long long T; CALL; } break;               \
+    case RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1): { typedef uint8_t T; CALL; } break;               \
+    case RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 2): { typedef uint16_t T; CALL; } break;              \
+    case RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 4): { typedef uint32_t T; CALL; } break;              \
+    case RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 8): { typedef unsigned long long T; CALL; } break;    \
+    case RSHMEMD_TYPE(RSHMEMD_KIND_FLOAT, 4): { typedef float T; CALL; } break;                    \
+    case RSHMEMD_TYPE(RSHMEMD_KIND_FLOAT, 8): { typedef double T; CALL; } break;                   \
+    default: RSHMEMD_GPU_FAIL("an element type the device API does not know");                      \
+    }
+
+/* The calling thread's part of a group: its rank and the group's size. */
+struct rshmemd_gpu_group {
+    unsigned rank, size;
+};
+__device__ __forceinline__ rshmemd_gpu_group rshmemd_gpu_group_of(int scope) {
+    rshmemd_gpu_group group = {0, 1};
+    if (scope == RSHMEMD_SCOPE_WARP) {
+        group.rank = rshmem_detail_block_rank() % 32;
+        group.size = 32;
+    } else if (scope == RSHMEMD_SCOPE_BLOCK) {
+        group.rank = rshmem_detail_block_rank();
+        group.size = rshmem_detail_block_size();
+    }
+    return group;
+}
+__device__ __forceinline__ void rshmemd_gpu_group_sync(int scope) {
+    if (scope == RSHMEMD_SCOPE_WARP) {
+        __syncwarp();
+    } else if (scope == RSHMEMD_SCOPE_BLOCK) {
+        __syncthreads();
+    }
+}
+/* The group synchronises, its first thread arrives for the PE and waits for every PE (with
+ * the fence that makes it a quiet, cumulative over the group through the group barrier), and
+ * the group synchronises again. */
+__device__ __forceinline__ void rshmemd_gpu_group_barrier(int scope) {
+    rshmemd_gpu_group_sync(scope);
+    if (rshmemd_gpu_group_of(scope).rank == 0) rshmem_detail_barrier_thread();
+    rshmemd_gpu_group_sync(scope);
+}
+
+/* ---- Setup and addressing --------------------------------------------------------------------- */
+
+RSHMEMD_DECL int rshmemd_my_pe(void) { return rshmem_my_pe(); }
+RSHMEMD_DECL int rshmemd_n_pes(void) { return rshmem_n_pes(); }
+RSHMEMD_DECL int rshmemd_team_my_pe(int32_t team) { return rshmemd_gpu_world_like(team) ? rshmem_my_pe() : -1; }
+RSHMEMD_DECL int rshmemd_team_n_pes(int32_t team) { return rshmemd_gpu_world_like(team) ? rshmem_n_pes() : -1; }
+RSHMEMD_DECL int rshmemd_team_translate_to_world(int32_t team, int pe) {
+    return rshmemd_gpu_world_like(team) && pe >= 0 && pe < rshmem_n_pes() ? pe : -1;
+}
+RSHMEMD_DECL void *rshmemd_ptr(const void *ptr, int pe) { return rshmem_ptr(ptr, pe); }
+
+/* ---- Copies ----------------------------------------------------------------------------------- */
+
+/* Loads and stores are issued at once, so nbi is the blocking copy (rshmem_device.cuh). */
+RSHMEMD_DECL void rshmemd_putmem(void *dst, const void *src, size_t bytes, int pe, int scope, int nbi) {
+    (void)nbi;
+    if (scope == RSHMEMD_SCOPE_WARP) {
+        rshmem_putmem_warp(dst, src, bytes, pe);
+    } else if (scope == RSHMEMD_SCOPE_BLOCK) {
+        rshmem_putmem_block(dst, src, bytes, pe);
+    } else {
+        rshmem_putmem(dst, src, bytes, pe);
+    }
+}
+RSHMEMD_DECL void rshmemd_getmem(void *dst, const void *src, size_t bytes, int pe, int scope, int nbi) {
+    (void)nbi;
+    if (scope == RSHMEMD_SCOPE_WARP) {
+        rshmem_getmem_warp(dst, src, bytes, pe);
+    } else if (scope == RSHMEMD_SCOPE_BLOCK) {
+        rshmem_getmem_block(dst, src, bytes, pe);
+    } else {
+        rshmem_getmem(dst, src, bytes, pe);
+    }
+}
+RSHMEMD_DECL void rshmemd_p(void *dst, const void *value, int type, int pe) {
+    RSHMEMD_GPU_DISPATCH(type, rshmem_p((T *)dst, *(const T *)value, pe))
+}
+RSHMEMD_DECL void rshmemd_g(void *out, const void *src, int type, int pe) {
+    RSHMEMD_GPU_DISPATCH(type, *(T *)out = rshmem_g((const T *)src, pe))
+}
+
+/* ---- Atomics ---------------------------------------------------------------------------------- */
+
+/* Every operation on the word's bits as unsigned U (4 or 8 bytes): two's complement makes
+ * add and the bitwise operations the same for signed types, and floats only fetch, set and
+ * swap (NVSHMEM's extended AMO types), which move bits. */
+template <typename U>
+__device__ __forceinline__ uint64_t rshmemd_gpu_amo(U *dst, int op, U value, U compare, int pe) {
+    switch (op) {
+    case RSHMEMD_AMO_FETCH: return rshmem_atomic_fetch(dst, pe);
+    case RSHMEMD_AMO_SET: rshmem_atomic_set(dst, value, pe); return 0;
+    case RSHMEMD_AMO_SWAP: return rshmem_atomic_swap(dst, value, pe);
+    case RSHMEMD_AMO_COMPARE_SWAP: return rshmem_atomic_compare_swap(dst, compare, value, pe);
+    case RSHMEMD_AMO_FETCH_INC:
+    case RSHMEMD_AMO_INC: return rshmem_atomic_fetch_add(dst, (U)1, pe);
+    case RSHMEMD_AMO_FETCH_ADD:
+    case RSHMEMD_AMO_ADD: return rshmem_atomic_fetch_add(dst, value, pe);
+    case RSHMEMD_AMO_FETCH_AND:
+    case RSHMEMD_AMO_AND: return rshmem_atomic_fetch_and(dst, value, pe);
+    case RSHMEMD_AMO_FETCH_OR:
+    case RSHMEMD_AMO_OR: return rshmem_atomic_fetch_or(dst, value, pe);
+    case RSHMEMD_AMO_FETCH_XOR:
+    case RSHMEMD_AMO_XOR: return rshmem_atomic_fetch_xor(dst, value, pe);
+    default: RSHMEMD_GPU_FAIL("unknown atomic operation"); return 0;
+    }
+}
+RSHMEMD_DECL uint64_t rshmemd_amo(void *dst, int op, int type, uint64_t value, uint64_t compare, int pe) {
+    if ((type & 0xff) == 4) {
+        return rshmemd_gpu_amo((unsigned int *)dst, op, (unsigned int)value, (unsigned int)compare, pe);
+    }
+    if ((type & 0xff) == 8) {
+        return rshmemd_gpu_amo((unsigned long long *)dst, op, (unsigned long long)value,
+                               (unsigned long long)compare, pe);
+    }
+    RSHMEMD_GPU_FAIL("atomics take elements of 4 or 8 bytes");
+    return 0;
+}
+
+/* ---- Signals ---------------------------------------------------------------------------------- */
+
+/* Thread scope: the copy, then the signal with release. Warp and block: the group copies, then
+ * its first thread signals (release is cumulative over the group's stores through the group
+ * barrier that ended the copy), then the group synchronises so the call completes for all. */
+RSHMEMD_DECL void rshmemd_put_signal(void *dst, const void *src, size_t bytes, uint64_t *sig, uint64_t signal,
+                                     int sig_op, int pe, int scope, int nbi) {
+    int op = rshmemd_gpu_signal_op(sig_op);
+    if (scope == RSHMEMD_SCOPE_THREAD) {
+        rshmem_put_signal(dst, src, bytes, (rshmem_u64 *)sig, signal, op, pe);
+        return;
+    }
+    rshmemd_putmem(dst, src, bytes, pe, scope, nbi);
+    if (rshmemd_gpu_group_of(scope).rank == 0) {
+        rshmem_put_signal(dst, src, 0, (rshmem_u64 *)sig, signal, op, pe);
+    }
+    rshmemd_gpu_group_sync(scope);
+}
+/* A put of no bytes: the signal alone, with the same release. */
+RSHMEMD_DECL void rshmemd_signal_op(uint64_t *sig, uint64_t signal, int sig_op, int pe) {
+    rshmem_put_signal(sig, sig, 0, (rshmem_u64 *)sig, signal, rshmemd_gpu_signal_op(sig_op), pe);
+}
+RSHMEMD_DECL uint64_t rshmemd_signal_fetch(const uint64_t *sig) {
+    return rshmem_signal_fetch((const rshmem_u64 *)sig);
+}
+RSHMEMD_DECL uint64_t rshmemd_signal_wait_until(uint64_t *sig, int cmp, uint64_t value) {
+    return rshmem_signal_wait_until((rshmem_u64 *)sig, rshmemd_gpu_cmp(cmp), value);
+}
+
+/* ---- Waits and tests -------------------------------------------------------------------------- */
+
+RSHMEMD_DECL void rshmemd_wait_until(void *ivar, int type, int cmp, uint64_t value) {
+    int gpu_cmp = rshmemd_gpu_cmp(cmp);
+    RSHMEMD_GPU_DISPATCH(type, rshmem_wait_until((T *)ivar, gpu_cmp, rshmemd_gpu_from_bits<T>(value)))
+}
+/* One load of the wait's kind; a satisfied test of a narrow word takes the acquire fence a
+ * wait would, so what the writer ordered before the word is visible after it. */
+template <typename T> __device__ __forceinline__ int rshmemd_gpu_test(const T *ivar, int cmp, T value) {
+    bool holds = rshmem_detail_holds(rshmem_detail_poller<T>::load(ivar), cmp, value);
+    if (holds && !rshmem_detail_poller<T>::ACQUIRES) rshmem_detail_fence_acq_rel();
+    return holds ? 1 : 0;
+}
+RSHMEMD_DECL int rshmemd_test(void *ivar, int type, int cmp, uint64_t value) {
+    int gpu_cmp = rshmemd_gpu_cmp(cmp);
+    RSHMEMD_GPU_DISPATCH(type, return rshmemd_gpu_test((const T *)ivar, gpu_cmp, rshmemd_gpu_from_bits<T>(value)))
+    return 0;
+}
+
+/* ---- Ordering and barriers -------------------------------------------------------------------- */
+
+/* Each thread orders its own operations; the group's operations are ordered by every thread's
+ * fence after the group barrier. */
+RSHMEMD_DECL void rshmemd_fence(int scope) {
+    rshmemd_gpu_group_sync(scope);
+    rshmem_fence();
+}
+RSHMEMD_DECL void rshmemd_quiet(int scope) {
+    rshmemd_gpu_group_sync(scope);
+    rshmem_quiet();
+    rshmemd_gpu_group_sync(scope);
+}
+RSHMEMD_DECL void rshmemd_barrier(int32_t team, int scope) {
+    rshmemd_gpu_need_world(team);
+    rshmemd_gpu_group_barrier(scope);
+}
+/* The barrier: its fence is more than a sync needs, never less. */
+RSHMEMD_DECL void rshmemd_sync(int32_t team, int scope) { rshmemd_barrier(team, scope); }
+
+/* ---- Collectives ------------------------------------------------------------------------------ */
+
+template <typename T> __device__ __forceinline__ T rshmemd_gpu_bitwise(T a, T b, int op) {
+    return op == RSHMEMD_OP_AND ? (T)(a & b) : op == RSHMEMD_OP_OR ? (T)(a | b) : (T)(a ^ b);
+}
+/* Floating types have no bitwise reductions (nvshmem.h generates none). */
+template <> __device__ __forceinline__ float rshmemd_gpu_bitwise(float a, float, int) { return a; }
+template <> __device__ __forceinline__ double rshmemd_gpu_bitwise(double a, double, int) { return a; }
+
+template <typename T> __device__ __forceinline__ T rshmemd_gpu_combine(T a, T b, int op) {
+    switch (op) {
+    case RSHMEMD_OP_SUM: return (T)(a + b);
+    case RSHMEMD_OP_PROD: return (T)(a * b);
+    case RSHMEMD_OP_MIN: return b < a ? b : a;
+    case RSHMEMD_OP_MAX: return b > a ? b : a;
+    default: return rshmemd_gpu_bitwise(a, b, op);
+    }
+}
+
+/* dest[i] = op over every PE of its source[i]. Each PE copies its source into its own scratch
+ * (so dest may be source), a barrier, each pulls every PE's scratch and combines, a barrier (no
+ * PE refills its scratch while a peer reads it); in chunks of the scratch's size. */
+template <typename T>
+__device__ void rshmemd_gpu_reduce(T *dest, const T *source, size_t nelems, int op, int scope) {
+    rshmemd_gpu_group group = rshmemd_gpu_group_of(scope);
+    const size_t chunk = RSHMEM_SCRATCH_BYTES / sizeof(T);
+    int n = rshmem_state.n_pes;
+    for (size_t start = 0; start < nelems; start += chunk) {
+        size_t count = nelems - start < chunk ? nelems - start : chunk;
+        rshmemd_gpu_group_sync(scope);
+        rshmem_detail_copy(rshmem_detail_scratch(rshmem_state.my_pe), source + start, count * sizeof(T), group.rank,
+                           group.size);
+        rshmemd_gpu_group_barrier(scope);
+        for (size_t i = group.rank; i < count; i += group.size) {
+            T acc = ((const T *)rshmem_detail_scratch(0))[i];
+            for (int pe = 1; pe < n; ++pe) acc = rshmemd_gpu_combine(acc, ((const T *)rshmem_detail_scratch(pe))[i], op);
+            dest[start + i] = acc;
+        }
+        rshmemd_gpu_group_barrier(scope);
+    }
+}
+
+RSHMEMD_DECL int rshmemd_collective(int kind, int32_t team, void *dest, const void *src, size_t nelems, int type,
+                                    int op, int root, int scope) {
+    rshmemd_gpu_need_world(team);
+    if (kind == RSHMEMD_COLL_REDUCE) {
+        RSHMEMD_GPU_DISPATCH(type, rshmemd_gpu_reduce((T *)dest, (const T *)src, nelems, op, scope))
+        return 0;
+    }
+    rshmemd_gpu_group group = rshmemd_gpu_group_of(scope);
+    size_t bytes = nelems * (size_t)(type & 0xff);
+    int me = rshmem_state.my_pe;
+    /* The sources are ready everywhere, each thread pulls its strided part, and no PE changes a
+     * source that another still reads. */
+    rshmemd_gpu_group_barrier(scope);
+    if (kind == RSHMEMD_COLL_BROADCAST) {
+        rshmem_detail_copy(dest, rshmem_detail_remote(src, root), bytes, group.rank, group.size);
+    } else {
+        for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
+            /* fcollect: PE pe's source; alltoall: PE pe's block `me` of its source. */
+            const char *theirs = (const char *)rshmem_detail_remote(src, pe) +
+                                 (kind == RSHMEMD_COLL_ALLTOALL ? (size_t)me * bytes : 0);
+            rshmem_detail_copy((char *)dest + (size_t)pe * bytes, theirs, bytes, group.rank, group.size);
+        }
+    }
+    rshmemd_gpu_group_barrier(scope);
+    return 0;
+}
+
+#endif

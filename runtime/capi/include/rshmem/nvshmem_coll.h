@@ -1,0 +1,230 @@
+/*
+ * NVSHMEM's barriers, team synchronisation, collectives and collective launch, for nvshmem.h.
+ *
+ * Device side: rshmemd_barrier / rshmemd_sync / rshmemd_collective at the caller's scope
+ * (plain: one thread of the PE; _warp, _block: every thread of the group). Host side: libshmem's
+ * team collectives on the shmem_team_t that the NVSHMEM handle maps to; `_on_stream` forms
+ * use libshmem's on-stream calls where it has them, else wait for the stream and run on the
+ * host (a blocking collective is then done before the stream's later work is enqueued).
+ */
+#ifndef RSHMEM_NVSHMEM_COLL_H
+#define RSHMEM_NVSHMEM_COLL_H
+
+/* ---- Barriers and synchronisation ------------------------------------------------------------ */
+
+NVSHMEMI_HD void nvshmem_barrier_all(void) {
+    NVSHMEMI_PICK(rshmemd_barrier(RSHMEMD_TEAM_WORLD, RSHMEMD_SCOPE_THREAD), shmem_barrier_all());
+}
+NVSHMEMI_HD void nvshmem_sync_all(void) {
+    NVSHMEMI_PICK(rshmemd_sync(RSHMEMD_TEAM_WORLD, RSHMEMD_SCOPE_THREAD), shmem_sync_all());
+}
+/* A barrier is quiet then the team's synchronisation. */
+NVSHMEMI_HD int nvshmem_barrier(nvshmem_team_t team) {
+#ifdef __CUDA_ARCH__
+    rshmemd_barrier(team, RSHMEMD_SCOPE_THREAD);
+    return 0;
+#else
+    shmem_quiet();
+    return shmem_team_sync(rshmemx_team_of_handle(team));
+#endif
+}
+NVSHMEMI_HD int nvshmem_team_sync(nvshmem_team_t team) {
+#ifdef __CUDA_ARCH__
+    rshmemd_sync(team, RSHMEMD_SCOPE_THREAD);
+    return 0;
+#else
+    return shmem_team_sync(rshmemx_team_of_handle(team));
+#endif
+}
+
+#ifdef __CUDACC__
+#define NVSHMEMI_BARRIER_SCOPED(SCOPE, SCOPE_CODE)                                                 \
+    NVSHMEMI_D void nvshmemx_barrier_all_##SCOPE(void) { rshmemd_barrier(RSHMEMD_TEAM_WORLD, SCOPE_CODE); } \
+    NVSHMEMI_D void nvshmemx_sync_all_##SCOPE(void) { rshmemd_sync(RSHMEMD_TEAM_WORLD, SCOPE_CODE); }  \
+    NVSHMEMI_D int nvshmemx_barrier_##SCOPE(nvshmem_team_t team) {                                 \
+        rshmemd_barrier(team, SCOPE_CODE);                                                         \
+        return 0;                                                                                  \
+    }                                                                                              \
+    NVSHMEMI_D int nvshmemx_team_sync_##SCOPE(nvshmem_team_t team) {                               \
+        rshmemd_sync(team, SCOPE_CODE);                                                            \
+        return 0;                                                                                  \
+    }                                                                                              \
+    NVSHMEMI_D void nvshmemx_fence_##SCOPE(void) { rshmemd_fence(SCOPE_CODE); }                    \
+    NVSHMEMI_D void nvshmemx_quiet_##SCOPE(void) { rshmemd_quiet(SCOPE_CODE); }
+NVSHMEMI_BARRIER_SCOPED(warp, RSHMEMD_SCOPE_WARP)
+NVSHMEMI_BARRIER_SCOPED(block, RSHMEMD_SCOPE_BLOCK)
+#undef NVSHMEMI_BARRIER_SCOPED
+#endif
+
+static inline void nvshmemx_barrier_all_on_stream(cudaStream_t stream) { shmemx_barrier_all_on_stream(stream); }
+static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) { shmemx_sync_all_on_stream(stream); }
+#ifdef NVSHMEMI_HAVE_CUDART
+static inline int nvshmemx_barrier_on_stream(nvshmem_team_t team, cudaStream_t stream) {
+    if (team == NVSHMEM_TEAM_WORLD) {
+        shmemx_barrier_all_on_stream(stream);
+        return 0;
+    }
+    cudaStreamSynchronize(stream);
+    return nvshmem_barrier(team);
+}
+static inline int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t stream) {
+    if (team == NVSHMEM_TEAM_WORLD) {
+        shmemx_sync_all_on_stream(stream);
+        return 0;
+    }
+    cudaStreamSynchronize(stream);
+    return nvshmem_team_sync(team);
+}
+#endif
+
+/* ---- Collectives ------------------------------------------------------------------------------ */
+
+/* One collective: on the device at `scope`, on the host through `host_call`. */
+#define NVSHMEMI_COLL_DEVICE(KIND, TYPE, TYPE_CODE, OP, ROOT, SCOPE)                               \
+    rshmemd_collective(KIND, team, dest, source, nelems, TYPE_CODE, OP, ROOT, SCOPE)
+
+#define NVSHMEMI_COLL_MOVE(NAME, MEM, TYPE, TYPE_CODE)                                           \
+    NVSHMEMI_HD int nvshmem_##NAME##broadcast##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, \
+                                               int PE_root) {                                      \
+        return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_BROADCAST, TYPE, TYPE_CODE, 0, PE_root, \
+                                                  RSHMEMD_SCOPE_THREAD),                           \
+                             shmem_##NAME##broadcast##MEM(rshmemx_team_of_handle(team), dest, source, nelems, PE_root)); \
+    }                                                                                              \
+    NVSHMEMI_HD int nvshmem_##NAME##fcollect##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) { \
+        return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_FCOLLECT, TYPE, TYPE_CODE, 0, 0, RSHMEMD_SCOPE_THREAD), \
+                             shmem_##NAME##fcollect##MEM(rshmemx_team_of_handle(team), dest, source, nelems)); \
+    }                                                                                              \
+    NVSHMEMI_HD int nvshmem_##NAME##alltoall##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) { \
+        return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_ALLTOALL, TYPE, TYPE_CODE, 0, 0, RSHMEMD_SCOPE_THREAD), \
+                             shmem_##NAME##alltoall##MEM(rshmemx_team_of_handle(team), dest, source, nelems)); \
+    }                                                                                              \
+    NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE)                                                       \
+    NVSHMEMI_COLL_MOVE_SCOPED(NAME, MEM, TYPE, TYPE_CODE, warp, RSHMEMD_SCOPE_WARP)                     \
+    NVSHMEMI_COLL_MOVE_SCOPED(NAME, MEM, TYPE, TYPE_CODE, block, RSHMEMD_SCOPE_BLOCK)
+
+#ifdef __CUDACC__
+#define NVSHMEMI_COLL_MOVE_SCOPED(NAME, MEM, TYPE, TYPE_CODE, SCOPE, SCOPE_CODE)                        \
+    NVSHMEMI_D int nvshmemx_##NAME##broadcast##MEM_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                       size_t nelems, int PE_root) {               \
+        return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_BROADCAST, TYPE, TYPE_CODE, 0, PE_root, SCOPE_CODE); \
+    }                                                                                              \
+    NVSHMEMI_D int nvshmemx_##NAME##fcollect##MEM_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                      size_t nelems) {                             \
+        return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_FCOLLECT, TYPE, TYPE_CODE, 0, 0, SCOPE_CODE);       \
+    }                                                                                              \
+    NVSHMEMI_D int nvshmemx_##NAME##alltoall##MEM_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                      size_t nelems) {                             \
+        return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_ALLTOALL, TYPE, TYPE_CODE, 0, 0, SCOPE_CODE);       \
+    }
+#else
+#define NVSHMEMI_COLL_MOVE_SCOPED(NAME, MEM, TYPE, TYPE_CODE, SCOPE, SCOPE_CODE)
+#endif
+
+#ifdef NVSHMEMI_HAVE_CUDART
+#define NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE)                                                   \
+    static inline int nvshmemx_##NAME##broadcast##MEM_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                            size_t nelems, int PE_root, cudaStream_t stream) { \
+        cudaStreamSynchronize(stream);                                                             \
+        return nvshmem_##NAME##broadcast##MEM(team, dest, source, nelems, PE_root);                    \
+    }                                                                                              \
+    static inline int nvshmemx_##NAME##fcollect##MEM_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                           size_t nelems, cudaStream_t stream) {   \
+        cudaStreamSynchronize(stream);                                                             \
+        return nvshmem_##NAME##fcollect##MEM(team, dest, source, nelems);                              \
+    }                                                                                              \
+    static inline int nvshmemx_##NAME##alltoall##MEM_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                           size_t nelems, cudaStream_t stream) {   \
+        cudaStreamSynchronize(stream);                                                             \
+        return nvshmem_##NAME##alltoall##MEM(team, dest, source, nelems);                              \
+    }
+#else
+#define NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE)
+#endif
+
+/* Typed names are nvshmem_NAME_broadcast, byte ones nvshmem_broadcastmem. */
+#define NVSHMEMI_COLL_MOVE_TYPED(NAME, TYPE, KIND) NVSHMEMI_COLL_MOVE(NAME##_, , TYPE, NVSHMEMI_TYPE_CODE(TYPE, KIND))
+NVSHMEMI_RMA_TYPES(NVSHMEMI_COLL_MOVE_TYPED)
+/* The byte forms: elements of one unsigned byte. */
+NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1))
+#undef NVSHMEMI_COLL_MOVE_TYPED
+
+/* ---- Reductions ------------------------------------------------------------------------------- */
+
+#define NVSHMEMI_REDUCE(NAME, TYPE, KIND, OP, OP_CODE)                                             \
+    NVSHMEMI_HD int nvshmem_##NAME##_##OP##_reduce(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                   size_t nelems) {                                \
+        return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_REDUCE, TYPE, NVSHMEMI_TYPE_CODE(TYPE, KIND), OP_CODE, \
+                                                  0, RSHMEMD_SCOPE_THREAD),                        \
+                             shmem_##NAME##_##OP##_reduce(rshmemx_team_of_handle(team), dest, source, nelems)); \
+    }                                                                                              \
+    NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP)                                                      \
+    NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, warp, RSHMEMD_SCOPE_WARP)                \
+    NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, block, RSHMEMD_SCOPE_BLOCK)
+
+#ifdef __CUDACC__
+#define NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, SCOPE, SCOPE_CODE)                   \
+    NVSHMEMI_D int nvshmemx_##NAME##_##OP##_reduce_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                           size_t nelems) {                        \
+        return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_REDUCE, TYPE, NVSHMEMI_TYPE_CODE(TYPE, KIND), OP_CODE, 0, SCOPE_CODE); \
+    }
+#else
+#define NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, SCOPE, SCOPE_CODE)
+#endif
+
+#ifdef NVSHMEMI_HAVE_CUDART
+#define NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP)                                                  \
+    static inline int nvshmemx_##NAME##_##OP##_reduce_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                                size_t nelems, cudaStream_t stream) { \
+        cudaStreamSynchronize(stream);                                                             \
+        return nvshmem_##NAME##_##OP##_reduce(team, dest, source, nelems);                         \
+    }
+#else
+#define NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP)
+#endif
+
+#define NVSHMEMI_REDUCE_BITWISE(NAME, TYPE, KIND)                                                  \
+    NVSHMEMI_REDUCE(NAME, TYPE, KIND, and, RSHMEMD_OP_AND)                                         \
+    NVSHMEMI_REDUCE(NAME, TYPE, KIND, or, RSHMEMD_OP_OR)                                           \
+    NVSHMEMI_REDUCE(NAME, TYPE, KIND, xor, RSHMEMD_OP_XOR)
+#define NVSHMEMI_REDUCE_ARITH(NAME, TYPE, KIND)                                                    \
+    NVSHMEMI_REDUCE(NAME, TYPE, KIND, min, RSHMEMD_OP_MIN)                                         \
+    NVSHMEMI_REDUCE(NAME, TYPE, KIND, max, RSHMEMD_OP_MAX)                                         \
+    NVSHMEMI_REDUCE(NAME, TYPE, KIND, sum, RSHMEMD_OP_SUM)                                         \
+    NVSHMEMI_REDUCE(NAME, TYPE, KIND, prod, RSHMEMD_OP_PROD)
+NVSHMEMI_REDUCE_BITWISE_TYPES(NVSHMEMI_REDUCE_BITWISE)
+NVSHMEMI_REDUCE_ARITH_TYPES(NVSHMEMI_REDUCE_ARITH)
+#undef NVSHMEMI_REDUCE_BITWISE
+#undef NVSHMEMI_REDUCE_ARITH
+#undef NVSHMEMI_REDUCE
+#undef NVSHMEMI_REDUCE_SCOPED
+#undef NVSHMEMI_REDUCE_ON_STREAM
+#undef NVSHMEMI_COLL_MOVE
+#undef NVSHMEMI_COLL_MOVE_SCOPED
+#undef NVSHMEMI_COLL_MOVE_ON_STREAM
+#undef NVSHMEMI_COLL_DEVICE
+
+/* ---- Collective launch ------------------------------------------------------------------------ */
+
+#ifdef __CUDACC__
+/* A kernel that calls device collectives needs every PE's blocks resident at once; one GPU per
+ * PE (or PEs sharing one) runs the launch as any other, so it is cudaLaunchKernel. */
+static inline int nvshmemx_collective_launch(const void *func, dim3 grid_dims, dim3 block_dims, void **args,
+                                             size_t shared_mem, cudaStream_t stream) {
+    return (int)cudaLaunchKernel(func, grid_dims, block_dims, args, shared_mem, stream);
+}
+/* The largest grid whose blocks are all resident on this GPU, or 0 for `*gridsize` if `func`
+ * fits at most one block. */
+static inline int nvshmemx_collective_launch_query_gridsize(const void *func, dim3 block_dims, void **args,
+                                                            size_t shared_mem, int *gridsize) {
+    (void)args;
+    int device = 0, sms = 0, per_sm = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    int status = (int)cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, func, (int)(block_dims.x * block_dims.y * block_dims.z), shared_mem);
+    *gridsize = per_sm * sms;
+    return status;
+}
+#endif
+
+#endif

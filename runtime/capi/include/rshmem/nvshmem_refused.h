@@ -1,0 +1,43 @@
+/*
+ * NVSHMEM names with no meaning on rshmem, declared so that a call is a compile-time error that
+ * says why, never a silently wrong result (docs/nvshmem-api.md lists them).
+ *
+ * clang and GCC 12 or later (nvcc's usual host compilers) have `unavailable`; older GCC has
+ * `error`, which fails the build at a call that is not optimised away.
+ */
+#ifndef RSHMEM_NVSHMEM_REFUSED_H
+#define RSHMEM_NVSHMEM_REFUSED_H
+
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define NVSHMEMI_REFUSED(why) __attribute__((unavailable("rshmem: " why)))
+#elif defined(__GNUC__)
+#define NVSHMEMI_REFUSED(why) __attribute__((error("rshmem: " why)))
+#else
+#define NVSHMEMI_REFUSED(why)
+#endif
+
+#define NVSHMEMI_NO_NVLS "NVLink SHARP multicast objects do not exist here; use nvshmem_ptr for a peer's copy"
+#define NVSHMEMI_NO_REGISTRATION                                                                   \
+    "buffers outside the symmetric heap are not registered; allocate with nvshmem_malloc"
+#define NVSHMEMI_NO_CUMODULE                                                                       \
+    "kernels are compiled into the program with rshmem/device_gpu.cuh, whose state libshmem binds at "   \
+    "nvshmem_init; CUmodule loading is not supported"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+NVSHMEMI_REFUSED(NVSHMEMI_NO_NVLS) void *nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION) int nvshmemx_buffer_register(void *addr, size_t length);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION) int nvshmemx_buffer_unregister(void *addr);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION) void nvshmemx_buffer_unregister_all(void);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_CUMODULE) int nvshmemx_cumodule_init(void *module);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_CUMODULE) int nvshmemx_cumodule_finalize(void *module);
+NVSHMEMI_REFUSED("the bootstrap is the launcher's (oshrun): there is no host library to initialise apart")
+int nvshmemx_hostlib_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr);
+NVSHMEMI_REFUSED("the bootstrap is the launcher's (oshrun): there is no host library to finalise apart")
+void nvshmemx_hostlib_finalize(void);
+#ifdef __cplusplus
+}
+#endif
+
+#endif

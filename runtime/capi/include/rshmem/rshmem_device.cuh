@@ -1,0 +1,1 @@
+../../../../hw/src/cuda/device_api/rshmem_device.cuh
