@@ -95,7 +95,7 @@ fn world_team(team: i32) -> Result<(), CallError> {
 ///
 /// # Safety
 /// A non-null `ptr` points to `len` readable bytes.
-unsafe fn bytes<'a>(ptr: *const c_void, len: usize) -> Result<&'a [u8], CallError> {
+unsafe fn source_bytes<'a>(ptr: *const c_void, len: usize) -> Result<&'a [u8], CallError> {
     if len == 0 {
         return Ok(&[]);
     }
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn rshmemd_putmem(
     device_call("nvshmem_putmem", |t, p| {
         let dst = p.sym(dst.cast::<u8>().cast_const(), bytes)?;
         // SAFETY: the caller passes `bytes` readable bytes at `src`.
-        let data = unsafe { bytes(src, bytes) }?;
+        let data = unsafe { source_bytes(src, bytes) }?;
         let scope = scoped(t, scope)?;
         let pe = pe_number(pe)?;
         if nbi != 0 {
@@ -368,7 +368,7 @@ pub unsafe extern "C" fn rshmemd_put_signal(
         let dst = p.sym(dst.cast::<u8>().cast_const(), bytes)?;
         let sig = p.sym(sig.cast_const(), 1)?;
         // SAFETY: the caller passes `bytes` readable bytes at `src`.
-        let data = unsafe { bytes(src, bytes) }?;
+        let data = unsafe { source_bytes(src, bytes) }?;
         let op = signal_op(sig_op)?;
         let scope = scoped(t, scope)?;
         let pe = pe_number(pe)?;

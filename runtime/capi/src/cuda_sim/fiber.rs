@@ -142,6 +142,7 @@ impl<'k> Fiber<'k> {
             Ordering::Relaxed,
         );
         __rsim_cur.store(std::ptr::from_ref(&self.ids).cast_mut(), Ordering::Relaxed);
+        super::mapped::enter(self.grid.mapped);
         self.grid.shared.make_resident(self.block);
     }
 

@@ -115,6 +115,8 @@ pub(crate) struct Grid<'a> {
     /// Which shared bytes each block wrote, for a program built with hooks.
     pub(crate) initcheck: Option<Shadow>,
     pub(crate) exchange: Exchange,
+    /// The PE's table of mapped loads, for the inline `g` of its threads.
+    pub(crate) mapped: *mut super::mapped::MappedTable,
 }
 
 impl Grid<'_> {
@@ -229,9 +231,11 @@ fn launch(
             initcheck: Shadow::new(facts, shared.places(), n_blocks),
             shared,
             exchange: Exchange::new(),
+            mapped: super::mapped::table(pe),
         };
         let ran =
             shmem_handle.launch_kernel(grid, block, async |t| Fiber::new(t, &grid_state).await);
+        super::mapped::charge_table(grid_state.mapped, pe);
         match ran {
             Ok(_) => Ok(CudaError::Success),
             Err(ShmemError::Kernel(KernelError::InvalidDims { what, dims, reason })) => {

@@ -52,25 +52,36 @@ thread_local! {
     static TABLES: RefCell<Vec<Option<&'static mut MappedTable>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Points [`__rsim_mapped`] at `pe`'s table, made now if it is its first kernel.
-pub(crate) fn enter(pe: &Pe) {
+/// `pe`'s table, made now if this is its first kernel.
+pub(crate) fn table(pe: &Pe) -> *mut MappedTable {
     let me = pe.shmem.my_pe() as usize;
-    let table = TABLES.with_borrow_mut(|tables| {
+    TABLES.with_borrow_mut(|tables| {
         if tables.len() <= me {
             tables.resize_with(me + 1, || None);
         }
         let table = tables[me].get_or_insert_with(|| Box::leak(Box::new(table_of(pe))));
         std::ptr::from_mut::<MappedTable>(table)
-    });
+    })
+}
+
+/// Points [`__rsim_mapped`] at `table` (from [`table`]), the running PE's, or at nothing.
+pub(crate) fn enter(table: *mut MappedTable) {
     // SAFETY: one OS thread runs every PE of a run and their GPU threads, so nothing reads
     // the pointer while it changes.
     unsafe { __rsim_mapped = table };
 }
 
-/// Charges `pe` for the bytes its GPU threads loaded through the table since the last charge.
+/// Charges `pe` for the bytes its GPU threads loaded through the running table since the
+/// last charge.
 pub(crate) fn charge(pe: &Pe) {
     // SAFETY: see `enter`; the table, if any, is the running PE's and lives for the run.
-    let Some(table) = (unsafe { __rsim_mapped.as_mut() }) else {
+    charge_table(unsafe { __rsim_mapped }, pe);
+}
+
+/// Charges `pe` for the bytes loaded through its `table` since the last charge.
+pub(crate) fn charge_table(table: *mut MappedTable, pe: &Pe) {
+    // SAFETY: tables live for the run, and one OS thread uses them.
+    let Some(table) = (unsafe { table.as_mut() }) else {
         return;
     };
     if table.loaded_bytes == 0 {

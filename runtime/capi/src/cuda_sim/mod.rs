@@ -19,14 +19,19 @@
 //! launches; `fiber.rs` threads as coroutines and the API device calls use; `stacks.rs` their
 //! stacks; `shared.rs` `__shared__` memory per block; `initcheck.rs` reads of shared bytes no
 //! thread wrote; `builtins.rs` and `vprintf.rs` the language's built-ins; `runtime_api.rs`
-//! errors and devices, `memory.rs` allocation and copies, `streams.rs` streams and events.
+//! errors and devices, `memory.rs` allocation and copies, `streams.rs` streams and events;
+//! `device_shmem.rs` the device SHMEM calls (`rshmem/device_abi.h`), `reduce.rs` their
+//! reductions, `mapped.rs` the table of mapped loads that the inline `g` reads.
 
 pub(crate) mod atomics;
 pub(crate) mod builtins;
+pub(crate) mod device_shmem;
 pub(crate) mod fiber;
 pub(crate) mod initcheck;
 pub(crate) mod launch;
+pub(crate) mod mapped;
 pub(crate) mod memory;
+pub(crate) mod reduce;
 pub(crate) mod registry;
 pub(crate) mod runtime_api;
 pub(crate) mod shared;
