@@ -183,9 +183,15 @@ impl<'k, B: Backend> Launch<'k, B> {
         self.blocks.iter().chain(&self.warps)
     }
 
-    /// Makes `threads` ready to be polled.
+    /// Makes `threads` ready to be polled, before the threads that have not started: a
+    /// released group runs on first, so a block finishes before the next one starts and
+    /// the threads suspended at once stay few (each suspended thread of a program on
+    /// coroutines holds a stack).
     pub(crate) fn wake(&self, threads: Vec<usize>) {
-        self.ready.borrow_mut().extend(threads);
+        let mut ready = self.ready.borrow_mut();
+        for thread in threads.into_iter().rev() {
+            ready.push_front(thread);
+        }
     }
 
     pub(crate) fn next_ready(&self) -> Option<usize> {
