@@ -124,9 +124,9 @@ fn kind_of(path: &str) -> Option<InputKind> {
 
 /// Splits `-opt=value`, `-opt value` and (for one-letter options) `-Ovalue` forms: the value
 /// of `name` if `arg` is that option, taking the next argument when it is separate.
-fn value_of<'a>(
+fn value_of(
     name: &str,
-    arg: &'a str,
+    arg: &str,
     rest: &mut impl Iterator<Item = String>,
 ) -> anyhow::Result<Option<String>> {
     if arg == name {

@@ -15,7 +15,8 @@
 //!   which a thread spinning on a flag lets the others run;
 //! - per kernel a trampoline and, for the module, a registration ([`super::ir_module`]).
 //!
-//! Checked builds (`-rshmem-check`) add `sanitize_thread` to every defined function.
+//! Checked builds (`-rshmem-check`) add `sanitize_thread` to every defined function and move
+//! every pointer to the generic address space, which the sanitizer instruments.
 
 use std::collections::BTreeSet;
 
@@ -329,7 +330,31 @@ pub(crate) fn rewrite(ir: &str, options: &Options) -> anyhow::Result<String> {
         &globals,
         first_global.is_some(),
     )?);
+    if options.check {
+        text = generic_address_space(&text);
+    }
     Ok(text)
+}
+
+/// The module with every pointer in the generic address space: the thread sanitizer leaves
+/// accesses to other address spaces alone (they are a GPU's), and on the CPU `__shared__`,
+/// `__device__` and `__constant__` variables are ordinary memory whose accesses the race
+/// detector must see. Casts between spaces become no-op bitcasts.
+fn generic_address_space(ir: &str) -> String {
+    let mut out = String::with_capacity(ir.len());
+    for line in ir.lines() {
+        if line.starts_with('!') {
+            out.push_str(line);
+        } else {
+            let mut line = line.replace("addrspacecast", "bitcast");
+            for space in [1, 3, 4] {
+                line = line.replace(&format!(" addrspace({space})"), "");
+            }
+            out.push_str(&line);
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Device `assert` failures (glibc's `__assert_fail`) end the run through the emulator.

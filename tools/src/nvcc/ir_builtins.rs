@@ -280,7 +280,7 @@ impl<'a> Builtins<'a> {
             };
             format!(
                 "{}\n{indent}{assign}load {volatile}{ret_ty}, {ret_ty}* %rsim.ptr.{n}\n{}",
-                self.address(indent, n, pty, pv, &ret_ty),
+                self.address(indent, n, pty, pv, ret_ty),
                 fence(scope)
             )
         } else if let Some(kind) = ["st.release.", "st.relaxed.", "st.volatile."]
