@@ -62,8 +62,29 @@ pub(crate) fn plan(root: &Path, release: &Path, prefix: &Path) -> Vec<Step> {
         },
         copy(release.join("libshmem.so"), lib.join("libshmem.so"), 0o755),
         copy(release.join("libshmem.a"), lib.join("libshmem.a"), 0o644),
+        // NVSHMEM's programs link with -lnvshmem: the same library.
+        Step::Link {
+            to: lib.join("libnvshmem.so"),
+            target: "libshmem.so",
+        },
         copy(headers.join("shmem.h"), include.join("shmem.h"), 0o644),
         copy(headers.join("shmemx.h"), include.join("shmemx.h"), 0o644),
+        copy(headers.join("nvshmem.h"), include.join("nvshmem.h"), 0o644),
+        copy(
+            headers.join("nvshmemx.h"),
+            include.join("nvshmemx.h"),
+            0o644,
+        ),
+    ]
+    .into_iter()
+    .chain(NVSHMEM_PARTS.iter().map(|part| {
+        copy(
+            headers.join("rshmem").join(part),
+            include.join("rshmem").join(part),
+            0o644,
+        )
+    }))
+    .chain([
         // The <mpp/shmem.h> path of older programs.
         copy(
             headers.join("mpp/shmem.h"),
@@ -81,8 +102,22 @@ pub(crate) fn plan(root: &Path, release: &Path, prefix: &Path) -> Vec<Step> {
             prefix.join("share/rshmem/check_hooks.c"),
             0o644,
         ),
-    ]
+    ])
+    .collect()
 }
+
+/// The headers under `include/rshmem/` that `nvshmem.h` includes (`rshmem_device.cuh` is a
+/// link to the CUDA backend's device API in the source tree; the copy is the file).
+const NVSHMEM_PARTS: [&str; 8] = [
+    "device_abi.h",
+    "device_gpu.cuh",
+    "rshmem_device.cuh",
+    "nvshmem_types.h",
+    "nvshmem_rma.h",
+    "nvshmem_sync.h",
+    "nvshmem_coll.h",
+    "nvshmem_refused.h",
+];
 
 /// Carries out `steps`, checking first that every source exists, so that a missing file
 /// installs nothing.
@@ -196,8 +231,19 @@ mod tests {
                 "/p/bin/rshmem",
                 "/p/include/mpp/shmem.h",
                 "/p/include/mpp/shmemx.h",
+                "/p/include/nvshmem.h",
+                "/p/include/nvshmemx.h",
+                "/p/include/rshmem/device_abi.h",
+                "/p/include/rshmem/device_gpu.cuh",
+                "/p/include/rshmem/nvshmem_coll.h",
+                "/p/include/rshmem/nvshmem_refused.h",
+                "/p/include/rshmem/nvshmem_rma.h",
+                "/p/include/rshmem/nvshmem_sync.h",
+                "/p/include/rshmem/nvshmem_types.h",
+                "/p/include/rshmem/rshmem_device.cuh",
                 "/p/include/shmem.h",
                 "/p/include/shmemx.h",
+                "/p/lib/libnvshmem.so",
                 "/p/lib/libshmem.a",
                 "/p/lib/libshmem.so",
                 "/p/share/rshmem/check_hooks.c",
@@ -234,7 +280,15 @@ mod tests {
             std::fs::write(release.join(file), b"fake").unwrap();
         }
         std::fs::create_dir_all(headers.join("mpp")).unwrap();
-        for file in ["shmem.h", "shmemx.h", "mpp/shmem.h", "mpp/shmemx.h"] {
+        std::fs::create_dir_all(headers.join("rshmem")).unwrap();
+        let nvshmem = ["nvshmem.h", "nvshmemx.h"].into_iter().map(String::from);
+        let parts = NVSHMEM_PARTS.iter().map(|part| format!("rshmem/{part}"));
+        for file in ["shmem.h", "shmemx.h", "mpp/shmem.h", "mpp/shmemx.h"]
+            .into_iter()
+            .map(String::from)
+            .chain(nvshmem)
+            .chain(parts)
+        {
             std::fs::write(headers.join(file), b"/* fake */").unwrap();
         }
         let csrc = root.join("runtime/capi/csrc");
