@@ -66,8 +66,19 @@ pub(crate) fn plan(root: &Path, release: &Path, prefix: &Path) -> Vec<Step> {
         },
         copy(release.join("libshmem.so"), lib.join("libshmem.so"), 0o755),
         copy(release.join("libshmem.a"), lib.join("libshmem.a"), 0o644),
+        // NVSHMEM's programs link with -lnvshmem: the same library.
+        Step::Link {
+            to: lib.join("libnvshmem.so"),
+            target: "libshmem.so",
+        },
         copy(headers.join("shmem.h"), include.join("shmem.h"), 0o644),
         copy(headers.join("shmemx.h"), include.join("shmemx.h"), 0o644),
+        copy(headers.join("nvshmem.h"), include.join("nvshmem.h"), 0o644),
+        copy(
+            headers.join("nvshmemx.h"),
+            include.join("nvshmemx.h"),
+            0o644,
+        ),
         // The <mpp/shmem.h> path of older programs.
         copy(
             headers.join("mpp/shmem.h"),
@@ -233,8 +244,11 @@ mod tests {
                 "/p/bin/rshmem-nvcc",
                 "/p/include/mpp/shmem.h",
                 "/p/include/mpp/shmemx.h",
+                "/p/include/nvshmem.h",
+                "/p/include/nvshmemx.h",
                 "/p/include/shmem.h",
                 "/p/include/shmemx.h",
+                "/p/lib/libnvshmem.so",
                 "/p/lib/libshmem.a",
                 "/p/lib/libshmem.so",
                 "/p/share/rshmem/check_hooks.c",
@@ -271,7 +285,14 @@ mod tests {
             std::fs::write(release.join(file), b"fake").unwrap();
         }
         std::fs::create_dir_all(headers.join("mpp")).unwrap();
-        for file in ["shmem.h", "shmemx.h", "mpp/shmem.h", "mpp/shmemx.h"] {
+        for file in [
+            "shmem.h",
+            "shmemx.h",
+            "nvshmem.h",
+            "nvshmemx.h",
+            "mpp/shmem.h",
+            "mpp/shmemx.h",
+        ] {
             std::fs::write(headers.join(file), b"/* fake */").unwrap();
         }
         let csrc = root.join("runtime/capi/csrc");

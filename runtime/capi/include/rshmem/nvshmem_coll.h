@@ -104,15 +104,15 @@ static inline int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t
 
 #ifdef __CUDACC__
 #define NVSHMEMI_COLL_MOVE_SCOPED(NAME, MEM, TYPE, TYPE_CODE, SCOPE, SCOPE_CODE)                        \
-    NVSHMEMI_D int nvshmemx_##NAME##broadcast##MEM_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+    NVSHMEMI_D int nvshmemx_##NAME##broadcast##MEM##_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                        size_t nelems, int PE_root) {               \
         return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_BROADCAST, TYPE, TYPE_CODE, 0, PE_root, SCOPE_CODE); \
     }                                                                                              \
-    NVSHMEMI_D int nvshmemx_##NAME##fcollect##MEM_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+    NVSHMEMI_D int nvshmemx_##NAME##fcollect##MEM##_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                       size_t nelems) {                             \
         return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_FCOLLECT, TYPE, TYPE_CODE, 0, 0, SCOPE_CODE);       \
     }                                                                                              \
-    NVSHMEMI_D int nvshmemx_##NAME##alltoall##MEM_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+    NVSHMEMI_D int nvshmemx_##NAME##alltoall##MEM##_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                       size_t nelems) {                             \
         return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_ALLTOALL, TYPE, TYPE_CODE, 0, 0, SCOPE_CODE);       \
     }
@@ -122,17 +122,17 @@ static inline int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t
 
 #ifdef NVSHMEMI_HAVE_CUDART
 #define NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE)                                                   \
-    static inline int nvshmemx_##NAME##broadcast##MEM_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+    static inline int nvshmemx_##NAME##broadcast##MEM##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                             size_t nelems, int PE_root, cudaStream_t stream) { \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##broadcast##MEM(team, dest, source, nelems, PE_root);                    \
     }                                                                                              \
-    static inline int nvshmemx_##NAME##fcollect##MEM_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+    static inline int nvshmemx_##NAME##fcollect##MEM##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                            size_t nelems, cudaStream_t stream) {   \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##fcollect##MEM(team, dest, source, nelems);                              \
     }                                                                                              \
-    static inline int nvshmemx_##NAME##alltoall##MEM_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+    static inline int nvshmemx_##NAME##alltoall##MEM##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                            size_t nelems, cudaStream_t stream) {   \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##alltoall##MEM(team, dest, source, nelems);                              \

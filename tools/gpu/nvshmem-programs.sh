@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The NVSHMEM guide's programs on GPUs, built by the GPU machine's nvcc against rshmem's
+# nvshmem.h and libshmem (as libnvshmem), for a machine with CUDA and no Rust: DIR holds the
+# binaries tools/gpu/build.sh made (rshmem, libshmem.so).
+#
+#   tools/gpu/nvshmem-programs.sh [DIR]        (default .devbin; outputs under $OUT, default gpu-nvshmem/)
+#
+# Every runtime/capi/examples/nvshmem/NAME.cu is compiled with
+#   nvcc -rdc=true -arch=sm_90 -I runtime/capi/include -L DIR -lnvshmem -lcuda
+# and run with `rshmem oshrun -np N --gpu --share-gpus` at N = 2 and 4 (one GPU: the PEs share it).
+# A run passes if it exits 0 and, where an expected-output file exists, its output matches it.
+#
+# Expected output: NAME.N.expected (for N PEs), else NAME.expected, next to NAME.cu. Each line
+# of the file is a line the output must hold; order does not matter (PEs print concurrently),
+# but count does: a line written twice must appear twice. Empty lines and lines starting with
+# `#` are ignored, and the run's other output lines (rshmem's own, for instance) are allowed.
+#
+# One failure does not stop the others; a summary line says how many passed, and the exit status
+# is non-zero if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bin=$(realpath "${1:-.devbin}")
+out=${OUT:-gpu-nvshmem}
+arch=${NVSHMEM_ARCH:-sm_90}
+mkdir -p "$out/lib"
+# -lnvshmem: the guide's link line, resolved to libshmem.
+ln -sf "$bin/libshmem.so" "$out/lib/libnvshmem.so"
+export LD_LIBRARY_PATH="$bin:$PWD/$out/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+passed=0
+total=0
+# Whether every line of $1 (expected) is in $2 (output), as many times as it is expected.
+matches() {
+    python3 - "$1" "$2" <<'PY'
+import collections, sys
+want = [l.rstrip("\n") for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+have = collections.Counter(l.rstrip("\n") for l in open(sys.argv[2], errors="replace"))
+missing = collections.Counter(want) - have
+for line, n in missing.items():
+    print(f"missing {n}x: {line}")
+sys.exit(1 if missing else 0)
+PY
+}
+
+for source in runtime/capi/examples/nvshmem/*.cu; do
+    name=$(basename "$source" .cu)
+    exe="$out/$name"
+    if ! nvcc -rdc=true -arch="$arch" -O2 -I runtime/capi/include -L "$bin" -L "$out/lib" \
+        -o "$exe" "$source" -lnvshmem -lcuda > "$out/$name.build.txt" 2>&1; then
+        for n in 2 4; do
+            total=$((total + 1))
+            echo "$name -np $n: FAILED (does not compile: $out/$name.build.txt)" | tee -a "$out/summary.txt"
+        done
+        continue
+    fi
+    for n in 2 4; do
+        total=$((total + 1))
+        log="$out/$name.$n.txt"
+        timeout 300 "$bin/rshmem" oshrun -np "$n" --gpu --share-gpus --timeout-s 240 "$exe" > "$log" 2>&1
+        rc=$?
+        verdict=ok
+        expected=runtime/capi/examples/nvshmem/$name.$n.expected
+        [ -f "$expected" ] || expected=runtime/capi/examples/nvshmem/$name.expected
+        if [ "$rc" -ne 0 ]; then
+            verdict="FAILED (exit $rc: $log)"
+        elif [ -f "$expected" ] && ! matches "$expected" "$log" > "$out/$name.$n.diff.txt"; then
+            verdict="FAILED (output differs from $expected: $out/$name.$n.diff.txt)"
+        fi
+        [ "$verdict" = ok ] && passed=$((passed + 1))
+        echo "$name -np $n: $verdict" | tee -a "$out/summary.txt"
+    done
+done
+echo "NVSHMEM programs on GPUs: $passed of $total runs passed" | tee -a "$out/summary.txt"
+[ "$passed" -eq "$total" ]
