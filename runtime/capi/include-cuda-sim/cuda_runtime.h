@@ -8,17 +8,9 @@
 
 #include <rshmem/cuda_sim_lang.h>
 
-#if __has_include(<rshmem/cuda_sim_runtime_api.h>)
+/* Host and device functions, as the ABI's declarations in cuda_sim_lang.h are. */
+#pragma clang force_cuda_host_device begin
 #include <rshmem/cuda_sim_runtime_api.h>
-#else
-/* Without the runtime API header, the one declaration clang's lowering of `<<<>>>` needs. */
-typedef int cudaError_t;
-typedef struct CUstream_st *cudaStream_t;
-#ifdef __cplusplus
-extern "C"
-#endif
-cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
-                                        cudaStream_t stream);
-#endif
+#pragma clang force_cuda_host_device end
 
 #endif

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <vector_types.h>
 
 #ifdef __cplusplus
@@ -40,7 +41,8 @@ enum cudaMemcpyKind {
     cudaMemcpyDefault = 4
 };
 
-typedef struct rsim_stream *cudaStream_t;
+/* CUDA's own name for the stream type, which shmemx.h also declares. */
+typedef struct CUstream_st *cudaStream_t;
 typedef struct rsim_event *cudaEvent_t;
 
 int __rsim_cudaGetLastError(void);
@@ -71,7 +73,6 @@ int __rsim_cudaEventRecord(void *, void *);
 int __rsim_cudaEventSynchronize(void *);
 int __rsim_cudaEventElapsedTime(float *, void *, void *);
 int __rsim_cudaEventDestroy(void *);
-int __rsim_cudaLaunchKernel(const void *, uint64_t, unsigned, uint64_t, unsigned, void **, size_t, void *);
 
 static inline cudaError_t cudaGetLastError(void) { return (cudaError_t)__rsim_cudaGetLastError(); }
 static inline cudaError_t cudaPeekAtLastError(void) { return (cudaError_t)__rsim_cudaPeekAtLastError(); }
@@ -222,11 +223,52 @@ static inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEve
 }
 static inline cudaError_t cudaEventDestroy(cudaEvent_t e) { return (cudaError_t)__rsim_cudaEventDestroy(e); }
 
+/* A launch (clang lowers `k<<<g, b, shmem, stream>>>(args)` to a call of this). */
+static inline cudaError_t cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shmem RSIM_DEFAULT(0),
+                                           cudaStream_t s RSIM_DEFAULT(0)) {
+    return (cudaError_t)__rsim_cudaLaunchKernel(f, (uint64_t)g.x | ((uint64_t)g.y << 32), g.z,
+                                                (uint64_t)b.x | ((uint64_t)b.y << 32), b.z, args, shmem, s);
+}
+
 /* Every block is resident on the emulator, so a cooperative launch is an ordinary one. */
 static inline cudaError_t cudaLaunchCooperativeKernel(const void *f, dim3 g, dim3 b, void **args,
                                                       size_t shmem RSIM_DEFAULT(0), cudaStream_t s RSIM_DEFAULT(0)) {
-    return (cudaError_t)__rsim_cudaLaunchKernel(f, (uint64_t)g.x | ((uint64_t)g.y << 32), g.z,
-                                                (uint64_t)b.x | ((uint64_t)b.y << 32), b.z, args, shmem, s);
+    return cudaLaunchKernel(f, g, b, args, shmem, s);
+}
+
+/* Occupancy: every block of a launch is resident on the emulator; this answers as a GPU with
+ * 2048 threads per SM would, which is what programs size collective launches by. */
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *f, int block_size,
+                                                                        size_t shmem) {
+    (void)f;
+    (void)shmem;
+    if (block_size <= 0 || block_size > 1024) return cudaErrorInvalidValue;
+    *blocks = 2048 / block_size < 32 ? 2048 / block_size : 32;
+    return cudaSuccess;
+}
+
+/* A kernel's attributes, as a GPU with the emulator's limits reports them. */
+struct cudaFuncAttributes {
+    size_t sharedSizeBytes;
+    size_t constSizeBytes;
+    size_t localSizeBytes;
+    int maxThreadsPerBlock;
+    int numRegs;
+    int ptxVersion;
+    int binaryVersion;
+    int cacheModeCA;
+    int maxDynamicSharedSizeBytes;
+    int preferredShmemCarveout;
+};
+static inline cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f) {
+    (void)f;
+    memset(attr, 0, sizeof *attr);
+    attr->maxThreadsPerBlock = 1024;
+    attr->numRegs = 32;
+    attr->ptxVersion = 80;
+    attr->binaryVersion = 80;
+    attr->maxDynamicSharedSizeBytes = 227 * 1024;
+    return cudaSuccess;
 }
 
 #ifdef __cplusplus
