@@ -9,16 +9,27 @@
 #include <rshmem/cuda_sim_lang.h>
 
 #if __has_include(<rshmem/cuda_sim_runtime_api.h>)
+/* Host and device, like the emulator's ABI that cuda_sim_lang.h declares so: the runtime API
+ * header may redeclare ABI functions, and clang refuses a host-only redeclaration of a host and
+ * device function. */
+#ifdef __CUDA__
+#pragma clang force_cuda_host_device begin
+#endif
 #include <rshmem/cuda_sim_runtime_api.h>
+#ifdef __CUDA__
+#pragma clang force_cuda_host_device end
+#endif
 #else
-/* Without the runtime API header, the one declaration clang's lowering of `<<<>>>` needs. */
 typedef int cudaError_t;
 typedef struct CUstream_st *cudaStream_t;
+#endif
+
+/* The launch clang's lowering of `<<<>>>` calls (it looks the declaration up by name);
+ * rshmem-nvcc renames the call to libshmem's __rsim_cudaLaunchKernel in the object. */
 #ifdef __cplusplus
 extern "C"
 #endif
-cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
-                                        cudaStream_t stream);
-#endif
+    cudaError_t
+    cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream);
 
 #endif
