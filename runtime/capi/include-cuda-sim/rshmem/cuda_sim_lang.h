@@ -58,6 +58,7 @@
 /* The C library in device code: its functions become host and device functions (the device
  * code runs on the CPU, so glibc's implementations are the device's). */
 #pragma clang force_cuda_host_device begin
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
