@@ -273,6 +273,15 @@ static inline cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
 
 #ifdef __cplusplus
 }
+/* C++: typed pointers for the allocations, as CUDA's templates take them. */
+template <class T>
+static inline cudaError_t cudaMalloc(T **p, size_t n) {
+    return cudaMalloc((void **)p, n);
+}
+template <class T>
+static inline cudaError_t cudaMallocHost(T **p, size_t n) {
+    return cudaMallocHost((void **)p, n);
+}
 /* C++: a symbol is passed as the variable itself, as CUDA's templates take it. */
 template <class T>
 static inline cudaError_t cudaMemcpyToSymbol(const T &sym, const void *s, size_t n, size_t off = 0,

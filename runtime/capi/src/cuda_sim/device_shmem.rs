@@ -23,8 +23,8 @@ use std::ffi::{c_int, c_void};
 use hw::{AmoKind, Cmp, SignalOp};
 use rshmem::{AtomicElement, KernelThread, Scoped, Sym};
 
-use crate::cuda_sim::fiber;
 use crate::cuda_sim::mapped;
+use crate::cuda_sim::{fiber, guard};
 use crate::fail::CallError;
 use crate::state::{Backend, Pe, running_pe};
 
@@ -52,16 +52,19 @@ fn caller(call: &'static str) -> (&'static KernelThread<'static, Backend>, &'sta
     (thread, pe)
 }
 
-/// Runs the device call `call` and ends the run if it fails.
+/// Runs the device call `call` and ends the run if it fails; the calling thread is current
+/// again afterwards ([`guard`]).
 fn device_call<R>(
     call: &'static str,
     body: impl FnOnce(&'static KernelThread<'static, Backend>, &'static Pe) -> Result<R, CallError>,
 ) -> R {
-    let (thread, pe) = caller(call);
-    match body(thread, pe) {
-        Ok(value) => value,
-        Err(err) => fiber::fail(call, &err),
-    }
+    guard(call, || {
+        let (thread, pe) = caller(call);
+        match body(thread, pe) {
+            Ok(value) => value,
+            Err(err) => fiber::fail(call, &err),
+        }
+    })
 }
 
 /// The thread's operations at `scope`.
@@ -154,7 +157,11 @@ pub extern "C" fn rshmemd_team_n_pes(team: i32) -> c_int {
 pub extern "C" fn rshmemd_team_translate_to_world(team: i32, pe: c_int) -> c_int {
     device_call("nvshmem_team_translate_pe", |t, _| {
         world_team(team)?;
-        Ok(if (0..t.n_pes() as c_int).contains(&pe) { pe } else { -1 })
+        Ok(if (0..t.n_pes() as c_int).contains(&pe) {
+            pe
+        } else {
+            -1
+        })
     })
 }
 
@@ -165,7 +172,11 @@ pub extern "C" fn rshmemd_team_translate_to_world(team: i32, pe: c_int) -> c_int
 pub extern "C" fn rshmemd_ptr(ptr: *const c_void, pe: c_int) -> *mut c_void {
     device_call("nvshmem_ptr", |t, p| {
         p.addr(ptr.cast::<u8>())?;
-        Ok(if pe == t.my_pe() as c_int { ptr.cast_mut() } else { std::ptr::null_mut() })
+        Ok(if pe == t.my_pe() as c_int {
+            ptr.cast_mut()
+        } else {
+            std::ptr::null_mut()
+        })
     })
 }
 
@@ -230,7 +241,9 @@ pub unsafe extern "C" fn rshmemd_getmem(
             Err(_) => fiber::block_on(scope.get_with(src, pe, |data| {
                 // SAFETY: the caller passes `bytes` writable bytes at `dst`, and `data` is
                 // the get's `bytes` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst.cast::<u8>(), data.len()) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(data.as_ptr(), dst.cast::<u8>(), data.len())
+                };
             }))?,
         }
         Ok(())
@@ -242,7 +255,12 @@ pub unsafe extern "C" fn rshmemd_getmem(
 /// # Safety
 /// `value` points to one element of `type`; `dst` is a symmetric address.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmemd_p(dst: *mut c_void, value: *const c_void, type_code: c_int, pe: c_int) {
+pub unsafe extern "C" fn rshmemd_p(
+    dst: *mut c_void,
+    value: *const c_void,
+    type_code: c_int,
+    pe: c_int,
+) {
     let size = size_of_type(type_code);
     // SAFETY: as this function's contract.
     unsafe { rshmemd_putmem(dst, value, size, pe, SCOPE_THREAD, 0) };
@@ -254,7 +272,12 @@ pub unsafe extern "C" fn rshmemd_p(dst: *mut c_void, value: *const c_void, type_
 /// # Safety
 /// `out` points to one writable element of `type`; `src` is a symmetric address.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmemd_g_op(out: *mut c_void, src: *const c_void, type_code: c_int, pe: c_int) {
+pub unsafe extern "C" fn rshmemd_g_op(
+    out: *mut c_void,
+    src: *const c_void,
+    type_code: c_int,
+    pe: c_int,
+) {
     let size = size_of_type(type_code);
     device_call("nvshmem_g", |t, p| {
         let src = p.sym(src.cast::<u8>(), size)?;
@@ -271,10 +294,22 @@ pub unsafe extern "C" fn rshmemd_g_op(out: *mut c_void, src: *const c_void, type
 macro_rules! with_word_type {
     ($code:expr, $call:expr, $t:ident => $body:expr) => {{
         match ($code >> 8, $code & 0xff) {
-            (KIND_SIGNED, 4) => { type $t = i32; $body }
-            (KIND_UNSIGNED, 4) | (KIND_FLOAT, 4) => { type $t = u32; $body }
-            (KIND_SIGNED, 8) => { type $t = i64; $body }
-            (KIND_UNSIGNED, 8) | (KIND_FLOAT, 8) => { type $t = u64; $body }
+            (KIND_SIGNED, 4) => {
+                type $t = i32;
+                $body
+            }
+            (KIND_UNSIGNED, 4) | (KIND_FLOAT, 4) => {
+                type $t = u32;
+                $body
+            }
+            (KIND_SIGNED, 8) => {
+                type $t = i64;
+                $body
+            }
+            (KIND_UNSIGNED, 8) | (KIND_FLOAT, 8) => {
+                type $t = u64;
+                $body
+            }
             (kind, size) => Err(CallError::Argument(format!(
                 "{}: elements of {size} bytes (kind {kind}) have no atomics or waits in \
                  kernels on the simulator; use 32- or 64-bit words",
@@ -312,7 +347,9 @@ pub extern "C" fn rshmemd_amo(
             12 => (AmoKind::Xor, value, true),
             13 => (AmoKind::Xor, value, false),
             other => {
-                return Err(CallError::Argument(format!("atomic operation {other} is unknown")));
+                return Err(CallError::Argument(format!(
+                    "atomic operation {other} is unknown"
+                )));
             }
         };
         let pe = pe_number(pe)?;
@@ -409,7 +446,11 @@ pub extern "C" fn rshmemd_signal_fetch(sig: *const u64) -> u64 {
 pub extern "C" fn rshmemd_signal_wait_until(sig: *mut u64, cmp: c_int, value: u64) -> u64 {
     device_call("nvshmem_signal_wait_until", |t, p| {
         let sig: Sym<u64> = p.sym(sig.cast_const(), 1)?;
-        Ok(fiber::block_on(t.signal_wait_until(sig, comparison(cmp)?, value))?)
+        Ok(fiber::block_on(t.signal_wait_until(
+            sig,
+            comparison(cmp)?,
+            value,
+        ))?)
     })
 }
 
@@ -429,7 +470,12 @@ pub extern "C" fn rshmemd_wait_until(ivar: *mut c_void, type_code: c_int, cmp: c
 /// `nvshmem_TYPE_test` in a kernel. A test that fails lets the launch's other threads run
 /// first, so a kernel that spins on it makes progress (a GPU runs them side by side).
 #[unsafe(no_mangle)]
-pub extern "C" fn rshmemd_test(ivar: *mut c_void, type_code: c_int, cmp: c_int, value: u64) -> c_int {
+pub extern "C" fn rshmemd_test(
+    ivar: *mut c_void,
+    type_code: c_int,
+    cmp: c_int,
+    value: u64,
+) -> c_int {
     device_call("nvshmem_test", |t, p| {
         let cmp = comparison(cmp)?;
         let passed = with_word_type!(type_code, "nvshmem_test", T => {
@@ -446,13 +492,17 @@ pub extern "C" fn rshmemd_test(ivar: *mut c_void, type_code: c_int, cmp: c_int, 
 /// `nvshmem_fence` and its `_warp`/`_block` forms.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemd_fence(scope: c_int) {
-    device_call("nvshmem_fence", |t, _| Ok(fiber::block_on(scoped(t, scope)?.fence())?));
+    device_call("nvshmem_fence", |t, _| {
+        Ok(fiber::block_on(scoped(t, scope)?.fence())?)
+    });
 }
 
 /// `nvshmem_quiet` and its forms.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemd_quiet(scope: c_int) {
-    device_call("nvshmem_quiet", |t, _| Ok(fiber::block_on(scoped(t, scope)?.quiet())?));
+    device_call("nvshmem_quiet", |t, _| {
+        Ok(fiber::block_on(scoped(t, scope)?.quiet())?)
+    });
 }
 
 /// `nvshmem_barrier`/`barrier_all` and their forms, on the world team.
@@ -520,7 +570,9 @@ pub unsafe extern "C" fn rshmemd_collective(
                     1 => fiber::block_on(scope.fcollect(dest, source))?,
                     2 => fiber::block_on(scope.alltoall(dest, source))?,
                     other => {
-                        return Err(CallError::Argument(format!("collective {other} is unknown")));
+                        return Err(CallError::Argument(format!(
+                            "collective {other} is unknown"
+                        )));
                     }
                 }
             }};
@@ -532,7 +584,9 @@ pub unsafe extern "C" fn rshmemd_collective(
             8 => moved!(u64),
             16 => moved!(u128),
             other => {
-                return Err(CallError::Argument(format!("elements of {other} bytes are unknown")));
+                return Err(CallError::Argument(format!(
+                    "elements of {other} bytes are unknown"
+                )));
             }
         }
         Ok(0)

@@ -133,7 +133,7 @@ impl<'k> Fiber<'k> {
 
     /// Makes this fiber the running one: its PE's slot current, its ids in `__rsim_cur`, its
     /// block's shared bytes in place.
-    fn enter(&self) {
+    pub(crate) fn enter(&self) {
         // SAFETY: the slot was current when the launch began, so it lives as long as
         // `enter_slot` asks (slots are never freed).
         unsafe { crate::state::enter_slot(self.grid.slot) };
@@ -222,12 +222,15 @@ impl Drop for Fiber<'_> {
     }
 }
 
-/// The running fiber, if a GPU thread runs.
+/// The running fiber, if a GPU thread of the current PE runs. A fiber whose PE's coroutine the
+/// simulator suspended inside a device call (a wait in the backend) stays in [`RUNNING`] while
+/// other PEs run their host code, so the fiber counts only while its PE's slot is current.
 pub(crate) fn running() -> Option<&'static Fiber<'static>> {
     let fiber = RUNNING.load(Ordering::Relaxed);
     // SAFETY: RUNNING points at the fiber whose coroutine is on the CPU, which lives until
     // its poll returns (see the module docs for the lifetime); null otherwise.
-    (!fiber.is_null()).then(|| unsafe { &*(fiber as *const Fiber<'static>) })
+    let fiber = (!fiber.is_null()).then(|| unsafe { &*(fiber as *const Fiber<'static>) })?;
+    std::ptr::eq(fiber.grid.slot, crate::state::slot()).then_some(fiber)
 }
 
 /// The calling GPU thread in the kernel model, or `None` when no kernel thread runs (the

@@ -43,9 +43,20 @@ pub(crate) mod vprintf;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Runs the body of the exported function `call`, ending the run with a message if it panics
-/// (a bug of rshmem): a panic must not unwind into the program's C and C++ frames.
+/// (a bug of rshmem): a panic must not unwind into the program's C and C++ frames. Afterwards
+/// the caller's slot and GPU thread are current again: the body may have let other PEs run
+/// (a store to symmetric memory waits for the simulated world to reach the PE's clock), each
+/// of which made its own current, as `with_pe` does for the C API.
 pub(crate) fn guard<R>(call: &str, body: impl FnOnce() -> R) -> R {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    let slot = crate::state::slot();
+    let thread = fiber::running();
+    let outcome = catch_unwind(AssertUnwindSafe(body));
+    // SAFETY: `slot` was current at entry, so it lives as long as `enter_slot` asks.
+    unsafe { crate::state::enter_slot(slot) };
+    if let Some(thread) = thread {
+        thread.enter();
+    }
+    match outcome {
         Ok(value) => value,
         Err(payload) => fiber::fail(
             call,

@@ -29,31 +29,47 @@ pub(crate) fn reduce(
         .ok_or_else(|| CallError::Argument(format!("reduction operator {op} is unknown")))?;
     macro_rules! integer {
         ($t:ty) => {
-            run::<$t>(pe, scope, dest, source, nelems, name, match op {
-                0 => |a: $t, b: $t| a.wrapping_add(b),
-                1 => |a: $t, b: $t| a.wrapping_mul(b),
-                2 => |a: $t, b: $t| a.min(b),
-                3 => |a: $t, b: $t| a.max(b),
-                4 => |a: $t, b: $t| a & b,
-                5 => |a: $t, b: $t| a | b,
-                _ => |a: $t, b: $t| a ^ b,
-            })
+            run::<$t>(
+                pe,
+                scope,
+                dest,
+                source,
+                nelems,
+                name,
+                match op {
+                    0 => |a: $t, b: $t| a.wrapping_add(b),
+                    1 => |a: $t, b: $t| a.wrapping_mul(b),
+                    2 => |a: $t, b: $t| a.min(b),
+                    3 => |a: $t, b: $t| a.max(b),
+                    4 => |a: $t, b: $t| a & b,
+                    5 => |a: $t, b: $t| a | b,
+                    _ => |a: $t, b: $t| a ^ b,
+                },
+            )
         };
     }
     macro_rules! float {
         ($t:ty) => {
-            run::<$t>(pe, scope, dest, source, nelems, name, match op {
-                0 => |a: $t, b: $t| a + b,
-                1 => |a: $t, b: $t| a * b,
-                2 => |a: $t, b: $t| a.min(b),
-                3 => |a: $t, b: $t| a.max(b),
-                _ => {
-                    return Err(CallError::Argument(format!(
-                        "the {name} reduction is for integers; floating-point elements have \
+            run::<$t>(
+                pe,
+                scope,
+                dest,
+                source,
+                nelems,
+                name,
+                match op {
+                    0 => |a: $t, b: $t| a + b,
+                    1 => |a: $t, b: $t| a * b,
+                    2 => |a: $t, b: $t| a.min(b),
+                    3 => |a: $t, b: $t| a.max(b),
+                    _ => {
+                        return Err(CallError::Argument(format!(
+                            "the {name} reduction is for integers; floating-point elements have \
                          sum, prod, min and max"
-                    )));
-                }
-            })
+                        )));
+                    }
+                },
+            )
         };
     }
     match (type_code >> 8, type_code & 0xff) {
