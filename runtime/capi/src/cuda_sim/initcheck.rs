@@ -140,7 +140,7 @@ pub(crate) fn read(addr: usize, len: usize, what: &str) {
         .find(|(range, _)| range.contains(&byte))
         .map_or_else(
             || ("__shared__".to_owned(), 0),
-            |(range, name)| (name.clone(), byte - range.start),
+            |(range, name)| (super::launch::demangle(name), byte - range.start),
         );
     let kernel = fiber.grid().kernel_name();
     let key = (kernel.clone(), variable.clone(), offset);

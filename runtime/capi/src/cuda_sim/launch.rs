@@ -128,7 +128,7 @@ impl Grid<'_> {
 
 /// `name` demangled by the C++ runtime's `__cxa_demangle`, if the program has one (C++
 /// programs do), else as it is.
-fn demangle(name: &str) -> String {
+pub(crate) fn demangle(name: &str) -> String {
     type CxaDemangle =
         unsafe extern "C" fn(*const c_char, *mut c_char, *mut usize, *mut c_int) -> *mut c_char;
     // SAFETY: dlsym looks a name up in the loaded objects; RTLD_DEFAULT searches them all.
