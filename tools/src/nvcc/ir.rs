@@ -201,6 +201,27 @@ fn defined_function_groups(ir: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The declaration of the emulator's variable that `line` defines, if it is one: without
+/// relocatable device code clang defines every `extern __device__` variable in each file
+/// (`@__rsim_mapped = dso_local addrspace(1) externally_initialized global T null`), and the
+/// emulator's (`__rsim_cur`, `__rsim_mapped`, named `__rsim_`) must be libshmem's own.
+fn runtime_variable_declaration(line: &str) -> Option<String> {
+    let name = line.strip_prefix("@__rsim_")?.split(' ').next()?;
+    let (_, rest) = line.split_once("externally_initialized global ")?;
+    let ty = rest
+        .rsplit_once(" null")
+        .or_else(|| rest.rsplit_once(" zeroinitializer"))?
+        .0;
+    let align = rest.rsplit_once(", align ").map_or("8", |(_, a)| a);
+    let space = line
+        .split_once("addrspace(")
+        .and_then(|(_, r)| r.split_once(')'))?
+        .0;
+    Some(format!(
+        "@__rsim_{name} = external addrspace({space}) global {ty}, align {align}"
+    ))
+}
+
 /// Rewrites clang's NVPTX IR `ir` for x86-64 and the emulator.
 ///
 /// # Errors
@@ -230,6 +251,8 @@ pub(crate) fn rewrite(ir: &str, options: &Options) -> anyhow::Result<String> {
     let mut globals = Vec::new();
     let mut out = Vec::new();
     for line in ir.lines() {
+        let runtime_variable = runtime_variable_declaration(line);
+        let line = runtime_variable.as_deref().unwrap_or(line);
         if let Some(g) = read_global(line)
             && g.is_declaration()
         {
@@ -245,7 +268,7 @@ pub(crate) fn rewrite(ir: &str, options: &Options) -> anyhow::Result<String> {
                     ));
                     continue;
                 }
-                1 | 4 if g.name != "@__rsim_cur" => bail!(
+                1 | 4 if !g.name.starts_with("@__rsim_") => bail!(
                     "{}: the `extern __device__` variable `{}` is defined in another file; \
                      rshmem-nvcc does not link device code across files yet: define it in the \
                      file that uses it",

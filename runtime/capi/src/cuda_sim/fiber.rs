@@ -184,6 +184,14 @@ impl Future for Fiber<'_> {
         let this = self.into_ref().get_ref();
         let mut coroutine = this.coroutine.borrow_mut();
         if coroutine.is_none() {
+            if !this.grid.residency.may_start(this.block) {
+                // Its block starts once a resident one has finished (`residency.rs`).
+                return match pin!(this.thread().yield_now()).poll(cx) {
+                    Poll::Ready(()) => unreachable!("a yield is pending at its first poll"),
+                    Poll::Pending => Poll::Pending,
+                };
+            }
+            this.grid.residency.started(this.block);
             match this.start() {
                 Ok(started) => *coroutine = Some(started),
                 Err(err) => this.fail_here(
@@ -203,6 +211,7 @@ impl Future for Fiber<'_> {
             CoroutineResult::Return(()) => {
                 let done = coroutine.take().expect("resumed above");
                 stacks::give_back(done.into_stack());
+                this.grid.residency.returned(this.block);
                 this.grid.shared.thread_returned(this.block);
                 Poll::Ready(Ok(()))
             }

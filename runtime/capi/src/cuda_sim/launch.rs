@@ -115,6 +115,8 @@ pub(crate) struct Grid<'a> {
     /// Which shared bytes each block wrote, for a program built with hooks.
     pub(crate) initcheck: Option<Shadow>,
     pub(crate) exchange: Exchange,
+    /// Which blocks have threads started.
+    pub(crate) residency: super::residency::Residency,
     /// The PE's table of mapped loads, for the inline `g` of its threads.
     pub(crate) mapped: *mut super::mapped::MappedTable,
 }
@@ -232,6 +234,7 @@ fn launch(
             shared,
             exchange: Exchange::new(),
             mapped: super::mapped::table(pe),
+            residency: super::residency::Residency::new(n_blocks, block_threads),
         };
         let ran =
             shmem_handle.launch_kernel(grid, block, async |t| Fiber::new(t, &grid_state).await);

@@ -20,7 +20,7 @@
 //! stacks; `shared.rs` `__shared__` memory per block; `initcheck.rs` reads of shared bytes no
 //! thread wrote; `builtins.rs` and `vprintf.rs` the language's built-ins; `runtime_api.rs`
 //! errors and devices, `memory.rs` allocation and copies, `streams.rs` streams and events;
-//! `device_shmem.rs` the device SHMEM calls (`rshmem/device_abi.h`), `reduce.rs` their
+//! `residency.rs` how many blocks run at once; `device_shmem.rs` the device SHMEM calls (`rshmem/device_abi.h`), `reduce.rs` their
 //! reductions, `mapped.rs` the table of mapped loads that the inline `g` reads.
 
 pub(crate) mod atomics;
@@ -33,6 +33,7 @@ pub(crate) mod mapped;
 pub(crate) mod memory;
 pub(crate) mod reduce;
 pub(crate) mod registry;
+pub(crate) mod residency;
 pub(crate) mod runtime_api;
 pub(crate) mod shared;
 pub(crate) mod stacks;
