@@ -133,7 +133,8 @@ unsafe fn word64<'a>(word: *mut u8) -> &'a AtomicU64 {
     unsafe { AtomicU64::from_ptr(ptr) }
 }
 
-#[cfg(test)]
+// The tests use the `Mapping` helpers, which exist only with the process backend.
+#[cfg(all(test, feature = "process"))]
 mod tests {
     use super::*;
     use crate::common::memfd::shared_memory;
