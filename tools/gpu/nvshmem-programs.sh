@@ -23,9 +23,10 @@ bin=$(realpath "${1:-.devbin}")
 out=${OUT:-gpu-nvshmem}
 arch=${NVSHMEM_ARCH:-sm_90}
 mkdir -p "$out/lib"
+out=$(realpath "$out")
 # -lnvshmem: the guide's link line, resolved to libshmem.
 ln -sf "$bin/libshmem.so" "$out/lib/libnvshmem.so"
-export LD_LIBRARY_PATH="$bin:$PWD/$out/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$bin:$out/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 passed=0
 total=0
