@@ -15,6 +15,10 @@
 # but count does: a line written twice must appear twice. Empty lines and lines starting with
 # `#` are ignored, and the run's other output lines (rshmem's own, for instance) are allowed.
 #
+# A program the guide wrote with a bug that rshmem names has NAME.N.error (or NAME.error)
+# instead: the run must fail, and each line of the file must appear in its output (as part of
+# a line: the GPU and the simulator word the start of the message differently).
+#
 # One failure does not stop the others; a summary line says how many passed, and the exit status
 # is non-zero if any failed.
 set -uo pipefail
@@ -69,7 +73,17 @@ for source in runtime/capi/examples/nvshmem/*.cu; do
         verdict=ok
         expected=runtime/capi/examples/nvshmem/$name.$n.expected
         [ -f "$expected" ] || expected=runtime/capi/examples/nvshmem/$name.expected
-        if [ "$rc" -ne 0 ]; then
+        error=runtime/capi/examples/nvshmem/$name.$n.error
+        [ -f "$error" ] || error=runtime/capi/examples/nvshmem/$name.error
+        if [ -f "$error" ]; then
+            if [ "$rc" -eq 0 ]; then
+                verdict="FAILED (exit 0, but $error says it fails: $log)"
+            else
+                while IFS= read -r line; do
+                    [ -z "$line" ] || grep -qF -- "$line" "$log" || verdict="FAILED (no '$line' in $log)"
+                done < "$error"
+            fi
+        elif [ "$rc" -ne 0 ]; then
             verdict="FAILED (exit $rc: $log)"
         elif [ -f "$expected" ] && ! matches "$expected" "$log" > "$out/$name.$n.diff.txt"; then
             verdict="FAILED (output differs from $expected: $out/$name.$n.diff.txt)"

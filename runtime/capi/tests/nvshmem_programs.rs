@@ -187,41 +187,36 @@ fn hello_and_a_small_matmul_run_to_the_end() {
     }
 }
 
+/// The guide's bugs that rshmem names: a program with `NAME.N.error` (or `NAME.error`) must
+/// fail at N PEs (2, 4 and 8 for `NAME.error`), and say each line of the file.
 #[test]
 fn the_guide_s_bugs_are_named() {
     let Some(dir) = setup() else { return };
-    // The block fcollect collects into the array it sends from: a peer's block can land
-    // before this PE has sent its own.
-    let fcollect = build(&dir, "block_fcollect", &[]);
-    let fcollect = fcollect.to_str().expect("a UTF-8 path");
-    let r = run(
-        &dir,
-        "oshrun",
-        &["-np", "2", "--sim", "hgx8", fcollect],
-        "block_fcollect",
-    );
-    assert_ne!(code(&r), Some(0), "{}", r.stdout);
-    assert!(
-        r.stderr.contains("fcollect: source and dest overlap"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("block (0,0,0)") || r.stderr.contains("block 0"),
-        "{}",
-        r.stderr
-    );
-    // The quiet example puts to PEs 1 and 2 ahead, so it needs at least 3 PEs.
-    let quiet = build(&dir, "quiet", &[]);
-    let quiet = quiet.to_str().expect("a UTF-8 path");
-    let r = run(
-        &dir,
-        "oshrun",
-        &["-np", "2", "--sim", "hgx8", quiet],
-        "quiet-2",
-    );
-    assert_ne!(code(&r), Some(0), "{}", r.stdout);
-    assert!(r.stderr.contains("PE 2"), "{}", r.stderr);
+    let mut checked = 0;
+    for entry in std::fs::read_dir(examples()).expect("the examples") {
+        let file = entry.expect("an entry").file_name().into_string().expect("a UTF-8 name");
+        let Some(stem) = file.strip_suffix(".error") else {
+            continue;
+        };
+        let (name, counts) = match stem.split_once('.') {
+            Some((name, n)) => (name, vec![n.to_owned()]),
+            None => (stem, vec!["2".into(), "4".into(), "8".into()]),
+        };
+        let says = std::fs::read_to_string(examples().join(&file)).expect("the error file");
+        let binary = build(&dir, name, &[]);
+        let binary = binary.to_str().expect("a UTF-8 path");
+        for n in &counts {
+            let r = run(&dir, "oshrun", &["-np", n, "--sim", "hgx8", binary], &format!("{name}-error-{n}"));
+            assert_ne!(code(&r), Some(0), "{name} at {n} PEs:\n{}", r.stdout);
+            for line in says.lines().filter(|l| !l.is_empty()) {
+                assert!(r.stderr.contains(line), "{name} at {n} PEs does not say {line:?}:\n{}", r.stderr);
+            }
+            // Named where it happened: the kernel, block and thread.
+            assert!(r.stderr.contains("kernel ") && r.stderr.contains("block ("), "{}", r.stderr);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "only {checked} runs of programs with bugs");
 }
 
 #[test]

@@ -95,6 +95,12 @@ __device__ inline int rshmem_n_pes() { return rshmem_state.n_pes; }
 // Symmetric address `ptr` of this PE translated to `pe`: the same offset in its heap. No
 // checks: the callers below, like SHMEM's, leave validation to the program.
 __device__ inline void *rshmem_detail_remote(const void *ptr, int pe) {
+    // A PE outside the run would index past the heap table and fault somewhere else: named here.
+    if (pe < 0 || pe >= rshmem_state.n_pes) {
+        printf("rshmem: PE %d: PE %d does not exist: this run has %d PEs; pass a PE below n_pes()\n",
+               rshmem_state.my_pe, pe, rshmem_state.n_pes);
+        __trap();
+    }
     rshmem_u64 offset = (rshmem_u64)ptr - rshmem_state.heap_base[rshmem_state.my_pe];
     return (void *)(rshmem_state.heap_base[pe] + offset);
 }

@@ -334,6 +334,19 @@ RSHMEMD_DECL int rshmemd_collective(int kind, int32_t team, void *dest, const vo
     rshmemd_gpu_group group = rshmemd_gpu_group_of(scope);
     size_t bytes = nelems * (size_t)(type & 0xff);
     int me = rshmem_state.my_pe;
+    /* A peer's pull can read this PE's source after this PE wrote its dest over it: refused, as
+     * the simulator refuses it (a broadcast in place is fine: the root's dest is its source). */
+    size_t dest_bytes = kind == RSHMEMD_COLL_BROADCAST ? bytes : bytes * (size_t)rshmem_state.n_pes;
+    size_t src_bytes = kind == RSHMEMD_COLL_ALLTOALL ? dest_bytes : bytes;
+    const char *d = (const char *)dest, *s = (const char *)src;
+    int overlap = d < s + src_bytes && s < d + dest_bytes;
+    if (overlap && !(kind == RSHMEMD_COLL_BROADCAST && d == s)) {
+        if (group.rank == 0) {
+            printf("rshmem: PE %d: nvshmem_%s: source and dest overlap; pass separate arrays\n", me,
+                   kind == RSHMEMD_COLL_FCOLLECT ? "fcollect" : kind == RSHMEMD_COLL_ALLTOALL ? "alltoall" : "broadcast");
+        }
+        __trap();
+    }
     /* The sources are ready everywhere, each thread pulls its strided part, and no PE changes a
      * source that another still reads. */
     rshmemd_gpu_group_barrier(scope);
