@@ -19,6 +19,9 @@
 # instead: the run must fail, and each line of the file must appear in its output (as part of
 # a line: the GPU and the simulator word the start of the message differently).
 #
+# A program whose output a race of the guide's own code may change has NAME.racy (what the race
+# is): a run whose output differs from the expected is then reported, not failed.
+#
 # One failure does not stop the others; a summary line says how many passed, and the exit status
 # is non-zero if any failed.
 set -uo pipefail
@@ -86,9 +89,13 @@ for source in runtime/capi/examples/nvshmem/*.cu; do
         elif [ "$rc" -ne 0 ]; then
             verdict="FAILED (exit $rc: $log)"
         elif [ -f "$expected" ] && ! matches "$expected" "$log" > "$out/$name.$n.diff.txt"; then
-            verdict="FAILED (output differs from $expected: $out/$name.$n.diff.txt)"
+            if [ -f "runtime/capi/examples/nvshmem/$name.racy" ]; then
+                verdict="ok (the race of $name.racy showed: $(tr '\n' ' ' < "$log"))"
+            else
+                verdict="FAILED (output differs from $expected: $out/$name.$n.diff.txt)"
+            fi
         fi
-        [ "$verdict" = ok ] && passed=$((passed + 1))
+        case $verdict in ok*) passed=$((passed + 1)) ;; esac
         echo "$name -np $n: $verdict" | tee -a "$out/summary.txt"
     done
 done

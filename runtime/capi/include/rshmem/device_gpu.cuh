@@ -345,6 +345,9 @@ RSHMEMD_DECL int rshmemd_collective(int kind, int32_t team, void *dest, const vo
             printf("rshmem: PE %d: nvshmem_%s: source and dest overlap; pass separate arrays\n", me,
                    kind == RSHMEMD_COLL_FCOLLECT ? "fcollect" : kind == RSHMEMD_COLL_ALLTOALL ? "alltoall" : "broadcast");
         }
+        /* Why wait: a trap ends the kernel at once, before the message of a thread that has
+         * not printed yet. */
+        rshmemd_gpu_group_barrier(scope);
         __trap();
     }
     /* The sources are ready everywhere, each thread pulls its strided part, and no PE changes a
