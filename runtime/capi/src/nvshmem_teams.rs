@@ -3,7 +3,7 @@
 //!
 //! Handles 0, 1 and 2 are NVSHMEM's world, shared and node teams, fixed; a team the program
 //! splits gets the lowest free handle from 3 up, which `rshmemx_team_handle_release` frees when
-//! the team is destroyed. The table lives in the PE's state ([`crate::state::Pe`]), so each
+//! the team is destroyed. The table lives in the PE's state (`state.rs`: `Pe`), so each
 //! simulated PE, which runs in a process with the others, has its own; each entry is a thin
 //! translation, the team itself stays in the C API's handles.
 

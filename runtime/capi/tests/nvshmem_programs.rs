@@ -194,7 +194,11 @@ fn the_guide_s_bugs_are_named() {
     let Some(dir) = setup() else { return };
     let mut checked = 0;
     for entry in std::fs::read_dir(examples()).expect("the examples") {
-        let file = entry.expect("an entry").file_name().into_string().expect("a UTF-8 name");
+        let file = entry
+            .expect("an entry")
+            .file_name()
+            .into_string()
+            .expect("a UTF-8 name");
         let Some(stem) = file.strip_suffix(".error") else {
             continue;
         };
@@ -206,13 +210,26 @@ fn the_guide_s_bugs_are_named() {
         let binary = build(&dir, name, &[]);
         let binary = binary.to_str().expect("a UTF-8 path");
         for n in &counts {
-            let r = run(&dir, "oshrun", &["-np", n, "--sim", "hgx8", binary], &format!("{name}-error-{n}"));
+            let r = run(
+                &dir,
+                "oshrun",
+                &["-np", n, "--sim", "hgx8", binary],
+                &format!("{name}-error-{n}"),
+            );
             assert_ne!(code(&r), Some(0), "{name} at {n} PEs:\n{}", r.stdout);
             for line in says.lines().filter(|l| !l.is_empty()) {
-                assert!(r.stderr.contains(line), "{name} at {n} PEs does not say {line:?}:\n{}", r.stderr);
+                assert!(
+                    r.stderr.contains(line),
+                    "{name} at {n} PEs does not say {line:?}:\n{}",
+                    r.stderr
+                );
             }
             // Named where it happened: the kernel, block and thread.
-            assert!(r.stderr.contains("kernel ") && r.stderr.contains("block ("), "{}", r.stderr);
+            assert!(
+                r.stderr.contains("kernel ") && r.stderr.contains("block ("),
+                "{}",
+                r.stderr
+            );
             checked += 1;
         }
     }

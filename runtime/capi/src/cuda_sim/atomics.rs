@@ -145,7 +145,7 @@ pub unsafe extern "C" fn __rsim_atomic(
 ) -> u64 {
     guard("atomic", || {
         let size = (type_code & 0xff) as usize;
-        if addr.is_null() || size == 0 || addr as usize % size != 0 {
+        if addr.is_null() || size == 0 || !(addr as usize).is_multiple_of(size) {
             fiber::fail(
                 name(op),
                 &format!("misaligned or null address {addr:p} for a {size}-byte atomic"),

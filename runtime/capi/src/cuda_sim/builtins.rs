@@ -224,7 +224,9 @@ pub extern "C" fn __rsim_threadfence(scope: c_int) {
     // Why a yield: the compiler calls this after every volatile load, so a thread that spins
     // on a flag another thread of its launch sets lets that thread run.
     if fiber::running().is_some() {
-        on_thread("__threadfence", |fiber| block_on(fiber.thread().yield_now()));
+        on_thread("__threadfence", |fiber| {
+            block_on(fiber.thread().yield_now())
+        });
     }
 }
 
@@ -260,8 +262,8 @@ pub extern "C" fn __rsim_nanosleep(_ns: c_uint) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __rsim_trap(what: *const c_char, file: *const c_char, line: c_int) {
     let text = |s: *const c_char| {
-        // SAFETY: the caller's contract.
         (!s.is_null()).then(|| {
+            // SAFETY: the caller's contract: a NUL-terminated string.
             unsafe { std::ffi::CStr::from_ptr(s) }
                 .to_string_lossy()
                 .into_owned()

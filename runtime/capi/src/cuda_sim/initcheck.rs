@@ -51,8 +51,8 @@ fn read_facts(base: usize) -> Option<ObjectFacts> {
     // SAFETY: as above.
     let found = unsafe { libc::dladdr(base as *const libc::c_void, &mut info) } != 0;
     let path = (found && !info.dli_fname.is_null())
-        // SAFETY: a NUL-terminated path of the loader's.
         .then(|| {
+            // SAFETY: a NUL-terminated path of the loader's.
             unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
                 .to_string_lossy()
                 .into_owned()

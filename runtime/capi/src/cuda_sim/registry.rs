@@ -101,8 +101,8 @@ pub(crate) fn object_of(addr: *const c_void) -> usize {
 
 /// A C string of the program as an owned string; `None` for null.
 fn text(name: *const c_char) -> Option<String> {
-    // SAFETY: the compiler passes NUL-terminated names of the program's read-only data.
     (!name.is_null()).then(|| {
+        // SAFETY: the compiler passes NUL-terminated names of the program's read-only data.
         unsafe { CStr::from_ptr(name) }
             .to_string_lossy()
             .into_owned()
