@@ -438,6 +438,16 @@ fn env_error(vars: &[(&str, &str)]) -> String {
 }
 
 #[test]
+fn ranks_of_another_launcher_are_refused_and_a_single_one_runs_alone() {
+    let e = env_error(&[("OMPI_COMM_WORLD_SIZE", "4")]);
+    assert!(e.contains("mpirun") && e.contains("oshrun -np 4"), "{e}");
+    let e = env_error(&[("SLURM_STEP_NUM_TASKS", "8")]);
+    assert!(e.contains("srun") && e.contains("oshrun -np 8"), "{e}");
+    assert_eq!(from(&[("OMPI_COMM_WORLD_SIZE", "1")]).unwrap(), None);
+    assert_eq!(from(&[("PMI_SIZE", "garbage")]).unwrap(), None);
+}
+
+#[test]
 fn the_environment_is_read_and_malformed_values_name_their_variable() {
     assert_eq!(from(&[]).unwrap(), None, "not launched by rshmem");
     let full = [

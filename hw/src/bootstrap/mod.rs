@@ -81,12 +81,38 @@ pub struct BootstrapEnv {
     pub socket: PathBuf,
 }
 
+/// The variables by which other launchers tell a process how many ranks they started
+/// (Open MPI's `mpirun`, PMI-1/2 launchers, Slurm's `srun`).
+const FOREIGN_SIZE_VARS: [(&str, &str); 3] = [
+    ("OMPI_COMM_WORLD_SIZE", "mpirun"),
+    ("PMI_SIZE", "a PMI launcher"),
+    ("SLURM_STEP_NUM_TASKS", "srun"),
+];
+
+/// Refuses a process that another launcher started as one of several ranks: without rshmem's
+/// bootstrap each would run alone as PE 0 of 1, silently computing something else.
+fn foreign_launch(mut lookup: impl FnMut(&str) -> Option<OsString>) -> Result<(), BootstrapError> {
+    for (var, launcher) in FOREIGN_SIZE_VARS {
+        let ranks = lookup(var).and_then(|v| v.to_str()?.trim().parse::<u64>().ok());
+        if let Some(ranks) = ranks.filter(|&n| n > 1) {
+            return Err(BootstrapError::Env(format!(
+                "this process is one of {ranks} ranks that {launcher} started ({var}={ranks}), \
+                 but rshmem's PEs meet through its own bootstrap, which {launcher} does not \
+                 serve yet: start the program with `oshrun -np {ranks} PROGRAM` (or `rshmem \
+                 run -n {ranks} PROGRAM`)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl BootstrapEnv {
     /// Reads [`RANK_VAR`], [`N_RANKS_VAR`] and [`BOOTSTRAP_VAR`] from this process's
     /// environment.
     ///
     /// `Ok(None)` when none of them is set: the program was not started by `rshmem run -n`, so
-    /// it runs as a single process.
+    /// it runs as a single process, unless another launcher started it as one of several ranks
+    /// (an error: `mpirun`, PMI and `srun` are not served yet).
     ///
     /// # Errors
     /// [`BootstrapError::Env`], naming the variable, when only some are set, when a number
@@ -107,7 +133,7 @@ impl BootstrapEnv {
         let names = [RANK_VAR, N_RANKS_VAR, BOOTSTRAP_VAR];
         let values = names.map(&mut lookup);
         if values.iter().all(Option::is_none) {
-            return Ok(None);
+            return foreign_launch(lookup).map(|()| None);
         }
         let missing: Vec<&str> = names
             .iter()
