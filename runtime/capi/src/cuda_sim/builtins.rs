@@ -224,7 +224,9 @@ pub extern "C" fn __rsim_threadfence(scope: c_int) {
     // Why a yield: the compiler calls this after every volatile load, so a thread that spins
     // on a flag another thread of its launch sets lets that thread run.
     if fiber::running().is_some() {
-        on_thread("__threadfence", |fiber| block_on(fiber.thread().yield_now()));
+        on_thread("__threadfence", |fiber| {
+            block_on(fiber.thread().yield_now())
+        });
     }
 }
 
