@@ -1,7 +1,8 @@
 //! The NVSHMEM guide's CUDA programs (`runtime/capi/examples/nvshmem/`), built unchanged by
 //! `rshmem-nvcc` and run on simulated GPUs: each prints what the guide says at 2, 4 and 8 PEs
 //! (`NAME.N.expected`, compared line by line in any order, since PEs print side by side), the
-//! bugs the guide's code has are named, and the race detector finds the ring's race.
+//! bugs the guide's code has are named, and the race detector finds the ring's race and none in
+//! the programs beyond the guide (signal ring, atomics, block reductions, wait and test).
 
 mod common;
 
@@ -310,4 +311,24 @@ fn a_seed_replays_a_kernel_run_exactly() {
         })
         .collect();
     assert_eq!(hashes[0], hashes[1]);
+}
+
+/// A kernel that spins on `nvshmem_int_test` makes progress: each failed test lets the other
+/// PEs' threads run, and the yield after it must suspend the thread that tested, not the last
+/// of theirs. The programs beyond the guide are correct ones: the race detector finds nothing.
+#[test]
+fn a_kernel_spinning_on_test_and_the_other_programs_are_race_free() {
+    let Some(dir) = setup() else { return };
+    for name in ["wait_test", "signal_ring", "atomics", "block_reductions"] {
+        let binary = build(&dir, name, &["-rshmem-check"]);
+        let binary = binary.to_str().expect("a UTF-8 path");
+        let r = run(
+            &dir,
+            "rshmem",
+            &["check", "-n", "4", "--runs", "4", binary],
+            &format!("{name}-check"),
+        );
+        assert_eq!(code(&r), Some(0), "{name}:\n{}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("no races"), "{name}: {}", r.stdout);
+    }
 }

@@ -476,17 +476,23 @@ pub extern "C" fn rshmemd_test(
     cmp: c_int,
     value: u64,
 ) -> c_int {
-    device_call("nvshmem_test", |t, p| {
+    let passed = device_call("nvshmem_test", |t, p| {
         let cmp = comparison(cmp)?;
-        let passed = with_word_type!(type_code, "nvshmem_test", T => {
+        with_word_type!(type_code, "nvshmem_test", T => {
             let ivar: Sym<T> = p.sym(ivar.cast::<T>().cast_const(), 1)?;
             Ok::<bool, CallError>(t.ctx().test(ivar, cmp, T::from_bits(value))?)
-        })?;
-        if !passed {
+        })
+    });
+    // Why a second call: the test is a poll of the simulated memory, during which other PEs'
+    // threads may run and become the running coroutine; the call's guard makes this thread
+    // running again, so the yield suspends this thread and not the last of theirs.
+    if !passed {
+        device_call("nvshmem_test", |t, _| {
             fiber::block_on(t.yield_now());
-        }
-        Ok(c_int::from(passed))
-    })
+            Ok(())
+        });
+    }
+    c_int::from(passed)
 }
 
 /// `nvshmem_fence` and its `_warp`/`_block` forms.
