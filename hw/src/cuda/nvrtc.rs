@@ -54,7 +54,10 @@ pub(crate) fn compile_ptx(
     }
     // Why name the dialect: NVRTC's default differs between CUDA versions (11.8's predates
     // `static_assert` and `nullptr`), and the device API is C++17.
-    let mut all_options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_owned()];
+    let mut all_options = vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_owned(),
+    ];
     all_options.extend_from_slice(options);
     let compile_options = CompileOptions {
         options: all_options,

@@ -218,6 +218,12 @@ fn launch(
         );
         return refuse(CALL, CudaError::InvalidValue, &why);
     }
+    // A CUDA program that calls no SHMEM (or launches before nvshmem_init) still has PEs: the
+    // first launch starts this one, as CUDA starts its context at the first call that needs
+    // one; a later nvshmem_init finds it running.
+    if crate::state::running_pe().is_none() && !crate::state::is_finalized() {
+        crate::state::init(CALL, 0);
+    }
     crate::state::with_pe(CALL, |pe| {
         let shmem_handle = &pe.shmem;
         let n_blocks = grid.count() as usize;
