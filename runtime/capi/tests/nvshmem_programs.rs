@@ -13,7 +13,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use common::{
-    Outcome, Run, build_library_and_launcher, repo_root, run_with_deadline, scratch_dir, tail,
+    Outcome, Run, build_library_and_launcher, exit_code, repo_root, run_tool, run_with_deadline,
+    scratch_dir, tail,
 };
 
 /// Where the guide's programs are.
@@ -76,27 +77,7 @@ fn build(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
 
 /// `oshrun ARGS` (or `rshmem ARGS` when `tool` is "rshmem"), with a deadline of two minutes.
 fn run(dir: &Path, tool: &str, args: &[&str], tag: &str) -> Run {
-    let root = repo_root();
-    let path = if tool == "rshmem" {
-        root.join("target/release/rshmem")
-    } else {
-        root.join("tools/osh/bin").join(tool)
-    };
-    let mut command = Command::new(path);
-    command.args(args);
-    let run = run_with_deadline(command, dir, tag, Duration::from_secs(120));
-    assert!(
-        !matches!(run.outcome, Outcome::TimedOut),
-        "{tool} {args:?} hung"
-    );
-    run
-}
-
-fn code(run: &Run) -> Option<i32> {
-    match run.outcome {
-        Outcome::Exited(status) => status.code(),
-        Outcome::TimedOut => None,
-    }
+    run_tool(dir, tool, args, tag, Duration::from_secs(120))
 }
 
 /// The lines of `text`, sorted: PEs print in an order the seed decides.
@@ -134,7 +115,7 @@ fn guide_programs_print_what_the_guide_shows_on(topology: &str, seed: &str) {
                 &tag,
             );
             assert_eq!(
-                code(&r),
+                exit_code(&r),
                 Some(0),
                 "{name} at {n} PEs on {topology}:\n{}\n{}",
                 r.stdout,
@@ -178,7 +159,7 @@ fn hello_and_a_small_matmul_run_to_the_end() {
             args.push(binary);
             let r = run(&dir, "oshrun", &args, &format!("{tag}-{exact}"));
             assert_eq!(
-                code(&r),
+                exit_code(&r),
                 Some(0),
                 "{tag} (exact {exact}):\n{}\n{}",
                 r.stdout,
@@ -217,7 +198,7 @@ fn the_guide_s_bugs_are_named() {
                 &["-np", n, "--sim", "hgx8", binary],
                 &format!("{name}-error-{n}"),
             );
-            assert_ne!(code(&r), Some(0), "{name} at {n} PEs:\n{}", r.stdout);
+            assert_ne!(exit_code(&r), Some(0), "{name} at {n} PEs:\n{}", r.stdout);
             for line in says.lines().filter(|l| !l.is_empty()) {
                 assert!(
                     r.stderr.contains(line),
@@ -248,7 +229,7 @@ fn the_ring_s_race_is_caught_by_the_detector() {
         &["check", "-n", "2", "--runs", "8", ring],
         "ring-check",
     );
-    assert_eq!(code(&r), Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(exit_code(&r), Some(1), "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("race 1 at heap+0x"), "{}", r.stdout);
     assert!(r.stdout.contains("local write"), "{}", r.stdout);
     assert!(r.stdout.contains("put"), "{}", r.stdout);
@@ -265,7 +246,7 @@ fn the_ring_s_race_is_caught_by_the_detector() {
         &["-np", "4", "--sim", "hgx8", "--seed", "1", ring],
         "ring-plain",
     );
-    assert_eq!(code(&r), Some(0), "{}", r.stderr);
+    assert_eq!(exit_code(&r), Some(0), "{}", r.stderr);
     assert_eq!(
         r.stdout.lines().filter(|l| l.contains("received")).count(),
         4,
@@ -285,7 +266,7 @@ fn the_vector_sum_s_uninitialised_shared_read_is_reported() {
         &["-np", "4", "--sim", "hgx8", sum],
         "vector-sum-initcheck",
     );
-    assert_eq!(code(&r), Some(0), "{}", r.stderr);
+    assert_eq!(exit_code(&r), Some(0), "{}", r.stderr);
     assert_eq!(r.stdout.trim(), "Global sum: 10.000000", "{}", r.stderr);
     assert!(r.stderr.contains("uninitialised"), "{}", r.stderr);
     assert!(r.stderr.contains("shared_sum"), "{}", r.stderr);
@@ -300,7 +281,7 @@ fn a_seed_replays_a_kernel_run_exactly() {
         .map(|i| {
             let args = ["-np", "8", "--sim", "hgx8", "--seed", "3", "--json", ring];
             let r = run(&dir, "oshrun", &args, &format!("ring-json{i}"));
-            assert_eq!(code(&r), Some(0), "{}", r.stderr);
+            assert_eq!(exit_code(&r), Some(0), "{}", r.stderr);
             let json = r
                 .stdout
                 .trim_end()
@@ -328,7 +309,13 @@ fn a_kernel_spinning_on_test_and_the_other_programs_are_race_free() {
             &["check", "-n", "4", "--runs", "4", binary],
             &format!("{name}-check"),
         );
-        assert_eq!(code(&r), Some(0), "{name}:\n{}\n{}", r.stdout, r.stderr);
+        assert_eq!(
+            exit_code(&r),
+            Some(0),
+            "{name}:\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
         assert!(r.stdout.contains("no races"), "{name}: {}", r.stdout);
     }
 }

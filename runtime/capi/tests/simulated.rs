@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    Outcome, Run, build_library_and_launcher, compile_with, repo_root, require_compilers,
-    run_with_deadline, scratch_dir,
+    Run, build_library_and_launcher, compile_with, exit_code, repo_root, require_compilers,
+    run_tool, scratch_dir,
 };
 
 /// Builds what the tests need once, and the `source` program with `extra` flags.
@@ -26,27 +26,7 @@ fn setup() -> PathBuf {
 
 /// `oshrun ARGS` (or `rshmem ARGS` when `tool` is "rshmem"), with a deadline of a minute.
 fn run(dir: &Path, tool: &str, args: &[&str], tag: &str) -> Run {
-    let root = repo_root();
-    let path = if tool == "rshmem" {
-        root.join("target/release/rshmem")
-    } else {
-        root.join("tools/osh/bin").join(tool)
-    };
-    let mut command = Command::new(path);
-    command.args(args);
-    let run = run_with_deadline(command, dir, tag, Duration::from_secs(60));
-    assert!(
-        !matches!(run.outcome, Outcome::TimedOut),
-        "{tool} {args:?} hung"
-    );
-    run
-}
-
-fn code(run: &Run) -> Option<i32> {
-    match run.outcome {
-        Outcome::Exited(status) => status.code(),
-        Outcome::TimedOut => None,
-    }
+    run_tool(dir, tool, args, tag, Duration::from_secs(60))
 }
 
 #[test]
@@ -58,7 +38,7 @@ fn the_same_seed_gives_the_same_trace_hash_and_output_at_8_pes() {
         .map(|i| {
             let args = ["-np", "8", "--sim", "hgx8", "--seed", "1", "--json", hello];
             let r = run(&dir, "oshrun", &args, &format!("hello{i}"));
-            assert_eq!(code(&r), Some(0), "{}", r.stderr);
+            assert_eq!(exit_code(&r), Some(0), "{}", r.stderr);
             let (output, json) = r
                 .stdout
                 .trim_end()
@@ -98,7 +78,13 @@ fn a_missing_fence_is_a_race_for_the_detector_and_a_fence_is_not() {
         )
     };
     let found = check(&nofence, "nofence");
-    assert_eq!(code(&found), Some(1), "{}\n{}", found.stdout, found.stderr);
+    assert_eq!(
+        exit_code(&found),
+        Some(1),
+        "{}\n{}",
+        found.stdout,
+        found.stderr
+    );
     assert!(found.stdout.contains(": 1 race"), "{}", found.stdout);
     assert!(
         found.stdout.contains("race 1 at data+0x0 of PE 1"),
@@ -114,7 +100,13 @@ fn a_missing_fence_is_a_race_for_the_detector_and_a_fence_is_not() {
         found.stdout
     );
     let clean = check(&fence, "fence");
-    assert_eq!(code(&clean), Some(0), "{}\n{}", clean.stdout, clean.stderr);
+    assert_eq!(
+        exit_code(&clean),
+        Some(0),
+        "{}\n{}",
+        clean.stdout,
+        clean.stderr
+    );
     assert!(clean.stdout.contains("no races"), "{}", clean.stdout);
 }
 
@@ -128,7 +120,7 @@ fn only_a_missing_fence_lets_the_simulator_show_stale_data() {
                 let seed = seed.to_string();
                 let args = ["-np", "2", "--sim", "hgx8", "--seed", &seed, binary];
                 let r = run(&dir, "oshrun", &args, &format!("{tag}{seed}"));
-                assert_eq!(code(&r), Some(0), "{}", r.stderr);
+                assert_eq!(exit_code(&r), Some(0), "{}", r.stderr);
                 !r.stdout.contains("read sum 136")
             })
             .count()
@@ -169,7 +161,7 @@ fn a_pe_that_ends_the_run_is_named_whatever_the_way() {
     for (mode, status, words) in cases {
         let args = ["-np", "2", "--sim", "hgx8", ending, mode];
         let r = run(&dir, "oshrun", &args, &format!("ending{mode}"));
-        assert_eq!(code(&r), status, "mode {mode}: {}", r.stderr);
+        assert_eq!(exit_code(&r), status, "mode {mode}: {}", r.stderr);
         for word in words {
             assert!(
                 r.stderr.contains(word),
@@ -191,7 +183,7 @@ fn sixty_four_pes_on_infiniband_reach_each_others_static_data() {
         &["-np", "64", "--sim", "ib-8", "--seed", "3", hello],
         "hello64",
     );
-    assert_eq!(code(&r), Some(0), "{}", r.stderr);
+    assert_eq!(exit_code(&r), Some(0), "{}", r.stderr);
     let greetings = r
         .stdout
         .lines()
@@ -214,7 +206,7 @@ fn options_parsed_with_getopt_reach_every_simulated_pe() {
         all.push(options);
         all.extend(args);
         let r = run(&dir, "oshrun", &all, &format!("options-{tag}"));
-        assert_eq!(code(&r), Some(0), "{tag}: {}{}", r.stdout, r.stderr);
+        assert_eq!(exit_code(&r), Some(0), "{tag}: {}{}", r.stdout, r.stderr);
         assert!(r.stdout.contains("options: ok"), "{tag}: {}", r.stdout);
     }
 }

@@ -85,6 +85,9 @@ int main() {
     // a host-side reduction over symmetric device memory: every PE's count of right values
     int mine = max_ok + sum_ok + all_ok + lanes_ok;
     cudaMemcpy(good, &mine, sizeof(int), cudaMemcpyHostToDevice);
+    // A copy from pageable host memory may return before it lands in device memory (NVSHMEM's
+    // "implicitly asynchronous cudaMemcpy"): the peers' reduction must not read it before.
+    cudaDeviceSynchronize();
     nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, good_total, good, 1);
     int total;
     cudaMemcpy(&total, good_total, sizeof(int), cudaMemcpyDeviceToHost);

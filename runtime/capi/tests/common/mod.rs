@@ -161,3 +161,30 @@ pub fn compile_with(
         Outcome::TimedOut => Err(format!("{wrapper} did not finish in 120 s")),
     }
 }
+
+/// `oshrun ARGS` (or `rshmem ARGS` when `tool` is "rshmem") under `dir`, output in files named
+/// by `tag`; fails the test if it runs past `timeout`.
+pub fn run_tool(dir: &Path, tool: &str, args: &[&str], tag: &str, timeout: Duration) -> Run {
+    let root = repo_root();
+    let path = if tool == "rshmem" {
+        root.join("target/release/rshmem")
+    } else {
+        root.join("tools/osh/bin").join(tool)
+    };
+    let mut command = Command::new(path);
+    command.args(args);
+    let run = run_with_deadline(command, dir, tag, timeout);
+    assert!(
+        !matches!(run.outcome, Outcome::TimedOut),
+        "{tool} {args:?} hung"
+    );
+    run
+}
+
+/// The exit code of a run that ended (none if a signal ended it or it timed out).
+pub fn exit_code(run: &Run) -> Option<i32> {
+    match run.outcome {
+        Outcome::Exited(status) => status.code(),
+        Outcome::TimedOut => None,
+    }
+}
