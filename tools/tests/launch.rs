@@ -5,6 +5,7 @@
 //! rank (outside the launcher it does nothing).
 
 use std::process::{Command, Output};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use hw::bootstrap::{BootstrapClient, BootstrapEnv, BootstrapError};
@@ -12,11 +13,18 @@ use hw::bootstrap::{BootstrapClient, BootstrapEnv, BootstrapError};
 /// Which behaviour `child_rank` plays, when the launcher runs this binary as a rank.
 const MODE_VAR: &str = "RSHMEM_LAUNCH_TEST_MODE";
 
+/// One launch at a time: the launcher kills the other ranks 2 s after one fails, and on a
+/// 2-core machine several launches side by side can starve a rank for that long, so a test
+/// that checks what the other ranks printed would see them killed first.
+static ONE_LAUNCH: Mutex<()> = Mutex::new(());
+
+fn launch(command: &mut Command) -> Output {
+    let _one = ONE_LAUNCH.lock().unwrap_or_else(PoisonError::into_inner);
+    command.output().expect("the binary runs")
+}
+
 fn rshmem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rshmem"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
+    launch(Command::new(env!("CARGO_BIN_EXE_rshmem")).args(args))
 }
 
 fn stderr(out: &Output) -> String {
@@ -180,13 +188,13 @@ fn the_simulator_mode_still_runs_workloads() {
 /// Runs this test binary's `child_rank` as each rank.
 fn launch_self(n: &str, mode: &str) -> Output {
     let me = std::env::current_exe().expect("the test binary's path");
-    Command::new(env!("CARGO_BIN_EXE_rshmem"))
-        .args(["run", "-n", n])
-        .arg(me)
-        .args(["--exact", "child_rank", "--nocapture", "--test-threads=1"])
-        .env(MODE_VAR, mode)
-        .output()
-        .expect("the binary runs")
+    launch(
+        Command::new(env!("CARGO_BIN_EXE_rshmem"))
+            .args(["run", "-n", n])
+            .arg(me)
+            .args(["--exact", "child_rank", "--nocapture", "--test-threads=1"])
+            .env(MODE_VAR, mode),
+    )
 }
 
 #[test]
