@@ -514,17 +514,19 @@ pub extern "C" fn rshmemd_quiet(scope: c_int) {
 /// `nvshmem_barrier`/`barrier_all` and their forms, on the world team.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemd_barrier(team: i32, scope: c_int) {
-    device_call("nvshmem_barrier", |t, _| {
-        world_team(team)?;
-        Ok(fiber::block_on(scoped(t, scope)?.barrier_all())?)
-    });
+    barrier_all("nvshmem_barrier", team, scope);
 }
 
 /// `nvshmem_sync`/`sync_all` and their forms: a barrier, whose quiet a sync may skip but
 /// need not.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemd_sync(team: i32, scope: c_int) {
-    device_call("nvshmem_sync", |t, _| {
+    barrier_all("nvshmem_sync", team, scope);
+}
+
+/// The world team's barrier at `scope`, for the device call `call`.
+fn barrier_all(call: &'static str, team: i32, scope: c_int) {
+    device_call(call, |t, _| {
         world_team(team)?;
         Ok(fiber::block_on(scoped(t, scope)?.barrier_all())?)
     });
