@@ -25,8 +25,9 @@ cargo test --release -p conformance --test cuda --test cuda_device --no-run --me
 cargo test --release -p hw --features cuda --lib --no-run --message-format=json \
     2>/dev/null | copy_tests hw=hw-lib
 cargo build --release -p tools --bin rshmem
+cargo build --release -p litmus --bin litmus-gpu
 cargo build --release -p conformance --example cuda_conformance --example cuda_heaps
-cp target/release/rshmem target/release/examples/cuda_conformance \
+cp target/release/rshmem target/release/litmus-gpu target/release/examples/cuda_conformance \
     target/release/examples/cuda_heaps "$dir/"
 # libshmem and every C test program, built here with oshcc as runtime/capi/tests/programs.rs
 # builds them: the GPU machine needs no compiler. The programs find libshmem.so through

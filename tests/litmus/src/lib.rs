@@ -1,7 +1,8 @@
 //! Litmus tests on a backend: loading litmus files, one PE's program run through the hardware
 //! contract, one execution on the simulator, host or CUDA backend, every execution of the
-//! simulator explored and checked against the model, replay of one execution, and the
-//! translation of a test into a GPU kernel of the device-side API.
+//! simulator explored and checked against the model, replay of one execution, the translation
+//! of a test into a GPU kernel of the device-side API (plain or stressed), and the outcomes of
+//! a test under sequential consistency (which make an allowed outcome weak).
 //!
 //! Design:
 //!
@@ -17,6 +18,12 @@ mod check;
 mod error;
 mod explore;
 mod files;
+mod gpu_instr;
+mod gpu_run;
+mod gpu_stress_kernel;
+mod gpu_stress_plan;
+mod gpu_stress_run;
+mod gpu_table;
 mod machine;
 mod on_cuda;
 mod on_gpu_kernel;
@@ -24,11 +31,21 @@ mod on_host;
 mod on_sim;
 mod pe;
 mod replay;
+mod sc;
 
 pub use check::{Check, check, check_all};
 pub use error::{ExecutionError, PesFailed};
 pub use explore::{EXECUTION_LIMIT, Exploration, explore};
 pub use files::{LitmusFile, LoadError, catalogue_dir, load_paths};
+pub use gpu_instr::NotOnGpu;
+pub use gpu_run::GpuRunError;
+pub use gpu_stress_kernel::{instance_words, stress_kernel_source};
+pub use gpu_stress_plan::{
+    LaunchPlan, NO_ROLE, PlanError, SCRATCH_WORDS, StressOptions, StressPattern, TargetLayout,
+    ThreadLayout, VARS_WORDS, WordLayout,
+};
+pub use gpu_stress_run::{StressedRun, run_stressed_on_gpu};
+pub use gpu_table::{TableLine, Tally, table};
 pub use machine::topology;
 pub use on_cuda::run_on_cuda;
 pub use on_gpu_kernel::{MAX_DELAY_CYCLES, kernel_source, run_on_gpu_kernel};
@@ -36,6 +53,7 @@ pub use on_host::run_on_host;
 pub use on_sim::{Execution, run_on, run_once, semantics};
 pub use pe::{N_REGS, PeRun, PeRunError, run_pe};
 pub use replay::{Replay, ReplayError, ReplayedOutcome, replay};
+pub use sc::{SC_STATE_LIMIT, ScError, sc_outcomes};
 
 use hw::PeFailure;
 use model::litmus::{Litmus, Observable, Outcome};

@@ -21,12 +21,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use hw::cuda::{CudaDevice, DeviceApiError, KernelArg, KernelOptions, ShareHeapError};
-use hw::{Device, DeviceError, Instant, Launcher, MemKind, Queue, QueueError};
-use model::litmus::{
-    AmoOp, Cmp, GetKind, Instr, Litmus, Observable, Outcome, PutKind, SignalOp, Value,
-};
+use hw::cuda::{CudaDevice, KernelArg, KernelOptions};
+use hw::{Device, Instant, Launcher, Queue};
+use model::litmus::{Litmus, Observable, Outcome, VarId};
 
+use crate::gpu_instr::{NotOnGpu, Spelling, longest_program, program_cases};
+use crate::gpu_run::{
+    GpuRunError, PeKernelError, count_outcomes, initial_value, owned, read_words,
+};
 use crate::on_cuda::shared_gpus;
 use crate::{ExecutionError, PesFailed};
 
@@ -45,149 +47,26 @@ const WAIT_TIMEOUT_NS: u64 = 10_000_000_000;
 /// The kernel's name.
 const KERNEL: &str = "litmus_executions";
 
-/// The observables PE `pe` records, in the order of `test.observables()`.
-fn owned(test: &Litmus, pe: u32) -> Vec<(usize, Observable)> {
-    test.observables()
-        .into_iter()
-        .enumerate()
-        .filter(|(_, o)| match *o {
-            Observable::Reg { pe: p, .. } => p == pe,
-            Observable::Mem(loc) => loc.pe == pe,
-        })
-        .collect()
-}
-
-fn var(v: model::litmus::VarId) -> String {
+/// The C expression of PE `me`'s copy of `v` in the plain kernel: its own 128-byte line.
+fn var(v: VarId) -> String {
     format!("(vars + {})", u64::from(v.0) * VAR_STRIDE_WORDS)
 }
 
-fn value(v: &Value) -> String {
-    match v {
-        Value::Const(c) => format!("{c}ull"),
-        Value::Reg(r) => format!("r[{}]", r.0),
-    }
-}
-
-fn cmp(c: Cmp) -> &'static str {
-    match c {
-        Cmp::Eq => "RSHMEM_CMP_EQ",
-        Cmp::Ne => "RSHMEM_CMP_NE",
-        Cmp::Gt => "RSHMEM_CMP_GT",
-        Cmp::Ge => "RSHMEM_CMP_GE",
-        Cmp::Lt => "RSHMEM_CMP_LT",
-        Cmp::Le => "RSHMEM_CMP_LE",
-    }
-}
-
-/// The device code of one instruction; `k` numbers it, for its source temporaries.
-fn instruction(instr: &Instr, k: usize) -> String {
-    match instr {
-        Instr::Put {
-            kind,
-            dst,
-            value: v,
-            ..
-        } => {
-            let (d, pe, v) = (var(dst.var), dst.pe, value(v));
-            match kind {
-                PutKind::P => format!("rshmem_p({d}, {v}, {pe});"),
-                PutKind::Put => format!("src[{k}] = {v}; rshmem_put({d}, &src[{k}], 1, {pe});"),
-                PutKind::PutNbi => {
-                    format!("src[{k}] = {v}; rshmem_putmem_nbi({d}, &src[{k}], 8, {pe});")
-                }
-            }
-        }
-        Instr::Get { kind, reg, src, .. } => {
-            let (s, pe, r) = (var(src.var), src.pe, reg.0);
-            match kind {
-                GetKind::G => format!("r[{r}] = rshmem_g({s}, {pe});"),
-                GetKind::Get => format!("rshmem_get(&r[{r}], {s}, 1, {pe});"),
-                GetKind::GetNbi => format!("rshmem_getmem_nbi(&r[{r}], {s}, 8, {pe});"),
-            }
-        }
-        Instr::Amo { op, dst, fetch, .. } => {
-            let (d, pe) = (var(dst.var), dst.pe);
-            let call = match op {
-                AmoOp::Fetch => format!("rshmem_atomic_fetch({d}, {pe})"),
-                AmoOp::Set(v) => {
-                    return format!("rshmem_atomic_set({d}, {}, {pe});", value(v));
-                }
-                AmoOp::Swap(v) => format!("rshmem_atomic_swap({d}, {}, {pe})", value(v)),
-                AmoOp::CompareSwap { cond, new } => format!(
-                    "rshmem_atomic_compare_swap({d}, {}, {}, {pe})",
-                    value(cond),
-                    value(new)
-                ),
-                AmoOp::Add(v) => format!("rshmem_atomic_fetch_add({d}, {}, {pe})", value(v)),
-                AmoOp::Inc => format!("rshmem_atomic_fetch_add({d}, 1ull, {pe})"),
-                AmoOp::And(v) => format!("rshmem_atomic_fetch_and({d}, {}, {pe})", value(v)),
-                AmoOp::Or(v) => format!("rshmem_atomic_fetch_or({d}, {}, {pe})", value(v)),
-                AmoOp::Xor(v) => format!("rshmem_atomic_fetch_xor({d}, {}, {pe})", value(v)),
-            };
-            match fetch {
-                Some(r) => format!("r[{}] = {call};", r.0),
-                None => format!("(void){call};"),
-            }
-        }
-        Instr::PutSignal {
-            dst,
-            value: v,
-            signal,
-            op,
-            signal_value,
-            ..
-        } => {
-            let sig_op = match op {
-                SignalOp::Set => "RSHMEM_SIGNAL_SET",
-                SignalOp::Add => "RSHMEM_SIGNAL_ADD",
-            };
-            format!(
-                "src[{k}] = {}; rshmem_put_signal({}, &src[{k}], 8, {}, {signal_value}ull, \
-                 {sig_op}, {});",
-                value(v),
-                var(dst.var),
-                var(signal.var),
-                dst.pe
-            )
-        }
-        Instr::Fence { .. } => "rshmem_fence();".into(),
-        Instr::Quiet { .. } => "rshmem_quiet();".into(),
-        Instr::BarrierAll | Instr::SyncAll => "rshmem_barrier_all();".into(),
-        Instr::Wait {
-            var: v,
-            cmp: c,
-            value: x,
-        } => format!("rshmem_wait_until({}, {}, {x}ull);", var(*v), cmp(*c)),
-        Instr::SignalWait {
-            var: v,
-            cmp: c,
-            value: x,
-        } => format!(
-            "rshmem_signal_wait_until({}, {}, {x}ull);",
-            var(*v),
-            cmp(*c)
-        ),
-        Instr::Load { reg, var: v } => {
-            format!(
-                "r[{}] = *(volatile unsigned long long *){};",
-                reg.0,
-                var(*v)
-            )
-        }
-        Instr::Store { var: v, value: x } => {
-            format!(
-                "*(volatile unsigned long long *){} = {};",
-                var(*v),
-                value(x)
-            )
-        }
-    }
-}
-
 /// The CUDA source of `test`'s kernel: `litmus_executions(vars, records, executions, seed)`.
-pub fn kernel_source(test: &Litmus) -> String {
+///
+/// # Errors
+/// [`NotOnGpu`] if the test holds an instruction the generator does not translate.
+pub fn kernel_source(test: &Litmus) -> Result<String, NotOnGpu> {
     let n_vars = test.vars.len();
-    let most_instrs = test.programs.iter().map(Vec::len).max().unwrap_or(0).max(1);
+    let barrier = |_: usize| "rshmem_barrier_all();".to_string();
+    let program = program_cases(
+        test,
+        &Spelling {
+            var: &var,
+            barrier: &barrier,
+        },
+        "    ",
+    )?;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -201,22 +80,18 @@ pub fn kernel_source(test: &Litmus) -> String {
     );
     s.push_str("  const int me = rshmem_my_pe();\n");
     s.push_str("  unsigned long long rng = seed ^ (0x9e3779b97f4a7c15ull * (unsigned long long)(me + 1));\n");
-    let _ = writeln!(s, "  unsigned long long src[{most_instrs}];");
+    let _ = writeln!(s, "  unsigned long long src[{}];", longest_program(test));
     s.push_str("  for (unsigned int e = 0; e < executions; ++e) {\n");
     // 1. Reset this PE's variables.
     s.push_str("    switch (me) {\n");
     for pe in 0..test.n_pes {
         let _ = writeln!(s, "    case {pe}:");
         for v in 0..n_vars {
-            let init = test
-                .init
-                .iter()
-                .find(|(loc, _)| loc.pe == pe && usize::from(loc.var.0) == v)
-                .map_or(0, |&(_, value)| value);
             let _ = writeln!(
                 s,
-                "      *(volatile unsigned long long *)(vars + {}) = {init}ull;",
-                v as u64 * VAR_STRIDE_WORDS
+                "      *(volatile unsigned long long *)(vars + {}) = {}ull;",
+                v as u64 * VAR_STRIDE_WORDS,
+                initial_value(test, pe, v)
             );
         }
         s.push_str("      break;\n");
@@ -231,15 +106,8 @@ pub fn kernel_source(test: &Litmus) -> String {
     );
     let _ = writeln!(s, "    unsigned long long r[{}] = {{0}};", crate::N_REGS);
     // 4. The program.
-    s.push_str("    switch (me) {\n");
-    for (pe, program) in test.programs.iter().enumerate() {
-        let _ = writeln!(s, "    case {pe}:");
-        for (k, (instr, _)) in program.iter().enumerate() {
-            let _ = writeln!(s, "      {}", instruction(instr, k));
-        }
-        s.push_str("      break;\n");
-    }
-    s.push_str("    }\n    rshmem_barrier_all();\n");
+    s.push_str(&program);
+    s.push_str("    rshmem_barrier_all();\n");
     // 6. The records.
     s.push_str("    switch (me) {\n");
     for pe in 0..test.n_pes {
@@ -259,60 +127,28 @@ pub fn kernel_source(test: &Litmus) -> String {
         s.push_str("      break;\n");
     }
     s.push_str("    }\n  }\n}\n");
-    s
+    Ok(s)
 }
 
 /// How often each outcome appeared in `executions` executions of `test` on the GPUs, the
 /// first launch seeded with `seed`.
 ///
 /// # Errors
-/// [`ExecutionError`]: what failed (the launch, a compile, a PE), naming the PEs.
+/// [`GpuRunError`]: the test is not on GPU, or what failed (the launch, a compile, a PE),
+/// naming the PEs.
 pub fn run_on_gpu_kernel(
     test: &Litmus,
     executions: u32,
     seed: u64,
-) -> Result<BTreeMap<Outcome, u64>, ExecutionError> {
+) -> Result<BTreeMap<Outcome, u64>, GpuRunError> {
+    let source = kernel_source(test)?;
     let cuda = shared_gpus(test.n_pes)?;
-    let source = kernel_source(test);
-    let (results, _) = cuda.launch(|dev| pe_records(&dev, test, &source, executions, seed))?;
-    let records = PesFailed::collect(results, |f| format!("panicked: {}", f.message))?;
-    let n_observables = test.observables().len();
-    let owned: Vec<Vec<(usize, Observable)>> = (0..test.n_pes).map(|pe| owned(test, pe)).collect();
-    let mut counts = BTreeMap::new();
-    for e in 0..executions as usize {
-        let mut outcome = vec![0; n_observables];
-        for (pe, owned) in owned.iter().enumerate() {
-            let width = owned.len().max(1);
-            for (k, &(index, _)) in owned.iter().enumerate() {
-                outcome[index] = records[pe][e * width + k];
-            }
-        }
-        *counts.entry(Outcome(outcome)).or_insert(0) += 1;
-    }
-    Ok(counts)
-}
-
-/// Why one PE's part of a kernel run failed.
-#[derive(Debug, thiserror::Error)]
-enum PeKernelError {
-    /// The PEs' device heaps could not be shared.
-    #[error(transparent)]
-    Heap(#[from] ShareHeapError),
-    /// A rendezvous or the wait for a launch did not complete.
-    #[error(transparent)]
-    Queue(#[from] QueueError),
-    /// The kernel did not compile or launch.
-    #[error(transparent)]
-    Kernel(#[from] DeviceApiError),
-    /// The device had no queue to give.
-    #[error(transparent)]
-    Device(#[from] DeviceError),
-    /// The test does not fit the kernel's heap layout.
-    #[error("{test} has too many variables or observables for the kernel's heap layout")]
-    Layout {
-        /// The test's name.
-        test: String,
-    },
+    let (results, _) = cuda
+        .launch(|dev| pe_records(&dev, test, &source, executions, seed))
+        .map_err(ExecutionError::from)?;
+    let records = PesFailed::collect(results, |f| format!("panicked: {}", f.message))
+        .map_err(ExecutionError::from)?;
+    Ok(count_outcomes(test, &records, executions as usize))
 }
 
 /// One PE's part: its heap, the kernel, the launches; returns its records.
@@ -359,18 +195,7 @@ fn pe_records(
         // PEs' single blocks are co-resident even when they share a GPU.
         unsafe { kernel.launch(&queue, (1, 1, 1), (1, 1, 1), &args) }?;
         queue.quiet(deadline())?;
-        let mut bytes = vec![0u8; (u64::from(n) * width * 8) as usize];
-        let range = hw::LocalRange {
-            kind: MemKind::Device,
-            offset: RECORDS_OFFSET,
-            len: bytes.len() as u64,
-        };
-        dev.read_local(range, &mut bytes);
-        records.extend(
-            bytes
-                .chunks_exact(8)
-                .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))),
-        );
+        records.extend(read_words(dev, RECORDS_OFFSET, u64::from(n) * width));
         done += n;
         launch += 1;
     }
@@ -392,7 +217,7 @@ mod tests {
     /// into the register it records; each PE resets its variables before the first barrier.
     #[test]
     fn message_passing_becomes_each_pes_calls_in_program_order() {
-        let source = kernel_source(&catalogue_test("a2-mp-put-fence-put.litmus"));
+        let source = kernel_source(&catalogue_test("a2-mp-put-fence-put.litmus")).expect("on GPU");
         let program = source
             .split("switch (me)")
             .nth(2)
@@ -419,7 +244,7 @@ mod tests {
     fn every_catalogue_test_has_a_case_per_pe() {
         for file in load_paths(&[catalogue_dir()]).expect("the catalogue loads") {
             let test = file.test;
-            let source = kernel_source(&test);
+            let source = kernel_source(&test).expect("every catalogue test is on GPU");
             for pe in 0..test.n_pes {
                 assert_eq!(
                     source.matches(&format!("case {pe}:")).count(),

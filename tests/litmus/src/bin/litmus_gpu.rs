@@ -1,0 +1,227 @@
+//! `litmus-gpu`: runs litmus tests as GPU kernels, with or without stress, and reports per test
+//! the outcomes seen, the weak outcomes the model allows that appeared, and any outcome the
+//! model forbids (docs/litmus-on-gpu.md).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::{Parser, ValueEnum};
+use litmus::{
+    StressOptions, TableLine, Tally, catalogue_dir, load_paths, run_on_gpu_kernel,
+    run_stressed_on_gpu, sc_outcomes, table,
+};
+use model::litmus::{Config, Litmus, Outcome};
+use model::om::allowed_outcomes;
+
+/// How the tests run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Stress {
+    /// Many instances a launch, random placement of threads and words, random spins, and
+    /// memory stress from the other threads.
+    On,
+    /// As `on`, without memory stress or pre-stress: placement and timing alone.
+    Placement,
+    /// The plain kernel: one thread per PE, one instance at a time between barriers.
+    Off,
+}
+
+/// Run litmus tests as GPU kernels of the device-side API, with stress, on this machine's
+/// GPUs (PEs share a GPU when there are fewer), and report each test's outcomes against the
+/// model's `nv-nvl` verdict and sequential consistency.
+#[derive(Parser, Debug)]
+#[command(name = "litmus-gpu", version, after_help = AFTER_HELP)]
+struct Args {
+    /// Litmus files or folders (default: the catalogue, or $RSHMEM_LITMUS_DIR).
+    paths: Vec<PathBuf>,
+    /// Executions per test.
+    #[arg(long, default_value_t = 100_000)]
+    executions: u64,
+    /// How the tests run: on, placement or off.
+    #[arg(long, value_enum, default_value_t = Stress::On)]
+    stress: Stress,
+    /// Instances of a test per launch (stress on or placement).
+    #[arg(long, default_value_t = StressOptions::default().instances)]
+    instances: u32,
+    /// No launch of a test starts after this many seconds (stress on or placement); the row
+    /// shows the executions done.
+    #[arg(long, default_value_t = 4.0)]
+    time_box_s: f64,
+    /// The seed of the first test; test k uses seed + k.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write the markdown table here, rewritten after every test.
+    #[arg(long)]
+    table: Option<PathBuf>,
+}
+
+const AFTER_HELP: &str = "\
+Only tests with an `expect nv-nvl` line run: one host's GPUs are NVLink peers.
+An outcome is weak when the model allows it and no sequentially consistent interleaving of
+the programs gives it. A forbidden outcome fails the run (exit status 1); so does a test that
+could not run (a test holding an instruction the GPU kernels do not know is listed as not on
+GPU).
+
+Example: litmus-gpu --executions 100000 --stress on --table litmus-stress.md";
+
+fn main() -> ExitCode {
+    match run(&Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("litmus-gpu: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A test with what the model allows and what SC gives.
+struct Planned {
+    test: Litmus,
+    allowed: BTreeSet<Outcome>,
+    sc: BTreeSet<Outcome>,
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    if args.executions == 0 {
+        bail!("--executions must be at least 1");
+    }
+    if !(args.time_box_s > 0.0 && args.time_box_s.is_finite()) {
+        bail!("--time-box-s must be a positive number of seconds");
+    }
+    let paths = if args.paths.is_empty() {
+        vec![catalogue_dir()]
+    } else {
+        args.paths.clone()
+    };
+    let mut planned = Vec::new();
+    for file in load_paths(&paths).context("loading the litmus tests")? {
+        let test = file.test;
+        if !test.expect.iter().any(|e| e.config == Config::NvNvl) {
+            continue;
+        }
+        let allowed = allowed_outcomes(&test, &Config::NvNvl)
+            .with_context(|| format!("{}: the model", test.name))?
+            .outcomes;
+        let sc = sc_outcomes(&test)?;
+        planned.push(Planned { test, allowed, sc });
+    }
+    if planned.is_empty() {
+        bail!("no test with an `expect nv-nvl` line under {paths:?}");
+    }
+    let options = StressOptions {
+        instances: args.instances,
+        memory_stress: args.stress == Stress::On,
+        ..StressOptions::default()
+    };
+    let started = Instant::now();
+    let mut lines = Vec::new();
+    for (k, p) in planned.iter().enumerate() {
+        let test_started = Instant::now();
+        let seed = args.seed + k as u64;
+        let result = match args.stress {
+            Stress::Off => u32::try_from(args.executions)
+                .context("--executions with --stress off must fit 32 bits")
+                .and_then(|n| Ok(run_on_gpu_kernel(&p.test, n, seed)?)),
+            Stress::On | Stress::Placement => run_stressed_on_gpu(
+                &p.test,
+                &options,
+                args.executions,
+                seed,
+                Duration::from_secs_f64(args.time_box_s),
+            )
+            .map(|run| run.counts)
+            .map_err(anyhow::Error::from),
+        };
+        let line = match result {
+            Ok(counts) => TableLine::Ran(Tally {
+                test: &p.test,
+                counts,
+                allowed: p.allowed.clone(),
+                sc: p.sc.clone(),
+            }),
+            Err(e) => TableLine::Failed {
+                name: p.test.name.clone(),
+                n_pes: p.test.n_pes,
+                error: format!("{e:#}"),
+            },
+        };
+        eprintln!(
+            "[{}/{}] {}: {} ({:.1} s)",
+            k + 1,
+            planned.len(),
+            p.test.name,
+            progress(&line),
+            test_started.elapsed().as_secs_f64()
+        );
+        lines.push(line);
+        if let Some(path) = &args.table {
+            let text = document(args, &lines, started.elapsed());
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    let text = document(args, &lines, started.elapsed());
+    print!("{text}");
+    let forbidden: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match l {
+            TableLine::Ran(t) if !t.forbidden().is_empty() => Some(t.test.name.clone()),
+            _ => None,
+        })
+        .collect();
+    let failed = lines
+        .iter()
+        .filter(|l| matches!(l, TableLine::Failed { .. }))
+        .count();
+    if !forbidden.is_empty() {
+        bail!(
+            "outcomes the model forbids appeared in {} (seed {})",
+            forbidden.join(", "),
+            args.seed
+        );
+    }
+    if failed > 0 {
+        bail!("{failed} tests did not run; the table says why");
+    }
+    Ok(())
+}
+
+/// One test's progress line.
+fn progress(line: &TableLine) -> String {
+    match line {
+        TableLine::Ran(t) => format!(
+            "{} executions, weak {}/{}, forbidden {}",
+            t.executions(),
+            t.weak_seen().len(),
+            t.weak().len(),
+            t.forbidden().len()
+        ),
+        TableLine::Failed { error, .. } => format!("did not run: {error}"),
+    }
+}
+
+/// The table under a line that says how it was made.
+fn document(args: &Args, lines: &[TableLine], elapsed: Duration) -> String {
+    let how = match args.stress {
+        Stress::Off => "stress off (the plain kernel: one thread per PE, barrier-aligned)".into(),
+        Stress::On | Stress::Placement => format!(
+            "stress {} ({} instances a launch, time box {} s a test)",
+            if args.stress == Stress::On {
+                "on"
+            } else {
+                "placement (no memory stress)"
+            },
+            args.instances,
+            args.time_box_s
+        ),
+    };
+    format!(
+        "{} tests, {how}, {} executions asked per test, seed {}; {:.0} s in all.\n\n{}",
+        lines.len(),
+        args.executions,
+        args.seed,
+        elapsed.as_secs_f64(),
+        table(lines)
+    )
+}

@@ -1,0 +1,238 @@
+//! The markdown table of a catalogue run on GPUs: per test, its executions, every outcome with
+//! its count (weak ones marked), the weak outcomes seen and never seen, and any outcome the
+//! model forbids.
+//!
+//! An outcome is *weak* when the model allows it and no sequentially consistent interleaving
+//! of the programs produces it ([`crate::sc_outcomes`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use model::litmus::{Litmus, Outcome};
+
+/// One test's results beside what the model allows and what SC gives.
+#[derive(Clone, Debug)]
+pub struct Tally<'a> {
+    /// The test.
+    pub test: &'a Litmus,
+    /// How often each outcome appeared.
+    pub counts: BTreeMap<Outcome, u64>,
+    /// The outcomes the model allows.
+    pub allowed: BTreeSet<Outcome>,
+    /// The outcomes of SC interleavings.
+    pub sc: BTreeSet<Outcome>,
+}
+
+impl Tally<'_> {
+    /// Executions counted.
+    pub fn executions(&self) -> u64 {
+        self.counts.values().sum()
+    }
+
+    /// The weak outcomes: allowed and not SC.
+    pub fn weak(&self) -> BTreeSet<&Outcome> {
+        self.allowed.difference(&self.sc).collect()
+    }
+
+    /// The weak outcomes that appeared.
+    pub fn weak_seen(&self) -> BTreeSet<&Outcome> {
+        self.weak()
+            .into_iter()
+            .filter(|o| self.counts.contains_key(*o))
+            .collect()
+    }
+
+    /// The outcomes that appeared and the model forbids.
+    pub fn forbidden(&self) -> Vec<&Outcome> {
+        self.counts
+            .keys()
+            .filter(|o| !self.allowed.contains(*o))
+            .collect()
+    }
+
+    fn show(&self, o: &Outcome) -> String {
+        self.test.show_outcome(&self.test.observables(), o)
+    }
+
+    /// The test's row of the table.
+    pub fn row(&self) -> String {
+        let weak = self.weak();
+        let outcomes: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(o, n)| {
+                let mark = if weak.contains(o) {
+                    " (weak)"
+                } else if !self.allowed.contains(o) {
+                    " (FORBIDDEN)"
+                } else {
+                    ""
+                };
+                format!("{} x{n}{mark}", self.show(o))
+            })
+            .collect();
+        let unseen: Vec<String> = weak
+            .iter()
+            .filter(|o| !self.counts.contains_key(**o))
+            .map(|o| self.show(o))
+            .collect();
+        let forbidden: Vec<String> = self.forbidden().into_iter().map(|o| self.show(o)).collect();
+        format!(
+            "| {} | {} | {} | {} | {}/{} | {} | {} |",
+            self.test.name,
+            self.test.n_pes,
+            self.executions(),
+            outcomes.join("; "),
+            self.weak_seen().len(),
+            weak.len(),
+            list_or_dash(&unseen),
+            list_or_dash(&forbidden),
+        )
+    }
+}
+
+fn list_or_dash(items: &[String]) -> String {
+    if items.is_empty() {
+        "-".into()
+    } else {
+        items.join("; ")
+    }
+}
+
+/// One line of a run: a test's tally, or why it gave none.
+#[derive(Clone, Debug)]
+pub enum TableLine<'a> {
+    /// The test ran.
+    Ran(Tally<'a>),
+    /// It did not: its name, PEs, and the error.
+    Failed {
+        /// The test's name.
+        name: String,
+        /// Its PEs.
+        n_pes: u32,
+        /// Why.
+        error: String,
+    },
+}
+
+/// The markdown table of `lines`, under a summary: weak outcomes seen of those allowed, tests
+/// that showed one, forbidden outcomes, and tests that did not run.
+pub fn table(lines: &[TableLine]) -> String {
+    let tallies: Vec<&Tally> = lines
+        .iter()
+        .filter_map(|l| match l {
+            TableLine::Ran(t) => Some(t),
+            TableLine::Failed { .. } => None,
+        })
+        .collect();
+    let weak: usize = tallies.iter().map(|t| t.weak().len()).sum();
+    let seen: usize = tallies.iter().map(|t| t.weak_seen().len()).sum();
+    let with_weak = tallies.iter().filter(|t| !t.weak().is_empty()).count();
+    let showing = tallies.iter().filter(|t| !t.weak_seen().is_empty()).count();
+    let forbidden: usize = tallies.iter().map(|t| t.forbidden().len()).sum();
+    let failed = lines.len() - tallies.len();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Weak outcomes seen: **{seen} of {weak}** allowed ({showing} of the {with_weak} tests \
+         that have one showed at least one); forbidden outcomes: **{forbidden}**; tests that \
+         did not run: {failed}.\n"
+    );
+    s.push_str(
+        "| test | PEs | executions | outcomes (count) | weak seen | weak never seen | forbidden \
+         |\n|---|---|---|---|---|---|---|\n",
+    );
+    for line in lines {
+        match line {
+            TableLine::Ran(t) => s.push_str(&t.row()),
+            TableLine::Failed { name, n_pes, error } => {
+                let error = error.replace('|', "/").replace('\n', " ");
+                let _ = write!(
+                    s,
+                    "| {name} | {n_pes} | 0 | did not run: {error} | - | - | - |"
+                );
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{catalogue_dir, load_paths, sc_outcomes};
+
+    fn sb() -> Litmus {
+        load_paths(&[catalogue_dir().join("f1-sb-put-put.litmus")])
+            .expect("the test loads")
+            .remove(0)
+            .test
+    }
+
+    fn outcome(r0: u64, r1: u64) -> Outcome {
+        Outcome(vec![r0, r1])
+    }
+
+    /// Store buffering's both-stale outcome is its one weak outcome: seen, it is marked and
+    /// counted; an outcome outside the allowed set is named as forbidden.
+    #[test]
+    fn rows_mark_weak_and_forbidden_outcomes() {
+        let test = sb();
+        let sc = sc_outcomes(&test).unwrap();
+        let mut allowed = sc.clone();
+        allowed.insert(outcome(0, 0));
+        let counts = BTreeMap::from([(outcome(0, 0), 3), (outcome(1, 1), 7), (outcome(2, 0), 1)]);
+        let tally = Tally {
+            test: &test,
+            counts,
+            allowed,
+            sc,
+        };
+        assert_eq!(tally.executions(), 11);
+        assert_eq!(
+            tally.row(),
+            "| F1+SB+put+put | 2 | 11 | P0:r0=0; P1:r1=0 x3 (weak); P0:r0=1; P1:r1=1 x7; \
+             P0:r0=2; P1:r1=0 x1 (FORBIDDEN) | 1/1 | - | P0:r0=2; P1:r1=0 |"
+        );
+        let table = table(&[
+            TableLine::Ran(tally),
+            TableLine::Failed {
+                name: "X".into(),
+                n_pes: 2,
+                error: "a | b".into(),
+            },
+        ]);
+        assert!(
+            table.starts_with(
+                "Weak outcomes seen: **1 of 1** allowed (1 of the 1 tests that have one showed \
+                 at least one); forbidden outcomes: **1**; tests that did not run: 1."
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains("| X | 2 | 0 | did not run: a / b | - | - | - |"),
+            "{table}"
+        );
+    }
+
+    /// A weak outcome never seen is listed as such.
+    #[test]
+    fn unseen_weak_outcomes_are_listed() {
+        let test = sb();
+        let sc = sc_outcomes(&test).unwrap();
+        let mut allowed = sc.clone();
+        allowed.insert(outcome(0, 0));
+        let tally = Tally {
+            test: &test,
+            counts: BTreeMap::from([(outcome(1, 1), 5)]),
+            allowed,
+            sc,
+        };
+        assert!(
+            tally.row().ends_with("| 0/1 | P0:r0=0; P1:r1=0 | - |"),
+            "{}",
+            tally.row()
+        );
+    }
+}
