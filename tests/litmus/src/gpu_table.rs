@@ -104,7 +104,17 @@ fn list_or_dash(items: &[String]) -> String {
 pub enum TableLine<'a> {
     /// The test ran.
     Ran(Tally<'a>),
-    /// It did not: its name, PEs, and the error.
+    /// It holds an instruction the GPU kernels (or the SC enumerator) do not know: listed,
+    /// not run, and no failure of the run.
+    NotOnGpu {
+        /// The test's name.
+        name: String,
+        /// Its PEs.
+        n_pes: u32,
+        /// What is not known.
+        reason: String,
+    },
+    /// It could not run: its name, PEs, and the error.
     Failed {
         /// The test's name.
         name: String,
@@ -122,7 +132,7 @@ pub fn table(lines: &[TableLine]) -> String {
         .iter()
         .filter_map(|l| match l {
             TableLine::Ran(t) => Some(t),
-            TableLine::Failed { .. } => None,
+            TableLine::Failed { .. } | TableLine::NotOnGpu { .. } => None,
         })
         .collect();
     let weak: usize = tallies.iter().map(|t| t.weak().len()).sum();
@@ -130,13 +140,17 @@ pub fn table(lines: &[TableLine]) -> String {
     let with_weak = tallies.iter().filter(|t| !t.weak().is_empty()).count();
     let showing = tallies.iter().filter(|t| !t.weak_seen().is_empty()).count();
     let forbidden: usize = tallies.iter().map(|t| t.forbidden().len()).sum();
-    let failed = lines.len() - tallies.len();
+    let not_on_gpu = lines
+        .iter()
+        .filter(|l| matches!(l, TableLine::NotOnGpu { .. }))
+        .count();
+    let failed = lines.len() - tallies.len() - not_on_gpu;
     let mut s = String::new();
     let _ = writeln!(
         s,
         "Weak outcomes seen: **{seen} of {weak}** allowed ({showing} of the {with_weak} tests \
          that have one showed at least one); forbidden outcomes: **{forbidden}**; tests that \
-         did not run: {failed}.\n"
+         did not run: {failed}; tests not on GPU: {not_on_gpu}.\n"
     );
     s.push_str(
         "| test | PEs | executions | outcomes (count) | weak seen | weak never seen | forbidden \
@@ -146,16 +160,32 @@ pub fn table(lines: &[TableLine]) -> String {
         match line {
             TableLine::Ran(t) => s.push_str(&t.row()),
             TableLine::Failed { name, n_pes, error } => {
-                let error = error.replace('|', "/").replace('\n', " ");
+                let error = cell(error);
                 let _ = write!(
                     s,
                     "| {name} | {n_pes} | 0 | did not run: {error} | - | - | - |"
+                );
+            }
+            TableLine::NotOnGpu {
+                name,
+                n_pes,
+                reason,
+            } => {
+                let reason = cell(reason);
+                let _ = write!(
+                    s,
+                    "| {name} | {n_pes} | 0 | not on GPU: {reason} | - | - | - |"
                 );
             }
         }
         s.push('\n');
     }
     s
+}
+
+/// `text` as one cell of a markdown table.
+fn cell(text: &str) -> String {
+    text.replace('|', "/").replace('\n', " ")
 }
 
 #[cfg(test)]
@@ -202,11 +232,17 @@ mod tests {
                 n_pes: 2,
                 error: "a | b".into(),
             },
+            TableLine::NotOnGpu {
+                name: "Y".into(),
+                n_pes: 3,
+                reason: "new".into(),
+            },
         ]);
         assert!(
             table.starts_with(
                 "Weak outcomes seen: **1 of 1** allowed (1 of the 1 tests that have one showed \
-                 at least one); forbidden outcomes: **1**; tests that did not run: 1."
+                 at least one); forbidden outcomes: **1**; tests that did not run: 1; tests not on \
+                 GPU: 1."
             ),
             "{table}"
         );

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use litmus::{
-    StressOptions, TableLine, Tally, catalogue_dir, load_paths, run_on_gpu_kernel,
-    run_stressed_on_gpu, sc_outcomes, table,
+    ScError, StressOptions, TableLine, Tally, catalogue_dir, kernel_source, load_paths,
+    run_on_gpu_kernel, run_stressed_on_gpu, sc_outcomes, stress_kernel_source, table,
 };
 use model::litmus::{Config, Litmus, Outcome};
 use model::om::allowed_outcomes;
@@ -61,8 +61,8 @@ const AFTER_HELP: &str = "\
 Only tests with an `expect nv-nvl` line run: one host's GPUs are NVLink peers.
 An outcome is weak when the model allows it and no sequentially consistent interleaving of
 the programs gives it. A forbidden outcome fails the run (exit status 1); so does a test that
-could not run (a test holding an instruction the GPU kernels do not know is listed as not on
-GPU).
+could not run. A test holding an instruction the GPU kernels (or the SC enumerator) do not know
+is listed as not on GPU and skipped.
 
 Example: litmus-gpu --executions 100000 --stress on --table litmus-stress.md";
 
@@ -83,6 +83,43 @@ struct Planned {
     sc: BTreeSet<Outcome>,
 }
 
+/// A test that holds an instruction the kernels or the SC enumerator do not know.
+struct NotRun {
+    name: String,
+    n_pes: u32,
+    reason: String,
+}
+
+/// `test` ready to run, or why it is not on GPU.
+///
+/// # Errors
+/// If the model fails on a test the kernels know.
+fn plan(test: Litmus, stress: Stress) -> anyhow::Result<Result<Planned, NotRun>> {
+    let not_run = |test: &Litmus, reason: String| {
+        Ok(Err(NotRun {
+            name: test.name.clone(),
+            n_pes: test.n_pes,
+            reason,
+        }))
+    };
+    let kernel = match stress {
+        Stress::Off => kernel_source(&test).map(drop),
+        Stress::On | Stress::Placement => stress_kernel_source(&test).map(drop),
+    };
+    if let Err(e) = kernel {
+        return not_run(&test, e.to_string());
+    }
+    let sc = match sc_outcomes(&test) {
+        Ok(sc) => sc,
+        Err(e @ ScError::Unknown { .. }) => return not_run(&test, e.to_string()),
+        Err(e) => return Err(e.into()),
+    };
+    let allowed = allowed_outcomes(&test, &Config::NvNvl)
+        .with_context(|| format!("{}: the model", test.name))?
+        .outcomes;
+    Ok(Ok(Planned { test, allowed, sc }))
+}
+
 fn run(args: &Args) -> anyhow::Result<()> {
     if args.executions == 0 {
         bail!("--executions must be at least 1");
@@ -95,21 +132,19 @@ fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         args.paths.clone()
     };
-    let mut planned = Vec::new();
-    for file in load_paths(&paths).context("loading the litmus tests")? {
-        let test = file.test;
-        if !test.expect.iter().any(|e| e.config == Config::NvNvl) {
-            continue;
-        }
-        let allowed = allowed_outcomes(&test, &Config::NvNvl)
-            .with_context(|| format!("{}: the model", test.name))?
-            .outcomes;
-        let sc = sc_outcomes(&test)?;
-        planned.push(Planned { test, allowed, sc });
-    }
-    if planned.is_empty() {
+    let tests: Vec<Litmus> = load_paths(&paths)
+        .context("loading the litmus tests")?
+        .into_iter()
+        .map(|file| file.test)
+        .filter(|test| test.expect.iter().any(|e| e.config == Config::NvNvl))
+        .collect();
+    if tests.is_empty() {
         bail!("no test with an `expect nv-nvl` line under {paths:?}");
     }
+    let planned: Vec<Result<Planned, NotRun>> = tests
+        .into_iter()
+        .map(|test| plan(test, args.stress))
+        .collect::<anyhow::Result<_>>()?;
     let options = StressOptions {
         instances: args.instances,
         memory_stress: args.stress == Stress::On,
@@ -119,39 +154,22 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let mut lines = Vec::new();
     for (k, p) in planned.iter().enumerate() {
         let test_started = Instant::now();
-        let seed = args.seed + k as u64;
-        let result = match args.stress {
-            Stress::Off => u32::try_from(args.executions)
-                .context("--executions with --stress off must fit 32 bits")
-                .and_then(|n| Ok(run_on_gpu_kernel(&p.test, n, seed)?)),
-            Stress::On | Stress::Placement => run_stressed_on_gpu(
-                &p.test,
-                &options,
-                args.executions,
-                seed,
-                Duration::from_secs_f64(args.time_box_s),
-            )
-            .map(|run| run.counts)
-            .map_err(anyhow::Error::from),
-        };
-        let line = match result {
-            Ok(counts) => TableLine::Ran(Tally {
-                test: &p.test,
-                counts,
-                allowed: p.allowed.clone(),
-                sc: p.sc.clone(),
-            }),
-            Err(e) => TableLine::Failed {
-                name: p.test.name.clone(),
-                n_pes: p.test.n_pes,
-                error: format!("{e:#}"),
+        let line = match p {
+            Ok(p) => run_one(args, &options, p, args.seed + k as u64),
+            Err(n) => TableLine::NotOnGpu {
+                name: n.name.clone(),
+                n_pes: n.n_pes,
+                reason: n.reason.clone(),
             },
         };
+        let name = match p {
+            Ok(p) => &p.test.name,
+            Err(n) => &n.name,
+        };
         eprintln!(
-            "[{}/{}] {}: {} ({:.1} s)",
+            "[{}/{}] {name}: {} ({:.1} s)",
             k + 1,
             planned.len(),
-            p.test.name,
             progress(&line),
             test_started.elapsed().as_secs_f64()
         );
@@ -187,6 +205,37 @@ fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs one planned test under `args` and tallies it.
+fn run_one<'a>(args: &Args, options: &StressOptions, p: &'a Planned, seed: u64) -> TableLine<'a> {
+    let result = match args.stress {
+        Stress::Off => u32::try_from(args.executions)
+            .context("--executions with --stress off must fit 32 bits")
+            .and_then(|n| Ok(run_on_gpu_kernel(&p.test, n, seed)?)),
+        Stress::On | Stress::Placement => run_stressed_on_gpu(
+            &p.test,
+            options,
+            args.executions,
+            seed,
+            Duration::from_secs_f64(args.time_box_s),
+        )
+        .map(|run| run.counts)
+        .map_err(anyhow::Error::from),
+    };
+    match result {
+        Ok(counts) => TableLine::Ran(Tally {
+            test: &p.test,
+            counts,
+            allowed: p.allowed.clone(),
+            sc: p.sc.clone(),
+        }),
+        Err(e) => TableLine::Failed {
+            name: p.test.name.clone(),
+            n_pes: p.test.n_pes,
+            error: format!("{e:#}"),
+        },
+    }
+}
+
 /// One test's progress line.
 fn progress(line: &TableLine) -> String {
     match line {
@@ -198,6 +247,7 @@ fn progress(line: &TableLine) -> String {
             t.forbidden().len()
         ),
         TableLine::Failed { error, .. } => format!("did not run: {error}"),
+        TableLine::NotOnGpu { reason, .. } => format!("not on GPU: {reason}"),
     }
 }
 
