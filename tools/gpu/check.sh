@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU checks of the CUDA backend in one go, for a GPU machine without Rust: the unit
-# tests, the conformance and device-API suites, the litmus catalogue as GPU kernels, the
-# multi-process launcher, both symmetric heaps (tests/conformance/examples/cuda_heaps.rs), the
-# C test programs under `oshrun --gpu`, and
+# tests, the conformance and device-API suites, the litmus catalogue as GPU kernels (plain and
+# stressed), the multi-process launcher, both symmetric heaps
+# (tests/conformance/examples/cuda_heaps.rs), the C test programs under `oshrun --gpu`, and
 # `rshmem bench` beside NVSHMEM's benchmark in the same call.
 # With one GPU the PEs share it (--share-gpus) and NVSHMEM, which needs a GPU per PE, is
 # skipped. Every output goes to OUT (default gpu-check/); a summary is printed, and the exit
@@ -36,6 +36,9 @@ run() { # name, command...: runs it, keeps its output, records its exit status
 run hw-lib timeout 300 "$bin/hw-lib" cuda
 run cuda_device timeout 300 "$bin/cuda_device" --test-threads=1
 RSHMEM_LITMUS_TABLE=$out/litmus-gpu.md run cuda timeout 600 "$bin/cuda" --test-threads=1 --nocapture
+# The catalogue as stressed kernels (docs/litmus-on-gpu.md): a forbidden outcome fails it.
+run litmus-stress timeout 300 "$bin/litmus-gpu" --stress on --time-box-s 2 --table "$out/litmus-stress.md"
+grep -m1 '^Weak outcomes seen' "$out/litmus-stress.md" | tee -a "$out/summary.txt"
 run launcher timeout 300 "$bin/rshmem" run -n 2 "${share[@]}" --timeout-s 240 "$bin/cuda_conformance"
 grep -c ': ok$' "$out/launcher.txt" | sed 's/^/launcher: bodies ok: /' | tee -a "$out/summary.txt"
 # Both heaps, with PEs as threads and with a process per PE.
