@@ -12,6 +12,11 @@ use crate::ExecutionError;
 use crate::gpu_instr::NotOnGpu;
 use crate::gpu_stress_plan::PlanError;
 
+/// Each PE's device heap for a kernel run.
+pub(crate) const HEAP_BYTES: u64 = 32 << 20;
+/// A wait not satisfied within this long traps the kernel instead of hanging the GPU.
+pub(crate) const WAIT_TIMEOUT_NS: u64 = 10_000_000_000;
+
 /// Why a litmus test gave no outcomes on the GPUs.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuRunError {

@@ -10,7 +10,10 @@ use hw::cuda::{CudaDevice, KernelArg, KernelOptions};
 use hw::{Device, Instant, Launcher, Queue};
 use model::litmus::{Litmus, Observable, Outcome};
 
-use crate::gpu_run::{GpuRunError, PeKernelError, count_outcomes, owned, read_words, write_u32s};
+use crate::gpu_run::{
+    GpuRunError, HEAP_BYTES, PeKernelError, WAIT_TIMEOUT_NS, count_outcomes, owned, read_words,
+    write_u32s,
+};
 use crate::gpu_stress_kernel::{STRESS_KERNEL, instance_words, record_width, stress_kernel_source};
 use crate::gpu_stress_plan::{LaunchPlan, SCRATCH_WORDS, StressOptions, VARS_WORDS};
 use crate::on_cuda::shared_gpus;
@@ -34,10 +37,6 @@ const SLOTS_BYTES: u64 = VARS_WORDS as u64 * 4;
 const TARGETS_OFFSET: u64 = SLOTS_OFFSET + SLOTS_BYTES;
 /// The instances' records.
 const RECORDS_OFFSET: u64 = TARGETS_OFFSET + 4096;
-/// Each PE's device heap.
-const HEAP_BYTES: u64 = 32 << 20;
-/// A wait not satisfied within this long traps the kernel instead of hanging the GPU.
-const WAIT_TIMEOUT_NS: u64 = 10_000_000_000;
 /// How long a PE waits for the others at a rendezvous.
 const RENDEZVOUS_NS: u64 = 60_000_000_000;
 

@@ -17,6 +17,9 @@
 //! global ones: stronger than the rules ask, which can hide an allowed outcome but never
 //! produce a forbidden one. Nbi gets and fetches complete at once, one of the timings the
 //! rules allow.
+//!
+//! The barrier-aligned start rarely shows weak outcomes; the stressed kernel
+//! (`gpu_stress_kernel.rs`) runs many instances at once for that.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -27,7 +30,8 @@ use model::litmus::{Litmus, Observable, Outcome, VarId};
 
 use crate::gpu_instr::{NotOnGpu, Spelling, longest_program, program_cases};
 use crate::gpu_run::{
-    GpuRunError, PeKernelError, count_outcomes, initial_value, owned, read_words,
+    GpuRunError, HEAP_BYTES, PeKernelError, WAIT_TIMEOUT_NS, count_outcomes, initial_value, owned,
+    read_words,
 };
 use crate::on_cuda::shared_gpus;
 use crate::{ExecutionError, PesFailed};
@@ -40,10 +44,6 @@ const VAR_STRIDE_WORDS: u64 = 16;
 const RECORDS_OFFSET: u64 = 64 << 10;
 /// Executions per launch: a launch's records must fit the heap.
 const BATCH: u32 = 20_000;
-/// The device heap of each PE.
-const HEAP_BYTES: u64 = 32 << 20;
-/// A wait not satisfied within this long traps the kernel instead of hanging the GPU.
-const WAIT_TIMEOUT_NS: u64 = 10_000_000_000;
 /// The kernel's name.
 const KERNEL: &str = "litmus_executions";
 
