@@ -3,6 +3,8 @@
 
 mod ast;
 mod parse;
+mod validity;
 
 pub use ast::*;
 pub use parse::{ParseError, ParseErrorKind, parse};
+pub use validity::{DoesNotApply, Undefined, does_not_apply, undefined_behaviour};
