@@ -108,7 +108,7 @@ fn problems(test: &Litmus, check: &Check) -> Vec<String> {
             return Vec::new();
         }
         Err(e @ (ModelError::Undefined(_) | ModelError::DoesNotApply(_))) => {
-            return vec![format!("{e} (under {})", check.config)];
+            return vec![e.to_string()];
         }
         Err(e) => return vec![format!("the model failed: {e}")],
     };

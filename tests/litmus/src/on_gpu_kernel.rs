@@ -161,12 +161,7 @@ fn instruction(instr: &Instr, k: usize) -> String {
             var: v,
             cmp: c,
             value: x,
-        } => format!(
-            "rshmem_wait_until({}, {}, {});",
-            var(*v),
-            cmp(*c),
-            value(x)
-        ),
+        } => format!("rshmem_wait_until({}, {}, {});", var(*v), cmp(*c), value(x)),
         Instr::SignalWait {
             var: v,
             cmp: c,

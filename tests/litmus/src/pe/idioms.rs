@@ -53,7 +53,9 @@ impl<B: Backend> Teams<B> {
     /// Completes the arrivals this PE announced.
     pub(super) fn quiet(&self, deadline: Instant) -> Result<(), PeRunError> {
         match &self.queue {
-            Some(q) => q.quiet(deadline).map_err(queue_err("final quiet of the teams")),
+            Some(q) => q
+                .quiet(deadline)
+                .map_err(queue_err("final quiet of the teams")),
             None => Ok(()),
         }
     }
@@ -256,7 +258,11 @@ impl<B: Backend> Interpreter<'_, B> {
             .position(|s| s == pes)
             .expect("team_sets lists every team of the test");
         let word = lt::VarId((self.n_vars + team) as u16);
-        let queue = self.teams.queue.as_ref().expect("a test with teams has their queue");
+        let queue = self
+            .teams
+            .queue
+            .as_ref()
+            .expect("a test with teams has their queue");
         let add = AmoOp {
             kind: AmoKind::Add,
             operand: 1,
@@ -264,7 +270,14 @@ impl<B: Backend> Interpreter<'_, B> {
         };
         for &peer in pes.iter().filter(|&&p| p != me) {
             queue
-                .amo(remote(lt::Loc { var: word, pe: peer }), add, false)
+                .amo(
+                    remote(lt::Loc {
+                        var: word,
+                        pe: peer,
+                    }),
+                    add,
+                    false,
+                )
                 .map_err(queue_err(what))?;
         }
         self.teams.episodes[team] += 1;
@@ -277,7 +290,9 @@ impl<B: Backend> Interpreter<'_, B> {
             value: arrivals,
             purpose: "litmus team rendezvous",
         };
-        self.dev.wait_until(spec, deadline).map_err(queue_err(what))?;
+        self.dev
+            .wait_until(spec, deadline)
+            .map_err(queue_err(what))?;
         Ok(())
     }
 
