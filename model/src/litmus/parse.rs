@@ -164,7 +164,7 @@ impl Parser {
         cur.bump();
         let span = cur.span();
         let name = cur.word("an array name after 'array'")?.text.to_string();
-        if self.vars.iter().any(|v| *v == name) || self.arrays.iter().any(|a| a.name == name) {
+        if self.vars.contains(&name) || self.arrays.iter().any(|a| a.name == name) {
             return Err((span, ParseErrorKind::ArrayAfterUse(name)));
         }
         self.check_var_name(&name, span)?;

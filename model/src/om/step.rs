@@ -187,9 +187,7 @@ impl Machine<'_> {
                 cmp,
                 value,
             } => {
-                let Some(i) = vars.iter().position(|&v| cmp.eval(own(v), reg(value))) else {
-                    return None;
-                };
+                let i = vars.iter().position(|&v| cmp.eval(own(v), reg(value)))?;
                 set_reg(&mut next, r, i as u64);
                 next.flush(pe, self.n_vars);
             }

@@ -88,7 +88,10 @@ impl World {
     /// exploration every put travels whole.
     pub(super) fn put_parts(&self, len_bytes: usize) -> u32 {
         let words = len_bytes / 8;
-        if self.explore.is_some() && len_bytes % 8 == 0 && (2..=MAX_SPLIT_WORDS).contains(&words) {
+        if self.explore.is_some()
+            && len_bytes.is_multiple_of(8)
+            && (2..=MAX_SPLIT_WORDS).contains(&words)
+        {
             words as u32
         } else {
             1
