@@ -87,6 +87,8 @@ struct Interpreter<'d, B: Backend> {
     teams: idioms::Teams<B>,
     /// The words of the test's variables; the team words follow them.
     n_vars: usize,
+    /// How long a spin reads before it is a hang, in exploration rounds.
+    spin_rounds: u64,
 }
 
 fn word(var: lt::VarId) -> u64 {
@@ -201,6 +203,7 @@ pub fn run_pe<B: Backend>(
         issued: Vec::new(),
         teams: idioms::Teams::new(dev, team_sets)?,
         n_vars,
+        spin_rounds: idioms::spin_rounds(test),
     };
     for (instr, span) in program {
         pe.step(instr, span.line, deadline())?;

@@ -7,11 +7,14 @@ use model::litmus::{self as lt, Ctx, Instr, Litmus, NONE_SATISFIED};
 
 use super::{Interpreter, PeRunError, cmp, local, queue_err, remote, settled};
 
-/// Rounds of virtual time a spin re-reads for before it is a hang: a spin re-reads once a
-/// round, and every read is an operation the exploration delays by a chosen number of
-/// rounds, so the bound keeps the executions of a test with spins few. Every write the
-/// test's other PEs issue lands within a few rounds of its issue.
-const SPIN_ROUNDS: u64 = 4;
+/// Rounds of virtual time a spin re-reads for before it is a hang: two per instruction of
+/// the test, and two more. An exploration delays each operation by at most two rounds, so
+/// every write the other PEs can make lands within that; a spin re-reads once a round, and
+/// only a spin that never succeeds reads until the bound, so the bound costs executions of
+/// hanging spins only (each read is an operation with its own choice).
+pub(super) fn spin_rounds(test: &Litmus) -> u64 {
+    2 + 2 * test.programs.iter().map(Vec::len).sum::<usize>() as u64
+}
 
 /// The distinct member sets of the test's `team_sync` and `team_barrier`, in order of first
 /// appearance; team `t` counts its arrivals in the word after the variables' `t`-th.
@@ -300,7 +303,7 @@ impl<B: Backend> Interpreter<'_, B> {
     }
 
     /// A spin loop: reads `src` until the value satisfies the comparison, once a round of
-    /// virtual time, for at most [`SPIN_ROUNDS`] rounds after the first read.
+    /// virtual time, for at most [`spin_rounds`] rounds after the first read.
     #[allow(clippy::too_many_arguments)] // the fields of `Instr::Spin`, resolved
     fn spin(
         &mut self,
@@ -318,7 +321,7 @@ impl<B: Backend> Interpreter<'_, B> {
             &sim::costs::Timing::default(),
             self.dev.n_pes(),
         );
-        let mut give_up_ns = self.dev.now().0 + SPIN_ROUNDS * round_ns;
+        let mut give_up_ns = self.dev.now().0 + self.spin_rounds * round_ns;
         loop {
             let q = self.queue(ctx);
             let ticket = if atomic {
