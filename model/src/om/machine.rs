@@ -15,7 +15,7 @@ pub(super) struct Machine<'a> {
     /// `ib[src * n_pes + dst]`: writes from `src` land in `pending[dst]` (R8).
     pub ib: Vec<bool>,
     /// The members of each team that has a rendezvous: team 0 is every PE (barrier_all,
-    /// sync_all), then each other set a `team_sync` or `team_barrier` lists.
+    /// sync_all), then each set a `team_sync` or `team_barrier` lists.
     pub teams: Vec<Vec<usize>>,
 }
 
@@ -60,7 +60,7 @@ impl<'a> Machine<'a> {
         for (instr, _) in test.programs.iter().flatten() {
             if let Instr::Team { pes, .. } = instr {
                 let members: Vec<usize> = pes.iter().map(|&p| p as usize).collect();
-                if !teams.contains(&members) {
+                if !teams[1..].contains(&members) {
                     teams.push(members);
                 }
             }
