@@ -191,6 +191,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_ticket_of_parts_completes_with_its_last_part() {
+        let mut t = Tickets::default();
+        let split = t.issue_parts(3);
+        let whole = t.issue();
+        t.complete(split);
+        t.complete(whole);
+        assert!(!t.is_done(split) && t.is_done(whole));
+        assert_eq!(t.incomplete(), 1);
+        t.complete(split);
+        assert!(!t.is_done(split));
+        t.complete(split);
+        assert!(t.is_done(split));
+        assert_eq!(t.incomplete(), 0);
+    }
+
+    #[test]
     fn tickets_complete_in_any_order() {
         let mut t = Tickets::default();
         let ids: Vec<u64> = (0..200).map(|_| t.issue()).collect();
