@@ -17,6 +17,10 @@ pub(crate) struct Tickets {
     base: u64,
     words: VecDeque<u64>,
     incomplete: usize,
+    /// Tickets whose operation travels as several parts (a put split into words in an
+    /// exploration), with how many parts beyond the last are still to complete. Rarely
+    /// holds anything, so a list.
+    parts: Vec<(u64, u32)>,
 }
 
 impl Tickets {
@@ -33,6 +37,16 @@ impl Tickets {
         ticket
     }
 
+    /// Hands out the next ticket for an operation of `parts` parts: it completes when
+    /// [`Tickets::complete`] has been called once per part.
+    pub(crate) fn issue_parts(&mut self, parts: u32) -> u64 {
+        let ticket = self.issue();
+        if parts > 1 {
+            self.parts.push((ticket, parts - 1));
+        }
+        ticket
+    }
+
     /// Whether `ticket` is not outstanding (complete, or never handed out).
     pub(crate) fn is_done(&self, ticket: u64) -> bool {
         if ticket < self.base || ticket >= self.next {
@@ -43,6 +57,13 @@ impl Tickets {
     }
 
     pub(crate) fn complete(&mut self, ticket: u64) {
+        if let Some(at) = self.parts.iter().position(|&(t, _)| t == ticket) {
+            self.parts[at].1 -= 1;
+            if self.parts[at].1 == 0 {
+                self.parts.swap_remove(at);
+            }
+            return;
+        }
         debug_assert!(!self.is_done(ticket), "ticket {ticket} completed twice");
         let bit = ticket - self.base;
         self.words[(bit / 64) as usize] &= !(1 << (bit % 64));
@@ -168,6 +189,22 @@ impl FenceOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ticket_of_parts_completes_with_its_last_part() {
+        let mut t = Tickets::default();
+        let split = t.issue_parts(3);
+        let whole = t.issue();
+        t.complete(split);
+        t.complete(whole);
+        assert!(!t.is_done(split) && t.is_done(whole));
+        assert_eq!(t.incomplete(), 1);
+        t.complete(split);
+        assert!(!t.is_done(split));
+        t.complete(split);
+        assert!(t.is_done(split));
+        assert_eq!(t.incomplete(), 0);
+    }
 
     #[test]
     fn tickets_complete_in_any_order() {

@@ -230,6 +230,11 @@ fn print_table(results: &[(&LitmusFile, Vec<Check>)]) {
                 c.seconds * 1e3,
                 if c.matches() { "match" } else { "MISMATCH" }
             );
+            if let Err(undefined @ model::om::ModelError::Undefined(_)) = &c.model
+                && c.matches()
+            {
+                println!("{:name_w$}    - {undefined} (not explored)", "");
+            }
             for p in &c.problems {
                 println!("{:name_w$}    - {p}", "");
             }

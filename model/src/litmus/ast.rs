@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use super::Instr;
+
 /// A PE number.
 pub type PeId = u32;
 
@@ -111,6 +113,17 @@ pub enum GetKind {
     GetNbi,
 }
 
+/// The width of an atomic (`add32`, `fetch_add32`): a 32-bit atomic acts on the low half
+/// (the first four bytes, little-endian) of the word.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum AmoWidth {
+    /// The whole 64-bit word (no suffix).
+    #[default]
+    W64,
+    /// The low 32 bits (suffix `32`).
+    W32,
+}
+
 /// An atomic memory operation on one 64-bit word.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum AmoOp {
@@ -146,110 +159,6 @@ pub enum SignalOp {
     Set,
     /// Add to the signal.
     Add,
-}
-
-/// One statement of a PE's program.
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
-pub enum Instr {
-    /// `put x@P = V` (also `p`, `put_nbi`).
-    Put {
-        /// Spelling.
-        kind: PutKind,
-        /// Target word.
-        dst: Loc,
-        /// Value written.
-        value: Value,
-        /// Context.
-        ctx: Ctx,
-    },
-    /// `rK = get x@P` (also `g`, `get_nbi`).
-    Get {
-        /// Spelling.
-        kind: GetKind,
-        /// Register filled.
-        reg: Reg,
-        /// Word read.
-        src: Loc,
-        /// Context.
-        ctx: Ctx,
-    },
-    /// An atomic: `set x@P = V`, `add x@P V`, `rK = fetch_add x@P V`, `rK = fetch_add_nbi ...`.
-    Amo {
-        /// The operation.
-        op: AmoOp,
-        /// Target word.
-        dst: Loc,
-        /// Register receiving the old value, for fetching forms.
-        fetch: Option<Reg>,
-        /// The `_nbi` form (fetching atomics only): the register is valid after quiet.
-        nbi: bool,
-        /// Context.
-        ctx: Ctx,
-    },
-    /// `put_signal x@P = V, s SET|ADD W` (also `put_signal_nbi`). `signal` is on the same PE.
-    PutSignal {
-        /// Target data word.
-        dst: Loc,
-        /// Data value.
-        value: Value,
-        /// Signal word on the target.
-        signal: Loc,
-        /// Signal update.
-        op: SignalOp,
-        /// Signal operand.
-        signal_value: u64,
-        /// The `_nbi` form.
-        nbi: bool,
-        /// Context.
-        ctx: Ctx,
-    },
-    /// `fence` (`fence ctx A`).
-    Fence {
-        /// Context.
-        ctx: Ctx,
-    },
-    /// `quiet` (`quiet ctx A`).
-    Quiet {
-        /// Context.
-        ctx: Ctx,
-    },
-    /// `barrier_all`: quiet on the default context, all PEs arrive, then this PE's consistency
-    /// step.
-    BarrierAll,
-    /// `sync_all`: all PEs arrive; completes nothing.
-    SyncAll,
-    /// `wait x CMP V`: `wait_until` on the PE's own copy of `x`.
-    Wait {
-        /// The variable (own copy).
-        var: VarId,
-        /// Comparison.
-        cmp: Cmp,
-        /// Right-hand side.
-        value: u64,
-    },
-    /// `signal_wait s CMP V`: `signal_wait_until` on the PE's own copy of `s`.
-    SignalWait {
-        /// The signal variable (own copy).
-        var: VarId,
-        /// Comparison.
-        cmp: Cmp,
-        /// Right-hand side.
-        value: u64,
-    },
-    /// `rK = ld x`: a plain load of the PE's own copy.
-    Load {
-        /// Register filled.
-        reg: Reg,
-        /// The variable (own copy).
-        var: VarId,
-    },
-    /// `st x = V`: a plain store to the PE's own copy.
-    Store {
-        /// The variable (own copy).
-        var: VarId,
-        /// Value stored.
-        value: Value,
-    },
 }
 
 /// What an atom of a condition reads.
@@ -315,12 +224,15 @@ pub enum Observation {
     Sometimes,
     /// In no outcome.
     Never,
+    /// The test has undefined behaviour (`expect CONFIG undefined`): it is not explored.
+    Undefined,
 }
 
 impl Observation {
     /// Whether the quantified condition holds given this observation.
     pub fn satisfies(self, quantifier: Quantifier) -> bool {
         match quantifier {
+            _ if self == Observation::Undefined => false,
             Quantifier::Exists => self != Observation::Never,
             Quantifier::Forall => self == Observation::Always,
             Quantifier::NotExists => self == Observation::Never,
@@ -443,12 +355,7 @@ impl Litmus {
         let mut regs = Vec::new();
         for (pe, program) in self.programs.iter().enumerate() {
             for (instr, _) in program {
-                let written = match instr {
-                    Instr::Get { reg, .. } | Instr::Load { reg, .. } => Some(*reg),
-                    Instr::Amo { fetch, .. } => *fetch,
-                    _ => None,
-                };
-                if let Some(reg) = written {
+                if let Some(reg) = instr.written_reg() {
                     regs.push(Observable::Reg {
                         pe: pe as PeId,
                         reg,

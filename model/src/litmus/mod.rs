@@ -2,7 +2,11 @@
 //! parser.
 
 mod ast;
+mod instr;
 mod parse;
+mod validity;
 
 pub use ast::*;
+pub use instr::{Instr, NONE_SATISFIED};
 pub use parse::{ParseError, ParseErrorKind, parse};
+pub use validity::{DoesNotApply, Undefined, does_not_apply, undefined_behaviour};

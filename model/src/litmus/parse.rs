@@ -18,10 +18,14 @@
 mod cond;
 mod cursor;
 mod error;
+mod idioms;
 mod instr;
 mod lex;
+mod nbi;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_second_edition;
 
 pub use error::{ParseError, ParseErrorKind};
 
@@ -68,6 +72,18 @@ struct Parser {
     ctx_names: Vec<Vec<String>>,
     condition: Option<Condition>,
     expect: Vec<Expectation>,
+    /// The arrays declared so far (`array buf 4`).
+    arrays: Vec<Array>,
+    /// Per PE, the nbi fetches whose register no quiet has completed yet.
+    nbi_fetches: Vec<Vec<nbi::Pending>>,
+}
+
+/// An array variable: `len` words interned as `name[0]`, `name[1]`, ... from `first` on.
+#[derive(Clone)]
+struct Array {
+    name: String,
+    first: VarId,
+    len: u16,
 }
 
 impl Parser {
@@ -114,6 +130,9 @@ impl Parser {
         if is_word("init") {
             return self.init_line(cur);
         }
+        if is_word("array") {
+            return self.array_line(cur);
+        }
         if is_word("expect") {
             return self.expect_line(cur);
         }
@@ -135,7 +154,33 @@ impl Parser {
         let span = cur.span();
         let instr = self.instruction(pe, cur)?;
         cur.end()?;
+        self.check_nbi_registers(pe, &instr, span)?;
         self.programs[pe as usize].push((instr, span));
+        Ok(())
+    }
+
+    /// `array NAME N`: a variable of `N` words, declared before any use of it.
+    fn array_line(&mut self, cur: &mut Cursor<'_>) -> PResult<()> {
+        cur.bump();
+        let span = cur.span();
+        let name = cur.word("an array name after 'array'")?.text.to_string();
+        if self.vars.contains(&name) || self.arrays.iter().any(|a| a.name == name) {
+            return Err((span, ParseErrorKind::ArrayAfterUse(name)));
+        }
+        self.check_var_name(&name, span)?;
+        let len_span = cur.span();
+        let len = cur.number("the array's length in words")?;
+        if !(1..=MAX_ARRAY_WORDS).contains(&len) {
+            return Err((len_span, ParseErrorKind::ArrayLength(len)));
+        }
+        cur.end()?;
+        let first = VarId(self.vars.len() as u16);
+        self.vars.extend((0..len).map(|i| format!("{name}[{i}]")));
+        self.arrays.push(Array {
+            name,
+            first,
+            len: len as u16,
+        });
         Ok(())
     }
 
@@ -170,6 +215,7 @@ impl Parser {
         self.programs = vec![Vec::new(); n as usize];
         self.program_lines = vec![None; n as usize];
         self.ctx_names = vec![Vec::new(); n as usize];
+        self.nbi_fetches = vec![Vec::new(); n as usize];
         Ok(())
     }
 
@@ -233,26 +279,35 @@ impl Parser {
         Ok(pe as PeId)
     }
 
-    /// A variable name, interned in order of first appearance.
+    /// A variable name, interned in order of first appearance, or one word of an array
+    /// (`buf[2]`).
     fn var(&mut self, cur: &mut Cursor<'_>) -> PResult<VarId> {
         let span = cur.span();
         let tok = cur.word("a variable name")?;
         let name = tok.text;
-        let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-        if !valid {
-            return Err((
-                span,
-                ParseErrorKind::Expected {
-                    expected: "a variable name (lower case)".to_string(),
-                    found: cursor::found(Some(tok)),
-                },
-            ));
+        if let Some(array) = self.arrays.iter().find(|a| a.name == name) {
+            let array = array.clone();
+            if !cur.eat_punct("[") {
+                return Err((span, ParseErrorKind::ArrayNeedsIndex(array.name, array.len)));
+            }
+            let index_span = cur.span();
+            let index = cur.number("a word index after '['")?;
+            if index >= u64::from(array.len) {
+                return Err((
+                    index_span,
+                    ParseErrorKind::ArrayIndex {
+                        name: array.name,
+                        index,
+                        len: array.len,
+                    },
+                ));
+            }
+            cur.punct("]", "']' after the index")?;
+            return Ok(VarId(array.first.0 + index as u16));
         }
-        if KEYWORDS.contains(&name) || register_number(name).is_some() {
-            return Err((span, ParseErrorKind::ReservedName(name.to_string())));
+        self.check_var_name(name, span)?;
+        if cur.at_punct("[") {
+            return Err((cur.span(), ParseErrorKind::NotAnArray(name.to_string())));
         }
         let idx = match self.vars.iter().position(|v| v == name) {
             Some(idx) => idx,
@@ -262,6 +317,30 @@ impl Parser {
             }
         };
         Ok(VarId(idx as u16))
+    }
+
+    /// A name that may name a variable: lower case, not a keyword, not a register.
+    fn check_var_name(&self, name: &str, span: Span) -> PResult<()> {
+        let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if !valid {
+            return Err((
+                span,
+                ParseErrorKind::Expected {
+                    expected: "a variable name (lower case)".to_string(),
+                    found: format!("'{name}'"),
+                },
+            ));
+        }
+        if KEYWORDS.contains(&name)
+            || instr::is_sized_atomic(name)
+            || register_number(name).is_some()
+        {
+            return Err((span, ParseErrorKind::ReservedName(name.to_string())));
+        }
+        Ok(())
     }
 
     /// The checks that need the whole file.
@@ -344,7 +423,20 @@ const KEYWORDS: &[&str] = &[
     "signal_wait",
     "ld",
     "st",
+    "array",
+    "signal_fetch",
+    "test",
+    "test_any",
+    "wait_all",
+    "wait_any",
+    "pe_quiet",
+    "team_sync",
+    "team_barrier",
+    "until",
 ];
+
+/// The longest array, in words.
+const MAX_ARRAY_WORDS: u64 = 64;
 
 /// `Some(n)` if `word` is spelled like a register (`r` and digits), whatever `n` is.
 fn register_number(word: &str) -> Option<u64> {

@@ -14,6 +14,9 @@ pub(super) struct Machine<'a> {
     pub nvshmem: bool,
     /// `ib[src * n_pes + dst]`: writes from `src` land in `pending[dst]` (R8).
     pub ib: Vec<bool>,
+    /// The members of each team that has a rendezvous: team 0 is every PE (barrier_all,
+    /// sync_all), then each set a `team_sync` or `team_barrier` lists.
+    pub teams: Vec<Vec<usize>>,
 }
 
 impl<'a> Machine<'a> {
@@ -46,22 +49,24 @@ impl<'a> Machine<'a> {
             .programs
             .iter()
             .flatten()
-            .filter_map(|(instr, _)| match instr {
-                Instr::Put { ctx, .. }
-                | Instr::Get { ctx, .. }
-                | Instr::Amo { ctx, .. }
-                | Instr::PutSignal { ctx, .. }
-                | Instr::Fence { ctx }
-                | Instr::Quiet { ctx } => Some(usize::from(ctx.0) + 1),
-                _ => None,
-            })
+            .filter_map(|(instr, _)| instr.ctx().map(|ctx| usize::from(ctx.0) + 1))
             .max()
             .unwrap_or(1);
         let nvshmem = config.nvshmem();
         let ib = (0..n_pes * n_pes)
             .map(|i| nvshmem && config.over_ib((i / n_pes) as u32, (i % n_pes) as u32))
             .collect();
+        let mut teams = vec![(0..n_pes).collect::<Vec<usize>>()];
+        for (instr, _) in test.programs.iter().flatten() {
+            if let Instr::Team { pes, .. } = instr {
+                let members: Vec<usize> = pes.iter().map(|&p| p as usize).collect();
+                if !teams[1..].contains(&members) {
+                    teams.push(members);
+                }
+            }
+        }
         Ok(Self {
+            teams,
             programs: test.programs.iter().map(Vec::as_slice).collect(),
             n_pes,
             n_vars: test.vars.len().max(1),
@@ -79,12 +84,27 @@ impl<'a> Machine<'a> {
         }
         State {
             pcs: vec![0; self.n_pes],
-            barriers_passed: vec![0; self.n_pes],
+            barriers_passed: vec![0; self.n_pes * self.teams.len()],
             regs: vec![0; self.n_pes * N_REGS],
             epochs: vec![0; self.n_pes * self.n_ctxs],
             mem,
             pending: vec![Vec::new(); self.n_pes],
             in_flight: Vec::new(),
+        }
+    }
+
+    /// The team whose rendezvous `instr` is: 0 for barrier_all and sync_all, and for a
+    /// team of every PE.
+    pub fn team_of(&self, instr: &Instr) -> usize {
+        match instr {
+            Instr::Team { pes, .. } => self
+                .teams
+                .iter()
+                .position(|t| {
+                    t.len() == pes.len() && t.iter().zip(pes).all(|(&a, &b)| a == b as usize)
+                })
+                .expect("every team of the programs is listed"),
+            _ => 0,
         }
     }
 

@@ -4,14 +4,15 @@
 //! the in-flight messages are kept sorted, so two interleavings that reach the same machine
 //! state produce the same `State` and the explorer visits it once.
 
-use crate::litmus::SignalOp;
+use crate::litmus::{Cmp, SignalOp};
 
 /// The whole machine between two transitions.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub(super) struct State {
     /// Per PE, the index of the next instruction.
     pub pcs: Vec<u8>,
-    /// Per PE, how many barrier episodes (barrier_all or sync_all) it has left.
+    /// `barriers_passed[pe * n_teams + team]`: how many episodes of the team's rendezvous
+    /// (barrier_all, sync_all, team_sync, team_barrier) the PE has left; team 0 is all PEs.
     pub barriers_passed: Vec<u8>,
     /// `regs[pe * N_REGS + reg]`.
     pub regs: Vec<u64>,
@@ -40,8 +41,15 @@ pub(super) struct Msg {
     /// A blocking fetch: the issuer stalls on it at a use of the register, fence, quiet and
     /// barrier_all (R7), or at once under OpenSHMEM rules.
     pub blocking_fetch: bool,
+    /// A spin's read (`until`): delivered only when the value it reads satisfies the
+    /// comparison (`Cmp` as its index in [`CMPS`], and the operand). The reads that fail
+    /// change nothing a drain could not, so the model keeps only the one that succeeds.
+    pub until: Option<(u8, u64)>,
     pub body: Body,
 }
+
+/// The comparisons in the order [`Msg::until`] numbers them.
+pub(super) const CMPS: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Gt, Cmp::Ge, Cmp::Lt, Cmp::Le];
 
 impl Msg {
     /// Whether fence orders this message (R1 table): every update, but not gets.
@@ -63,8 +71,14 @@ pub(super) enum Body {
         add: bool,
         signal_value: u64,
     },
-    /// An atomic; `reg` receives the old value for the fetching forms.
-    Amo { var: u16, op: Rmw, reg: Option<u8> },
+    /// An atomic; `reg` receives the old value for the fetching forms. A `narrow` (32-bit)
+    /// atomic acts on the low half of the word and fetches it zero-extended.
+    Amo {
+        var: u16,
+        op: Rmw,
+        reg: Option<u8>,
+        narrow: bool,
+    },
     /// get, g, get_nbi.
     Get { var: u16, reg: u8 },
 }
@@ -100,6 +114,19 @@ impl Rmw {
             Rmw::Or(v) => old | v,
             Rmw::Xor(v) => old ^ v,
         }
+    }
+}
+
+impl Rmw {
+    /// The word's new value and the value fetched, given its old value; a narrow atomic
+    /// leaves the high half alone.
+    pub fn apply_width(self, old: u64, narrow: bool) -> (u64, u64) {
+        if !narrow {
+            return (self.apply(old), old);
+        }
+        const LOW: u64 = 0xffff_ffff;
+        let low = old & LOW;
+        ((old & !LOW) | (self.apply(low) & LOW), low)
     }
 }
 

@@ -2,8 +2,8 @@
 //! its next instruction, a message is delivered, or a pending write drains.
 
 use super::machine::Machine;
-use super::state::{Body, Msg, N_REGS, Rmw, State, signal_adds};
-use crate::litmus::{AmoOp, Ctx, GetKind, Instr, Value};
+use super::state::{Body, CMPS, Msg, N_REGS, Rmw, State, signal_adds};
+use crate::litmus::{AmoOp, AmoWidth, Ctx, GetKind, Instr, NONE_SATISFIED, Value, VarId};
 
 impl Machine<'_> {
     /// Every state one transition away from `s`.
@@ -19,7 +19,11 @@ impl Machine<'_> {
                 continue;
             }
             if self.deliverable(s, msg) {
-                out.push(self.deliver(s, i));
+                let next = self.deliver(s, i);
+                // A spin's read is the one that succeeds: its value satisfies the comparison.
+                if until_holds(msg, &next) {
+                    out.push(next);
+                }
             }
         }
         for pe in 0..self.n_pes {
@@ -45,8 +49,12 @@ impl Machine<'_> {
         if !self.nvshmem && outstanding.clone().any(|m| m.blocking_fetch) {
             return None;
         }
+        // A spin loop runs until its read succeeds; nothing after it runs meanwhile.
+        if outstanding.clone().any(|m| m.until.is_some()) {
+            return None;
+        }
         // R7 fetch-in-flight: using a register still being fetched waits for it.
-        if reads(instr).into_iter().flatten().any(|r| {
+        if instr.read_regs().into_iter().any(|r| {
             outstanding
                 .clone()
                 .any(|m| m.blocking_fetch && fetch_reg(m) == Some(r))
@@ -58,16 +66,21 @@ impl Machine<'_> {
             Value::Const(c) => c,
             Value::Reg(r) => s.regs[pe * N_REGS + usize::from(r.0)],
         };
+        let message = |dst: u32, ctx: Ctx, blocking_fetch: bool, body| Msg {
+            src: pe as u8,
+            dst: dst as u8,
+            ctx: ctx.0,
+            epoch: s.epochs[pe * self.n_ctxs + usize::from(ctx.0)],
+            blocking_fetch,
+            until: None,
+            body,
+        };
         let send = |next: &mut State, dst: u32, ctx: Ctx, blocking_fetch: bool, body| {
-            let epoch = s.epochs[pe * self.n_ctxs + usize::from(ctx.0)];
-            next.send(Msg {
-                src: pe as u8,
-                dst: dst as u8,
-                ctx: ctx.0,
-                epoch,
-                blocking_fetch,
-                body,
-            });
+            next.send(message(dst, ctx, blocking_fetch, body));
+        };
+        let own = |var: VarId| s.mem[pe * self.n_vars + usize::from(var.0)];
+        let set_reg = |next: &mut State, r: crate::litmus::Reg, v: u64| {
+            next.regs[pe * N_REGS + usize::from(r.0)] = v;
         };
         match *instr {
             Instr::Put {
@@ -96,12 +109,15 @@ impl Machine<'_> {
                 dst,
                 fetch,
                 nbi,
+                width,
                 ctx,
             } => {
+                let narrow = width == AmoWidth::W32;
                 let body = Body::Amo {
                     var: dst.var.0,
-                    op: resolve(op, reg),
+                    op: resolve(op, |v| narrowed(reg(v), narrow)),
                     reg: fetch.map(|r| r.0),
+                    narrow,
                 };
                 send(&mut next, dst.pe, ctx, fetch.is_some() && !nbi, body);
             }
@@ -119,7 +135,7 @@ impl Machine<'_> {
                     value: reg(value),
                     signal: signal.var.0,
                     add: signal_adds(op),
-                    signal_value,
+                    signal_value: reg(signal_value),
                 };
                 send(&mut next, dst.pe, ctx, false, body);
             }
@@ -137,21 +153,142 @@ impl Machine<'_> {
                 }
                 next.flush(pe, self.n_vars);
             }
-            Instr::BarrierAll | Instr::SyncAll => {
-                if !self.barrier_open(s, pe) {
+            Instr::BarrierAll | Instr::SyncAll | Instr::Team { .. } => {
+                let team = self.team_of(instr);
+                if !self.barrier_open(s, pe, team) {
                     return None;
                 }
-                next.barriers_passed[pe] += 1;
-                if matches!(instr, Instr::BarrierAll) {
+                next.barriers_passed[pe * self.teams.len() + team] += 1;
+                if matches!(instr, Instr::BarrierAll | Instr::Team { barrier: true, .. }) {
                     next.flush(pe, self.n_vars);
                 }
             }
             Instr::Wait { var, cmp, value } | Instr::SignalWait { var, cmp, value } => {
                 // R3: enabled by the PE's visible word, then the consistency step.
-                if !cmp.eval(s.mem[pe * self.n_vars + usize::from(var.0)], value) {
+                if !cmp.eval(own(var), reg(value)) {
                     return None;
                 }
                 next.flush(pe, self.n_vars);
+            }
+            Instr::WaitAll {
+                ref vars,
+                cmp,
+                value,
+            } => {
+                // The words are checked together, then the consistency step (R3).
+                if !vars.iter().all(|&v| cmp.eval(own(v), reg(value))) {
+                    return None;
+                }
+                next.flush(pe, self.n_vars);
+            }
+            Instr::WaitAny {
+                reg: r,
+                ref vars,
+                cmp,
+                value,
+            } => {
+                let i = vars.iter().position(|&v| cmp.eval(own(v), reg(value)))?;
+                set_reg(&mut next, r, i as u64);
+                next.flush(pe, self.n_vars);
+            }
+            Instr::Test {
+                reg: r,
+                var,
+                cmp,
+                value,
+            } => {
+                let holds = cmp.eval(own(var), reg(value));
+                set_reg(&mut next, r, u64::from(holds));
+                if holds {
+                    next.flush(pe, self.n_vars);
+                }
+            }
+            Instr::TestAny {
+                reg: r,
+                ref vars,
+                cmp,
+                value,
+            } => {
+                let found = vars.iter().position(|&v| cmp.eval(own(v), reg(value)));
+                set_reg(&mut next, r, found.map_or(NONE_SATISFIED, |i| i as u64));
+                if found.is_some() {
+                    next.flush(pe, self.n_vars);
+                }
+            }
+            Instr::SignalFetch { reg: r, var } => set_reg(&mut next, r, own(var)),
+            Instr::PeQuiet { pe: target } => {
+                // shmem_pe_quiet: the default context's operations to `target` only; then
+                // the consistency step, as quiet.
+                if outstanding.any(|m| m.ctx == Ctx::DEFAULT.0 && m.dst as u32 == target) {
+                    return None;
+                }
+                next.flush(pe, self.n_vars);
+            }
+            Instr::Spin {
+                reg: r,
+                src,
+                atomic,
+                cmp,
+                value,
+                ctx,
+            } => {
+                let body = if atomic {
+                    Body::Amo {
+                        var: src.var.0,
+                        op: Rmw::Fetch,
+                        reg: Some(r.0),
+                        narrow: false,
+                    }
+                } else {
+                    Body::Get {
+                        var: src.var.0,
+                        reg: r.0,
+                    }
+                };
+                let cmp_code = CMPS
+                    .iter()
+                    .position(|&c| c == cmp)
+                    .expect("CMPS lists every Cmp");
+                next.send(Msg {
+                    until: Some((cmp_code as u8, reg(value))),
+                    ..message(src.pe, ctx, true, body)
+                });
+            }
+            Instr::PeerLoad { reg: r, src } => {
+                // A load of the peer's memory through shmem_ptr: what it shows now.
+                set_reg(
+                    &mut next,
+                    r,
+                    s.mem[src.pe as usize * self.n_vars + usize::from(src.var.0)],
+                );
+            }
+            Instr::PeerStore { dst, value } if dst.pe as usize == pe => {
+                next.mem[pe * self.n_vars + usize::from(dst.var.0)] = reg(value);
+            }
+            Instr::PeerStore { dst, value } => {
+                // A store through shmem_ptr is ordered and completed like `p` on the default
+                // context.
+                let body = Body::Write {
+                    var: dst.var.0,
+                    value: reg(value),
+                };
+                send(&mut next, dst.pe, Ctx::DEFAULT, false, body);
+            }
+            Instr::PutArray {
+                dst,
+                words,
+                value,
+                ctx,
+                ..
+            } => {
+                // One message per word, so the words may land in any order (R10).
+                for word in 0..words {
+                    let body = Body::Write {
+                        var: dst.var.0 + word,
+                        value: reg(value),
+                    };
+                    send(&mut next, dst.pe, ctx, false, body);
+                }
             }
             Instr::Load { reg: r, var } => {
                 next.regs[pe * N_REGS + usize::from(r.0)] =
@@ -165,28 +302,35 @@ impl Machine<'_> {
         Some(next)
     }
 
-    /// Whether `pe`, at a barrier_all or sync_all, is ready to leave it: every PE has
+    /// Whether `pe`, at a rendezvous of `team`, is ready to leave it: every member has
     /// arrived at the same episode (R4), or has already left it.
-    fn barrier_open(&self, s: &State, pe: usize) -> bool {
-        let episode = s.barriers_passed[pe];
-        (0..self.n_pes).all(|q| {
-            s.barriers_passed[q] == episode + 1
-                || (s.barriers_passed[q] == episode && self.arrived(s, q))
+    fn barrier_open(&self, s: &State, pe: usize, team: usize) -> bool {
+        let n_teams = self.teams.len();
+        let episode = s.barriers_passed[pe * n_teams + team];
+        self.teams[team].iter().all(|&q| {
+            let passed = s.barriers_passed[q * n_teams + team];
+            passed == episode + 1 || (passed == episode && self.arrived(s, q, team))
         })
     }
 
-    /// Whether `pe` waits at a barrier with its entry condition met. A barrier_all first
-    /// quiets the default context (R4) and waits for its blocking fetches (R7); a sync_all
-    /// completes nothing. The condition stays true while the PE waits, since it issues nothing.
-    fn arrived(&self, s: &State, pe: usize) -> bool {
-        match self.programs[pe].get(usize::from(s.pcs[pe])) {
-            Some((Instr::SyncAll, _)) => true,
-            Some((Instr::BarrierAll, _)) => !s
-                .in_flight
-                .iter()
-                .any(|m| usize::from(m.src) == pe && (m.ctx == Ctx::DEFAULT.0 || m.blocking_fetch)),
-            _ => false,
-        }
+    /// Whether `pe` waits at a rendezvous of `team` with its entry condition met. A barrier
+    /// (barrier_all, team_barrier) first quiets the default context (R4) and waits for its
+    /// blocking fetches (R7); a sync completes nothing. The condition stays true while the
+    /// PE waits, since it issues nothing.
+    fn arrived(&self, s: &State, pe: usize, team: usize) -> bool {
+        let Some((instr, _)) = self.programs[pe].get(usize::from(s.pcs[pe])) else {
+            return false;
+        };
+        let barrier = match instr {
+            Instr::SyncAll | Instr::Team { barrier: false, .. } => false,
+            Instr::BarrierAll | Instr::Team { barrier: true, .. } => true,
+            _ => return false,
+        };
+        self.team_of(instr) == team
+            && (!barrier
+                || !s.in_flight.iter().any(|m| {
+                    usize::from(m.src) == pe && (m.ctx == Ctx::DEFAULT.0 || m.blocking_fetch)
+                }))
     }
 
     /// R1: a message waits for every ordered message of an earlier epoch on the same
@@ -233,13 +377,18 @@ impl Machine<'_> {
                     self.write(&mut next, dst, signal, signal_value, ib);
                 }
             }
-            Body::Amo { var, op, reg } => {
+            Body::Amo {
+                var,
+                op,
+                reg,
+                narrow,
+            } => {
                 // Over InfiniBand the NIC's PCIe read pushes the posted writes ahead of it.
                 if ib {
                     next.flush(dst, self.n_vars);
                 }
-                let old = next.mem[at(var)];
-                next.mem[at(var)] = op.apply(old);
+                let (new, old) = op.apply_width(next.mem[at(var)], narrow);
+                next.mem[at(var)] = new;
                 if let Some(r) = reg {
                     next.regs[src * N_REGS + usize::from(r)] = old;
                 }
@@ -264,28 +413,20 @@ impl Machine<'_> {
     }
 }
 
-/// The registers an instruction reads as value operands.
-fn reads(instr: &Instr) -> [Option<crate::litmus::Reg>; 2] {
-    let r = |v: &Value| match v {
-        Value::Reg(r) => Some(*r),
-        Value::Const(_) => None,
+/// Whether a delivered spin's read got a value that ends the spin (every other message
+/// passes).
+fn until_holds(msg: &Msg, next: &State) -> bool {
+    let Some((cmp, value)) = msg.until else {
+        return true;
     };
-    match instr {
-        Instr::Put { value, .. } | Instr::PutSignal { value, .. } | Instr::Store { value, .. } => {
-            [r(value), None]
-        }
-        Instr::Amo { op, .. } => match op {
-            AmoOp::Set(v)
-            | AmoOp::Swap(v)
-            | AmoOp::Add(v)
-            | AmoOp::And(v)
-            | AmoOp::Or(v)
-            | AmoOp::Xor(v) => [r(v), None],
-            AmoOp::CompareSwap { cond, new } => [r(cond), r(new)],
-            AmoOp::Fetch | AmoOp::Inc => [None, None],
-        },
-        _ => [None, None],
-    }
+    let reg = fetch_reg(msg).expect("a spin reads into a register");
+    let got = next.regs[usize::from(msg.src) * N_REGS + usize::from(reg.0)];
+    CMPS[usize::from(cmp)].eval(got, value)
+}
+
+/// An operand of a 32-bit atomic keeps its low half.
+fn narrowed(value: u64, narrow: bool) -> u64 {
+    if narrow { value & 0xffff_ffff } else { value }
 }
 
 /// The register a fetch message fills.

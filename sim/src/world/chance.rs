@@ -7,6 +7,9 @@ use crate::explore::Rounds;
 
 use super::World;
 
+/// The largest put, in 8-byte words, that an exploration splits into words.
+pub(super) const MAX_SPLIT_WORDS: usize = 8;
+
 impl World {
     /// Extra delay of one traversal of `path`: usually up to a quarter of its latency, and one
     /// time in eight a straggler of up to twice its latency, so that the reorderings the rules
@@ -75,6 +78,24 @@ impl World {
         let stall_ns = self.rounds_ns(rounds);
         self.advance_clock(pe, stall_ns);
         stall_ns > 0
+    }
+
+    /// How many parts a put of `len_bytes` travels as: in an exploration, a put of 2 to
+    /// [`MAX_SPLIT_WORDS`] whole words travels as one operation per word, each delayed by its
+    /// own choice, so that its words may land in any order and interleave with other
+    /// operations (the contract: "words of one put may be delivered in any order"; R10).
+    /// Larger puts travel whole, which keeps explorations of real programs small; outside an
+    /// exploration every put travels whole.
+    pub(super) fn put_parts(&self, len_bytes: usize) -> u32 {
+        let words = len_bytes / 8;
+        if self.explore.is_some()
+            && len_bytes.is_multiple_of(8)
+            && (2..=MAX_SPLIT_WORDS).contains(&words)
+        {
+            words as u32
+        } else {
+            1
+        }
     }
 
     /// In an exploration, `pe` stalls for a chosen number of rounds before a plain load or

@@ -189,13 +189,27 @@ impl World {
         self.assert_imported(self.queues[queue as usize].owner, &dst);
         self.counts.puts += 1;
         self.counts.bytes_put += data.len() as u64;
-        let kind = OpKind::Put {
-            kind: dst.kind,
-            offset: dst.offset,
-            data: Payload::new(data),
-        };
-        self.queues[queue as usize].puts_outstanding += 1;
-        self.post(queue, dst.pe.0, kind, Some(mover))
+        let parts = self.put_parts(data.len());
+        self.queues[queue as usize].puts_outstanding += parts as usize;
+        if parts == 1 {
+            let kind = OpKind::Put {
+                kind: dst.kind,
+                offset: dst.offset,
+                data: Payload::new(data),
+            };
+            return self.post(queue, dst.pe.0, kind, Some(mover));
+        }
+        // One operation per word, under one ticket that completes with the last of them.
+        let ticket = self.queues[queue as usize].tickets.issue_parts(parts);
+        for (word, bytes) in data.chunks_exact(8).enumerate() {
+            let kind = OpKind::Put {
+                kind: dst.kind,
+                offset: dst.offset + 8 * word as u64,
+                data: Payload::new(bytes),
+            };
+            self.post_ticket(queue, ticket, dst.pe.0, kind, Some(mover));
+        }
+        Ticket(ticket)
     }
 
     pub(crate) fn get(&mut self, queue: u32, src: RemoteRange, into: Option<LocalRange>) -> Ticket {
@@ -263,9 +277,23 @@ impl World {
     /// of a put (`movers.rs`); gets and atomics have none. Booking the mover here, in the PE's
     /// program order rather than at the issue event, is the same: a mover belongs to one PE.
     fn post(&mut self, queue: u32, dst: u32, kind: OpKind, mover: Option<Mover>) -> Ticket {
-        let q = &mut self.queues[queue as usize];
+        let ticket = self.queues[queue as usize].tickets.issue();
+        self.post_ticket(queue, ticket, dst, kind, mover);
+        Ticket(ticket)
+    }
+
+    /// [`World::post`] of an operation whose ticket is already handed out (one part of a
+    /// split put, or a whole operation).
+    fn post_ticket(
+        &mut self,
+        queue: u32,
+        ticket: u64,
+        dst: u32,
+        kind: OpKind,
+        mover: Option<Mover>,
+    ) {
+        let q = &self.queues[queue as usize];
         let (src, epoch) = (q.owner, q.epoch);
-        let ticket = q.tickets.issue();
         self.advance_clock(src, self.params.timing.issue_ns);
         let issued_ns = self.clock_ns(src);
         let copied_ns = match (mover, &kind) {
@@ -297,7 +325,6 @@ impl World {
             }
         };
         self.events.push(issued_ns, Event::Issue { op: slot });
-        Ticket(ticket)
     }
 
     /// A posted operation enters the network: it takes its route's links and is on its way.

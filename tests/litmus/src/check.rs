@@ -43,8 +43,12 @@ impl Check {
         self.model.as_ref().ok().and_then(|o| test.observe(o))
     }
 
-    /// The observation of the condition over the simulator's outcomes.
+    /// The observation of the condition over the simulator's outcomes; `Undefined` for a
+    /// test with undefined behaviour, which is not explored.
     pub fn sim_observation(&self, test: &Litmus) -> Option<Observation> {
+        if matches!(self.model, Err(ModelError::Undefined(_))) {
+            return Some(Observation::Undefined);
+        }
         test.observe(self.sim.outcomes.keys())
     }
 }
@@ -70,7 +74,15 @@ pub fn check(
     let model_result = model::om::allowed_outcomes(test, config);
     let model_states = model_result.as_ref().map_or(0, |r| r.states);
     let model = model_result.map(|r| r.outcomes);
-    let sim = explore(test, config, faults);
+    // A test with undefined behaviour, or one that cannot be written under this
+    // configuration, has no outcomes to compare: the simulator is not run.
+    let sim = match &model {
+        Err(ModelError::Undefined(_) | ModelError::DoesNotApply(_)) => Exploration {
+            complete: true,
+            ..Exploration::default()
+        },
+        _ => explore(test, config, faults),
+    };
     let mut check = Check {
         config: config.clone(),
         expected,
@@ -92,8 +104,21 @@ fn problems(test: &Litmus, check: &Check) -> Vec<String> {
     let show = |o: &Outcome| test.show_outcome(&observables, o);
     let model = match &check.model {
         Ok(model) => model,
+        Err(ModelError::Undefined(_)) if check.expected == Observation::Undefined => {
+            return Vec::new();
+        }
+        Err(e @ (ModelError::Undefined(_) | ModelError::DoesNotApply(_))) => {
+            return vec![e.to_string()];
+        }
         Err(e) => return vec![format!("the model failed: {e}")],
     };
+    if check.expected == Observation::Undefined {
+        return vec![
+            "the file expects undefined behaviour, but the test has none that the format \
+             detects"
+                .to_string(),
+        ];
+    }
     match test.observe(model) {
         Some(seen) if seen == check.expected => {}
         seen => problems.push(format!(

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use model::litmus::{AmoOp, Cmp, GetKind, Instr, Litmus, PutKind, SignalOp, Value, VarId};
+use model::litmus::{AmoOp, AmoWidth, Cmp, GetKind, Instr, Litmus, PutKind, SignalOp, Value, VarId};
 
 /// How a kernel spells what differs between the plain and the stressed kernels.
 pub(crate) struct Spelling<'a> {
@@ -110,6 +110,10 @@ fn instruction(instr: &Instr, k: usize, barriers: usize, s: &Spelling) -> Option
                 GetKind::GetNbi => format!("rshmem_getmem_nbi(&r[{r}], {s}, 8, {pe});"),
             }
         }
+        Instr::Amo {
+            width: AmoWidth::W32,
+            ..
+        } => return None,
         Instr::Amo { op, dst, fetch, .. } => amo(op, &var(dst.var), dst.pe, *fetch),
         Instr::PutSignal {
             dst,
@@ -124,11 +128,11 @@ fn instruction(instr: &Instr, k: usize, barriers: usize, s: &Spelling) -> Option
                 SignalOp::Add => "RSHMEM_SIGNAL_ADD",
             };
             format!(
-                "src[{k}] = {}; rshmem_put_signal({}, &src[{k}], 8, {}, {signal_value}ull, \
-                 {sig_op}, {});",
+                "src[{k}] = {}; rshmem_put_signal({}, &src[{k}], 8, {}, {}, {sig_op}, {});",
                 value(v),
                 var(dst.var),
                 var(signal.var),
+                value(signal_value),
                 dst.pe
             )
         }
@@ -139,15 +143,16 @@ fn instruction(instr: &Instr, k: usize, barriers: usize, s: &Spelling) -> Option
             var: v,
             cmp: c,
             value: x,
-        } => format!("rshmem_wait_until({}, {}, {x}ull);", var(*v), cmp(*c)),
+        } => format!("rshmem_wait_until({}, {}, {});", var(*v), cmp(*c), value(x)),
         Instr::SignalWait {
             var: v,
             cmp: c,
             value: x,
         } => format!(
-            "rshmem_signal_wait_until({}, {}, {x}ull);",
+            "rshmem_signal_wait_until({}, {}, {});",
             var(*v),
-            cmp(*c)
+            cmp(*c),
+            value(x)
         ),
         Instr::Load { reg, var: v } => format!(
             "r[{}] = *(volatile unsigned long long *){};",

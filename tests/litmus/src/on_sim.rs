@@ -92,7 +92,7 @@ mod tests {
             Instr::Wait {
                 var: f,
                 cmp: Cmp::Eq,
-                value: 1,
+                value: Value::Const(1),
             },
             Instr::Load {
                 reg: Reg(0),

@@ -13,6 +13,8 @@ use hw::{
 };
 use model::litmus::{self as lt, Config, Ctx, Instr, Litmus, Reg, Value};
 
+mod idioms;
+
 /// Virtual or real time a PE waits for anything before giving up.
 const WAIT_NS: u64 = 1_000_000_000;
 /// Registers per PE (`r0` to `r15`).
@@ -50,6 +52,17 @@ pub enum PeRunError {
         /// The line of the instruction.
         line: u32,
     },
+    /// A spin loop whose reads never satisfied its comparison (a hang).
+    #[error("line {line}: hang: the spin never read a value that ends it (last read {last})")]
+    SpinHang {
+        /// The line of the spin.
+        line: u32,
+        /// The last value read.
+        last: u64,
+    },
+    /// The test cannot be written under the configuration (`docs/litmus-format.md`).
+    #[error("{0}")]
+    DoesNotApply(String),
 }
 
 /// A fetch whose value has not been read yet.
@@ -67,6 +80,15 @@ struct Interpreter<'d, B: Backend> {
     nvshmem: bool,
     regs: [Option<u64>; N_REGS],
     fetches: Vec<Fetch>,
+    /// The operations issued on the default context and not yet quieted, by target PE, for
+    /// `pe_quiet`.
+    issued: Vec<(u32, Ticket)>,
+    /// The team rendezvous: their words, queue and episodes (`idioms.rs`).
+    teams: idioms::Teams<B>,
+    /// The words of the test's variables; the team words follow them.
+    n_vars: usize,
+    /// How long a spin reads before it is a hang, in exploration rounds.
+    spin_rounds: u64,
 }
 
 fn word(var: lt::VarId) -> u64 {
@@ -120,18 +142,9 @@ fn queue_err(what: impl Into<String>) -> impl FnOnce(QueueError) -> PeRunError {
 
 /// The number of contexts PE `pe` uses (the default one included).
 fn n_contexts(program: &[(Instr, lt::Span)]) -> usize {
-    let ctx_of = |i: &Instr| match i {
-        Instr::Put { ctx, .. }
-        | Instr::Get { ctx, .. }
-        | Instr::Amo { ctx, .. }
-        | Instr::PutSignal { ctx, .. }
-        | Instr::Fence { ctx }
-        | Instr::Quiet { ctx } => ctx.0,
-        _ => 0,
-    };
     program
         .iter()
-        .map(|(i, _)| usize::from(ctx_of(i)) + 1)
+        .map(|(i, _)| usize::from(i.ctx().map_or(0, |c| c.0)) + 1)
         .max()
         .unwrap_or(1)
 }
@@ -146,6 +159,12 @@ pub fn run_pe<B: Backend>(
     config: &Config,
     dev: &B::Device,
 ) -> Result<PeRun, PeRunError> {
+    if let Some(reason) = lt::does_not_apply(test, config) {
+        return Err(PeRunError::DoesNotApply(format!(
+            "line {}: {}",
+            reason.line, reason.what
+        )));
+    }
     let me = dev.pe().0;
     let program = test
         .programs
@@ -154,8 +173,9 @@ pub fn run_pe<B: Backend>(
     let n_vars = test.vars.len().max(1);
     let deadline = || Instant(dev.now().0.saturating_add(WAIT_NS));
 
-    // Setup: one segment of a word per variable, imported on every PE.
-    let key = dev.create_segment(MemKind::Device, 8 * n_vars as u64)?;
+    // Setup: one segment of a word per variable and per team, imported on every PE.
+    let team_sets = idioms::team_sets(test);
+    let key = dev.create_segment(MemKind::Device, 8 * (n_vars + team_sets.len()) as u64)?;
     let keys = dev
         .exchange(&key.0, deadline())
         .map_err(queue_err("setup exchange"))?;
@@ -180,6 +200,10 @@ pub fn run_pe<B: Backend>(
         nvshmem: config.nvshmem(),
         regs: [None; N_REGS],
         fetches: Vec::new(),
+        issued: Vec::new(),
+        teams: idioms::Teams::new(dev, team_sets)?,
+        n_vars,
+        spin_rounds: idioms::spin_rounds(test),
     };
     for (instr, span) in program {
         pe.step(instr, span.line, deadline())?;
@@ -189,6 +213,7 @@ pub fn run_pe<B: Backend>(
     for ctx in 0..pe.queues.len() {
         pe.quiet(Ctx(ctx as u8), deadline(), "final quiet")?;
     }
+    pe.teams.quiet(deadline())?;
     dev.exchange(&[], deadline())
         .map_err(queue_err("end rendezvous"))?;
     // A wait returns the value it read before its consistency step, so the first wait on a
@@ -275,6 +300,9 @@ impl<B: Backend> Interpreter<'_, B> {
 
     fn quiet(&mut self, ctx: Ctx, deadline: Instant, what: &str) -> Result<(), PeRunError> {
         self.queue(ctx).quiet(deadline).map_err(queue_err(what))?;
+        if ctx == Ctx::DEFAULT {
+            self.issued.clear();
+        }
         self.settle(deadline, what, |f| f.ctx == ctx)
     }
 
@@ -285,9 +313,11 @@ impl<B: Backend> Interpreter<'_, B> {
                 dst, value, ctx, ..
             } => {
                 let v = self.value(value, line, deadline)?;
-                self.queue(ctx)
+                let ticket = self
+                    .queue(ctx)
                     .put(remote(dst), &v.to_le_bytes(), Copier::Device)
                     .map_err(queue_err(what("put")))?;
+                self.note_issued(ctx, dst.pe, ticket);
             }
             Instr::Get {
                 kind,
@@ -299,6 +329,7 @@ impl<B: Backend> Interpreter<'_, B> {
                     .queue(ctx)
                     .get(remote(src))
                     .map_err(queue_err(what("get")))?;
+                self.note_issued(ctx, src.pe, ticket);
                 self.fetched(reg, ctx, ticket, kind == lt::GetKind::GetNbi, deadline)?;
             }
             Instr::Amo {
@@ -306,13 +337,17 @@ impl<B: Backend> Interpreter<'_, B> {
                 dst,
                 fetch,
                 nbi,
+                width,
                 ctx,
             } => {
-                let op = self.amo(op, line, deadline)?;
+                let op = self.amo(op, width, line, deadline)?;
+                let mut target = remote(dst);
+                target.len = op.width.bytes();
                 let ticket = self
                     .queue(ctx)
-                    .amo(remote(dst), op, fetch.is_some())
+                    .amo(target, op, fetch.is_some())
                     .map_err(queue_err(what("atomic")))?;
+                self.note_issued(ctx, dst.pe, ticket);
                 if let Some(reg) = fetch {
                     self.fetched(reg, ctx, ticket, nbi, deadline)?;
                 }
@@ -327,11 +362,13 @@ impl<B: Backend> Interpreter<'_, B> {
                 ..
             } => {
                 let v = self.value(value, line, deadline)?;
+                let signal_value = self.value(signal_value, line, deadline)?;
                 let op = match op {
                     lt::SignalOp::Set => hw::SignalOp::Set,
                     lt::SignalOp::Add => hw::SignalOp::Add,
                 };
-                self.queue(ctx)
+                let ticket = self
+                    .queue(ctx)
                     .put_signal(
                         remote(dst),
                         &v.to_le_bytes(),
@@ -341,6 +378,7 @@ impl<B: Backend> Interpreter<'_, B> {
                         Copier::Device,
                     )
                     .map_err(queue_err(what("put_signal")))?;
+                self.note_issued(ctx, dst.pe, ticket);
             }
             Instr::Fence { ctx } => {
                 // R7: a fence orders blocking fetches, which the PE does by waiting for them;
@@ -370,7 +408,7 @@ impl<B: Backend> Interpreter<'_, B> {
                     width: AmoWidth::W64,
                     signed: false,
                     cmp: cmp(c),
-                    value,
+                    value: self.value(value, line, deadline)?,
                     purpose: "litmus wait",
                 };
                 self.dev
@@ -388,11 +426,25 @@ impl<B: Backend> Interpreter<'_, B> {
                 let v = self.value(value, line, deadline)?;
                 self.dev.write_local(local(var), &v.to_le_bytes());
             }
+            _ => self.step_idiom(instr, line, deadline)?,
         }
         Ok(())
     }
 
-    fn amo(&mut self, op: lt::AmoOp, line: u32, deadline: Instant) -> Result<AmoOp, PeRunError> {
+    /// Remembers an operation of the default context for `pe_quiet`.
+    fn note_issued(&mut self, ctx: Ctx, target: u32, ticket: Ticket) {
+        if ctx == Ctx::DEFAULT {
+            self.issued.push((target, ticket));
+        }
+    }
+
+    fn amo(
+        &mut self,
+        op: lt::AmoOp,
+        width: lt::AmoWidth,
+        line: u32,
+        deadline: Instant,
+    ) -> Result<AmoOp, PeRunError> {
         let (kind, operand) = match op {
             lt::AmoOp::Fetch => (AmoKind::Fetch, 0),
             lt::AmoOp::Set(v) => (AmoKind::Set, self.value(v, line, deadline)?),
@@ -410,10 +462,14 @@ impl<B: Backend> Interpreter<'_, B> {
             lt::AmoOp::Or(v) => (AmoKind::Or, self.value(v, line, deadline)?),
             lt::AmoOp::Xor(v) => (AmoKind::Xor, self.value(v, line, deadline)?),
         };
+        let width = match width {
+            lt::AmoWidth::W64 => AmoWidth::W64,
+            lt::AmoWidth::W32 => AmoWidth::W32,
+        };
         Ok(AmoOp {
             kind,
             operand,
-            width: AmoWidth::W64,
+            width,
         })
     }
 }

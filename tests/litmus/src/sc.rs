@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use model::litmus::{AmoOp, Instr, Litmus, Loc, Observable, Outcome, Value};
+use model::litmus::{AmoOp, AmoWidth, Instr, Litmus, Loc, Observable, Outcome, Value};
 
 use crate::N_REGS;
 
@@ -61,10 +61,10 @@ enum Step {
     Signal {
         loc: Loc,
         add: bool,
-        value: u64,
+        value: Value,
     },
     Barrier,
-    Await(Loc, model::litmus::Cmp, u64),
+    Await(Loc, model::litmus::Cmp, Value),
 }
 
 /// The steps of PE `pe`'s program.
@@ -72,10 +72,13 @@ fn steps(test: &Litmus, pe: u32) -> Result<Vec<Step>, ScError> {
     let own = |var| Loc { var, pe };
     let mut out = Vec::new();
     for (instr, span) in &test.programs[pe as usize] {
-        // New instructions of the format land in the wildcard arm, which is unreachable only
-        // until the format grows.
-        #[allow(unreachable_patterns)]
+        // Instructions of the format's second edition, and 32-bit atomics, land in the
+        // wildcard arm: the enumerator knows only the forms the GPU kernels translate.
         match instr {
+            Instr::Amo {
+                width: AmoWidth::W32,
+                ..
+            } => return Err(unknown(test, pe, span.line, instr)),
             Instr::Put { dst, value, .. } => out.push(Step::Write(*dst, *value)),
             Instr::Get { reg, src, .. } => out.push(Step::Read(reg.0, *src)),
             Instr::Amo {
@@ -117,17 +120,20 @@ fn steps(test: &Litmus, pe: u32) -> Result<Vec<Step>, ScError> {
             }
             Instr::Load { reg, var } => out.push(Step::Read(reg.0, own(*var))),
             Instr::Store { var, value } => out.push(Step::Write(own(*var), *value)),
-            _ => {
-                return Err(ScError::Unknown {
-                    test: test.name.clone(),
-                    pe,
-                    line: span.line,
-                    instr: format!("{instr:?}"),
-                });
-            }
+            _ => return Err(unknown(test, pe, span.line, instr)),
         }
     }
     Ok(out)
+}
+
+/// The error for an instruction the enumerator does not know.
+fn unknown(test: &Litmus, pe: u32, line: u32, instr: &Instr) -> ScError {
+    ScError::Unknown {
+        test: test.name.clone(),
+        pe,
+        line,
+        instr: format!("{instr:?}"),
+    }
 }
 
 /// Where every PE is, its registers, and memory (`vars.len()` words per PE).
@@ -197,14 +203,15 @@ impl Enumerator<'_> {
             }
             Step::Signal { loc, add, value } => {
                 let i = self.index(*loc);
+                let value = Self::value(state, pe, *value);
                 next.memory[i] = if *add {
-                    state.memory[i].wrapping_add(*value)
+                    state.memory[i].wrapping_add(value)
                 } else {
-                    *value
+                    value
                 };
             }
             Step::Await(loc, cmp, value) => {
-                if !cmp.eval(state.memory[self.index(*loc)], *value) {
+                if !cmp.eval(state.memory[self.index(*loc)], Self::value(state, pe, *value)) {
                     return None;
                 }
             }

@@ -5,8 +5,7 @@ use super::error::ParseErrorKind;
 use super::instr::{cmp, register};
 use super::{Parser, pe_label};
 use crate::litmus::{
-    Condition, Config, Expectation, Instr, Observable, Observation, PeId, Prop, Quantifier, Reg,
-    Span,
+    Condition, Config, Expectation, Observable, Observation, PeId, Prop, Quantifier, Reg, Span,
 };
 
 impl Parser {
@@ -62,7 +61,7 @@ impl Parser {
         }
         let lhs = self.observable(cur)?;
         let cmp = cmp(cur)?;
-        let rhs = cur.number("a number to compare with")?;
+        let rhs = cur.signed_number("a number to compare with")?;
         Ok(Prop::Atom { lhs, cmp, rhs })
     }
 
@@ -105,11 +104,7 @@ impl Parser {
     fn writes(&self, pe: PeId, reg: Reg) -> bool {
         self.programs[pe as usize]
             .iter()
-            .any(|(instr, _)| match instr {
-                Instr::Get { reg: r, .. } | Instr::Load { reg: r, .. } => *r == reg,
-                Instr::Amo { fetch, .. } => *fetch == Some(reg),
-                _ => false,
-            })
+            .any(|(instr, _)| instr.written_reg() == Some(reg))
     }
 
     /// `expect CONFIG OBSERVATION [(model)]`.
@@ -141,7 +136,8 @@ impl Parser {
             Some("always") => Observation::Always,
             Some("sometimes") => Observation::Sometimes,
             Some("never") => Observation::Never,
-            _ => return cur.expected("'always', 'sometimes' or 'never'"),
+            Some("undefined") => Observation::Undefined,
+            _ => return cur.expected("'always', 'sometimes', 'never' or 'undefined'"),
         };
         cur.bump();
         let model_derived = cur.eat_punct("(");

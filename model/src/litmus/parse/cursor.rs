@@ -131,6 +131,32 @@ impl<'t> Cursor<'t> {
         }
     }
 
+    /// Takes a decimal number or a negative one (`-1`, the word 2^64 - 1), or fails with
+    /// `expected WHAT`.
+    pub fn signed_number(&mut self, what: &str) -> PResult<u64> {
+        match self.peek() {
+            Some(t) if t.kind == TokKind::Word && t.text.starts_with('-') => {
+                let digits = &t.text[1..];
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return self.expected(what);
+                }
+                let n = digits
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&n| n <= 1 << 63)
+                    .ok_or_else(|| {
+                        (
+                            self.span(),
+                            ParseErrorKind::NumberTooLarge(t.text.to_string()),
+                        )
+                    })?;
+                self.at += 1;
+                Ok(n.wrapping_neg())
+            }
+            _ => self.number(what),
+        }
+    }
+
     /// Fails unless the line has no more tokens.
     pub fn end(&self) -> PResult<()> {
         match self.peek() {

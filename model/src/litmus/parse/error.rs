@@ -87,6 +87,43 @@ pub enum ParseErrorKind {
     MixPeTwice(u64),
     /// Two `expect` lines for the same configuration.
     DuplicateExpect(String),
+    /// A team that lists a PE twice.
+    TeamPeTwice(PeId),
+    /// A PE runs a team operation of a team it is not in.
+    NotTeamMember {
+        /// The PE.
+        pe: PeId,
+        /// `team_sync` or `team_barrier`.
+        what: String,
+    },
+    /// `p` of a whole array.
+    ArrayInP(String),
+    /// `array NAME` after `NAME` was used, or declared twice.
+    ArrayAfterUse(String),
+    /// An array length outside 1 to 64.
+    ArrayLength(u64),
+    /// An array named where one word is meant.
+    ArrayNeedsIndex(String, u16),
+    /// `buf[i]` beyond the array.
+    ArrayIndex {
+        /// The array.
+        name: String,
+        /// The index written.
+        index: u64,
+        /// The array's length.
+        len: u16,
+    },
+    /// `x[i]` for a variable that is not an array.
+    NotAnArray(String),
+    /// A register an nbi fetch fills, read before the quiet that completes the fetch.
+    NbiRegisterRead {
+        /// The register.
+        reg: u8,
+        /// The line of the nbi fetch.
+        fetch_line: u32,
+        /// What completes it (`quiet`, `quiet ctx A`).
+        completer: String,
+    },
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -136,6 +173,44 @@ impl fmt::Display for ParseErrorKind {
             Self::MixPeMissing(pe) => write!(f, "nv-mix does not place PE {pe} on a host"),
             Self::MixPeTwice(pe) => write!(f, "nv-mix places PE {pe} more than once"),
             Self::DuplicateExpect(config) => write!(f, "duplicate expect for {config}"),
+            Self::TeamPeTwice(pe) => write!(f, "the team lists PE {pe} twice"),
+            Self::NotTeamMember { pe, what } => write!(
+                f,
+                "P{pe} runs {what} of a team it is not in (list P{pe} in the team, or remove \
+                 the line: PEs outside a team do not run its operations)"
+            ),
+            Self::ArrayInP(name) => write!(
+                f,
+                "'p' puts one word, but '{name}' is an array (use 'put {name}@P' for all of it, \
+                 or 'p {name}[i]@P' for one word)"
+            ),
+            Self::ArrayAfterUse(name) => write!(
+                f,
+                "'array {name}' must come before any use of '{name}', once"
+            ),
+            Self::ArrayLength(n) => write!(f, "an array has 1 to 64 words, found {n}"),
+            Self::ArrayNeedsIndex(name, len) => write!(
+                f,
+                "'{name}' is an array of {len} words: name one word as '{name}[i]'"
+            ),
+            Self::ArrayIndex { name, index, len } => write!(
+                f,
+                "'{name}[{index}]' is beyond the array (words 0 to {})",
+                len - 1
+            ),
+            Self::NotAnArray(name) => write!(
+                f,
+                "'{name}' is not an array (declare it with 'array {name} N' first)"
+            ),
+            Self::NbiRegisterRead {
+                reg,
+                fetch_line,
+                completer,
+            } => write!(
+                f,
+                "r{reg} is read before '{completer}' completes the nbi fetch of line \
+                 {fetch_line} that fills it (its value is undefined until then)"
+            ),
         }
     }
 }

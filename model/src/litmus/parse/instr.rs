@@ -4,7 +4,9 @@ use super::cursor::{Cursor, PResult};
 use super::error::ParseErrorKind;
 use super::lex::TokKind;
 use super::{Parser, register_number};
-use crate::litmus::{AmoOp, Cmp, Ctx, GetKind, Instr, PeId, PutKind, Reg, SignalOp, Value};
+use crate::litmus::{
+    AmoOp, AmoWidth, Cmp, Ctx, GetKind, Instr, PeId, PutKind, Reg, SignalOp, Value,
+};
 
 impl Parser {
     /// One instruction of PE `pe`; the caller checks the end of the line.
@@ -22,41 +24,57 @@ impl Parser {
         let column = first.column;
         let instr = match first.text {
             "put" | "p" | "put_nbi" => {
-                let dst = self.loc(cur)?;
-                cur.punct("=", "'=' after the target")?;
-                let value = value(cur)?;
                 let kind = match first.text {
                     "put" => PutKind::Put,
                     "p" => PutKind::P,
                     _ => PutKind::PutNbi,
                 };
-                Instr::Put {
-                    kind,
-                    dst,
-                    value,
-                    ctx: self.ctx(pe, cur)?,
+                let (dst, words) = self.put_target(kind, cur)?;
+                cur.punct("=", "'=' after the target")?;
+                let value = value(cur)?;
+                let ctx = self.ctx(pe, cur)?;
+                match words {
+                    Some(words) => Instr::PutArray {
+                        kind,
+                        dst,
+                        words,
+                        value,
+                        ctx,
+                    },
+                    None => Instr::Put {
+                        kind,
+                        dst,
+                        value,
+                        ctx,
+                    },
                 }
             }
-            "set" => {
-                let dst = self.loc(cur)?;
-                cur.punct("=", "'=' after the target")?;
-                let op = AmoOp::Set(value(cur)?);
-                self.amo(pe, op, dst, None, false, cur)?
+            "pe_quiet" => Instr::PeQuiet {
+                pe: self.pe_number(cur, "a PE number after 'pe_quiet'")?,
+            },
+            "team_sync" | "team_barrier" => Instr::Team {
+                pes: self.team(pe, first.text, cur)?,
+                barrier: first.text == "team_barrier",
+            },
+            "wait_all" => {
+                let (vars, cmp, value) = self.word_list(cur)?;
+                Instr::WaitAll { vars, cmp, value }
             }
-            "add" | "and" | "or" | "xor" => {
+            other if width_base(other).is_some_and(|(b, _)| NON_FETCHING.contains(&b)) => {
+                let (base, width) = width_base(other).expect("checked by the guard");
                 let dst = self.loc(cur)?;
-                let v = value(cur)?;
-                let op = match first.text {
-                    "add" => AmoOp::Add(v),
-                    "and" => AmoOp::And(v),
-                    "or" => AmoOp::Or(v),
-                    _ => AmoOp::Xor(v),
+                let op = match base {
+                    "set" => {
+                        cur.punct("=", "'=' after the target")?;
+                        AmoOp::Set(value(cur)?)
+                    }
+                    "add" => AmoOp::Add(value(cur)?),
+                    "and" => AmoOp::And(value(cur)?),
+                    "or" => AmoOp::Or(value(cur)?),
+                    "xor" => AmoOp::Xor(value(cur)?),
+                    _ => AmoOp::Inc,
                 };
-                self.amo(pe, op, dst, None, false, cur)?
-            }
-            "inc" => {
-                let dst = self.loc(cur)?;
-                self.amo(pe, AmoOp::Inc, dst, None, false, cur)?
+                self.amo(pe, op, dst, None, false, width, cur)?
             }
             "put_signal" | "put_signal_nbi" => {
                 self.put_signal(pe, first.text == "put_signal_nbi", cur)?
@@ -72,7 +90,7 @@ impl Parser {
             "wait" | "signal_wait" => {
                 let var = self.var(cur)?;
                 let cmp = cmp(cur)?;
-                let value = cur.number("a number to compare with")?;
+                let value = value(cur)?;
                 if first.text == "wait" {
                     Instr::Wait { var, cmp, value }
                 } else {
@@ -81,17 +99,18 @@ impl Parser {
             }
             "st" => {
                 let var = self.var(cur)?;
+                let peer = self.at_pe(cur)?;
                 cur.punct("=", "'=' after the variable")?;
-                Instr::Store {
-                    var,
-                    value: value(cur)?,
+                let value = value(cur)?;
+                match peer {
+                    Some(pe) => Instr::PeerStore {
+                        dst: crate::litmus::Loc { var, pe },
+                        value,
+                    },
+                    None => Instr::Store { var, value },
                 }
             }
-            other
-                if FETCHING.contains(&other)
-                    || other.ends_with("_nbi")
-                        && FETCHING.contains(&other.trim_end_matches("_nbi")) =>
-            {
+            other if is_fetching(other) || REGISTER_FORMS.contains(&other) => {
                 return Err((
                     cur.span_of(first),
                     ParseErrorKind::Expected {
@@ -123,6 +142,9 @@ impl Parser {
         };
         if let Some(kind) = get_kind {
             let src = self.loc(cur)?;
+            if kind != GetKind::GetNbi && cur.at_word("until") {
+                return self.spin(pe, reg, src, false, cur);
+            }
             return Ok(Instr::Get {
                 kind,
                 reg,
@@ -130,20 +152,20 @@ impl Parser {
                 ctx: self.ctx(pe, cur)?,
             });
         }
-        if op == "ld" {
-            return Ok(Instr::Load {
-                reg,
-                var: self.var(cur)?,
-            });
+        if let Some(instr) = self.register_form(reg, op, cur)? {
+            return Ok(instr);
         }
         let (base, nbi) = match op.strip_suffix("_nbi") {
             Some(base) => (base, true),
             None => (op, false),
         };
-        if !FETCHING.contains(&base) {
+        let Some((base, width)) = width_base(base).filter(|(b, _)| FETCHING.contains(b)) else {
             return cur.error(ParseErrorKind::UnknownInstruction(op.to_string()));
-        }
+        };
         let dst = self.loc(cur)?;
+        if base == "fetch" && !nbi && width == AmoWidth::W64 && cur.at_word("until") {
+            return self.spin(pe, reg, dst, true, cur);
+        }
         let amo = match base {
             "fetch" => AmoOp::Fetch,
             "swap" => AmoOp::Swap(value(cur)?),
@@ -160,9 +182,10 @@ impl Parser {
             "fetch_or" => AmoOp::Or(value(cur)?),
             _ => AmoOp::Xor(value(cur)?),
         };
-        self.amo(pe, amo, dst, Some(reg), nbi, cur)
+        self.amo(pe, amo, dst, Some(reg), nbi, width, cur)
     }
 
+    #[allow(clippy::too_many_arguments)] // the fields of `Instr::Amo`
     fn amo(
         &mut self,
         pe: PeId,
@@ -170,6 +193,7 @@ impl Parser {
         dst: crate::litmus::Loc,
         fetch: Option<Reg>,
         nbi: bool,
+        width: AmoWidth,
         cur: &mut Cursor<'_>,
     ) -> PResult<Instr> {
         Ok(Instr::Amo {
@@ -177,6 +201,7 @@ impl Parser {
             dst,
             fetch,
             nbi,
+            width,
             ctx: self.ctx(pe, cur)?,
         })
     }
@@ -185,7 +210,7 @@ impl Parser {
     fn put_signal(&mut self, pe: PeId, nbi: bool, cur: &mut Cursor<'_>) -> PResult<Instr> {
         let dst = self.loc(cur)?;
         cur.punct("=", "'=' after the target")?;
-        let value = value(cur)?;
+        let data = value(cur)?;
         cur.punct(",", "',' and the signal after the value")?;
         let var = self.var(cur)?;
         if cur.at_punct("@") {
@@ -208,10 +233,10 @@ impl Parser {
             _ => return cur.expected("'SET' or 'ADD' after the signal"),
         };
         cur.bump();
-        let signal_value = cur.number("the signal operand")?;
+        let signal_value = value(cur)?;
         Ok(Instr::PutSignal {
             dst,
-            value,
+            value: data,
             signal: crate::litmus::Loc { var, pe: dst.pe },
             op,
             signal_value,
@@ -221,7 +246,7 @@ impl Parser {
     }
 
     /// An optional `ctx NAME`; contexts are numbered per PE in order of first use.
-    fn ctx(&mut self, pe: PeId, cur: &mut Cursor<'_>) -> PResult<Ctx> {
+    pub(super) fn ctx(&mut self, pe: PeId, cur: &mut Cursor<'_>) -> PResult<Ctx> {
         if !cur.at_word("ctx") {
             return Ok(Ctx::DEFAULT);
         }
@@ -254,6 +279,34 @@ impl Parser {
     }
 }
 
+/// The non-fetching atomics, without a width suffix.
+const NON_FETCHING: &[&str] = &["set", "add", "inc", "and", "or", "xor"];
+
+/// Instructions that must be written `rK = ...`, beside the fetching atomics.
+const REGISTER_FORMS: &[&str] = &["signal_fetch", "test", "test_any", "wait_any"];
+
+/// `add32` is `("add", W32)`, `add` is `("add", W64)`.
+pub(super) fn width_base(word: &str) -> Option<(&str, AmoWidth)> {
+    match word.strip_suffix("32") {
+        Some(base) if !base.is_empty() => Some((base, AmoWidth::W32)),
+        Some(_) => None,
+        None => Some((word, AmoWidth::W64)),
+    }
+}
+
+/// Whether `word` is a fetching atomic, with or without width suffix and `_nbi`.
+pub(super) fn is_fetching(word: &str) -> bool {
+    let base = word.strip_suffix("_nbi").unwrap_or(word);
+    width_base(base).is_some_and(|(b, _)| FETCHING.contains(&b))
+}
+
+/// Whether `word` is an atomic's mnemonic with a width suffix (`add32`, `fetch_add32_nbi`).
+pub(super) fn is_sized_atomic(word: &str) -> bool {
+    let base = word.strip_suffix("_nbi").unwrap_or(word);
+    base.ends_with("32")
+        && width_base(base).is_some_and(|(b, _)| FETCHING.contains(&b) || NON_FETCHING.contains(&b))
+}
+
 /// The fetching atomics, without `_nbi`.
 const FETCHING: &[&str] = &[
     "fetch",
@@ -281,8 +334,8 @@ pub(super) fn register(cur: &Cursor<'_>, word: &str, column: u32) -> PResult<Opt
     }
 }
 
-/// A value operand: a decimal literal or a register.
-fn value(cur: &mut Cursor<'_>) -> PResult<Value> {
+/// A value operand: a decimal literal (`-N` is 2^64 - N) or a register.
+pub(super) fn value(cur: &mut Cursor<'_>) -> PResult<Value> {
     const WHAT: &str = "a value (a number or a register)";
     let Some(tok) = cur.peek().filter(|t| t.kind == TokKind::Word) else {
         return cur.expected(WHAT);
@@ -291,7 +344,7 @@ fn value(cur: &mut Cursor<'_>) -> PResult<Value> {
         cur.bump();
         return Ok(Value::Reg(reg));
     }
-    Ok(Value::Const(cur.number(WHAT)?))
+    Ok(Value::Const(cur.signed_number(WHAT)?))
 }
 
 /// A comparison operator.

@@ -26,8 +26,9 @@ pub(super) struct Tok<'a> {
 }
 
 /// Punctuation, longest first so that `==` is not read as `=` `=`.
-const PUNCTS: [&str; 17] = [
+const PUNCTS: [&str; 21] = [
     "/\\", "\\/", "==", "!=", ">=", "<=", ">", "<", "=", "@", ",", ":", "(", ")", "~", "|", ";",
+    "[", "]", "{", "}",
 ];
 
 /// Removes a `#` comment, leaving `#` inside a string alone (a `source` text may cite an
@@ -55,10 +56,12 @@ pub(super) fn lex(line: &str) -> Result<Vec<Tok<'_>>, (u32, ParseErrorKind)> {
             column += 1;
             continue;
         }
-        let (kind, len) = if c.is_ascii_alphanumeric() || c == '_' {
-            let len = rest
+        // A negative literal (`-1`) is one word; `-` starts nothing else.
+        let negative = c == '-' && rest[1..].starts_with(|d: char| d.is_ascii_digit());
+        let (kind, len) = if c.is_ascii_alphanumeric() || c == '_' || negative {
+            let len = rest[1..]
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-                .unwrap_or(rest.len());
+                .map_or(rest.len(), |i| i + 1);
             (TokKind::Word, len)
         } else if c == '"' {
             match rest[1..].find('"') {

@@ -71,7 +71,7 @@ fn the_example_of_the_format_document() {
                     Instr::Wait {
                         var: f,
                         cmp: Cmp::Eq,
-                        value: 1,
+                        value: Value::Const(1),
                     },
                     at(10, 3),
                 ),
@@ -118,7 +118,7 @@ P0:
   inc x@1
   and x@1 1
   or x@1 1
-  xor x@1 r2
+  xor x@1 r1
   r3 = fetch x@1
   r4 = swap x@1 1
   r5 = compare_swap x@1 0 r4
@@ -180,7 +180,7 @@ expect nv-mix(1|0 2) sometimes (model)
         p0[14],
         Instr::PutSignal {
             op: SignalOp::Add,
-            signal_value: 2,
+            signal_value: Value::Const(2),
             nbi: true,
             signal: Loc { pe: 1, .. },
             ..
