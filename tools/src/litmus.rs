@@ -69,6 +69,10 @@ struct CheckJson<'a> {
     observed: Vec<OutcomeJson>,
     model: Vec<String>,
     model_states: u64,
+    /// Ways the simulator's executions blocked forever, each with a replay.
+    observed_hangs: Vec<OutcomeJson>,
+    /// Ways the model's executions block forever.
+    model_hangs: Vec<String>,
     executions: u64,
     seconds: f64,
     problems: &'a [String],
@@ -194,6 +198,16 @@ fn json<'a>(file: &'a LitmusFile, c: &'a Check) -> CheckJson<'a> {
             .map(|m| m.iter().map(show).collect())
             .unwrap_or_default(),
         model_states: c.model_states,
+        observed_hangs: c
+            .sim
+            .hangs
+            .iter()
+            .map(|(h, replay)| OutcomeJson {
+                outcome: h.to_string(),
+                replay: replay.clone(),
+            })
+            .collect(),
+        model_hangs: c.model_hangs.iter().map(ToString::to_string).collect(),
         executions: c.sim.executions,
         seconds: c.seconds,
         problems: &c.problems,
@@ -208,24 +222,32 @@ fn print_table(results: &[(&LitmusFile, Vec<Check>)]) {
         .unwrap_or(4)
         .max(4);
     println!(
-        "{:name_w$}  {:16}  {:9}  {:9}  {:>8}  {:>10}  {:>8}  verdict",
-        "test", "config", "expected", "observed", "outcomes", "executions", "time"
+        "{:name_w$}  {:16}  {:15}  {:15}  {:>8}  {:>5}  {:>10}  {:>8}  verdict",
+        "test", "config", "expected", "observed", "outcomes", "hangs", "executions", "time"
     );
     for (file, checks) in results {
         let test: &Litmus = &file.test;
         for c in checks {
+            let hangs = |h: bool| if h { " hangs" } else { "" };
             let expected = format!(
-                "{}{}",
+                "{}{}{}",
                 observation(Some(c.expected)),
+                hangs(c.expects_hangs),
                 if c.model_derived { "*" } else { "" }
             );
+            let observed = format!(
+                "{}{}",
+                observation(c.sim_observation(test)),
+                hangs(!c.sim.hangs.is_empty())
+            );
             println!(
-                "{:name_w$}  {:16}  {:9}  {:9}  {:>8}  {:>10}  {:>6.0}ms  {}",
+                "{:name_w$}  {:16}  {:15}  {:15}  {:>8}  {:>5}  {:>10}  {:>6.0}ms  {}",
                 test.name,
                 c.config.to_string(),
                 expected,
-                observation(c.sim_observation(test)),
+                observed,
                 c.sim.outcomes.len(),
+                c.sim.hangs.len(),
                 c.sim.executions,
                 c.seconds * 1e3,
                 if c.matches() { "match" } else { "MISMATCH" }

@@ -2,7 +2,9 @@
 //! parser.
 
 mod ast;
+mod config;
 mod parse;
 
 pub use ast::*;
+pub use config::{Config, Hang, Modifier, Platform};
 pub use parse::{ParseError, ParseErrorKind, parse};

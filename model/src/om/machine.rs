@@ -2,7 +2,7 @@
 
 use super::ModelError;
 use super::state::{N_REGS, State};
-use crate::litmus::{Config, Instr, Litmus};
+use crate::litmus::{Config, Instr, Litmus, Modifier, Platform};
 
 /// A test under a configuration, ready to be explored.
 pub(super) struct Machine<'a> {
@@ -14,12 +14,19 @@ pub(super) struct Machine<'a> {
     pub nvshmem: bool,
     /// `ib[src * n_pes + dst]`: writes from `src` land in `pending[dst]` (R8).
     pub ib: Vec<bool>,
+    /// `pcie-read-flush`: gets and atomics over InfiniBand flush their target's pending
+    /// writes, and an atomic's update over InfiniBand is visible at once.
+    pub pcie_read_flush: bool,
+    /// `nbi-unfenced`: fence does not order non-blocking operations.
+    pub nbi_unfenced: bool,
+    /// `ib-coherent`: every write to a word with pending writes queues behind them.
+    pub ib_coherent: bool,
 }
 
 impl<'a> Machine<'a> {
     pub fn new(test: &'a Litmus, config: &Config) -> Result<Self, ModelError> {
         let n_pes = test.n_pes as usize;
-        if let Config::NvMix { hosts } = config
+        if let Platform::NvMix { hosts } = &config.platform
             && hosts.len() != n_pes
         {
             return Err(ModelError::ConfigDoesNotFit {
@@ -68,6 +75,9 @@ impl<'a> Machine<'a> {
             n_ctxs,
             nvshmem,
             ib,
+            pcie_read_flush: config.has(Modifier::PcieReadFlush),
+            nbi_unfenced: config.has(Modifier::NbiUnfenced),
+            ib_coherent: config.has(Modifier::IbCoherent),
         })
     }
 

@@ -33,12 +33,12 @@ pub use machine::topology;
 pub use on_cuda::run_on_cuda;
 pub use on_gpu_kernel::{MAX_DELAY_CYCLES, kernel_source, run_on_gpu_kernel};
 pub use on_host::run_on_host;
-pub use on_sim::{Execution, run_on, run_once, semantics};
+pub use on_sim::{Execution, run_on, run_once, semantics, unsupported_on_sim};
 pub use pe::{N_REGS, PeRun, PeRunError, run_pe};
 pub use replay::{Replay, ReplayError, ReplayedOutcome, replay};
 
 use hw::PeFailure;
-use model::litmus::{Litmus, Observable, Outcome};
+use model::litmus::{Hang, Litmus, Observable, Outcome};
 
 /// The outcome of one run: the value of each of `test.observables()` from the PEs' runs.
 ///
@@ -65,4 +65,26 @@ fn outcome_of_pes(
 ) -> Result<Outcome, PesFailed> {
     let runs = PesFailed::collect(results, |f| f.message)?;
     Ok(outcome(test, &runs))
+}
+
+/// The hang a failed execution on the simulator is, if it is one: every PE that did not
+/// finish failed with the simulator's deadlock report, at a line of its program (a PE that
+/// ran its program and waits at the end is not blocked). `None` for any other failure.
+///
+/// The runner words each PE's error `P<k>: line <n>: <instruction>: <error>`
+/// (`PesFailed::collect`, `pe.rs`); the end's steps carry no line.
+pub fn hang_of(failed: &PesFailed) -> Option<Hang> {
+    let mut blocked = Vec::new();
+    for message in &failed.0 {
+        if !message.contains("deadlock") {
+            return None;
+        }
+        let (pe, rest) = message.strip_prefix('P')?.split_once(": ")?;
+        let pe: u32 = pe.parse().ok()?;
+        if let Some(rest) = rest.strip_prefix("line ") {
+            let (line, _) = rest.split_once(':')?;
+            blocked.push((pe, line.parse().ok()?));
+        }
+    }
+    (!blocked.is_empty()).then_some(Hang { blocked })
 }

@@ -1,7 +1,7 @@
 //! One execution of a litmus test on the simulator.
 
 use hw::{Launcher, Semantics, Topology};
-use model::litmus::{Config, Litmus, Outcome};
+use model::litmus::{Config, Litmus, Modifier, Outcome};
 use sim::{Sim, SimBackend, SimBuilder, SimReport};
 
 use crate::{ExecutionError, PesFailed, outcome_of_pes, run_pe};
@@ -14,6 +14,17 @@ pub struct Execution {
     pub outcome: Result<Outcome, PesFailed>,
     /// What the simulator reports (with the choices made, when exploring).
     pub report: SimReport,
+}
+
+/// The modifiers of `config` the simulator has no switch for: `nbi-unfenced` needs to know
+/// which operations are non-blocking, which the hardware contract does not say.
+pub fn unsupported_on_sim(config: &Config) -> Vec<Modifier> {
+    config
+        .modifiers
+        .iter()
+        .copied()
+        .filter(|m| *m == Modifier::NbiUnfenced)
+        .collect()
 }
 
 /// The semantics the simulator runs a configuration with.
@@ -57,6 +68,8 @@ pub fn run_on(
     let builder = Sim::builder(topology)
         .pes(test.n_pes)
         .semantics(semantics(config))
+        .pcie_read_flush(config.has(Modifier::PcieReadFlush))
+        .ib_coherent(config.has(Modifier::IbCoherent))
         // A litmus PE needs little stack; small stacks keep an execution cheap.
         .stack_bytes(64 << 10);
     let sim = customise(builder).build()?;
@@ -132,7 +145,7 @@ mod tests {
 
     #[test]
     fn a_fence_orders_message_passing_and_its_absence_shows() {
-        for config in [Config::NvNvl, Config::NvIb] {
+        for config in [Config::NV_NVL, Config::NV_IB] {
             let weak = outcomes(&message_passing(false), &config);
             let fenced = outcomes(&message_passing(true), &config);
             // Outcome: (P1:r0, x@... none) = the loaded value of x.

@@ -87,6 +87,8 @@ pub enum ParseErrorKind {
     MixPeTwice(u64),
     /// Two `expect` lines for the same configuration.
     DuplicateExpect(String),
+    /// A modifier written twice in one configuration.
+    DuplicateModifier(String),
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -136,6 +138,7 @@ impl fmt::Display for ParseErrorKind {
             Self::MixPeMissing(pe) => write!(f, "nv-mix does not place PE {pe} on a host"),
             Self::MixPeTwice(pe) => write!(f, "nv-mix places PE {pe} more than once"),
             Self::DuplicateExpect(config) => write!(f, "duplicate expect for {config}"),
+            Self::DuplicateModifier(m) => write!(f, "modifier '+{m}' written twice"),
         }
     }
 }

@@ -26,8 +26,9 @@ pub(super) struct Tok<'a> {
 }
 
 /// Punctuation, longest first so that `==` is not read as `=` `=`.
-const PUNCTS: [&str; 17] = [
+const PUNCTS: [&str; 18] = [
     "/\\", "\\/", "==", "!=", ">=", "<=", ">", "<", "=", "@", ",", ":", "(", ")", "~", "|", ";",
+    "+",
 ];
 
 /// Removes a `#` comment, leaving `#` inside a string alone (a `source` text may cite an
