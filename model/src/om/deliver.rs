@@ -59,9 +59,9 @@ impl Machine<'_> {
             } => {
                 // R5: the data word first, then the signal.
                 self.write(&mut next, dst, var, value, ib);
-                if add {
-                    // R11: an ADD is atomic only with other ADDs, so it reads now and writes
-                    // in a later step, between which a SET to the word may land (and be lost).
+                if add && !self.nvshmem {
+                    // R11 (OpenSHMEM): an ADD is atomic only with other ADDs, so it reads now
+                    // and writes in a later step, between which a SET may land (and be lost).
                     if flushes {
                         next.flush(dst, self.n_vars);
                     }
@@ -74,6 +74,14 @@ impl Machine<'_> {
                         blocking_fetch: false,
                         ..msg
                     });
+                } else if add {
+                    // NVSHMEM: signal operations are atomic with every signal operation of
+                    // the datatype, so the ADD is one read-modify-write.
+                    if flushes {
+                        next.flush(dst, self.n_vars);
+                    }
+                    let old = next.newest(dst, signal, self.n_vars);
+                    self.update(&mut next, dst, signal, old.wrapping_add(signal_value), ib);
                 } else {
                     // A SET is an atomic update of the signal (atomic with other SETs).
                     self.update(&mut next, dst, signal, signal_value, ib);

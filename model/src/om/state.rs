@@ -135,7 +135,9 @@ impl State {
             .iter()
             .rev()
             .find(|(v, _)| *v == var)
-            .map_or(self.mem[pe * n_vars + usize::from(var)], |(_, value)| *value)
+            .map_or(self.mem[pe * n_vars + usize::from(var)], |(_, value)| {
+                *value
+            })
     }
 
     /// Whether `pe`'s word `var` has a pending write.

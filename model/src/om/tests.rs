@@ -104,13 +104,18 @@ fn an_atomic_over_infiniband_pends_but_reads_the_newest_value() {
 }
 
 #[test]
-fn a_signal_set_may_be_lost_against_a_signal_add_but_adds_are_not() {
-    // R11: signal updates are atomic only against the same operator. P0's ADD may read 0,
+fn an_openshmem_signal_set_may_be_lost_against_a_signal_add_but_adds_are_not() {
+    // R11 (OpenSHMEM): signal updates are atomic only against the same operator. P0's ADD may read 0,
     // P1's SET land, then the ADD write 1: the SET is lost.
     let set_add = "pes 3\nP0:\n  put_signal x@2 = 1, s ADD 1\nP1:\n  put_signal y@2 = 1, s SET 5\nexists (s@2 == 1)\n";
     assert_eq!(
         outcomes(set_add, &Config::OS).outcomes,
         set(&[&[1], &[5], &[6]])
+    );
+    // NVSHMEM: signal operations are atomic with each other whatever the operator.
+    assert_eq!(
+        outcomes(set_add, &Config::NV_NVL).outcomes,
+        set(&[&[5], &[6]])
     );
     let add_add = "pes 3\nP0:\n  put_signal x@2 = 1, s ADD 1\nP1:\n  put_signal y@2 = 1, s ADD 1\nexists (s@2 == 2)\n";
     assert_eq!(outcomes(add_add, &Config::OS).outcomes, set(&[&[2]]));

@@ -1,7 +1,7 @@
 //! Delivery and acknowledgement: an operation acts at its target, its response or
 //! acknowledgement travels back, and its ticket completes, waking an owner that waited for it.
 
-use hw::{MemKind, PathClass, SignalOp};
+use hw::{MemKind, PathClass, Semantics, SignalOp};
 
 use crate::events::Event;
 use crate::fault::Fault;
@@ -11,9 +11,10 @@ use crate::trace::{OpCode, Record, Track};
 use super::issue::{InFlight, OpKind};
 use super::{Blocked, Status, World};
 
-/// The write half of a put-with-signal `ADD`, read and not yet written: signal updates are
-/// atomic only against the same operator (OpenSHMEM `shmem_put_signal`), so the `ADD` reads
-/// on arrival and writes at its second delivery event, and a `SET` may land in between.
+/// The write half of a put-with-signal `ADD`, read and not yet written: under OpenSHMEM rules
+/// signal updates are atomic only against the same operator (`shmem_put_signal`), so the
+/// `ADD` reads on arrival and writes at its second delivery event, and a `SET` may land in
+/// between.
 #[derive(Debug)]
 pub(super) struct SignalWrite {
     slot: u32,
@@ -26,10 +27,17 @@ pub(super) struct SignalWrite {
 
 impl World {
     /// Whether an operation of `kind` is delivered in two events, a read and a write: a
-    /// put-with-signal `ADD` (not under [`Fault::SignalBeforeData`], which splits it its own
-    /// way).
+    /// put-with-signal `ADD` under OpenSHMEM rules (NVSHMEM makes signal operations atomic
+    /// with every signal operation of the datatype), and not under
+    /// [`Fault::SignalBeforeData`], which splits it its own way.
     pub(super) fn splits_signal_add(&self, kind: &OpKind) -> bool {
-        matches!(kind, OpKind::PutSignal { op: SignalOp::Add, .. })
+        matches!(
+            kind,
+            OpKind::PutSignal {
+                op: SignalOp::Add,
+                ..
+            }
+        ) && self.params.semantics == Semantics::OpenShmem15
             && !self.params.faults.has(Fault::SignalBeforeData)
     }
 
@@ -67,6 +75,7 @@ impl World {
         }
         let class = flight.route.class();
         let target = flight.dst;
+        let splits = self.splits_signal_add(&flight.kind);
         let mut back_bytes = 0;
         match &mut flight.kind {
             OpKind::Put { kind, offset, data } => {
@@ -113,14 +122,20 @@ impl World {
             } => {
                 let data = std::mem::take(data);
                 self.land(class, target, *kind, *offset, data);
-                if *op == SignalOp::Add && !self.params.faults.has(Fault::SignalBeforeData) {
+                if splits {
                     // The read half; the write half is this operation's next delivery event.
                     let (pe, kind, offset) = (target, *signal_kind, *signal_offset);
                     self.write_signal_adds(pe, kind, offset, None);
-                    let old = self.atomic(class, pe, kind, offset, hw::AmoOp {
-                        kind: hw::AmoKind::Fetch,
-                        ..op.as_amo(0)
-                    });
+                    let old = self.atomic(
+                        class,
+                        pe,
+                        kind,
+                        offset,
+                        hw::AmoOp {
+                            kind: hw::AmoKind::Fetch,
+                            ..op.as_amo(0)
+                        },
+                    );
                     self.signal_writes.push(SignalWrite {
                         slot,
                         pe,

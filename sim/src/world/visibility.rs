@@ -134,8 +134,7 @@ impl World {
     ) {
         // Also keeps the pending list short: due drains go while it is in cache.
         self.catch_up(pe, self.now_ns);
-        let behind =
-            self.params.ib_coherent && self.mem.pending_at(pe, kind, offset, data.len());
+        let behind = self.params.ib_coherent && self.mem.pending_at(pe, kind, offset, data.len());
         if (class == PathClass::Rdma && self.ib_pending) || behind {
             self.pend(pe, kind, offset, data);
         } else {

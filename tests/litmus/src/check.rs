@@ -57,10 +57,7 @@ impl Check {
 /// Checks `test` under every configuration it has an `expect` line for, on a simulator with
 /// `faults` switched on (none for a real check).
 pub fn check_all(test: &Litmus, faults: &[sim::Fault]) -> Vec<Check> {
-    test.expect
-        .iter()
-        .map(|e| check(test, e, faults))
-        .collect()
+    test.expect.iter().map(|e| check(test, e, faults)).collect()
 }
 
 /// Checks `test` under the configuration of `expectation`.

@@ -56,11 +56,7 @@ mod tests {
         let ib = topology(&Config::NV_IB, 3).unwrap();
         assert_eq!(class(&ib, 0, 2), PathClass::Rdma);
         assert_eq!(class(&ib, 1, 2), PathClass::Rdma);
-        let mix = topology(
-            &Config::nv_mix(vec![0, 1, 1]),
-            3,
-        )
-        .unwrap();
+        let mix = topology(&Config::nv_mix(vec![0, 1, 1]), 3).unwrap();
         assert_eq!(class(&mix, 0, 2), PathClass::Rdma);
         assert_eq!(class(&mix, 1, 2), PathClass::LoadStore);
         assert_eq!(class(&mix, 2, 1), PathClass::LoadStore);

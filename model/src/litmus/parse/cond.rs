@@ -5,8 +5,8 @@ use super::error::ParseErrorKind;
 use super::instr::{cmp, register};
 use super::{Parser, pe_label};
 use crate::litmus::{
-    Condition, Config, Expectation, Modifier, Platform, Instr, Observable, Observation, PeId, Prop, Quantifier, Reg,
-    Span,
+    Condition, Config, Expectation, Instr, Modifier, Observable, Observation, PeId, Platform, Prop,
+    Quantifier, Reg, Span,
 };
 
 impl Parser {

@@ -192,10 +192,7 @@ expect nv-mix(1|0 2) sometimes (model)
     // `/\` binds tighter than `\/`.
     assert!(matches!(test.condition.prop, Prop::Or(..)));
     // Hosts are canonical: the host of P0 is 0.
-    assert_eq!(
-        test.expect[0].config,
-        Config::nv_mix(vec![0, 1, 0])
-    );
+    assert_eq!(test.expect[0].config, Config::nv_mix(vec![0, 1, 0]));
     assert!(test.expect[0].model_derived);
 }
 
