@@ -120,7 +120,7 @@ pub struct Check {
 impl Check {
     /// Whether the model agrees with the expectation, hangs included.
     pub fn agrees(&self) -> bool {
-        self.model == Some(self.expected) && self.expects_hangs == !self.result.hangs.is_empty()
+        self.model == Some(self.expected) && self.expects_hangs != self.result.hangs.is_empty()
     }
 }
 

@@ -124,7 +124,7 @@ fn problems(test: &Litmus, check: &Check) -> Vec<String> {
             missed.join(" | ")
         ));
     }
-    if check.expects_hangs != !check.model_hangs.is_empty() {
+    if check.expects_hangs == check.model_hangs.is_empty() {
         problems.push(if check.expects_hangs {
             "the file says the test hangs but no execution of the model blocks forever".to_string()
         } else {
