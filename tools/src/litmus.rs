@@ -222,7 +222,7 @@ fn print_table(results: &[(&LitmusFile, Vec<Check>)]) {
         .unwrap_or(4)
         .max(4);
     println!(
-        "{:name_w$}  {:16}  {:15}  {:15}  {:>8}  {:>5}  {:>10}  {:>8}  verdict",
+        "{:name_w$}  {:28}  {:15}  {:15}  {:>8}  {:>5}  {:>10}  {:>8}  verdict",
         "test", "config", "expected", "observed", "outcomes", "hangs", "executions", "time"
     );
     for (file, checks) in results {
@@ -241,7 +241,7 @@ fn print_table(results: &[(&LitmusFile, Vec<Check>)]) {
                 hangs(!c.sim.hangs.is_empty())
             );
             println!(
-                "{:name_w$}  {:16}  {:15}  {:15}  {:>8}  {:>5}  {:>10}  {:>6.0}ms  {}",
+                "{:name_w$}  {:28}  {:15}  {:15}  {:>8}  {:>5}  {:>10}  {:>6.0}ms  {}",
                 test.name,
                 c.config.to_string(),
                 expected,

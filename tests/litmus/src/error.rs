@@ -27,9 +27,6 @@ pub enum ExecutionError {
     /// Some PE did not finish.
     #[error(transparent)]
     Pes(#[from] PesFailed),
-    /// The backend cannot run the configuration (a modifier it has no switch for).
-    #[error("{0}")]
-    Unsupported(String),
 }
 
 /// The PEs of one execution that did not finish, each with its error, shown as

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use model::litmus::{Config, Hang, Instr, Litmus, Outcome};
 
-use crate::{ExecutionError, hang_of, run_on, unsupported_on_sim};
+use crate::{ExecutionError, hang_of, run_on};
 
 /// Executions after which an exploration gives up (and says so).
 pub const EXECUTION_LIMIT: u64 = 200_000;
@@ -62,15 +62,6 @@ pub(crate) fn exploring(
 /// Explores every execution of `test` under `config` on a simulator with `faults` on.
 pub fn explore(test: &Litmus, config: &Config, faults: &[sim::Fault]) -> Exploration {
     let mut found = Exploration::default();
-    let unsupported = unsupported_on_sim(config);
-    if !unsupported.is_empty() {
-        let names: Vec<&str> = unsupported.iter().map(|m| m.name()).collect();
-        let why = format!("the simulator has no switch for +{}", names.join(" +"));
-        found
-            .failures
-            .push((String::new(), ExecutionError::Unsupported(why)));
-        return found;
-    }
     let topology = match crate::topology(config, test.n_pes) {
         Ok(topology) => topology,
         Err(e) => {

@@ -24,6 +24,7 @@ mod on_host;
 mod on_sim;
 mod pe;
 mod replay;
+mod unfenced;
 
 pub use check::{Check, check, check_all};
 pub use error::{ExecutionError, PesFailed};
@@ -33,7 +34,7 @@ pub use machine::topology;
 pub use on_cuda::run_on_cuda;
 pub use on_gpu_kernel::{MAX_DELAY_CYCLES, kernel_source, run_on_gpu_kernel};
 pub use on_host::run_on_host;
-pub use on_sim::{Execution, run_on, run_once, semantics, unsupported_on_sim};
+pub use on_sim::{Execution, run_on, run_once, semantics};
 pub use pe::{N_REGS, PeRun, PeRunError, run_pe};
 pub use replay::{Replay, ReplayError, ReplayedOutcome, replay};
 

@@ -16,17 +16,6 @@ pub struct Execution {
     pub report: SimReport,
 }
 
-/// The modifiers of `config` the simulator has no switch for: `nbi-unfenced` needs to know
-/// which operations are non-blocking, which the hardware contract does not say.
-pub fn unsupported_on_sim(config: &Config) -> Vec<Modifier> {
-    config
-        .modifiers
-        .iter()
-        .copied()
-        .filter(|m| *m == Modifier::NbiUnfenced)
-        .collect()
-}
-
 /// The semantics the simulator runs a configuration with.
 pub fn semantics(config: &Config) -> Semantics {
     if config.nvshmem() {
@@ -73,7 +62,15 @@ pub fn run_on(
         // A litmus PE needs little stack; small stacks keep an execution cheap.
         .stack_bytes(64 << 10);
     let sim = customise(builder).build()?;
-    let (results, report) = sim.launch(|dev| run_pe::<SimBackend>(test, config, &dev))?;
+    // `nbi-unfenced` has no simulator switch: the program is rewritten instead (`unfenced.rs`).
+    let unfenced;
+    let program = if config.has(Modifier::NbiUnfenced) {
+        unfenced = crate::unfenced::unfence_nbi(test);
+        &unfenced
+    } else {
+        test
+    };
+    let (results, report) = sim.launch(|dev| run_pe::<SimBackend>(program, config, &dev))?;
     let outcome = outcome_of_pes(test, results);
     Ok(Execution { outcome, report })
 }
