@@ -22,7 +22,10 @@ pub(crate) const AFTER_HELP: &str = "Examples:
 Each test is checked under every configuration it has an `expect` line for. A check matches
 when the outcomes the simulator can produce (every execution, by depth-first search over its
 choices) equal the outcomes the model allows, and the condition's observation over them is
-the expected one. Every simulator outcome comes with a choice string that replays it.
+the expected one. Executions that block forever are hangs (the PEs blocked and the lines they
+are blocked at, column `hangs`): the two sets of hangs must be equal too, and a test whose
+executions may hang says `hangs` on its `expect` line. Every simulator outcome and hang comes
+with a choice string that replays it.
 The exit status is 0 when every check matches, 1 otherwise, 2 for bad files or arguments.
 With --replay, one execution is run again from its choice string (the `replay` of an
 outcome in --json, or the witness a mismatch prints) and its outcome printed; --trace
@@ -290,7 +293,17 @@ fn replay_one(
             test.show_outcome(&test.observables(), &o.outcome),
             if o.allowed { "allowed" } else { "FORBIDDEN" }
         ),
-        Err(failure) => println!("  no outcome: {failure}"),
+        Err(failure) => match litmus::hang_of(failure) {
+            Some(hang) => {
+                let allowed = model::om::allowed_outcomes(test, config)
+                    .is_ok_and(|m| m.hangs.contains(&hang));
+                println!(
+                    "  {hang}  ({} by the model)",
+                    if allowed { "allowed" } else { "FORBIDDEN" }
+                );
+            }
+            None => println!("  no outcome: {failure}"),
+        },
     }
     println!(
         "  simulated time {} ns, {} events, {} choices",
