@@ -147,6 +147,23 @@ impl SimBuilder {
         self
     }
 
+    /// `pcie-read-flush` (default off): a get or atomic arriving through a NIC first makes
+    /// every pending write of its target visible (a PCIe read pushes posted writes ahead of
+    /// it), and an atomic's update through a NIC is visible at once. A hardware argument that
+    /// no vendor text states; the default is the weaker rule of docs/ordering.md.
+    pub fn pcie_read_flush(mut self, on: bool) -> Self {
+        self.params.pcie_read_flush = on;
+        self
+    }
+
+    /// `ib-coherent` (default off): a write arriving over NVLink or PCIe at bytes that still
+    /// have pending InfiniBand writes queues behind them, so it is never overwritten by an
+    /// older write draining later (docs/ordering.md, cross-transport coherence).
+    pub fn ib_coherent(mut self, on: bool) -> Self {
+        self.params.ib_coherent = on;
+        self
+    }
+
     /// Records a timeline for [`SimReport::timeline`].
     pub fn timeline(mut self, on: bool) -> Self {
         self.params.timeline = on;
@@ -294,6 +311,8 @@ impl Sim {
                 time_limit_ns: 3_600 * 1_000_000_000,
                 faults: fault::Faults::default(),
                 mapped_loads: false,
+                pcie_read_flush: false,
+                ib_coherent: false,
             },
             layout: Layout::default(),
             explore: None,

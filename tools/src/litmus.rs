@@ -22,7 +22,10 @@ pub(crate) const AFTER_HELP: &str = "Examples:
 Each test is checked under every configuration it has an `expect` line for. A check matches
 when the outcomes the simulator can produce (every execution, by depth-first search over its
 choices) equal the outcomes the model allows, and the condition's observation over them is
-the expected one. Every simulator outcome comes with a choice string that replays it.
+the expected one. Executions that block forever are hangs (the PEs blocked and the lines they
+are blocked at, column `hangs`): the two sets of hangs must be equal too, and a test whose
+executions may hang says `hangs` on its `expect` line. Every simulator outcome and hang comes
+with a choice string that replays it.
 The exit status is 0 when every check matches, 1 otherwise, 2 for bad files or arguments.
 With --replay, one execution is run again from its choice string (the `replay` of an
 outcome in --json, or the witness a mismatch prints) and its outcome printed; --trace
@@ -69,6 +72,10 @@ struct CheckJson<'a> {
     observed: Vec<OutcomeJson>,
     model: Vec<String>,
     model_states: u64,
+    /// Ways the simulator's executions blocked forever, each with a replay.
+    observed_hangs: Vec<OutcomeJson>,
+    /// Ways the model's executions block forever.
+    model_hangs: Vec<String>,
     executions: u64,
     seconds: f64,
     problems: &'a [String],
@@ -194,6 +201,16 @@ fn json<'a>(file: &'a LitmusFile, c: &'a Check) -> CheckJson<'a> {
             .map(|m| m.iter().map(show).collect())
             .unwrap_or_default(),
         model_states: c.model_states,
+        observed_hangs: c
+            .sim
+            .hangs
+            .iter()
+            .map(|(h, replay)| OutcomeJson {
+                outcome: h.to_string(),
+                replay: replay.clone(),
+            })
+            .collect(),
+        model_hangs: c.model_hangs.iter().map(ToString::to_string).collect(),
         executions: c.sim.executions,
         seconds: c.seconds,
         problems: &c.problems,
@@ -208,24 +225,32 @@ fn print_table(results: &[(&LitmusFile, Vec<Check>)]) {
         .unwrap_or(4)
         .max(4);
     println!(
-        "{:name_w$}  {:16}  {:9}  {:9}  {:>8}  {:>10}  {:>8}  verdict",
-        "test", "config", "expected", "observed", "outcomes", "executions", "time"
+        "{:name_w$}  {:28}  {:15}  {:15}  {:>8}  {:>5}  {:>10}  {:>8}  verdict",
+        "test", "config", "expected", "observed", "outcomes", "hangs", "executions", "time"
     );
     for (file, checks) in results {
         let test: &Litmus = &file.test;
         for c in checks {
+            let hangs = |h: bool| if h { " hangs" } else { "" };
             let expected = format!(
-                "{}{}",
+                "{}{}{}",
                 observation(Some(c.expected)),
+                hangs(c.expects_hangs),
                 if c.model_derived { "*" } else { "" }
             );
+            let observed = format!(
+                "{}{}",
+                observation(c.sim_observation(test)),
+                hangs(!c.sim.hangs.is_empty())
+            );
             println!(
-                "{:name_w$}  {:16}  {:9}  {:9}  {:>8}  {:>10}  {:>6.0}ms  {}",
+                "{:name_w$}  {:28}  {:15}  {:15}  {:>8}  {:>5}  {:>10}  {:>6.0}ms  {}",
                 test.name,
                 c.config.to_string(),
                 expected,
-                observation(c.sim_observation(test)),
+                observed,
                 c.sim.outcomes.len(),
+                c.sim.hangs.len(),
                 c.sim.executions,
                 c.seconds * 1e3,
                 if c.matches() { "match" } else { "MISMATCH" }
@@ -273,7 +298,17 @@ fn replay_one(
             test.show_outcome(&test.observables(), &o.outcome),
             if o.allowed { "allowed" } else { "FORBIDDEN" }
         ),
-        Err(failure) => println!("  no outcome: {failure}"),
+        Err(failure) => match litmus::hang_of(failure) {
+            Some(hang) => {
+                let allowed = model::om::allowed_outcomes(test, config)
+                    .is_ok_and(|m| m.hangs.contains(&hang));
+                println!(
+                    "  {hang}  ({} by the model)",
+                    if allowed { "allowed" } else { "FORBIDDEN" }
+                );
+            }
+            None => println!("  no outcome: {failure}"),
+        },
     }
     println!(
         "  simulated time {} ns, {} events, {} choices",

@@ -4,7 +4,7 @@
 //! form; neither shares anything else. Every symmetric variable is one 64-bit word that exists
 //! on every PE, initially 0 unless the test says otherwise.
 
-use std::fmt;
+use super::Config;
 
 use super::Instr;
 
@@ -240,69 +240,6 @@ impl Observation {
     }
 }
 
-/// The rules and machine a test is checked under.
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
-pub enum Config {
-    /// `nv-nvl`: NVSHMEM semantics, every pair of PEs on NVLink (one host).
-    NvNvl,
-    /// `nv-ib`: NVSHMEM semantics, every PE on its own host, every pair over InfiniBand.
-    NvIb,
-    /// `nv-mix(0|1 2)`: NVSHMEM semantics, PEs grouped into hosts (here P0 alone, P1 and P2
-    /// together): NVLink within a host, InfiniBand between hosts. `hosts[pe]` is PE `pe`'s host.
-    NvMix {
-        /// The host of each PE.
-        hosts: Vec<u32>,
-    },
-    /// `os`: OpenSHMEM 1.5 semantics (blocking fetches complete on return, updates globally
-    /// visible on completion), every pair on NVLink.
-    Os,
-}
-
-impl Config {
-    /// The host of `pe` under this configuration.
-    pub fn host_of(&self, pe: PeId) -> u32 {
-        match self {
-            Config::NvNvl | Config::Os => 0,
-            Config::NvIb => pe,
-            Config::NvMix { hosts } => hosts[pe as usize],
-        }
-    }
-
-    /// Whether the path between two distinct PEs crosses InfiniBand.
-    pub fn over_ib(&self, a: PeId, b: PeId) -> bool {
-        a != b && self.host_of(a) != self.host_of(b)
-    }
-
-    /// Whether NVSHMEM's relaxed rules apply (R7 fetch-in-flight, R8 local-only visibility);
-    /// false under OpenSHMEM 1.5.
-    pub fn nvshmem(&self) -> bool {
-        !matches!(self, Config::Os)
-    }
-}
-
-impl fmt::Display for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Config::NvNvl => f.write_str("nv-nvl"),
-            Config::NvIb => f.write_str("nv-ib"),
-            Config::Os => f.write_str("os"),
-            Config::NvMix { hosts } => {
-                let n_hosts = hosts.iter().copied().max().map_or(0, |h| h + 1);
-                let groups: Vec<String> = (0..n_hosts)
-                    .map(|h| {
-                        let pes: Vec<String> = (0..hosts.len())
-                            .filter(|&pe| hosts[pe] == h)
-                            .map(|pe| pe.to_string())
-                            .collect();
-                        pes.join(" ")
-                    })
-                    .collect();
-                write!(f, "nv-mix({})", groups.join("|"))
-            }
-        }
-    }
-}
-
 /// One `expect` line: the observation the rules give under a configuration.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Expectation {
@@ -312,6 +249,9 @@ pub struct Expectation {
     pub observation: Observation,
     /// `(model)`: derived from the implementation reading, not stated by a vendor document.
     pub model_derived: bool,
+    /// `hangs`: some executions block forever (each is a [`Hang`] outcome); without it, a
+    /// test must finish in every execution.
+    pub hangs: bool,
 }
 
 /// Where something is in a litmus file (1-based).

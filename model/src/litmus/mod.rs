@@ -3,10 +3,12 @@
 
 mod ast;
 mod instr;
+mod config;
 mod parse;
 mod validity;
 
 pub use ast::*;
 pub use instr::{Instr, NONE_SATISFIED};
+pub use config::{Config, Hang, Modifier, Platform};
 pub use parse::{ParseError, ParseErrorKind, parse};
 pub use validity::{DoesNotApply, Undefined, does_not_apply, undefined_behaviour};

@@ -12,7 +12,7 @@ use std::collections::{BTreeSet, HashSet};
 use super::machine::Machine;
 use super::state::{N_REGS, State};
 use super::{ModelError, ModelResult};
-use crate::litmus::{Litmus, Observable, Outcome};
+use crate::litmus::{Hang, Litmus, Observable, Outcome};
 
 /// States explored before the search gives up; far above any catalogue test.
 pub(super) const MAX_STATES: u64 = 20_000_000;
@@ -24,7 +24,7 @@ pub(super) fn explore(machine: &Machine<'_>, test: &Litmus) -> Result<ModelResul
     let mut stack = vec![initial.clone()];
     visited.insert(initial);
     let mut outcomes = BTreeSet::new();
-    let mut deadlocks = 0;
+    let mut hangs = BTreeSet::new();
     let mut successors = Vec::new();
     while let Some(state) = stack.pop() {
         let finished = (0..machine.n_pes).all(|pe| machine.done(&state, pe));
@@ -36,7 +36,7 @@ pub(super) fn explore(machine: &Machine<'_>, test: &Litmus) -> Result<ModelResul
         machine.successors(&state, &mut successors);
         if successors.is_empty() {
             // Some PE waits forever: a wait never satisfied, or a barrier a PE never reaches.
-            deadlocks += 1;
+            hangs.insert(hang(machine, &state));
             continue;
         }
         for next in successors.drain(..) {
@@ -51,9 +51,23 @@ pub(super) fn explore(machine: &Machine<'_>, test: &Litmus) -> Result<ModelResul
     }
     Ok(ModelResult {
         outcomes,
+        hangs,
         states: visited.len() as u64,
-        deadlocks,
     })
+}
+
+/// The PEs of a state with no transition that have not finished, at their instructions'
+/// lines. A PE that finished its program is not blocked: it waits at the end, as in every
+/// execution.
+fn hang(machine: &Machine<'_>, state: &State) -> Hang {
+    Hang {
+        blocked: (0..machine.n_pes)
+            .filter_map(|pe| {
+                let (_, span) = machine.programs[pe].get(usize::from(state.pcs[pe]))?;
+                Some((pe as u32, span.line))
+            })
+            .collect(),
+    }
 }
 
 /// The observables of a final state, after every pending write has become visible.

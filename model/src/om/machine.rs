@@ -2,7 +2,7 @@
 
 use super::ModelError;
 use super::state::{N_REGS, State};
-use crate::litmus::{Config, Instr, Litmus};
+use crate::litmus::{Config, Instr, Litmus, Modifier, Platform};
 
 /// A test under a configuration, ready to be explored.
 pub(super) struct Machine<'a> {
@@ -17,12 +17,19 @@ pub(super) struct Machine<'a> {
     /// The members of each team that has a rendezvous: team 0 is every PE (barrier_all,
     /// sync_all), then each set a `team_sync` or `team_barrier` lists.
     pub teams: Vec<Vec<usize>>,
+    /// `pcie-read-flush`: gets and atomics over InfiniBand flush their target's pending
+    /// writes, and an atomic's update over InfiniBand is visible at once.
+    pub pcie_read_flush: bool,
+    /// `nbi-unfenced`: fence does not order non-blocking operations.
+    pub nbi_unfenced: bool,
+    /// `ib-coherent`: every write to a word with pending writes queues behind them.
+    pub ib_coherent: bool,
 }
 
 impl<'a> Machine<'a> {
     pub fn new(test: &'a Litmus, config: &Config) -> Result<Self, ModelError> {
         let n_pes = test.n_pes as usize;
-        if let Config::NvMix { hosts } = config
+        if let Platform::NvMix { hosts } = &config.platform
             && hosts.len() != n_pes
         {
             return Err(ModelError::ConfigDoesNotFit {
@@ -73,6 +80,9 @@ impl<'a> Machine<'a> {
             n_ctxs,
             nvshmem,
             ib,
+            pcie_read_flush: config.has(Modifier::PcieReadFlush),
+            nbi_unfenced: config.has(Modifier::NbiUnfenced),
+            ib_coherent: config.has(Modifier::IbCoherent),
         })
     }
 

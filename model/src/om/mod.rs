@@ -7,9 +7,11 @@
 //!
 //! - `state`: the machine state, encoded as small integers so that it hashes cheaply;
 //! - `machine`: the test and topology, fixed during a search;
-//! - `step`: the transitions;
+//! - `step`: the transitions a PE makes, and drains;
+//! - `deliver`: the delivery of a message at its target;
 //! - `explore`: the depth-first search over states.
 
+mod deliver;
 mod explore;
 mod machine;
 mod state;
@@ -20,18 +22,18 @@ mod tests;
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::litmus::{Config, Litmus, Observation, Outcome};
+use crate::litmus::{Config, Hang, Litmus, Observation, Outcome};
 
 /// Everything the model allows for one test under one configuration.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct ModelResult {
     /// The allowed final outcomes; values in the order of [`Litmus::observables`].
     pub outcomes: BTreeSet<Outcome>,
+    /// Every way an execution can block forever (a wait never satisfied, a barrier some PE
+    /// never reaches): which PEs are blocked, at which lines.
+    pub hangs: BTreeSet<Hang>,
     /// Distinct states visited.
     pub states: u64,
-    /// Distinct terminal states in which some PE is blocked forever (a wait never satisfied,
-    /// a barrier some PE never reaches). They yield no outcome.
-    pub deadlocks: u64,
 }
 
 /// Why the model could not enumerate a test.
@@ -122,6 +124,8 @@ pub struct Check {
     pub config: Config,
     /// The observation the test expects.
     pub expected: Observation,
+    /// Whether the test expects executions that block forever (`hangs`).
+    pub expects_hangs: bool,
     /// The observation of the model's outcomes; `None` if it allows no outcome at all.
     pub model: Option<Observation>,
     /// The model's enumeration.
@@ -129,9 +133,9 @@ pub struct Check {
 }
 
 impl Check {
-    /// Whether the model agrees with the expectation.
+    /// Whether the model agrees with the expectation, hangs included.
     pub fn agrees(&self) -> bool {
-        self.model == Some(self.expected)
+        self.model == Some(self.expected) && self.expects_hangs != self.result.hangs.is_empty()
     }
 }
 
@@ -150,11 +154,12 @@ pub fn check_expectations(test: &Litmus) -> Result<Vec<Check>, ModelError> {
                     return Ok(Check {
                         config: e.config.clone(),
                         expected: e.observation,
+                        expects_hangs: e.hangs,
                         model: Some(Observation::Undefined),
                         result: ModelResult {
                             outcomes: BTreeSet::new(),
+                            hangs: BTreeSet::new(),
                             states: 0,
-                            deadlocks: 0,
                         },
                     });
                 }
@@ -163,6 +168,7 @@ pub fn check_expectations(test: &Litmus) -> Result<Vec<Check>, ModelError> {
             Ok(Check {
                 config: e.config.clone(),
                 expected: e.observation,
+                expects_hangs: e.hangs,
                 model: test.observe(&result.outcomes),
                 result,
             })

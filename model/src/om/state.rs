@@ -45,6 +45,8 @@ pub(super) struct Msg {
     /// comparison (`Cmp` as its index in [`CMPS`], and the operand). The reads that fail
     /// change nothing a drain could not, so the model keeps only the one that succeeds.
     pub until: Option<(u8, u64)>,
+    /// A non-blocking operation under `nbi-unfenced`: fence does not order it.
+    pub unfenced: bool,
     pub body: Body,
 }
 
@@ -52,9 +54,10 @@ pub(super) struct Msg {
 pub(super) const CMPS: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Gt, Cmp::Ge, Cmp::Lt, Cmp::Le];
 
 impl Msg {
-    /// Whether fence orders this message (R1 table): every update, but not gets.
+    /// Whether fence orders this message (R1 table): every update, but not gets, nor the
+    /// non-blocking operations under `nbi-unfenced`.
     pub fn ordered(&self) -> bool {
-        !matches!(self.body, Body::Get { .. })
+        !self.unfenced && !matches!(self.body, Body::Get { .. })
     }
 }
 
@@ -81,6 +84,9 @@ pub(super) enum Body {
     },
     /// get, g, get_nbi.
     Get { var: u16, reg: u8 },
+    /// The write half of a put-with-signal `ADD`, whose read half was the delivery of its
+    /// `PutSignal`: the sum to store (signals are atomic only against the same operator).
+    SignalWrite { var: u16, value: u64 },
 }
 
 /// A read-modify-write with its operands resolved.
@@ -149,8 +155,25 @@ impl State {
         list.insert(at, (var, value));
     }
 
-    /// The consistency step of `pe` (and the flush a PCIe read performs): every pending
-    /// write becomes visible, in delivery order per word.
+    /// The newest value of `pe`'s word `var` in coherence order: its last pending write, or
+    /// the visible value if none is pending.
+    pub fn newest(&self, pe: usize, var: u16, n_vars: usize) -> u64 {
+        self.pending[pe]
+            .iter()
+            .rev()
+            .find(|(v, _)| *v == var)
+            .map_or(self.mem[pe * n_vars + usize::from(var)], |(_, value)| {
+                *value
+            })
+    }
+
+    /// Whether `pe`'s word `var` has a pending write.
+    pub fn has_pending(&self, pe: usize, var: u16) -> bool {
+        self.pending[pe].iter().any(|(v, _)| *v == var)
+    }
+
+    /// The consistency step of `pe` (and the flush a PCIe read performs under
+    /// `pcie-read-flush`): every pending write becomes visible, in delivery order per word.
     pub fn flush(&mut self, pe: usize, n_vars: usize) {
         for (var, value) in std::mem::take(&mut self.pending[pe]) {
             self.mem[pe * n_vars + var as usize] = value;

@@ -73,6 +73,7 @@ impl Machine<'_> {
             epoch: s.epochs[pe * self.n_ctxs + usize::from(ctx.0)],
             blocking_fetch,
             until: None,
+            unfenced: self.nbi_unfenced && nbi(instr),
             body,
         };
         let send = |next: &mut State, dst: u32, ctx: Ctx, blocking_fetch: bool, body| {
@@ -332,85 +333,6 @@ impl Machine<'_> {
                     usize::from(m.src) == pe && (m.ctx == Ctx::DEFAULT.0 || m.blocking_fetch)
                 }))
     }
-
-    /// R1: a message waits for every ordered message of an earlier epoch on the same
-    /// (src, dst, ctx). Gets neither wait nor are waited for.
-    fn deliverable(&self, s: &State, msg: &Msg) -> bool {
-        !msg.ordered()
-            || !s.in_flight.iter().any(|m| {
-                m.ordered()
-                    && m.src == msg.src
-                    && m.dst == msg.dst
-                    && m.ctx == msg.ctx
-                    && m.epoch < msg.epoch
-            })
-    }
-
-    /// Delivers `s.in_flight[i]` at its target.
-    fn deliver(&self, s: &State, i: usize) -> State {
-        let mut next = s.clone();
-        let msg = next.in_flight.remove(i);
-        let (src, dst) = (usize::from(msg.src), usize::from(msg.dst));
-        let ib = self.ib[src * self.n_pes + dst];
-        let at = |var: u16| dst * self.n_vars + usize::from(var);
-        match msg.body {
-            Body::Write { var, value } => self.write(&mut next, dst, var, value, ib),
-            Body::PutSignal {
-                var,
-                value,
-                signal,
-                add,
-                signal_value,
-            } => {
-                // R5: the data word first, then the signal, in one step.
-                self.write(&mut next, dst, var, value, ib);
-                if add {
-                    // A signal add is an atomic (signaling.tex: atomic with other signal
-                    // operations), so it follows the rule of atomics below: over InfiniBand
-                    // it flushes the pending writes, data included, and updates memory. A
-                    // pending add could not be atomic with an NVLink peer's add to the word.
-                    if ib {
-                        next.flush(dst, self.n_vars);
-                    }
-                    next.mem[at(signal)] = next.mem[at(signal)].wrapping_add(signal_value);
-                } else {
-                    self.write(&mut next, dst, signal, signal_value, ib);
-                }
-            }
-            Body::Amo {
-                var,
-                op,
-                reg,
-                narrow,
-            } => {
-                // Over InfiniBand the NIC's PCIe read pushes the posted writes ahead of it.
-                if ib {
-                    next.flush(dst, self.n_vars);
-                }
-                let (new, old) = op.apply_width(next.mem[at(var)], narrow);
-                next.mem[at(var)] = new;
-                if let Some(r) = reg {
-                    next.regs[src * N_REGS + usize::from(r)] = old;
-                }
-            }
-            Body::Get { var, reg } => {
-                if ib {
-                    next.flush(dst, self.n_vars);
-                }
-                next.regs[src * N_REGS + usize::from(reg)] = next.mem[at(var)];
-            }
-        }
-        next
-    }
-
-    /// A write arriving at `dst`: visible at once over NVLink, pending over InfiniBand (R8).
-    fn write(&self, s: &mut State, dst: usize, var: u16, value: u64, ib: bool) {
-        if ib {
-            s.push_pending(dst, var, value);
-        } else {
-            s.mem[dst * self.n_vars + usize::from(var)] = value;
-        }
-    }
 }
 
 /// Whether a delivered spin's read got a value that ends the spin (every other message
@@ -427,6 +349,15 @@ fn until_holds(msg: &Msg, next: &State) -> bool {
 /// An operand of a 32-bit atomic keeps its low half.
 fn narrowed(value: u64, narrow: bool) -> u64 {
     if narrow { value & 0xffff_ffff } else { value }
+}
+
+/// Whether an instruction is a non-blocking put, atomic or put-with-signal.
+fn nbi(instr: &Instr) -> bool {
+    match instr {
+        Instr::Put { kind, .. } => *kind == crate::litmus::PutKind::PutNbi,
+        Instr::Amo { nbi, .. } | Instr::PutSignal { nbi, .. } => *nbi,
+        _ => false,
+    }
 }
 
 /// The register a fetch message fills.

@@ -19,8 +19,9 @@
 //! Writes that arrive through a NIC (path class `Rdma`) land in a per-PE pending list first
 //! (docs/ordering.md, the visibility rule: the NIC writes GPU memory over PCIe and the GPU's SMs
 //! and NVLink peers may not see it yet). A pending write becomes visible at its drain time,
-//! when the owner runs a consistency step (wait, test, quiet, barrier), or when a fetch
-//! through the NIC reads the location (a PCIe read pushes posted writes ahead of it).
+//! when the owner runs a consistency step (wait, test, quiet, barrier), or, under
+//! `pcie-read-flush` only, when a get or atomic through the NIC reaches the PE. Atomics read
+//! the newest bytes, pending ones included ([`Memory::read_newest`]).
 //!
 //! Drain times are kept, not scheduled: the world applies a PE's due drains whenever it next
 //! touches that PE's memory (`World::catch_up`), which gives the same memory at every access
@@ -295,11 +296,6 @@ impl Memory {
         u64::from_le_bytes(buf)
     }
 
-    /// Writes a little-endian word of `len` bytes (4 or 8).
-    pub(crate) fn write_word(&mut self, pe: u32, kind: MemKind, offset: u64, len: u64, v: u64) {
-        self.write(pe, kind, offset, &v.to_le_bytes()[..len as usize]);
-    }
-
     /// Queues a write that is delivered but not yet visible until `drain_ns`, and returns its
     /// id (unique among `pe`'s writes).
     pub(crate) fn push_pending(
@@ -413,6 +409,28 @@ impl Memory {
         }
         self.apply(pe, pos, shown);
         self.pending[pe as usize].pop_applied();
+    }
+
+    /// Reads `out.len()` bytes at `offset` as they will be once every pending write has
+    /// drained: the newest value in coherence order, which atomics read.
+    pub(crate) fn read_newest(&self, pe: u32, kind: MemKind, offset: u64, out: &mut [u8]) {
+        self.read(pe, kind, offset, out);
+        let len = out.len() as u64;
+        let list = &self.pending[pe as usize];
+        for (span, data) in list.spans.iter().zip(&list.data) {
+            if !(span.live && span.kind == kind && overlaps(span.offset, span.len, offset, len)) {
+                continue;
+            }
+            let from = span.offset.max(offset);
+            let to = (span.offset + span.len).min(offset + len);
+            let src = &data.as_slice()[(from - span.offset) as usize..(to - span.offset) as usize];
+            out[(from - offset) as usize..(to - offset) as usize].copy_from_slice(src);
+        }
+    }
+
+    /// Whether `[offset, offset + len)` of `pe`'s `kind` segment has a pending write.
+    pub(crate) fn pending_at(&self, pe: u32, kind: MemKind, offset: u64, len: u64) -> bool {
+        self.pending_over(pe, kind, offset, len).next().is_some()
     }
 
     /// Whether `pe` has delivered writes that are not visible yet.

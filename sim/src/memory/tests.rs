@@ -16,7 +16,7 @@ fn unwritten_memory_reads_zero_and_costs_nothing() {
     m.read(1, MemKind::Device, 4096, &mut out);
     assert_eq!(out, [0; 16]);
     assert_eq!(m.resident_bytes_peak, 0);
-    m.write_word(1, MemKind::Device, 8, 8, 42);
+    m.write(1, MemKind::Device, 8, &(42u64).to_le_bytes());
     assert_eq!(m.read_word(1, MemKind::Device, 8, 8), 42);
     assert_eq!(m.resident_bytes_peak, PAGE_BYTES as u64);
 }
@@ -25,8 +25,8 @@ fn unwritten_memory_reads_zero_and_costs_nothing() {
 fn words_far_apart_cost_a_page_each_and_writes_may_span_pages() {
     let mut m = Memory::new(1, Layout::default());
     m.create(0, MemKind::Device, 1 << 30).unwrap();
-    m.write_word(0, MemKind::Device, 8, 8, 1);
-    m.write_word(0, MemKind::Device, 512 << 20, 8, 2);
+    m.write(0, MemKind::Device, 8, &(1u64).to_le_bytes());
+    m.write(0, MemKind::Device, 512 << 20, &(2u64).to_le_bytes());
     assert_eq!(m.resident_bytes_peak, 2 * PAGE_BYTES as u64);
     let across: Vec<u8> = (1..=16).collect();
     m.write(0, MemKind::Device, 3 * PAGE_BYTES as u64 - 8, &across);
@@ -46,7 +46,7 @@ fn zeros_past_the_written_end_cost_nothing_but_zeros_inside_are_written() {
         m.resident_bytes_peak, 0,
         "clearing fresh memory materialises nothing"
     );
-    m.write_word(0, MemKind::Device, 8, 8, 7);
+    m.write(0, MemKind::Device, 8, &(7u64).to_le_bytes());
     let mut buf = vec![0; 20_000];
     buf[0] = 1;
     m.write(0, MemKind::Device, 4, &buf);
@@ -136,7 +136,7 @@ fn an_addressable_segment_is_one_region_the_program_can_read() {
         .addr(0, MemKind::Device, 0)
         .expect("a region has an address");
     assert_eq!(m.addr(0, MemKind::Device, 4096), Some(base + 4096));
-    m.write_word(0, MemKind::Device, 1 << 29, 8, 42);
+    m.write(0, MemKind::Device, 1 << 29, &(42u64).to_le_bytes());
     assert_eq!(
         load(base + (1 << 29)),
         42,
@@ -187,7 +187,7 @@ fn static_data_in_place_is_the_callers_memory() {
         "sharing twice gives the same segment"
     );
     assert_eq!(m.addr(0, MemKind::Static, 8), Some(region.base as u64 + 8));
-    m.write_word(0, MemKind::Static, 8, 8, 9);
+    m.write(0, MemKind::Static, 8, &(9u64).to_le_bytes());
     assert_eq!(
         m.resident_bytes_peak, 0,
         "the caller's memory costs the run nothing"

@@ -1,5 +1,6 @@
 //! Every chance draw of the world: link jitter, an exploration's rounds, when a pending
-//! InfiniBand write drains, and an explored PE's stalls. Each call of the world's
+//! InfiniBand write drains, how long a signal `ADD` takes from its read to its write, and an
+//! explored PE's stalls. Each call of the world's
 //! [`Chooser`](crate::choice::Chooser) goes through a function here, so the draws a run makes,
 //! and their order, can be read in one place.
 
@@ -57,6 +58,16 @@ impl World {
     pub(super) fn drain_delay_ns(&mut self) -> u64 {
         match self.explore {
             None => self.chooser.below(self.params.drain_max_ns),
+            Some(rounds) => self.rounds_ns(rounds),
+        }
+    }
+
+    /// How long after its read a put-with-signal `ADD` writes the signal word (signal updates
+    /// are atomic only with the same operator, so a `SET` may land in between): in a seeded
+    /// run up to the NIC's processing time, an upper bound rather than a measurement.
+    pub(super) fn signal_add_gap_ns(&mut self) -> u64 {
+        match self.explore {
+            None => self.chooser.below(self.params.timing.nic_ns + 1),
             Some(rounds) => self.rounds_ns(rounds),
         }
     }

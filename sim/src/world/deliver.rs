@@ -1,7 +1,7 @@
 //! Delivery and acknowledgement: an operation acts at its target, its response or
 //! acknowledgement travels back, and its ticket completes, waking an owner that waited for it.
 
-use hw::{MemKind, PathClass};
+use hw::{MemKind, PathClass, Semantics, SignalOp};
 
 use crate::events::Event;
 use crate::fault::Fault;
@@ -11,7 +11,56 @@ use crate::trace::{OpCode, Record, Track};
 use super::issue::{InFlight, OpKind};
 use super::{Blocked, Status, World};
 
+/// The write half of a put-with-signal `ADD`, read and not yet written: under OpenSHMEM rules
+/// signal updates are atomic only against the same operator (`shmem_put_signal`), so the
+/// `ADD` reads on arrival and writes at its second delivery event, and a `SET` may land in
+/// between.
+#[derive(Debug)]
+pub(super) struct SignalWrite {
+    slot: u32,
+    pe: u32,
+    kind: MemKind,
+    offset: u64,
+    value: u64,
+    nic: bool,
+}
+
 impl World {
+    /// Whether an operation of `kind` is delivered in two events, a read and a write: a
+    /// put-with-signal `ADD` under OpenSHMEM rules (NVSHMEM makes signal operations atomic
+    /// with every signal operation of the datatype), and not under
+    /// [`Fault::SignalBeforeData`], which splits it its own way.
+    pub(super) fn splits_signal_add(&self, kind: &OpKind) -> bool {
+        matches!(
+            kind,
+            OpKind::PutSignal {
+                op: SignalOp::Add,
+                ..
+            }
+        ) && self.params.semantics == Semantics::OpenShmem15
+            && !self.params.faults.has(Fault::SignalBeforeData)
+    }
+
+    /// Writes the signal `ADD`s in progress on `pe`'s word at `offset` (all of them when
+    /// `only_slot` is `None`, else that operation's): a second `ADD` to the word writes the
+    /// first one's sum before it reads, so `ADD`s stay atomic with each other.
+    fn write_signal_adds(&mut self, pe: u32, kind: MemKind, offset: u64, only_slot: Option<u32>) {
+        let mut i = 0;
+        while i < self.signal_writes.len() {
+            let w = &self.signal_writes[i];
+            let hit = match only_slot {
+                Some(slot) => w.slot == slot,
+                None => w.pe == pe && w.kind == kind && w.offset == offset,
+            };
+            if hit {
+                let w = self.signal_writes.swap_remove(i);
+                self.update(w.nic, w.pe, w.kind, w.offset, &w.value.to_le_bytes());
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// An operation reaches its target and acts there; its response or acknowledgement
     /// starts back.
     pub(super) fn deliver(&mut self, slot: u32) {
@@ -26,6 +75,7 @@ impl World {
         }
         let class = flight.route.class();
         let target = flight.dst;
+        let splits = self.splits_signal_add(&flight.kind);
         let mut back_bytes = 0;
         match &mut flight.kind {
             OpKind::Put { kind, offset, data } => {
@@ -39,8 +89,8 @@ impl World {
                 read,
                 ..
             } => {
-                if class == PathClass::Rdma {
-                    // A read through the NIC pushes the target's posted writes ahead of it.
+                if class == PathClass::Rdma && self.params.pcie_read_flush {
+                    // `pcie-read-flush`: a PCIe read pushes the posted writes ahead of it.
                     self.flush(target);
                 } else {
                     self.catch_up(target, self.now_ns);
@@ -72,8 +122,38 @@ impl World {
             } => {
                 let data = std::mem::take(data);
                 self.land(class, target, *kind, *offset, data);
+                if splits {
+                    // The read half; the write half is this operation's next delivery event.
+                    let (pe, kind, offset) = (target, *signal_kind, *signal_offset);
+                    self.write_signal_adds(pe, kind, offset, None);
+                    let old = self.atomic(
+                        class,
+                        pe,
+                        kind,
+                        offset,
+                        hw::AmoOp {
+                            kind: hw::AmoKind::Fetch,
+                            ..op.as_amo(0)
+                        },
+                    );
+                    self.signal_writes.push(SignalWrite {
+                        slot,
+                        pe,
+                        kind,
+                        offset,
+                        value: old.wrapping_add(*value),
+                        nic: class == PathClass::Rdma,
+                    });
+                    flight.kind = OpKind::SignalWrite;
+                    self.ops[slot as usize] = Some(flight);
+                    return;
+                }
                 let amo = op.as_amo(*value);
                 self.atomic(class, target, *signal_kind, *signal_offset, amo);
+            }
+            OpKind::SignalWrite => {
+                self.catch_up(target, self.now_ns);
+                self.write_signal_adds(target, MemKind::Device, 0, Some(slot));
             }
             OpKind::SignalledData { kind, offset, data } => {
                 let data = std::mem::take(data);
@@ -196,7 +276,10 @@ impl World {
                 let bytes = old.to_le_bytes().to_vec();
                 self.queues[queue as usize].fetched.insert(ticket, bytes);
             }
-            OpKind::Put { .. } | OpKind::PutSignal { .. } | OpKind::SignalledData { .. } => {
+            OpKind::Put { .. }
+            | OpKind::PutSignal { .. }
+            | OpKind::SignalWrite
+            | OpKind::SignalledData { .. } => {
                 unreachable!("operations without a response are acknowledged, not completed")
             }
         }

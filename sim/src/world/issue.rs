@@ -64,6 +64,9 @@ pub(super) enum OpKind {
         op: SignalOp,
         value: u64,
     },
+    /// A put-with-signal `ADD` between its read and its write at the target: the write is
+    /// in [`World::signal_writes`](super::World) until its second delivery event.
+    SignalWrite,
     /// The data of a put-with-signal whose signal was applied first
     /// ([`Fault::SignalBeforeData`]).
     SignalledData {
@@ -80,7 +83,9 @@ impl OpKind {
             OpKind::Put { .. } => OpCode::Put,
             OpKind::Get { .. } => OpCode::Get,
             OpKind::Amo { .. } => OpCode::Amo,
-            OpKind::PutSignal { .. } | OpKind::SignalledData { .. } => OpCode::PutSignal,
+            OpKind::PutSignal { .. } | OpKind::SignalWrite | OpKind::SignalledData { .. } => {
+                OpCode::PutSignal
+            }
         }
     }
 }
@@ -111,6 +116,7 @@ impl InFlight {
             OpKind::Amo { op, .. } => (op.width.bytes(), true),
             OpKind::PutSignal { data, .. } => (data.len() + 8, true),
             OpKind::SignalledData { data, .. } => (data.len(), true),
+            OpKind::SignalWrite => (0, true),
         }
     }
 
@@ -120,7 +126,10 @@ impl InFlight {
         match self.kind {
             OpKind::Get { .. } => true,
             OpKind::Amo { fetch, .. } => fetch,
-            OpKind::Put { .. } | OpKind::PutSignal { .. } | OpKind::SignalledData { .. } => false,
+            OpKind::Put { .. }
+            | OpKind::PutSignal { .. }
+            | OpKind::SignalWrite
+            | OpKind::SignalledData { .. } => false,
         }
     }
 }
@@ -336,6 +345,7 @@ impl World {
         let copied_ns = flight.copied_ns;
         let (epoch, op) = (flight.epoch, flight.kind.code());
         let (out_bytes, fenced) = flight.outbound();
+        let splits = self.splits_signal_add(&flight.kind);
         let issued_ns = self.now_ns;
         let sent = self.net.send(src, &route, false, issued_ns, out_bytes);
         let transfer = sent.transfer;
@@ -346,10 +356,23 @@ impl World {
             + sent.latency_ns
             + u64::from(sent.nics) * self.params.timing.nic_ns
             + jitter_ns;
-        if fenced && !self.params.faults.has(Fault::FenceIgnored) {
+        // A signal ADD is delivered twice (`deliver.rs`): its read on arrival, its write a
+        // chosen gap later, which the fence rule orders like a delivery.
+        let write_ns = splits.then(|| self.signal_add_gap_ns());
+        let ordered = fenced && !self.params.faults.has(Fault::FenceIgnored);
+        if ordered {
             let order = &mut self.queues[queue as usize].order;
             arrive_ns = order.order(dst, arrive_ns, issued_ns, epoch);
         }
+        let write_ns = write_ns.map(|gap_ns| {
+            let at_ns = arrive_ns + gap_ns;
+            if ordered {
+                let order = &mut self.queues[queue as usize].order;
+                order.order(dst, at_ns, issued_ns, epoch)
+            } else {
+                at_ns
+            }
+        });
         if let Some(timeline) = &mut self.trace.timeline {
             for hop in self.net.hops(src, &route) {
                 let track = Track::Link {
@@ -369,5 +392,8 @@ impl World {
             bytes: out_bytes,
         });
         self.events.push(arrive_ns, Event::Deliver { op: slot });
+        if let Some(at_ns) = write_ns {
+            self.events.push(at_ns, Event::Deliver { op: slot });
+        }
     }
 }

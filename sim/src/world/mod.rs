@@ -62,6 +62,10 @@ pub(crate) struct WorldParams {
     /// Whether PEs may load their own and load/store peers' memory through its address
     /// instead of get operations (`SimBuilder::mapped_loads`).
     pub(crate) mapped_loads: bool,
+    /// Gets and atomics through a NIC flush their target (`SimBuilder::pcie_read_flush`).
+    pub(crate) pcie_read_flush: bool,
+    /// NVLink writes queue behind pending writes (`SimBuilder::ib_coherent`).
+    pub(crate) ib_coherent: bool,
 }
 
 /// Everything that exists in a simulated run.
@@ -85,6 +89,8 @@ pub(crate) struct World {
     pub(crate) mem: Memory,
     /// Scratch space for the ranges a flush or drain made visible, kept to avoid allocating.
     shown: Vec<Range>,
+    /// The signal `ADD`s read and not yet written (`deliver.rs`).
+    signal_writes: Vec<deliver::SignalWrite>,
     net: Network,
     movers: Movers,
     pes: Vec<PeState>,
@@ -153,6 +159,7 @@ impl World {
             movers: Movers::new(params.timing.copy),
             mem: Memory::new(n_pes, layout),
             shown: Vec::new(),
+            signal_writes: Vec::new(),
             topology,
             caps,
             n_pes,

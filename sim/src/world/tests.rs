@@ -392,3 +392,53 @@ fn mapped_loads_are_off_by_default_and_for_infiniband_peers() {
     assert_eq!(mapped_read(nvlink_pair(), false).0, None);
     assert_eq!(mapped_read(ib_pair(), true).0, None);
 }
+
+/// PE 0 adds 1 to PE 1's word over InfiniBand, quiets, then gets the word back, in the
+/// explored execution `choices` names. Returns what the get read.
+fn add_quiet_get(choices: &str, pcie_read_flush: bool) -> u64 {
+    let sim = Sim::builder(ib_pair())
+        .explore(crate::Explore::new(choices.parse().unwrap()))
+        .pcie_read_flush(pcie_read_flush)
+        .build()
+        .unwrap();
+    let (mut results, report) = sim
+        .launch(|dev| {
+            setup(&dev);
+            let q = dev.create_queue().unwrap();
+            let mut read = 0;
+            if dev.pe().0 == 0 {
+                let word = RemoteRange {
+                    pe: hw::Pe(1),
+                    kind: MemKind::Device,
+                    offset: 0,
+                    len: 8,
+                };
+                let add = hw::AmoOp {
+                    kind: hw::AmoKind::Add,
+                    operand: 1,
+                    width: AmoWidth::W64,
+                };
+                q.amo(word, add, false).unwrap();
+                q.quiet(FAR).unwrap();
+                let t = q.get(word).unwrap();
+                q.wait_ticket(t, FAR).unwrap();
+                read = u64::from_le_bytes(q.take_fetched(t).try_into().unwrap());
+            }
+            dev.exchange(&[], FAR).unwrap();
+            read
+        })
+        .unwrap();
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    results.swap_remove(0).unwrap()
+}
+
+#[test]
+fn an_infiniband_atomic_pends_unless_pcie_reads_flush() {
+    // Choices: the add's forward delay, its update's drain, the get's forward delay (in
+    // rounds). By default the update pends at PE 1 like a put, and the get reads what PE 1
+    // sees: 0 if the update drains after the get arrives, 1 if before.
+    assert_eq!(add_quiet_get("0.2.0", false), 0);
+    assert_eq!(add_quiet_get("0.0.2", false), 1);
+    // Under `pcie-read-flush` the update is visible at once, and no drain is chosen.
+    assert_eq!(add_quiet_get("0.0", true), 1);
+}

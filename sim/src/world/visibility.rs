@@ -2,10 +2,12 @@
 //!
 //! Over NVLink and PCIe a write is visible when it lands. Through a NIC (NVSHMEM semantics)
 //! it waits in the target's pending list until it drains on its own at a chosen time, or a
-//! consistency step (a flush, an atomic or a read through the NIC) shows every pending write
-//! at once. This file holds that rule and the wake-ups of PEs waiting on the words written.
+//! consistency step of its owner shows every pending write at once (and, under
+//! `pcie-read-flush`, a get or atomic through the NIC). Atomics read the newest value and
+//! queue their updates behind pending writes. This file holds that rule and the wake-ups of
+//! PEs waiting on the words written.
 
-use hw::{AmoOp, MemKind, PathClass, WaitSpec};
+use hw::{AmoKind, AmoOp, MemKind, PathClass, WaitSpec};
 
 use crate::events::Event;
 use crate::memory::Payload;
@@ -120,7 +122,8 @@ impl World {
     }
 
     /// A write arriving at its target over `class`: through a NIC it waits in the pending
-    /// list (NVSHMEM semantics); otherwise it is visible at once.
+    /// list (NVSHMEM semantics); otherwise it is visible at once, or, under `ib-coherent`,
+    /// queues behind the pending writes to its bytes.
     pub(super) fn land(
         &mut self,
         class: PathClass,
@@ -129,24 +132,34 @@ impl World {
         offset: u64,
         data: Payload,
     ) {
-        let len = data.len();
         // Also keeps the pending list short: due drains go while it is in cache.
         self.catch_up(pe, self.now_ns);
-        if class == PathClass::Rdma && self.ib_pending {
-            let drain_ns = self.now_ns + 1 + self.drain_delay_ns();
-            let write_id = self.mem.push_pending(pe, kind, offset, data, drain_ns);
-            if self.waits_on(pe, kind, offset, len) {
-                self.events.push(drain_ns, Event::Drain { pe, write_id });
-            }
+        let behind = self.params.ib_coherent && self.mem.pending_at(pe, kind, offset, data.len());
+        if (class == PathClass::Rdma && self.ib_pending) || behind {
+            self.pend(pe, kind, offset, data);
         } else {
+            let len = data.len();
             self.mem.write(pe, kind, offset, data.as_slice());
             self.notify_write(pe, kind, offset, len);
         }
     }
 
-    /// An atomic at its target. Through a NIC the atomic is a PCIe read-modify-write, and a
-    /// PCIe read pushes every posted write ahead of it: the target's pending writes become
-    /// visible first. The result is visible at once.
+    /// Puts a write in `pe`'s pending list with a chosen drain time, and schedules that drain
+    /// as an event if the PE waits on those bytes.
+    fn pend(&mut self, pe: u32, kind: MemKind, offset: u64, data: Payload) {
+        let len = data.len();
+        let drain_ns = self.now_ns + 1 + self.drain_delay_ns();
+        let write_id = self.mem.push_pending(pe, kind, offset, data, drain_ns);
+        if self.waits_on(pe, kind, offset, len) {
+            self.events.push(drain_ns, Event::Drain { pe, write_id });
+        }
+    }
+
+    /// An atomic at its target: it reads the newest value of the word, pending writes
+    /// included, so atomics stay atomic whatever is visible (R6). Its update pends like a put
+    /// through a NIC (R8), and queues behind the word's pending writes on any path, so that
+    /// no older write drains over it. Under `pcie-read-flush` an atomic through a NIC first
+    /// flushes the target, and its update is visible at once.
     pub(super) fn atomic(
         &mut self,
         class: PathClass,
@@ -155,18 +168,38 @@ impl World {
         offset: u64,
         op: AmoOp,
     ) -> u64 {
-        if class == PathClass::Rdma {
+        let nic = class == PathClass::Rdma;
+        if nic && self.params.pcie_read_flush {
             self.flush(pe);
         } else {
             self.catch_up(pe, self.now_ns);
         }
         let len = op.width.bytes();
-        let old = self.mem.read_word(pe, kind, offset, len);
-        if op.writes() {
-            self.mem.write_word(pe, kind, offset, len, op.apply(old));
-            self.notify_write(pe, kind, offset, len);
+        let mut bytes = [0u8; 8];
+        self.mem
+            .read_newest(pe, kind, offset, &mut bytes[..len as usize]);
+        let old = u64::from_le_bytes(bytes);
+        let new = op.apply(old);
+        // A compare-and-swap that fails writes nothing.
+        let failed_swap = matches!(op.kind, AmoKind::CompareSwap { compare }
+            if op.width.truncate(old) != op.width.truncate(compare));
+        if op.writes() && !failed_swap {
+            self.update(nic, pe, kind, offset, &new.to_le_bytes()[..len as usize]);
         }
         old
+    }
+
+    /// The update of an atomic (or of a signal `ADD`) at `pe`: pending through a NIC unless
+    /// `pcie-read-flush`, and behind the pending writes to its bytes on any path.
+    pub(super) fn update(&mut self, nic: bool, pe: u32, kind: MemKind, offset: u64, data: &[u8]) {
+        let len = data.len() as u64;
+        let pends = nic && self.ib_pending && !self.params.pcie_read_flush;
+        if pends || self.mem.pending_at(pe, kind, offset, len) {
+            self.pend(pe, kind, offset, Payload::new(data));
+        } else {
+            self.mem.write(pe, kind, offset, data);
+            self.notify_write(pe, kind, offset, len);
+        }
     }
 
     /// At the end of the run, the writes still pending drain, at their times.

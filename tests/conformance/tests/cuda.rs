@@ -163,10 +163,10 @@ fn nv_nvl_checks(max_pes: u32) -> Vec<(Litmus, BTreeSet<Outcome>)> {
         .into_iter()
         .map(|file| file.test)
         .filter(|test| {
-            test.n_pes <= max_pes && test.expect.iter().any(|e| e.config == Config::NvNvl)
+            test.n_pes <= max_pes && test.expect.iter().any(|e| e.config == Config::NV_NVL)
         })
         .map(|test| {
-            let allowed = allowed_outcomes(&test, &Config::NvNvl)
+            let allowed = allowed_outcomes(&test, &Config::NV_NVL)
                 .unwrap_or_else(|e| panic!("{}: the model fails: {e}", test.name))
                 .outcomes;
             (test, allowed)
@@ -183,7 +183,7 @@ fn litmus_catalogue_on_two_gpus() {
     if !available(2) {
         return;
     }
-    let config = Config::NvNvl;
+    let config = Config::NV_NVL;
     let runs = count_from_env("RSHMEM_CUDA_LITMUS_RUNS", 200);
     let mut forbidden = Vec::new();
     let mut table = Vec::new();
@@ -261,7 +261,7 @@ fn litmus_catalogue_as_gpu_kernels() {
     if !available(2) {
         return;
     }
-    let config = Config::NvNvl;
+    let config = Config::NV_NVL;
     let runs = count_from_env("RSHMEM_CUDA_LITMUS_KERNEL_RUNS", 100_000);
     let start = std::time::Instant::now();
     let mut forbidden = Vec::new();

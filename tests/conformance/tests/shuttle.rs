@@ -74,7 +74,7 @@ impl OnBackend {
     /// PEs, so it only stands for the all-NVLink and OpenSHMEM configurations.
     fn runs(self, config: &Config) -> bool {
         match self {
-            OnBackend::Host => matches!(config, Config::NvNvl | Config::Os),
+            OnBackend::Host => *config == Config::NV_NVL || *config == Config::OS,
             OnBackend::SimTasks => true,
         }
     }
@@ -111,7 +111,9 @@ fn catalogue(backend: OnBackend) -> Vec<(Arc<Litmus>, Config)> {
     for file in files {
         let test = Arc::new(file.test);
         for expect in &test.expect {
-            if backend.runs(&expect.config) {
+            // A test that may hang would fail its run at the wait's deadline; its hangs are
+            // checked against the model by the exploration (`rshmem litmus`) instead.
+            if backend.runs(&expect.config) && !expect.hangs {
                 checks.push((Arc::clone(&test), expect.config.clone()));
             }
         }
@@ -241,7 +243,7 @@ const SHOWN: usize = 10;
 fn a_broken_rule_fails_on_simulator_tasks_and_the_schedule_replays_it() {
     let path = catalogue_dir().join("a2-mp-put-fence-put.litmus");
     let test = Arc::new(load_paths(&[path]).expect("A2 loads").remove(0).test);
-    let config = Config::NvNvl;
+    let config = Config::NV_NVL;
     let allowed = allowed_outcomes(&test, &config)
         .expect("the model runs A2")
         .outcomes;
@@ -358,7 +360,7 @@ fn shuttle_orders_same_time_operations_of_simulator_tasks() {
         let traces = Arc::clone(&traces);
         run_under(DfsScheduler::new(Some(DFS_LIMIT), false), move || {
             let execution =
-                run_once(&test, &Config::NvNvl, |b| b.seed(7).shuttle_tasks()).expect("F1 starts");
+                run_once(&test, &Config::NV_NVL, |b| b.seed(7).shuttle_tasks()).expect("F1 starts");
             assert!(execution.outcome.is_ok(), "{:?}", execution.outcome);
             traces
                 .lock()

@@ -1,11 +1,12 @@
 //! The cross-check of one litmus test under one configuration: the outcomes the model allows,
 //! the outcomes an exhaustive exploration of the simulator produces, and the expected
-//! observation must all agree.
+//! observation must all agree; so must the ways an execution blocks forever (hangs), which
+//! the condition's observation does not count (docs/ordering.md, "Hangs").
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use model::litmus::{Config, Litmus, Observation, Outcome};
+use model::litmus::{Config, Expectation, Hang, Litmus, Observation, Outcome};
 
 use model::om::ModelError;
 
@@ -20,8 +21,12 @@ pub struct Check {
     pub expected: Observation,
     /// The expectation is marked `(model)`.
     pub model_derived: bool,
+    /// The expectation says `hangs`: some executions block forever.
+    pub expects_hangs: bool,
     /// The outcomes the model allows, or why the model could not say.
     pub model: Result<BTreeSet<Outcome>, ModelError>,
+    /// The ways the model's executions block forever.
+    pub model_hangs: BTreeSet<Hang>,
     /// Model states visited.
     pub model_states: u64,
     /// The simulator's exploration.
@@ -56,23 +61,19 @@ impl Check {
 /// Checks `test` under every configuration it has an `expect` line for, on a simulator with
 /// `faults` switched on (none for a real check).
 pub fn check_all(test: &Litmus, faults: &[sim::Fault]) -> Vec<Check> {
-    test.expect
-        .iter()
-        .map(|e| check(test, &e.config, e.observation, e.model_derived, faults))
-        .collect()
+    test.expect.iter().map(|e| check(test, e, faults)).collect()
 }
 
-/// Checks `test` under `config`.
-pub fn check(
-    test: &Litmus,
-    config: &Config,
-    expected: Observation,
-    model_derived: bool,
-    faults: &[sim::Fault],
-) -> Check {
+/// Checks `test` under the configuration of `expectation`.
+pub fn check(test: &Litmus, expectation: &Expectation, faults: &[sim::Fault]) -> Check {
     let started = Instant::now();
+    let config = &expectation.config;
     let model_result = model::om::allowed_outcomes(test, config);
     let model_states = model_result.as_ref().map_or(0, |r| r.states);
+    let model_hangs = model_result
+        .as_ref()
+        .map(|r| r.hangs.clone())
+        .unwrap_or_default();
     let model = model_result.map(|r| r.outcomes);
     // A test with undefined behaviour, or one that cannot be written under this
     // configuration, has no outcomes to compare: the simulator is not run.
@@ -85,9 +86,11 @@ pub fn check(
     };
     let mut check = Check {
         config: config.clone(),
-        expected,
-        model_derived,
+        expected: expectation.observation,
+        model_derived: expectation.model_derived,
+        expects_hangs: expectation.hangs,
         model,
+        model_hangs,
         model_states,
         sim,
         problems: Vec::new(),
@@ -143,6 +146,37 @@ fn problems(test: &Litmus, check: &Check) -> Vec<String> {
     if !missed.is_empty() {
         problems.push(format!(
             "the model allows outcomes the simulator never produced: {}",
+            missed.join(" | ")
+        ));
+    }
+    if check.expects_hangs == check.model_hangs.is_empty() {
+        problems.push(if check.expects_hangs {
+            "the file says the test hangs but no execution of the model blocks forever".to_string()
+        } else {
+            let hangs: Vec<String> = check.model_hangs.iter().map(Hang::to_string).collect();
+            format!(
+                "the model has executions that block forever, which the file does not expect \
+                 (write `hangs` after the observation): {}",
+                hangs.join(" | ")
+            )
+        });
+    }
+    for (hang, witness) in &check.sim.hangs {
+        if !check.model_hangs.contains(hang) {
+            problems.push(format!(
+                "the simulator produced a {hang}, which the model does not have (replay: choices {witness})"
+            ));
+        }
+    }
+    let missed: Vec<String> = check
+        .model_hangs
+        .iter()
+        .filter(|h| !check.sim.hangs.contains_key(*h))
+        .map(Hang::to_string)
+        .collect();
+    if !missed.is_empty() {
+        problems.push(format!(
+            "the model has hangs the simulator never produced: {}",
             missed.join(" | ")
         ));
     }

@@ -32,6 +32,7 @@ mod on_sim;
 mod pe;
 mod replay;
 mod sc;
+mod unfenced;
 
 pub use check::{Check, check, check_all};
 pub use error::{ExecutionError, PesFailed};
@@ -56,7 +57,7 @@ pub use replay::{Replay, ReplayError, ReplayedOutcome, replay};
 pub use sc::{SC_STATE_LIMIT, ScError, sc_outcomes};
 
 use hw::PeFailure;
-use model::litmus::{Litmus, Observable, Outcome};
+use model::litmus::{Hang, Litmus, Observable, Outcome};
 
 /// The outcome of one run: the value of each of `test.observables()` from the PEs' runs.
 ///
@@ -83,4 +84,26 @@ fn outcome_of_pes(
 ) -> Result<Outcome, PesFailed> {
     let runs = PesFailed::collect(results, |f| f.message)?;
     Ok(outcome(test, &runs))
+}
+
+/// The hang a failed execution on the simulator is, if it is one: every PE that did not
+/// finish failed with the simulator's deadlock report, at a line of its program (a PE that
+/// ran its program and waits at the end is not blocked). `None` for any other failure.
+///
+/// The runner words each PE's error `P<k>: line <n>: <instruction>: <error>`
+/// (`PesFailed::collect`, `pe.rs`); the end's steps carry no line.
+pub fn hang_of(failed: &PesFailed) -> Option<Hang> {
+    let mut blocked = Vec::new();
+    for message in &failed.0 {
+        if !message.contains("deadlock") {
+            return None;
+        }
+        let (pe, rest) = message.strip_prefix('P')?.split_once(": ")?;
+        let pe: u32 = pe.parse().ok()?;
+        if let Some(rest) = rest.strip_prefix("line ") {
+            let (line, _) = rest.split_once(':')?;
+            blocked.push((pe, line.parse().ok()?));
+        }
+    }
+    (!blocked.is_empty()).then_some(Hang { blocked })
 }

@@ -51,18 +51,12 @@ mod tests {
 
     #[test]
     fn each_configuration_gives_the_path_classes_it_names() {
-        let nvl = topology(&Config::NvNvl, 3).unwrap();
+        let nvl = topology(&Config::NV_NVL, 3).unwrap();
         assert_eq!(class(&nvl, 0, 2), PathClass::LoadStore);
-        let ib = topology(&Config::NvIb, 3).unwrap();
+        let ib = topology(&Config::NV_IB, 3).unwrap();
         assert_eq!(class(&ib, 0, 2), PathClass::Rdma);
         assert_eq!(class(&ib, 1, 2), PathClass::Rdma);
-        let mix = topology(
-            &Config::NvMix {
-                hosts: vec![0, 1, 1],
-            },
-            3,
-        )
-        .unwrap();
+        let mix = topology(&Config::nv_mix(vec![0, 1, 1]), 3).unwrap();
         assert_eq!(class(&mix, 0, 2), PathClass::Rdma);
         assert_eq!(class(&mix, 1, 2), PathClass::LoadStore);
         assert_eq!(class(&mix, 2, 1), PathClass::LoadStore);

@@ -1,7 +1,7 @@
 //! One execution of a litmus test on the simulator.
 
 use hw::{Launcher, Semantics, Topology};
-use model::litmus::{Config, Litmus, Outcome};
+use model::litmus::{Config, Litmus, Modifier, Outcome};
 use sim::{Sim, SimBackend, SimBuilder, SimReport};
 
 use crate::{ExecutionError, PesFailed, outcome_of_pes, run_pe};
@@ -57,10 +57,20 @@ pub fn run_on(
     let builder = Sim::builder(topology)
         .pes(test.n_pes)
         .semantics(semantics(config))
+        .pcie_read_flush(config.has(Modifier::PcieReadFlush))
+        .ib_coherent(config.has(Modifier::IbCoherent))
         // A litmus PE needs little stack; small stacks keep an execution cheap.
         .stack_bytes(64 << 10);
     let sim = customise(builder).build()?;
-    let (results, report) = sim.launch(|dev| run_pe::<SimBackend>(test, config, &dev))?;
+    // `nbi-unfenced` has no simulator switch: the program is rewritten instead (`unfenced.rs`).
+    let unfenced;
+    let program = if config.has(Modifier::NbiUnfenced) {
+        unfenced = crate::unfenced::unfence_nbi(test);
+        &unfenced
+    } else {
+        test
+    };
+    let (results, report) = sim.launch(|dev| run_pe::<SimBackend>(program, config, &dev))?;
     let outcome = outcome_of_pes(test, results);
     Ok(Execution { outcome, report })
 }
@@ -132,7 +142,7 @@ mod tests {
 
     #[test]
     fn a_fence_orders_message_passing_and_its_absence_shows() {
-        for config in [Config::NvNvl, Config::NvIb] {
+        for config in [Config::NV_NVL, Config::NV_IB] {
             let weak = outcomes(&message_passing(false), &config);
             let fenced = outcomes(&message_passing(true), &config);
             // Outcome: (P1:r0, x@... none) = the loaded value of x.

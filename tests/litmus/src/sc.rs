@@ -357,7 +357,7 @@ mod tests {
     /// is well defined.
     #[test]
     fn the_model_allows_every_sc_outcome_of_the_catalogue() {
-        let config = model::litmus::Config::NvNvl;
+        let config = model::litmus::Config::NV_NVL;
         for file in load_paths(&[catalogue_dir()]).expect("the catalogue loads") {
             let test = file.test;
             let sc = sc_outcomes(&test).unwrap_or_else(|e| panic!("{e}"));

@@ -5,7 +5,8 @@ use super::error::ParseErrorKind;
 use super::instr::{cmp, register};
 use super::{Parser, pe_label};
 use crate::litmus::{
-    Condition, Config, Expectation, Observable, Observation, PeId, Prop, Quantifier, Reg, Span,
+    Condition, Config, Expectation, Modifier, Observable, Observation, PeId, Platform, Prop,
+    Quantifier, Reg, Span,
 };
 
 impl Parser {
@@ -107,19 +108,19 @@ impl Parser {
             .any(|(instr, _)| instr.written_reg() == Some(reg))
     }
 
-    /// `expect CONFIG OBSERVATION [(model)]`.
+    /// `expect PLATFORM[+MODIFIER...] OBSERVATION [hangs] [(model)]`.
     pub(super) fn expect_line(&mut self, cur: &mut Cursor<'_>) -> PResult<()> {
         let n_pes = self.need_pes(cur)?;
         cur.bump();
         let config_span = cur.span();
-        let config = match cur
+        let platform = match cur
             .word("a configuration (nv-nvl, nv-ib, nv-mix(...), os)")?
             .text
         {
-            "nv-nvl" => Config::NvNvl,
-            "nv-ib" => Config::NvIb,
-            "os" => Config::Os,
-            "nv-mix" => Config::NvMix {
+            "nv-nvl" => Platform::NvNvl,
+            "nv-ib" => Platform::NvIb,
+            "os" => Platform::Os,
+            "nv-mix" => Platform::NvMix {
                 hosts: mix_hosts(cur, n_pes, config_span)?,
             },
             other => {
@@ -132,6 +133,25 @@ impl Parser {
                 ));
             }
         };
+        let mut config = Config::from(platform);
+        while cur.eat_punct("+") {
+            let span = cur.span();
+            let known = Modifier::ALL.map(Modifier::name).join(", ");
+            let name = cur.word(&format!("a modifier ({known})"))?.text;
+            let Some(modifier) = Modifier::from_name(name) else {
+                return Err((
+                    span,
+                    ParseErrorKind::Expected {
+                        expected: format!("a modifier ({known})"),
+                        found: format!("'{name}'"),
+                    },
+                ));
+            };
+            if config.has(modifier) {
+                return Err((span, ParseErrorKind::DuplicateModifier(name.to_string())));
+            }
+            config = config.with(modifier);
+        }
         let observation = match cur.peek().map(|t| t.text) {
             Some("always") => Observation::Always,
             Some("sometimes") => Observation::Sometimes,
@@ -140,6 +160,10 @@ impl Parser {
             _ => return cur.expected("'always', 'sometimes', 'never' or 'undefined'"),
         };
         cur.bump();
+        let hangs = cur.at_word("hangs");
+        if hangs {
+            cur.bump();
+        }
         let model_derived = cur.eat_punct("(");
         if model_derived {
             if !cur.at_word("model") {
@@ -159,6 +183,7 @@ impl Parser {
             config,
             observation,
             model_derived,
+            hangs,
         });
         Ok(())
     }

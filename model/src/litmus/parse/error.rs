@@ -124,6 +124,8 @@ pub enum ParseErrorKind {
         /// What completes it (`quiet`, `quiet ctx A`).
         completer: String,
     },
+    /// A modifier written twice in one configuration.
+    DuplicateModifier(String),
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -211,6 +213,7 @@ impl fmt::Display for ParseErrorKind {
                 "r{reg} is read before '{completer}' completes the nbi fetch of line \
                  {fetch_line} that fills it (its value is undefined until then)"
             ),
+            Self::DuplicateModifier(m) => write!(f, "modifier '+{m}' written twice"),
         }
     }
 }

@@ -26,9 +26,9 @@ pub(super) struct Tok<'a> {
 }
 
 /// Punctuation, longest first so that `==` is not read as `=` `=`.
-const PUNCTS: [&str; 21] = [
+const PUNCTS: [&str; 22] = [
     "/\\", "\\/", "==", "!=", ">=", "<=", ">", "<", "=", "@", ",", ":", "(", ")", "~", "|", ";",
-    "[", "]", "{", "}",
+    "[", "]", "{", "}", "+",
 ];
 
 /// Removes a `#` comment, leaving `#` inside a string alone (a `source` text may cite an

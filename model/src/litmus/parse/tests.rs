@@ -37,6 +37,7 @@ fn the_example_of_the_format_document() {
         config,
         observation: Observation::Never,
         model_derived: false,
+        hangs: false,
     };
     let want = Litmus {
         name: "MP+put+fence+put".to_string(),
@@ -93,10 +94,10 @@ fn the_example_of_the_format_document() {
             },
         },
         expect: vec![
-            expect(Config::NvNvl),
-            expect(Config::NvIb),
-            expect(Config::NvMix { hosts: vec![0, 1] }),
-            expect(Config::Os),
+            expect(Config::NV_NVL),
+            expect(Config::NV_IB),
+            expect(Config::nv_mix(vec![0, 1])),
+            expect(Config::OS),
         ],
     };
     assert_eq!(test, want);
@@ -191,12 +192,7 @@ expect nv-mix(1|0 2) sometimes (model)
     // `/\` binds tighter than `\/`.
     assert!(matches!(test.condition.prop, Prop::Or(..)));
     // Hosts are canonical: the host of P0 is 0.
-    assert_eq!(
-        test.expect[0].config,
-        Config::NvMix {
-            hosts: vec![0, 1, 0]
-        }
-    );
+    assert_eq!(test.expect[0].config, Config::nv_mix(vec![0, 1, 0]));
     assert!(test.expect[0].model_derived);
 }
 

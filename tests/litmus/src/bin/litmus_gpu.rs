@@ -114,7 +114,7 @@ fn plan(test: Litmus, stress: Stress) -> anyhow::Result<Result<Planned, NotRun>>
         Err(e @ ScError::Unknown { .. }) => return not_run(&test, e.to_string()),
         Err(e) => return Err(e.into()),
     };
-    let allowed = allowed_outcomes(&test, &Config::NvNvl)
+    let allowed = allowed_outcomes(&test, &Config::NV_NVL)
         .with_context(|| format!("{}: the model", test.name))?
         .outcomes;
     Ok(Ok(Planned { test, allowed, sc }))
@@ -136,7 +136,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         .context("loading the litmus tests")?
         .into_iter()
         .map(|file| file.test)
-        .filter(|test| test.expect.iter().any(|e| e.config == Config::NvNvl))
+        .filter(|test| test.expect.iter().any(|e| e.config == Config::NV_NVL))
         .collect();
     if tests.is_empty() {
         bail!("no test with an `expect nv-nvl` line under {paths:?}");

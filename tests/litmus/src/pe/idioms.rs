@@ -401,9 +401,9 @@ mod tests {
             if model::litmus::undefined_behaviour(&test).is_some() {
                 continue;
             }
-            let allowed = model::om::allowed_outcomes(&test, &Config::NvNvl).unwrap();
+            let allowed = model::om::allowed_outcomes(&test, &Config::NV_NVL).unwrap();
             for _ in 0..20 {
-                let outcome = crate::run_on_host(&test, &Config::NvNvl)
+                let outcome = crate::run_on_host(&test, &Config::NV_NVL)
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert!(allowed.outcomes.contains(&outcome), "{name}: {outcome:?}");
             }
