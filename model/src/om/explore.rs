@@ -58,12 +58,18 @@ pub(super) fn explore(machine: &Machine<'_>, test: &Litmus) -> Result<ModelResul
 
 /// The PEs of a state with no transition that have not finished, at their instructions'
 /// lines. A PE that finished its program is not blocked: it waits at the end, as in every
-/// execution.
+/// execution. A PE whose spin loop can never end is blocked at the spin, the instruction
+/// before its program counter (the spin's read is in flight).
 fn hang(machine: &Machine<'_>, state: &State) -> Hang {
     Hang {
         blocked: (0..machine.n_pes)
             .filter_map(|pe| {
-                let (_, span) = machine.programs[pe].get(usize::from(state.pcs[pe]))?;
+                let spinning = state
+                    .in_flight
+                    .iter()
+                    .any(|m| usize::from(m.src) == pe && m.until.is_some());
+                let at = usize::from(state.pcs[pe]) - usize::from(spinning);
+                let (_, span) = machine.programs[pe].get(at)?;
                 Some((pe as u32, span.line))
             })
             .collect(),

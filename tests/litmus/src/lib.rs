@@ -95,7 +95,8 @@ fn outcome_of_pes(
 pub fn hang_of(failed: &PesFailed) -> Option<Hang> {
     let mut blocked = Vec::new();
     for message in &failed.0 {
-        if !message.contains("deadlock") {
+        // The simulator's deadlock report, or the runner's spin loop that never ends.
+        if !message.contains("deadlock") && !message.contains(": hang: ") {
             return None;
         }
         let (pe, rest) = message.strip_prefix('P')?.split_once(": ")?;
