@@ -1,14 +1,27 @@
 //! The device code of a litmus program, one call of the device API (`rshmem_device.cuh`) per
 //! instruction, shared by the plain kernel ([`crate::kernel_source`]) and the stressed one
 //! ([`crate::stress_kernel_source`]): they differ only in where a test's words live and in
-//! how the PEs meet at a barrier, which [`Spelling`] says.
+//! how the PEs meet at a barrier or a team's rendezvous, which [`Spelling`] says.
+//!
+//! The format's second edition maps onto the device API as follows. `signal_fetch` is
+//! `rshmem_signal_fetch`; a peer's `ld` and `st` go through `rshmem_ptr`; a spin is a loop of
+//! `rshmem_atomic_fetch` or `rshmem_g`; `wait_all` is a `rshmem_wait_until` per word; a 32-bit
+//! atomic is the API's `unsigned int` atomic on the word's low half; a put of an array is a
+//! put of each word (the stressed kernel places every word at its own slot, so the words are
+//! not contiguous; the API's putmem is the same stores). The API has no `test`, `test_any`,
+//! `wait_any` or teams: [`DEVICE_HELPERS`] builds them from its acquire load, its comparison
+//! and its poll, and a team's rendezvous from a counter word as the stressed kernel's
+//! barrier. It has no per-PE quiet either: `pe_quiet` is `rshmem_quiet`, stronger than the
+//! rules ask, which can hide an allowed outcome but never produce a forbidden one.
 //!
 //! An instruction the generator does not know (the format grows) is refused with
 //! [`NotOnGpu`], never guessed at.
 
 use std::fmt::Write as _;
 
-use model::litmus::{AmoOp, AmoWidth, Cmp, GetKind, Instr, Litmus, PutKind, SignalOp, Value, VarId};
+use model::litmus::{
+    AmoOp, AmoWidth, Cmp, GetKind, Instr, Litmus, PutKind, SignalOp, Value, VarId,
+};
 
 /// How a kernel spells what differs between the plain and the stressed kernels.
 pub(crate) struct Spelling<'a> {

@@ -17,7 +17,8 @@
 //!
 //! `barrier_all` and `sync_all` become a barrier of the instance's threads alone (a counter
 //! word of the instance on PE 0, after a system fence): the device API's barrier needs the
-//! whole block of one PE. The final memory values are read by the host after every PE's
+//! whole block of one PE. A team's `team_sync` or `team_barrier` is the same on a counter
+//! word of its own, on the team's lowest member (`team_barrier` quiets first). The final memory values are read by the host after every PE's
 //! kernel has finished.
 
 use std::fmt::Write as _;

@@ -14,8 +14,10 @@
 //!    on it) for that execution.
 //!
 //! The device API has only the default context, so context-scoped fence and quiet run as the
-//! global ones: stronger than the rules ask, which can hide an allowed outcome but never
-//! produce a forbidden one. Nbi gets and fetches complete at once, one of the timings the
+//! global ones (and `pe_quiet` as quiet): stronger than the rules ask, which can hide an
+//! allowed outcome but never produce a forbidden one. A team's rendezvous counts on a word
+//! after the variables, reset with them (`barrier_all` is the device API's, which needs every
+//! PE). Nbi gets and fetches complete at once, one of the timings the
 //! rules allow.
 //!
 //! The barrier-aligned start rarely shows weak outcomes; the stressed kernel

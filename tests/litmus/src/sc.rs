@@ -52,7 +52,9 @@ pub enum ScError {
         instr: String,
     },
     /// The test has undefined behaviour (an `expect ... undefined` line): it has no outcomes.
-    #[error("{test}: undefined behaviour (an `expect ... undefined` line): no SC outcomes to enumerate")]
+    #[error(
+        "{test}: undefined behaviour (an `expect ... undefined` line): no SC outcomes to enumerate"
+    )]
     Undefined {
         /// The test.
         test: String,
@@ -339,7 +341,10 @@ impl Enumerator<'_> {
                 };
             }
             Step::Await(loc, cmp, value) => {
-                if !cmp.eval(state.memory[self.index(*loc)], Self::value(state, pe, *value)) {
+                if !cmp.eval(
+                    state.memory[self.index(*loc)],
+                    Self::value(state, pe, *value),
+                ) {
                     return None;
                 }
             }
@@ -359,8 +364,9 @@ impl Enumerator<'_> {
             } => {
                 let first = self.first_holding(state, pe, locs, *cmp, *value);
                 let holds = if *all {
-                    locs.iter()
-                        .all(|&l| cmp.eval(state.memory[self.index(l)], Self::value(state, pe, *value)))
+                    locs.iter().all(|&l| {
+                        cmp.eval(state.memory[self.index(l)], Self::value(state, pe, *value))
+                    })
                 } else {
                     first.is_some()
                 };

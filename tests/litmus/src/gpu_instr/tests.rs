@@ -17,7 +17,10 @@ fn catalogue_test(file: &str) -> Litmus {
 fn program(file: &str, pe: u32) -> String {
     let source = kernel_source(&catalogue_test(file)).expect("on GPU");
     // The second switch is the program's (the first resets, the third records).
-    let cases = source.split("switch (me)").nth(2).expect("the program's switch");
+    let cases = source
+        .split("switch (me)")
+        .nth(2)
+        .expect("the program's switch");
     let case = cases
         .split(&format!("case {pe}:"))
         .nth(1)
@@ -89,7 +92,11 @@ fn wait_any_and_test_any_take_the_list_of_own_words() {
 fn pe_quiet_is_the_quiet_of_every_pe() {
     assert_in_order(
         &program("g6-mp-put-pe-quiet-put.litmus", 0),
-        &["rshmem_put((vars + 0)", "rshmem_quiet();", "rshmem_put((vars + 16)"],
+        &[
+            "rshmem_put((vars + 0)",
+            "rshmem_quiet();",
+            "rshmem_put((vars + 16)",
+        ],
     );
 }
 
@@ -101,16 +108,27 @@ fn team_rendezvous_count_on_a_word_of_their_own() {
     let test = catalogue_test("g7-mp-put-team-barrier.litmus");
     let counter = format!("(vars + {})", 16 * test.vars.len());
     let arrive = format!("rshmem_quiet(); litmus_team_arrive({counter}, 0, 2ull);");
-    assert_in_order(&program("g7-mp-put-team-barrier.litmus", 0), &["rshmem_put(", &arrive]);
-    assert_in_order(&program("g7-mp-put-team-barrier.litmus", 1), &[&arrive, "r[0] ="]);
+    assert_in_order(
+        &program("g7-mp-put-team-barrier.litmus", 0),
+        &["rshmem_put(", &arrive],
+    );
+    assert_in_order(
+        &program("g7-mp-put-team-barrier.litmus", 1),
+        &[&arrive, "r[0] ="],
+    );
     assert!(!program("g7-mp-put-team-barrier.litmus", 2).contains("litmus_team_arrive"));
     let source = kernel_source(&test).unwrap();
     assert!(
-        source.contains(&format!("*(volatile unsigned long long *){counter} = 0ull;")),
+        source.contains(&format!(
+            "*(volatile unsigned long long *){counter} = 0ull;"
+        )),
         "{source}"
     );
     let sync = program("g7b-mp-put-team-sync.litmus", 1);
-    assert!(sync.contains("litmus_team_arrive(") && !sync.contains("rshmem_quiet"), "{sync}");
+    assert!(
+        sync.contains("litmus_team_arrive(") && !sync.contains("rshmem_quiet"),
+        "{sync}"
+    );
     // Stressed: the counter is the instance's word after the variables.
     let stressed = stress_kernel_source(&test).unwrap();
     let n_vars = test.vars.len();
@@ -135,8 +153,10 @@ fn spins_repeat_the_fetch_or_get_until_the_comparison_holds() {
     );
     assert_in_order(
         &program("g8b-mp-put-set-spin-g.litmus", 1),
-        &["do { r[0] = rshmem_g((vars + 16), 0); } while (!rshmem_detail_holds(r[0], \
-           RSHMEM_CMP_NE, 0ull)"],
+        &[
+            "do { r[0] = rshmem_g((vars + 16), 0); } while (!rshmem_detail_holds(r[0], \
+           RSHMEM_CMP_NE, 0ull)",
+        ],
     );
 }
 
@@ -198,7 +218,13 @@ fn register_operands_are_the_registers() {
 #[test]
 fn both_kernels_define_the_helpers() {
     let test = catalogue_test("g4-put-put-wait-any.litmus");
-    for source in [kernel_source(&test).unwrap(), stress_kernel_source(&test).unwrap()] {
-        assert!(source.contains(crate::gpu_instr::DEVICE_HELPERS), "{source}");
+    for source in [
+        kernel_source(&test).unwrap(),
+        stress_kernel_source(&test).unwrap(),
+    ] {
+        assert!(
+            source.contains(crate::gpu_instr::DEVICE_HELPERS),
+            "{source}"
+        );
     }
 }

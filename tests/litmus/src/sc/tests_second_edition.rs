@@ -120,7 +120,10 @@ fn thirty_two_bit_atomics_act_on_the_low_half() {
 /// A test with undefined behaviour has no SC outcomes to enumerate.
 #[test]
 fn undefined_behaviour_is_not_enumerated() {
-    for file in ["g12-ub-nbi-source-reuse.litmus", "g13-ub-mixed-width-atomics.litmus"] {
+    for file in [
+        "g12-ub-nbi-source-reuse.litmus",
+        "g13-ub-mixed-width-atomics.litmus",
+    ] {
         let test = catalogue_test(file);
         assert!(
             matches!(sc_outcomes(&test), Err(ScError::Undefined { .. })),
