@@ -136,14 +136,20 @@ fn cmp(c: Cmp) -> &'static str {
 /// its low half (the GPUs are little-endian), with its operands cut to 32 bits; the old
 /// value it fetches is the low half, zero-extended.
 fn amo(op: &AmoOp, d: &str, pe: u32, fetch: Option<model::litmus::Reg>, width: AmoWidth) -> String {
-    let (d, v, one) = match width {
-        AmoWidth::W64 => (d.to_string(), value as fn(&Value) -> String, "1ull"),
-        AmoWidth::W32 => (
-            format!("(unsigned int *){d}"),
-            (|x: &Value| format!("(unsigned int){}", value(x))) as fn(&Value) -> String,
-            "1u",
-        ),
+    let narrow = width == AmoWidth::W32;
+    let d = if narrow {
+        format!("(unsigned int *){d}")
+    } else {
+        d.to_string()
     };
+    let v = |x: &Value| {
+        if narrow {
+            format!("(unsigned int){}", value(x))
+        } else {
+            value(x)
+        }
+    };
+    let one = if narrow { "1u" } else { "1ull" };
     let call = match op {
         AmoOp::Fetch => format!("rshmem_atomic_fetch({d}, {pe})"),
         AmoOp::Set(x) => return format!("rshmem_atomic_set({d}, {}, {pe});", v(x)),

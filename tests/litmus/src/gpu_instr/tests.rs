@@ -228,3 +228,68 @@ fn both_kernels_define_the_helpers() {
         );
     }
 }
+
+/// Every 32-bit atomic, not only the catalogue's add: fetch, set and compare-swap take the
+/// `unsigned int` view of the word, their operands (registers included) cut to 32 bits.
+#[test]
+fn every_thirty_two_bit_atomic_takes_the_unsigned_int_view() {
+    use model::litmus::{AmoOp, AmoWidth, Reg, Value};
+
+    let x = "(vars + 0)";
+    assert_eq!(
+        super::amo(&AmoOp::Fetch, x, 1, Some(Reg(3)), AmoWidth::W32),
+        "r[3] = rshmem_atomic_fetch((unsigned int *)(vars + 0), 1);"
+    );
+    assert_eq!(
+        super::amo(&AmoOp::Set(Value::Const(5)), x, 1, None, AmoWidth::W32),
+        "rshmem_atomic_set((unsigned int *)(vars + 0), (unsigned int)5ull, 1);"
+    );
+    let cswap = AmoOp::CompareSwap {
+        cond: Value::Reg(Reg(1)),
+        new: Value::Const(7),
+    };
+    assert_eq!(
+        super::amo(&cswap, x, 0, Some(Reg(2)), AmoWidth::W32),
+        "r[2] = rshmem_atomic_compare_swap((unsigned int *)(vars + 0), (unsigned int)r[1], \
+         (unsigned int)7ull, 0);"
+    );
+    assert_eq!(
+        super::amo(&AmoOp::Inc, x, 0, None, AmoWidth::W32),
+        "(void)rshmem_atomic_fetch_add((unsigned int *)(vars + 0), 1u, 0);"
+    );
+    // 64-bit atomics keep the word's own type.
+    assert_eq!(
+        super::amo(&AmoOp::Inc, x, 0, None, AmoWidth::W64),
+        "(void)rshmem_atomic_fetch_add((vars + 0), 1ull, 0);"
+    );
+}
+
+/// Two teams, one of them met twice: each has its own counter word, and a team's k-th
+/// rendezvous waits for k arrivals of each member.
+#[test]
+fn each_team_counts_its_own_rendezvous() {
+    let test = model::litmus::parse(
+        "teams.litmus",
+        "litmus Teams\nsource \"teams\"\npes 3\nP0:\n  team_sync {0,1}\n  team_barrier {0,1}\n  \
+         team_sync {0,1,2}\nP1:\n  team_sync {0,1}\n  team_barrier {0,1}\n  \
+         team_sync {0,1,2}\nP2:\n  team_sync {0,1,2}\n  r0 = ld x\nexists (P2:r0 == 0)\n",
+    )
+    .expect("the test parses");
+    let first = 16 * test.vars.len();
+    let second = first + 16;
+    let plain = kernel_source(&test).unwrap();
+    assert_in_order(
+        &plain,
+        &[
+            &format!("litmus_team_arrive((vars + {first}), 0, 2ull);"),
+            &format!("rshmem_quiet(); litmus_team_arrive((vars + {first}), 0, 4ull);"),
+            &format!("litmus_team_arrive((vars + {second}), 0, 3ull);"),
+        ],
+    );
+    let stressed = stress_kernel_source(&test).unwrap();
+    assert_eq!(crate::instance_words(&test) as usize, test.vars.len() + 2);
+    assert!(
+        stressed.contains("litmus_team_arrive(v[2], 0, 3ull);"),
+        "{stressed}"
+    );
+}
