@@ -21,7 +21,7 @@ use hw::{
 use litmus::{
     MAX_DELAY_CYCLES, catalogue_dir, load_paths, run_on_cuda as litmus_on_cuda, run_on_gpu_kernel,
 };
-use model::litmus::{Config, Litmus, Outcome};
+use model::litmus::{Config, Litmus, Observation, Outcome};
 use model::om::allowed_outcomes;
 use rshmem::Shmem;
 
@@ -164,6 +164,17 @@ fn nv_nvl_checks(max_pes: u32) -> Vec<(Litmus, BTreeSet<Outcome>)> {
         .map(|file| file.test)
         .filter(|test| {
             test.n_pes <= max_pes && test.expect.iter().any(|e| e.config == Config::NV_NVL)
+        })
+        // Undefined behaviour has no outcome that is right or wrong.
+        .filter(|test| {
+            let undefined = test
+                .expect
+                .iter()
+                .any(|e| e.observation == Observation::Undefined);
+            if undefined {
+                eprintln!("{}: skipped: undefined behaviour", test.name);
+            }
+            !undefined
         })
         .map(|test| {
             let allowed = allowed_outcomes(&test, &Config::NV_NVL)

@@ -17,14 +17,17 @@
 //!
 //! `barrier_all` and `sync_all` become a barrier of the instance's threads alone (a counter
 //! word of the instance on PE 0, after a system fence): the device API's barrier needs the
-//! whole block of one PE. The final memory values are read by the host after every PE's
+//! whole block of one PE. A team's `team_sync` or `team_barrier` is the same on a counter
+//! word of its own, on the team's lowest member (`team_barrier` quiets first). The final memory values are read by the host after every PE's
 //! kernel has finished.
 
 use std::fmt::Write as _;
 
 use model::litmus::{Instr, Litmus, Observable, VarId};
 
-use crate::gpu_instr::{NotOnGpu, Spelling, longest_program, program_cases};
+use crate::gpu_instr::{
+    DEVICE_HELPERS, NotOnGpu, Spelling, longest_program, program_cases, team_sets,
+};
 use crate::gpu_run::initial_value;
 
 /// The stressed kernel's name.
@@ -38,9 +41,10 @@ fn has_barrier(test: &Litmus) -> bool {
         .any(|(i, _)| matches!(i, Instr::BarrierAll | Instr::SyncAll))
 }
 
-/// The words of one instance: the test's variables, then a barrier counter if it needs one.
+/// The words of one instance: the test's variables, then a barrier counter if it needs one,
+/// then a counter per team ([`team_sets`]).
 pub fn instance_words(test: &Litmus) -> u32 {
-    test.vars.len() as u32 + u32::from(has_barrier(test))
+    test.vars.len() as u32 + u32::from(has_barrier(test)) + team_sets(test).len() as u32
 }
 
 /// The registers PE `pe` records per instance, in the order of `test.observables()`: the
@@ -107,11 +111,14 @@ pub fn stress_kernel_source(test: &Litmus) -> Result<String, NotOnGpu> {
             k as u64 * u64::from(n_pes)
         )
     };
+    let first_team = n_vars + u32::from(has_barrier(test));
+    let team_counter = |t: usize| format!("v[{}]", first_team as usize + t);
     let program = program_cases(
         test,
         &Spelling {
             var: &var,
             barrier: &barrier,
+            team_counter: &team_counter,
         },
         "    ",
     )?;
@@ -123,6 +130,7 @@ pub fn stress_kernel_source(test: &Litmus) -> Result<String, NotOnGpu> {
         test.name
     );
     s.push_str(STRESS_LOOP);
+    s.push_str(DEVICE_HELPERS);
     let _ = writeln!(
         s,
         "extern \"C\" __global__ void {STRESS_KERNEL}(unsigned long long *vars, const unsigned \
@@ -253,12 +261,11 @@ mod tests {
         assert!(source.contains("RSHMEM_CMP_GE, 3ull"), "{source}");
     }
 
-    /// Initial values are the test's, on the PE whose copy they are.
+    /// Initial values are the test's, on the PE whose copy they are, in every catalogue test
+    /// not listed as refused.
     #[test]
     fn resets_write_each_pes_initial_values() {
-        for file in load_paths(&[catalogue_dir()]).expect("the catalogue loads") {
-            let test = file.test;
-            let source = stress_kernel_source(&test).unwrap_or_else(|e| panic!("{e}"));
+        for (test, source) in crate::gpu_instr::catalogue_sources(stress_kernel_source) {
             for &(loc, value) in &test.init {
                 let case = source
                     .split(&format!("    case {}:\n", loc.pe))

@@ -114,6 +114,14 @@ pub enum TableLine<'a> {
         /// What is not known.
         reason: String,
     },
+    /// It has undefined behaviour (an `expect ... undefined` line): no outcome is right or
+    /// wrong, so it is listed, not run, and no failure of the run.
+    Undefined {
+        /// The test's name.
+        name: String,
+        /// Its PEs.
+        n_pes: u32,
+    },
     /// It could not run: its name, PEs, and the error.
     Failed {
         /// The test's name.
@@ -132,7 +140,9 @@ pub fn table(lines: &[TableLine]) -> String {
         .iter()
         .filter_map(|l| match l {
             TableLine::Ran(t) => Some(t),
-            TableLine::Failed { .. } | TableLine::NotOnGpu { .. } => None,
+            TableLine::Failed { .. } | TableLine::NotOnGpu { .. } | TableLine::Undefined { .. } => {
+                None
+            }
         })
         .collect();
     let weak: usize = tallies.iter().map(|t| t.weak().len()).sum();
@@ -144,13 +154,18 @@ pub fn table(lines: &[TableLine]) -> String {
         .iter()
         .filter(|l| matches!(l, TableLine::NotOnGpu { .. }))
         .count();
-    let failed = lines.len() - tallies.len() - not_on_gpu;
+    let undefined = lines
+        .iter()
+        .filter(|l| matches!(l, TableLine::Undefined { .. }))
+        .count();
+    let failed = lines.len() - tallies.len() - not_on_gpu - undefined;
     let mut s = String::new();
     let _ = writeln!(
         s,
         "Weak outcomes seen: **{seen} of {weak}** allowed ({showing} of the {with_weak} tests \
          that have one showed at least one); forbidden outcomes: **{forbidden}**; tests that \
-         did not run: {failed}; tests not on GPU: {not_on_gpu}.\n"
+         did not run: {failed}; tests not on GPU: {not_on_gpu}; tests skipped for undefined \
+         behaviour: {undefined}.\n"
     );
     s.push_str(
         "| test | PEs | executions | outcomes (count) | weak seen | weak never seen | forbidden \
@@ -177,11 +192,18 @@ pub fn table(lines: &[TableLine]) -> String {
                     "| {name} | {n_pes} | 0 | not on GPU: {reason} | - | - | - |"
                 );
             }
+            TableLine::Undefined { name, n_pes } => {
+                let _ = write!(s, "| {name} | {n_pes} | 0 | {UNDEFINED} | - | - | - |");
+            }
         }
         s.push('\n');
     }
     s
 }
+
+/// What the table and the progress say of a test with undefined behaviour.
+pub const UNDEFINED: &str =
+    "skipped: undefined behaviour (`expect ... undefined`), no outcome to check";
 
 /// `text` as one cell of a markdown table.
 fn cell(text: &str) -> String {
@@ -237,17 +259,25 @@ mod tests {
                 n_pes: 3,
                 reason: "new".into(),
             },
+            TableLine::Undefined {
+                name: "Z".into(),
+                n_pes: 2,
+            },
         ]);
         assert!(
             table.starts_with(
                 "Weak outcomes seen: **1 of 1** allowed (1 of the 1 tests that have one showed \
                  at least one); forbidden outcomes: **1**; tests that did not run: 1; tests not on \
-                 GPU: 1."
+                 GPU: 1; tests skipped for undefined behaviour: 1."
             ),
             "{table}"
         );
         assert!(
             table.contains("| X | 2 | 0 | did not run: a / b | - | - | - |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| Z | 2 | 0 | skipped: undefined behaviour"),
             "{table}"
         );
     }

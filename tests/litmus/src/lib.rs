@@ -46,7 +46,7 @@ pub use gpu_stress_plan::{
     ThreadLayout, VARS_WORDS, WordLayout,
 };
 pub use gpu_stress_run::{StressedRun, run_stressed_on_gpu};
-pub use gpu_table::{TableLine, Tally, table};
+pub use gpu_table::{TableLine, Tally, UNDEFINED, table};
 pub use machine::topology;
 pub use on_cuda::run_on_cuda;
 pub use on_gpu_kernel::{MAX_DELAY_CYCLES, kernel_source, run_on_gpu_kernel};

@@ -14,8 +14,10 @@
 //!    on it) for that execution.
 //!
 //! The device API has only the default context, so context-scoped fence and quiet run as the
-//! global ones: stronger than the rules ask, which can hide an allowed outcome but never
-//! produce a forbidden one. Nbi gets and fetches complete at once, one of the timings the
+//! global ones (and `pe_quiet` as quiet): stronger than the rules ask, which can hide an
+//! allowed outcome but never produce a forbidden one. A team's rendezvous counts on a word
+//! after the variables, reset with them (`barrier_all` is the device API's, which needs every
+//! PE). Nbi gets and fetches complete at once, one of the timings the
 //! rules allow.
 //!
 //! The barrier-aligned start rarely shows weak outcomes; the stressed kernel
@@ -28,7 +30,9 @@ use hw::cuda::{CudaDevice, KernelArg, KernelOptions};
 use hw::{Device, Instant, Launcher, Queue};
 use model::litmus::{Litmus, Observable, Outcome, VarId};
 
-use crate::gpu_instr::{NotOnGpu, Spelling, longest_program, program_cases};
+use crate::gpu_instr::{
+    DEVICE_HELPERS, NotOnGpu, Spelling, longest_program, program_cases, team_sets,
+};
 use crate::gpu_run::{
     GpuRunError, HEAP_BYTES, PeKernelError, WAIT_TIMEOUT_NS, count_outcomes, initial_value, owned,
     read_words,
@@ -52,6 +56,12 @@ fn var(v: VarId) -> String {
     format!("(vars + {})", u64::from(v.0) * VAR_STRIDE_WORDS)
 }
 
+/// The words of each PE's copy of a test: its variables, then one counter per team
+/// ([`team_sets`]) for the team rendezvous.
+fn words(test: &Litmus) -> usize {
+    test.vars.len() + team_sets(test).len()
+}
+
 /// The CUDA source of `test`'s kernel: `litmus_executions(vars, records, executions, seed)`.
 ///
 /// # Errors
@@ -59,11 +69,13 @@ fn var(v: VarId) -> String {
 pub fn kernel_source(test: &Litmus) -> Result<String, NotOnGpu> {
     let n_vars = test.vars.len();
     let barrier = |_: usize| "rshmem_barrier_all();".to_string();
+    let team_counter = |t: usize| var(VarId((n_vars + t) as u16));
     let program = program_cases(
         test,
         &Spelling {
             var: &var,
             barrier: &barrier,
+            team_counter: &team_counter,
         },
         "    ",
     )?;
@@ -73,6 +85,7 @@ pub fn kernel_source(test: &Litmus) -> Result<String, NotOnGpu> {
         "// {} (generated from the litmus test; one thread per PE)",
         test.name
     );
+    s.push_str(DEVICE_HELPERS);
     let _ = writeln!(
         s,
         "extern \"C\" __global__ void {KERNEL}(unsigned long long *vars, unsigned long long \
@@ -82,16 +95,21 @@ pub fn kernel_source(test: &Litmus) -> Result<String, NotOnGpu> {
     s.push_str("  unsigned long long rng = seed ^ (0x9e3779b97f4a7c15ull * (unsigned long long)(me + 1));\n");
     let _ = writeln!(s, "  unsigned long long src[{}];", longest_program(test));
     s.push_str("  for (unsigned int e = 0; e < executions; ++e) {\n");
-    // 1. Reset this PE's variables.
+    // 1. Reset this PE's variables and team counters (after the last execution's final
+    // barrier, before this one's first: no PE counts on them meanwhile).
     s.push_str("    switch (me) {\n");
     for pe in 0..test.n_pes {
         let _ = writeln!(s, "    case {pe}:");
-        for v in 0..n_vars {
+        for v in 0..words(test) {
+            let init = if v < n_vars {
+                initial_value(test, pe, v)
+            } else {
+                0
+            };
             let _ = writeln!(
                 s,
-                "      *(volatile unsigned long long *)(vars + {}) = {}ull;",
+                "      *(volatile unsigned long long *)(vars + {}) = {init}ull;",
                 v as u64 * VAR_STRIDE_WORDS,
-                initial_value(test, pe, v)
             );
         }
         s.push_str("      break;\n");
@@ -171,7 +189,7 @@ fn pe_records(
     let queue = dev.create_queue()?;
     let width = owned(test, dev.pe().0).len().max(1) as u64;
     if RECORDS_OFFSET + u64::from(BATCH) * width * 8 > HEAP_BYTES
-        || test.vars.len() as u64 * VAR_STRIDE_WORDS * 8 > RECORDS_OFFSET
+        || words(test) as u64 * VAR_STRIDE_WORDS * 8 > RECORDS_OFFSET
     {
         return Err(PeKernelError::Layout {
             test: test.name.clone(),
@@ -239,12 +257,11 @@ mod tests {
         );
     }
 
-    /// Every catalogue test turns into a kernel whose every PE has a case in each switch.
+    /// Every catalogue test not listed as refused turns into a kernel whose every PE has a
+    /// case in each switch.
     #[test]
     fn every_catalogue_test_has_a_case_per_pe() {
-        for file in load_paths(&[catalogue_dir()]).expect("the catalogue loads") {
-            let test = file.test;
-            let source = kernel_source(&test).expect("every catalogue test is on GPU");
+        for (test, source) in crate::gpu_instr::catalogue_sources(kernel_source) {
             for pe in 0..test.n_pes {
                 assert_eq!(
                     source.matches(&format!("case {pe}:")).count(),

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use litmus::{
-    ScError, StressOptions, TableLine, Tally, catalogue_dir, kernel_source, load_paths,
+    ScError, StressOptions, TableLine, Tally, UNDEFINED, catalogue_dir, kernel_source, load_paths,
     run_on_gpu_kernel, run_stressed_on_gpu, sc_outcomes, stress_kernel_source, table,
 };
 use model::litmus::{Config, Litmus, Outcome};
@@ -62,7 +62,8 @@ Only tests with an `expect nv-nvl` line run: one host's GPUs are NVLink peers.
 An outcome is weak when the model allows it and no sequentially consistent interleaving of
 the programs gives it. A forbidden outcome fails the run (exit status 1); so does a test that
 could not run. A test holding an instruction the GPU kernels (or the SC enumerator) do not know
-is listed as not on GPU and skipped.
+is listed as not on GPU and skipped; a test with undefined behaviour (an `expect ... undefined`
+line) is listed as skipped: no outcome of it is right or wrong.
 
 Example: litmus-gpu --executions 100000 --stress on --table litmus-stress.md";
 
@@ -83,37 +84,47 @@ struct Planned {
     sc: BTreeSet<Outcome>,
 }
 
-/// A test that holds an instruction the kernels or the SC enumerator do not know.
+/// Why a test does not run.
+enum Skip {
+    /// It holds an instruction the kernels or the SC enumerator do not know.
+    NotOnGpu(String),
+    /// It has undefined behaviour.
+    Undefined,
+}
+
+/// A test that does not run, and why.
 struct NotRun {
     name: String,
     n_pes: u32,
-    reason: String,
+    skip: Skip,
 }
 
-/// `test` ready to run, or why it is not on GPU.
+/// `test` ready to run, or why it does not run.
 ///
 /// # Errors
 /// If the model fails on a test the kernels know.
 fn plan(test: Litmus, stress: Stress) -> anyhow::Result<Result<Planned, NotRun>> {
-    let not_run = |test: &Litmus, reason: String| {
+    let not_run = |test: &Litmus, skip: Skip| {
         Ok(Err(NotRun {
             name: test.name.clone(),
             n_pes: test.n_pes,
-            reason,
+            skip,
         }))
+    };
+    // The SC enumerator first: it is what refuses a test with undefined behaviour.
+    let sc = match sc_outcomes(&test) {
+        Ok(sc) => sc,
+        Err(ScError::Undefined { .. }) => return not_run(&test, Skip::Undefined),
+        Err(e @ ScError::Unknown { .. }) => return not_run(&test, Skip::NotOnGpu(e.to_string())),
+        Err(e) => return Err(e.into()),
     };
     let kernel = match stress {
         Stress::Off => kernel_source(&test).map(drop),
         Stress::On | Stress::Placement => stress_kernel_source(&test).map(drop),
     };
     if let Err(e) = kernel {
-        return not_run(&test, e.to_string());
+        return not_run(&test, Skip::NotOnGpu(e.to_string()));
     }
-    let sc = match sc_outcomes(&test) {
-        Ok(sc) => sc,
-        Err(e @ ScError::Unknown { .. }) => return not_run(&test, e.to_string()),
-        Err(e) => return Err(e.into()),
-    };
     let allowed = allowed_outcomes(&test, &Config::NV_NVL)
         .with_context(|| format!("{}: the model", test.name))?
         .outcomes;
@@ -156,10 +167,16 @@ fn run(args: &Args) -> anyhow::Result<()> {
         let test_started = Instant::now();
         let line = match p {
             Ok(p) => run_one(args, &options, p, args.seed + k as u64),
-            Err(n) => TableLine::NotOnGpu {
-                name: n.name.clone(),
-                n_pes: n.n_pes,
-                reason: n.reason.clone(),
+            Err(n) => match &n.skip {
+                Skip::NotOnGpu(reason) => TableLine::NotOnGpu {
+                    name: n.name.clone(),
+                    n_pes: n.n_pes,
+                    reason: reason.clone(),
+                },
+                Skip::Undefined => TableLine::Undefined {
+                    name: n.name.clone(),
+                    n_pes: n.n_pes,
+                },
             },
         };
         let name = match p {
@@ -248,6 +265,7 @@ fn progress(line: &TableLine) -> String {
         ),
         TableLine::Failed { error, .. } => format!("did not run: {error}"),
         TableLine::NotOnGpu { reason, .. } => format!("not on GPU: {reason}"),
+        TableLine::Undefined { .. } => UNDEFINED.into(),
     }
 }
 
