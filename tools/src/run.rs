@@ -11,7 +11,7 @@ use hw::{Launcher, Pe, Semantics, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use sim::costs::Timing;
-use sim::{Machine, OpCounts, Sim, SimReport};
+use sim::{Fault, FaultPlan, InjectionReport, Machine, OpCounts, Sim, SimReport};
 
 use crate::launch::{self, LaunchArgs};
 use crate::sim_program::{self, SimRequest};
@@ -22,9 +22,22 @@ pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem run put-bw --pes 2 --topology h200x2 --json
   rshmem run alltoall --pes 1024 --topology ib-128 --trace trace.json
 
-The exit status is 0 when every PE's check passed, 1 when a check failed or the run
-deadlocked, and 2 for bad arguments. --trace writes Chrome trace-event JSON: open it in
+The exit status is 0 when every PE's check passed, 1 when a check failed, the run
+deadlocked or a PE crashed, and 2 for bad arguments. --trace writes Chrome trace-event JSON: open it in
 https://ui.perfetto.dev or chrome://tracing (one track per PE and per link direction).
+
+Faults (--faults SPEC; docs/faults.md): items separated by commas, each part may be
+`random` or left out (drawn from the seed, so the seed still replays the run):
+  slow-pe=PE:Fx          PE's own time (issue, fences, polls, compute) takes F times as long
+  link=LINKS:SCALE       SCALE is Fx (speed: bandwidth x F, latency / F), bw=Fx or lat=Fx
+  stall=LINKS:FROM..TO   the links carry nothing from FROM to TO (simulated time)
+  crash=PE@TIME          PE stops for good at TIME; the report names it and every wait
+LINKS is all, a link kind (nvlink, pcie, ib), a node kind (nvswitch, nic, ...), a node
+name (node0.nic2; see `rshmem topo`), peN (PE N's GPU), or A-B for the links between two
+of those. Times: 50us, 1.5ms, 200ns. Random times fall in the 100 us after start-up.
+  rshmem run alltoall --topology ib-2 --seed 3 --faults 'slow-pe=3:4x, link=nvlink:0.25x'
+  rshmem run ring --seed 1 --faults 'stall=pe2-nvswitch:10us..60us, crash=2@50us'
+  rshmem run reduce --topology ib-2 --seed 9 --faults crash=random
 
 Launcher mode (-n N): start N processes of PROGRAM on this machine instead of simulating.
   rshmem run -n 2 ./target/release/examples/hello
@@ -87,16 +100,29 @@ pub(crate) struct RunArgs {
     /// every access an event), not a mapped load (docs/nvshmem-programs.md)
     #[arg(long, requires = "sim")]
     exact: bool,
+    /// Inject faults: slow PEs, slow or stalled links, crashed PEs (see below and
+    /// docs/faults.md), or `none`.
+    #[arg(long, value_name = "SPEC")]
+    faults: Option<FaultPlan>,
+    /// Test-only: break one ordering rule of the simulator on purpose (as `rshmem litmus
+    /// --break`), to see the workloads' checks catch it.
+    #[arg(
+        long = "break",
+        value_name = "RULE",
+        value_parser = PossibleValuesParser::new(Fault::ALL.map(Fault::name))
+            .try_map(|name| name.parse::<Fault>())
+    )]
+    broken: Option<Fault>,
 }
 
 #[derive(Serialize, Debug)]
-struct Summary {
+pub(crate) struct Summary {
     workload: String,
     pes: u32,
     topology: String,
     semantics: &'static str,
     seed: u64,
-    ok: bool,
+    pub(crate) ok: bool,
     sim_time_ns: u64,
     /// Of the simulated time, the start-up before the PEs' programs ran (`Timing::startup_ns`).
     startup_ns: u64,
@@ -109,11 +135,16 @@ struct Summary {
     process_rss_bytes_peak: Option<u64>,
     wall_s: f64,
     sim_ops_per_wall_s: f64,
-    failures: Vec<String>,
+    pub(crate) failures: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     curve: Option<Vec<BandwidthPoint>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     modelled_gbps: Option<f64>,
+    /// The injected faults as drawn for this seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    faults: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
 }
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -164,76 +195,205 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     })?;
     let machine = sim::topology::load(&args.machine.topology)?;
     let timing = machine.timing;
-    let sim = simulator(
-        workload,
-        SimChoice {
-            machine,
-            pes: args.machine.pes,
-            seed: args.seed.unwrap_or(0),
-            semantics: args.machine.semantics,
-            timeline: args.trace.is_some(),
-            explore: None,
-        },
-    )?;
+    let tampering = Tampering {
+        plan: args.faults.clone().unwrap_or_default(),
+        broken: args.broken,
+    };
+    let choice = SimChoice {
+        machine,
+        pes: args.machine.pes,
+        seed: args.seed.unwrap_or(0),
+        semantics: args.machine.semantics,
+        timeline: args.trace.is_some(),
+        explore: None,
+    };
+    let sim = tampered_simulator(workload, choice, &tampering)?;
     let n_pes = sim.n_pes();
-    let topology = sim.topology().clone();
     let config = rshmem::Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;
     if config.info {
         // Why stderr: stdout may be the --json object.
         eprint!("{}", crate::info::table_text(&config));
     }
     let spinner = progress(&args, workload, n_pes);
-    let wall = Instant::now();
-    let output = rshmem::run(sim, config, |sh| workloads::run_on_pe(workload, sh))?;
-    let wall_s = wall.elapsed().as_secs_f64();
+    let run = run_workload(workload, sim, config, &timing)?;
     if let Some(s) = spinner {
         s.finish_and_clear();
     }
-    let report = output.report;
-    let mut failures = Vec::new();
-    let mut curve = None;
-    for (pe, result) in output.results.into_iter().enumerate() {
-        match result {
-            Ok(Ok(outcome)) => record(pe as u32, outcome, &mut failures, &mut curve),
-            Ok(Err(err)) => failures.push(format!("PE {pe}: {err}")),
-            Err(err) => failures.push(format!("PE {pe}: {err}")),
-        }
-    }
-    if let Some(message) = &report.failure {
-        failures.push(message.clone());
-    }
-    let modelled_gbps = (workload.name == "put-bw").then(|| modelled_put_gbps(&topology, &timing));
-    if let (Some(points), Some(model)) = (&curve, modelled_gbps) {
-        failures.extend(check_curve(points, model));
-    }
     if let Some(path) = &args.trace {
-        let timeline = report
+        let timeline = run
             .timeline
             .as_ref()
             .context("the simulator recorded no timeline")?;
-        std::fs::write(path, timeline.to_chrome_json(&topology))
+        std::fs::write(path, timeline.to_chrome_json(&run.topology))
             .with_context(|| format!("cannot write the trace to {}", path.display()))?;
     }
-    let startup_ns = timing.startup_ns;
-    let summary = summarise(
-        workload,
-        &report,
-        startup_ns,
-        wall_s,
-        failures,
-        curve,
-        modelled_gbps,
-    );
+    let summary = &run.summary;
     if args.json {
-        println!("{}", serde_json::to_string(&summary)?);
+        println!("{}", serde_json::to_string(summary)?);
     } else {
-        print_text(&summary, args.trace.as_deref());
+        let mut replay = String::new();
+        if let Some(plan) = args.faults.as_ref().filter(|p| !p.is_empty()) {
+            replay.push_str(&format!(" --faults '{plan}'"));
+        }
+        if let Some(rule) = args.broken {
+            replay.push_str(&format!(" --break {}", rule.name()));
+        }
+        print_text(summary, args.trace.as_deref(), &replay);
     }
     Ok(if summary.ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// How one PE's run ended, for `swarm` to judge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PeVerdict {
+    /// Its check passed.
+    Passed,
+    /// Its check failed: a wrong result.
+    WrongResult,
+    /// It returned an error, or its setup or teardown failed (a deadlock names why).
+    Failed,
+    /// Its program panicked.
+    Panicked,
+    /// It crashed, as the fault plan said.
+    Crashed,
+}
+
+/// One checked run of a workload on the simulator: what `run` prints and `swarm` judges.
+pub(crate) struct WorkloadRun {
+    pub(crate) summary: Summary,
+    /// Each PE's verdict, in PE order.
+    pub(crate) verdicts: Vec<PeVerdict>,
+    /// What the simulator reported as the run's failure (a deadlock report, ...).
+    pub(crate) failure: Option<String>,
+    pub(crate) injection: Option<InjectionReport>,
+    timeline: Option<sim::Timeline>,
+    topology: Topology,
+}
+
+/// Runs `workload` on `sim` and checks every PE's result; `timing` is the machine's.
+///
+/// # Errors
+/// If the PEs could not be launched.
+pub(crate) fn run_workload(
+    workload: &Workload,
+    sim: Sim,
+    config: rshmem::Config,
+    timing: &Timing,
+) -> anyhow::Result<WorkloadRun> {
+    let topology = sim.topology().clone();
+    let wall = Instant::now();
+    let output = rshmem::run(sim, config, |sh| workloads::run_on_pe(workload, sh))?;
+    let wall_s = wall.elapsed().as_secs_f64();
+    let mut report = output.report;
+    let injection = report.injection.take();
+    let crashes = injection.iter().flat_map(|i| &i.crashes);
+    let crashed: Vec<_> = crashes.filter(|c| c.happened).collect();
+    let mut failures = Vec::new();
+    let mut curve = None;
+    let mut verdicts = Vec::new();
+    for (pe, result) in output.results.into_iter().enumerate() {
+        let crash = crashed.iter().find(|c| c.pe as usize == pe);
+        let verdict = match (result, crash) {
+            (Err(_), Some(crash)) => {
+                // The crash first: it is what the rest of the report follows from.
+                let first_others = verdicts
+                    .iter()
+                    .filter(|&&v| v == PeVerdict::Crashed)
+                    .count();
+                failures.insert(first_others, crash.message());
+                PeVerdict::Crashed
+            }
+            (Ok(Ok(outcome)), _) => {
+                let ok = outcome.ok;
+                record(pe as u32, outcome, &mut failures, &mut curve);
+                if ok {
+                    PeVerdict::Passed
+                } else {
+                    PeVerdict::WrongResult
+                }
+            }
+            (Ok(Err(err)), _) => {
+                failures.push(format!("PE {pe}: {err}"));
+                PeVerdict::Failed
+            }
+            (Err(err), _) => {
+                failures.push(format!("PE {pe}: {err}"));
+                match err {
+                    rshmem::PeError::Failed(_) => PeVerdict::Panicked,
+                    _ => PeVerdict::Failed,
+                }
+            }
+        };
+        verdicts.push(verdict);
+    }
+    if let Some(message) = &report.failure {
+        failures.push(message.clone());
+    }
+    let mut failures = fold_repeated_reports(failures);
+    let mut notes = Vec::new();
+    let modelled_gbps = (workload.name == "put-bw").then(|| modelled_put_gbps(&topology, timing));
+    if let (Some(points), Some(model)) = (&curve, modelled_gbps) {
+        if injection.is_some() {
+            notes.push(
+                "the bandwidth curve is not checked against the model: injected faults change \
+                 the machine"
+                    .to_string(),
+            );
+        } else {
+            failures.extend(check_curve(points, model));
+        }
+    }
+    let mut summary = summarise(
+        workload,
+        &report,
+        timing.startup_ns,
+        wall_s,
+        failures,
+        curve,
+        modelled_gbps,
+    );
+    summary.faults = injection.as_ref().map(|i| i.drawn.clone());
+    summary.notes = notes;
+    Ok(WorkloadRun {
+        summary,
+        verdicts,
+        failure: report.failure.clone(),
+        injection,
+        timeline: report.timeline.take(),
+        topology,
+    })
+}
+
+/// Keeps the first copy of each multi-line report (a deadlock's names every PE, and every PE
+/// that waited fails with it) and shortens the later ones to their first line.
+fn fold_repeated_reports(failures: Vec<String>) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    failures
+        .into_iter()
+        .map(|failure| match failure.split_once('\n') {
+            Some((head, report)) if seen.iter().any(|s| s == report) => {
+                format!("{head} (the report above)")
+            }
+            Some((_, report)) => {
+                seen.push(report.to_string());
+                failure
+            }
+            None => failure,
+        })
+        .collect()
+}
+
+/// What a run changes of its machine on purpose.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tampering {
+    /// Injected faults (docs/faults.md): the machine misbehaves as hardware can.
+    pub(crate) plan: FaultPlan,
+    /// A broken ordering rule (test-only): the simulator is no longer a legal machine.
+    pub(crate) broken: Option<Fault>,
 }
 
 /// What a simulator for one run of a workload is built from.
@@ -252,6 +412,25 @@ pub(crate) struct SimChoice {
 /// # Errors
 /// If the topology cannot hold the PEs, or the workload needs more of them.
 pub(crate) fn simulator(workload: &Workload, choice: SimChoice) -> anyhow::Result<Sim> {
+    tampered_simulator(workload, choice, &Tampering::default())
+}
+
+/// Builds the simulator for one run of `workload`, with `tampering`'s faults.
+///
+/// # Errors
+/// As [`simulator`], and if the fault plan names a PE or link the run lacks.
+pub(crate) fn tampered_simulator(
+    workload: &Workload,
+    choice: SimChoice,
+    tampering: &Tampering,
+) -> anyhow::Result<Sim> {
+    let n_pes = choice.pes.unwrap_or(choice.machine.topology.n_gpus());
+    if n_pes <= choice.machine.topology.n_gpus() {
+        tampering
+            .plan
+            .check(&choice.machine.topology, n_pes)
+            .context("--faults")?;
+    }
     let mut builder = Sim::builder(choice.machine)
         .seed(choice.seed)
         .semantics(choice.semantics)
@@ -262,7 +441,10 @@ pub(crate) fn simulator(workload: &Workload, choice: SimChoice) -> anyhow::Resul
     if let Some(n) = choice.pes {
         builder = builder.pes(n);
     }
-    let sim = builder.build()?;
+    if let Some(rule) = tampering.broken {
+        builder = builder.fault(rule);
+    }
+    let sim = builder.inject(tampering.plan.clone()).build()?;
     if sim.n_pes() < workload.min_pes {
         bail!(
             "workload {} needs at least {} PEs; pass --pes {}",
@@ -345,10 +527,13 @@ fn summarise(
         failures,
         curve,
         modelled_gbps,
+        faults: None,
+        notes: Vec::new(),
     }
 }
 
-fn print_text(s: &Summary, trace: Option<&std::path::Path>) {
+/// `replay` is what the command line needs beside the seed to replay the run.
+fn print_text(s: &Summary, trace: Option<&std::path::Path>, replay: &str) {
     println!(
         "{} on {} PEs of {} ({}), seed {}: {}",
         s.workload,
@@ -374,6 +559,9 @@ fn print_text(s: &Summary, trace: Option<&std::path::Path>) {
         s.ops, c.puts, c.gets, c.amos, c.put_signals, c.fences, c.quiets, c.waits
     );
     println!("  trace hash       {}", s.trace_hash);
+    if let Some(faults) = &s.faults {
+        println!("  faults           {faults}");
+    }
     println!(
         "  wall time        {:.3} s ({} events, {:.2} M simulated ops/s)",
         s.wall_s,
@@ -401,11 +589,14 @@ fn print_text(s: &Summary, trace: Option<&std::path::Path>) {
             path.display()
         );
     }
+    for note in &s.notes {
+        println!("  note: {note}");
+    }
     for f in &s.failures {
         println!("  failure: {f}");
     }
     if !s.ok {
-        println!("  rerun with --seed {} to reproduce", s.seed);
+        println!("  rerun with --seed {}{replay} to reproduce", s.seed);
     }
 }
 

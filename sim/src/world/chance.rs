@@ -1,5 +1,5 @@
 //! Every chance draw of the world: link jitter, an exploration's rounds, when a pending
-//! InfiniBand write drains, and an explored PE's stalls. Each call of the world's
+//! InfiniBand write drains, an explored PE's stalls, and the random parts of a fault plan. Each call of the world's
 //! [`Chooser`](crate::choice::Chooser) goes through a function here, so the draws a run makes,
 //! and their order, can be read in one place.
 
@@ -86,5 +86,12 @@ impl World {
             let stall_ns = self.rounds_ns(rounds);
             self.advance_clock(pe, stall_ns);
         }
+    }
+
+    /// A value below `n` for a random part of the run's fault plan (a victim, a time, a
+    /// factor, a link; `crate::injection`), drawn once per part, in the plan's order, before
+    /// the first event.
+    pub(super) fn injection_draw(&mut self, n: u64) -> u64 {
+        self.chooser.below(n)
     }
 }
