@@ -377,3 +377,83 @@ fn progress(total: u64) -> ProgressBar {
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One real run of `workload` on hgx8 under `spec`.
+    fn real_run(workload: &str, spec: &str) -> WorkloadRun {
+        let workload = workloads::lookup(workload).unwrap();
+        let machine = sim::topology::load("hgx8").unwrap();
+        let timing = machine.timing;
+        let choice = SimChoice {
+            machine,
+            pes: None,
+            seed: 1,
+            semantics: hw::Semantics::default(),
+            timeline: false,
+            explore: None,
+        };
+        let tampering = Tampering {
+            plan: spec.parse().unwrap(),
+            broken: None,
+        };
+        let sim = run::tampered_simulator(workload, choice, &tampering).unwrap();
+        run::run_workload(workload, sim, rshmem::Config::default(), &timing).unwrap()
+    }
+
+    fn failed(verdict: Verdict) -> String {
+        match verdict {
+            Verdict::Failed(why) => why,
+            _ => panic!("expected a failure"),
+        }
+    }
+
+    #[test]
+    fn a_crash_with_the_expected_report_passes_and_any_other_ending_fails() {
+        assert!(matches!(
+            judge(&real_run("ring", "crash=2@30us")),
+            Verdict::CrashReported
+        ));
+        let mut unnamed = real_run("ring", "crash=2@30us");
+        unnamed
+            .summary
+            .failures
+            .retain(|f| !f.starts_with("PE 2 crashed"));
+        let why = failed(judge(&unnamed));
+        assert!(
+            why.contains("the report does not name PE 2, which crashed"),
+            "{why}"
+        );
+        let mut wrong = real_run("ring", "crash=2@30us");
+        wrong.verdicts[5] = PeVerdict::WrongResult;
+        assert!(failed(judge(&wrong)).contains("PE 5 computed a wrong result"));
+        let mut panicked = real_run("ring", "crash=2@30us");
+        panicked.verdicts[0] = PeVerdict::Panicked;
+        assert!(failed(judge(&panicked)).contains("PE 0 panicked"));
+        let mut early = real_run("ring", "crash=2@30us");
+        let report = early.failure.take().unwrap();
+        early.failure = Some(report.replace("PE 2 failed: crashed", "PE 2 waits for"));
+        assert!(failed(judge(&early)).contains("the deadlock report lists no crashed PE"));
+        let mut alive = real_run("ring", "crash=2@30us");
+        alive.verdicts[2] = PeVerdict::Passed;
+        assert!(failed(judge(&alive)).contains("PE 2 crashed, but its result is not the crash"));
+    }
+
+    #[test]
+    fn runs_without_a_crash_pass_only_when_every_check_passes() {
+        assert!(matches!(judge(&real_run("ring", "none")), Verdict::Passed));
+        assert!(matches!(
+            judge(&real_run("ring", "crash=2@10ms")),
+            Verdict::CrashTooLate
+        ));
+        let mut wrong = real_run("ring", "slow-pe=1:3x");
+        wrong.summary.ok = false;
+        wrong
+            .summary
+            .failures
+            .push("PE 1: check failed: slot 3".into());
+        assert!(failed(judge(&wrong)).contains("PE 1: check failed: slot 3"));
+    }
+}
