@@ -362,8 +362,8 @@ fn a_crash_ends_the_run_with_a_report_naming_the_crashed_pe() {
         failure.contains("PE 2 failed: crashed at 30us (injected)"),
         "{failure}"
     );
-    for pe in 3..8 {
-        let err = results[pe].as_ref().unwrap().as_ref().unwrap_err();
+    for (pe, result) in results.iter().enumerate().skip(3) {
+        let err = result.as_ref().unwrap().as_ref().unwrap_err();
         let QueueError::Deadlock { report: waits } = err else {
             panic!("PE {pe}: {err}")
         };

@@ -32,8 +32,9 @@ Every combination of seed, workload, topology and fault plan is one `rshmem run`
 bar on stderr counts them. Each failure is printed with the command that replays it. A plan
 that crashes a PE passes when the run ends in the expected report: the crashed PE named, no
 wrong result, no panic. The exit status is 0 when every run passed, 1 when one failed, 2 for
-bad arguments. The default (5 plans x 11 workloads x 2 topologies x 8 seeds) takes about a
-minute on two cores. Fault plans: `rshmem run --help` and docs/faults.md.";
+bad arguments. The default (5 plans x 11 workloads x 2 topologies x 64 seeds, 7040 runs) takes
+about a minute on two busy cores (30 s of CPU). Fault plans: `rshmem run --help` and
+docs/faults.md.";
 
 /// The plans of the default swarm: none, then one of each kind, drawn from the seed.
 const DEFAULT_PLANS: &str = "none;slow-pe=random;link=random;stall=random;crash=random";
@@ -41,7 +42,7 @@ const DEFAULT_PLANS: &str = "none;slow-pe=random;link=random;stall=random;crash=
 #[derive(Args, Debug)]
 pub(crate) struct SwarmArgs {
     /// Seeds per combination of workload, topology and plan.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 64)]
     seeds: u64,
     /// The first seed.
     #[arg(long, default_value_t = 0)]

@@ -197,9 +197,9 @@ pub struct Time(pub u64);
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ns = self.0;
-        if ns >= 1_000_000 && ns % 1_000_000 == 0 {
+        if ns >= 1_000_000 && ns.is_multiple_of(1_000_000) {
             write!(f, "{}ms", ns / 1_000_000)
-        } else if ns % 1000 == 0 {
+        } else if ns.is_multiple_of(1000) {
             write!(f, "{}us", ns / 1000)
         } else {
             let frac = format!("{:03}", ns % 1000);
