@@ -324,6 +324,7 @@ impl Network {
 /// them, given the stalls (earliest start first): it starts once none of its links is stalled,
 /// and pauses through every stall of one of them that comes while it is under way. Returns
 /// its start and how long it then holds its links, pauses included.
+#[cold]
 fn around_stalls(
     stalls: &[(u32, Interval)],
     hops: &[u32],

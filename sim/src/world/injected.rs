@@ -97,12 +97,14 @@ impl World {
         });
     }
 
-    /// Carries out the next crash if it is due by `until_ns`; returns whether one was.
-    pub(super) fn crash_due(&mut self, until_ns: u64) -> bool {
+    /// Carries out the next crash if it comes no later than the next deadline and the event
+    /// at `event_ns`; returns whether it did.
+    pub(super) fn crash_due(&mut self, event_ns: u64) -> bool {
         let Some(&(at_ns, pe)) = self.injected.pending.last() else {
             return false;
         };
-        if at_ns > until_ns {
+        let deadline_ns = self.deadlines.first().map_or(u64::MAX, |&(t, _)| t);
+        if at_ns > event_ns.min(deadline_ns) {
             return false;
         }
         self.injected.pending.pop();

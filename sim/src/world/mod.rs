@@ -200,14 +200,14 @@ impl World {
     /// When the next thing happens: an event, a deadline or an injected crash.
     fn next_time_ns(&mut self) -> Option<u64> {
         let deadline = self.deadlines.first().map(|&(t, _)| t);
-        [
-            self.events.next_time_ns(),
-            deadline,
-            self.injected.next_crash_ns(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let next = match (self.events.next_time_ns(), deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match self.injected.next_crash_ns() {
+            None => next,
+            Some(crash_ns) => Some(next.map_or(crash_ns, |t| t.min(crash_ns))),
+        }
     }
 
     /// Whether `pe` must yield before observing or changing what other PEs can see: its
@@ -250,8 +250,7 @@ impl World {
                 self.drain_all();
                 return None;
             };
-            let deadline_ns = self.deadlines.first().map(|&(t, _)| t);
-            if self.crash_due(deadline_ns.map_or(event_ns, |d| d.min(event_ns))) {
+            if self.injected.next_crash_ns().is_some() && self.crash_due(event_ns) {
                 continue;
             }
             if let Some(&(deadline_ns, pe)) = self.deadlines.first()
