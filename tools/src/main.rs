@@ -10,6 +10,7 @@ mod litmus;
 mod nvcc;
 mod oshrun;
 mod run;
+mod run_workload;
 mod sim_program;
 mod svg;
 mod swarm;

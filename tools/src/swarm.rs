@@ -19,7 +19,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
 use sim::{Fault, FaultPlan, Machine};
 
-use crate::run::{self, PeVerdict, SimChoice, Tampering, WorkloadRun};
+use crate::run::{self, SimChoice, Tampering};
+use crate::run_workload::{PeVerdict, WorkloadRun, run_workload};
 use tools::workloads::{self, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
@@ -263,7 +264,7 @@ fn run_one(job: &Job<'_>, args: &SwarmArgs, config: rshmem::Config) -> Verdict {
     let timing = job.machine.timing;
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let sim = run::tampered_simulator(job.workload, choice, &tampering)?;
-        run::run_workload(job.workload, sim, config, &timing)
+        run_workload(job.workload, sim, config, &timing)
     }));
     match outcome {
         Ok(Ok(run)) => judge(&run),
@@ -401,7 +402,7 @@ mod tests {
             broken: None,
         };
         let sim = run::tampered_simulator(workload, choice, &tampering).unwrap();
-        run::run_workload(workload, sim, rshmem::Config::default(), &timing).unwrap()
+        run_workload(workload, sim, rshmem::Config::default(), &timing).unwrap()
     }
 
     fn failed(verdict: Verdict) -> String {
