@@ -116,6 +116,12 @@ pub(crate) struct RunArgs {
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(n_ranks) = args.launch.np {
+        if args.faults.is_some() || args.broken.is_some() {
+            bail!(
+                "--faults and --break apply to the built-in workloads only; drop -n to run one \
+                 (`rshmem run ring --faults crash=random`)"
+            );
+        }
         if let Some(topology) = &args.launch.sim {
             let mut request = SimRequest::new(
                 n_ranks,

@@ -138,6 +138,11 @@ fn bad_fault_specs_fail_with_a_message_that_names_the_fix() {
         assert!(stderr.contains(expected), "{spec}: {stderr}");
         assert!(!stderr.contains("panicked"), "{spec}: {stderr}");
     }
+    let out = rshmem(&["run", "-n", "2", "--faults", "crash=1", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--faults and --break apply to the built-in workloads only")
+    );
     let help = text(&rshmem(&["run", "--help"]).stdout);
     for part in [
         "slow-pe=PE:Fx",
