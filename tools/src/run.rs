@@ -22,8 +22,9 @@ pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem run alltoall --pes 1024 --topology ib-128 --trace trace.json
 
 The exit status is 0 when every PE's check passed, 1 when a check failed, the run
-deadlocked or a PE crashed, and 2 for bad arguments. --trace writes Chrome trace-event JSON: open it in
-https://ui.perfetto.dev or chrome://tracing (one track per PE and per link direction).
+deadlocked or a PE crashed, and 2 for bad arguments. --trace writes Chrome trace-event
+JSON: open it in https://ui.perfetto.dev or chrome://tracing (one track per PE and per
+link direction).
 
 Faults (--faults SPEC; docs/faults.md): items separated by commas, each part may be
 `random` or left out (drawn from the seed, so the seed still replays the run):

@@ -1,5 +1,5 @@
 //! Every chance draw of the world: link jitter, an exploration's rounds, when a pending
-//! InfiniBand write drains, an explored PE's stalls, and the random parts of a fault plan. Each call of the world's
+//! InfiniBand write drains, and an explored PE's stalls. Each call of the world's
 //! [`Chooser`](crate::choice::Chooser) goes through a function here, so the draws a run makes,
 //! and their order, can be read in one place.
 
