@@ -32,6 +32,10 @@
 //!   (docs/sim-memory.md).
 //! - **Failures are reports.** A deadlock, a missed deadline or the time limit ends the waits
 //!   involved with an error naming every PE and what it waited for; the seed is logged.
+//! - **Faults on purpose.** [`SimBuilder::inject`] slows PEs and links, stalls links and
+//!   crashes PEs in an ordinary seeded run ([`injection`], docs/faults.md); its random parts
+//!   come from the same choice source, so a seed still reproduces the run. (Unrelated to
+//!   [`Fault`], the test-only broken ordering rules.)
 
 #![warn(missing_docs)]
 
@@ -46,6 +50,7 @@ mod exec_shuttle;
 pub mod explore;
 mod fault;
 mod handle;
+pub mod injection;
 mod mapping;
 mod memory;
 mod movers;
@@ -69,6 +74,7 @@ pub use device::SimDevice;
 pub use entropy::Entropy;
 pub use explore::Explore;
 pub use fault::{Fault, UnknownFault};
+pub use injection::{FaultPlan, InjectionReport};
 pub use memory::StaticRegion;
 pub use queue::SimQueue;
 pub use report::{OpCounts, SimReport};
@@ -100,6 +106,7 @@ pub struct Sim {
     explore: Option<Explore>,
     stack_bytes: usize,
     executor: Executor,
+    injection: Option<injection::CheckedPlan>,
 }
 
 /// What runs the PEs' programs.
@@ -122,6 +129,7 @@ pub struct SimBuilder {
     explore: Option<Explore>,
     stack_bytes: usize,
     executor: Executor,
+    injection: FaultPlan,
 }
 
 /// The largest segment a simulated GPU grants: the 141 GB of an H200's HBM3e (memory is
@@ -249,12 +257,20 @@ impl SimBuilder {
         self
     }
 
+    /// Injects `plan`'s faults into the run (docs/faults.md): slow PEs, slower or stalled
+    /// links, crashed PEs. Its random parts are drawn from the run's seed. Plans add up.
+    pub fn inject(mut self, plan: FaultPlan) -> Self {
+        self.injection = self.injection.and(plan);
+        self
+    }
+
     /// Checks the configuration.
     ///
     /// # Errors
     /// [`LaunchError::Pes`] if the PE count is zero or larger than the topology's GPUs;
     /// [`LaunchError::Init`] if [`SimBuilder::static_data`] has not one region per PE, or
-    /// regions of different lengths or that overlap, naming the PEs.
+    /// regions of different lengths or that overlap, naming the PEs; or if the fault plan
+    /// names a PE or link the run lacks, or comes with an exploration.
     pub fn build(self) -> Result<Sim, LaunchError> {
         let gpus = self.topology.n_gpus();
         let n_pes = self.n_pes.unwrap_or(gpus);
@@ -278,6 +294,18 @@ impl SimBuilder {
         if !self.layout.static_regions.is_empty() {
             check_static_regions(&self.layout.static_regions, n_pes).map_err(LaunchError::Init)?;
         }
+        let injection = if self.injection.is_empty() {
+            None
+        } else if self.explore.is_some() {
+            return Err(LaunchError::Init(
+                "an exploration runs without injected faults: drop the fault plan, or run \
+                 seeds instead"
+                    .into(),
+            ));
+        } else {
+            let plan = self.injection.check(&self.topology, n_pes);
+            Some(plan.map_err(|e| LaunchError::Init(e.to_string()))?)
+        };
         Ok(Sim {
             topology: Rc::new(self.topology),
             n_pes,
@@ -286,6 +314,7 @@ impl SimBuilder {
             explore: self.explore,
             stack_bytes: self.stack_bytes,
             executor: self.executor,
+            injection,
         })
     }
 }
@@ -318,6 +347,7 @@ impl Sim {
             explore: None,
             stack_bytes: 256 * 1024,
             executor: Executor::Coroutines,
+            injection: FaultPlan::default(),
         }
     }
 
@@ -362,7 +392,7 @@ impl Launcher for Sim {
         if !faults.is_empty() {
             tracing::warn!(target: TRACING_TARGET, ?faults, "running with broken rules (test-only)");
         }
-        let world = World::new(
+        let mut world = World::new(
             Rc::clone(&self.topology),
             self.n_pes,
             caps,
@@ -370,15 +400,28 @@ impl Launcher for Sim {
             self.layout,
             self.explore.as_ref(),
         );
+        if let Some(plan) = &self.injection {
+            world.inject(plan);
+        }
         let shared = Rc::new(Shared {
             world: RefCell::new(world),
         });
-        let results = match self.executor {
+        let mut results = match self.executor {
             Executor::Coroutines => exec::run_pes(&shared, self.stack_bytes, &pe_main)?,
             #[cfg(rshmem_shuttle)]
             Executor::ShuttleTasks => exec_shuttle::run_pes(&shared, &pe_main)?,
         };
         let mut world = shared.world.borrow_mut();
+        let injection = world.injected.take_report();
+        // A crashed PE's program never returned: its result is the crash.
+        for crash in injection.iter().flat_map(|r| &r.crashes) {
+            if crash.happened {
+                results[crash.pe as usize] = Err(hw::PeFailure {
+                    pe: hw::Pe(crash.pe),
+                    message: crash.message(),
+                });
+            }
+        }
         let failure = world.failure.clone();
         if let Some(message) = &failure {
             tracing::warn!(target: TRACING_TARGET, seed = params.seed, "run failed: {message}; rerun with seed {}", params.seed);
@@ -398,6 +441,7 @@ impl Launcher for Sim {
             memory_bytes_peak: world.mem.resident_bytes_peak,
             failure,
             timeline: world.trace.timeline.take(),
+            injection,
         };
         Ok((results, report))
     }

@@ -4,9 +4,15 @@
 //! path for the start-up time plus `bytes / bottleneck bandwidth` (cut-through), starting when
 //! the last of those links is free. Concurrent transfers over a link therefore share its
 //! bandwidth, and a lone transfer takes `latency + start-up + bytes / bandwidth`.
+//!
+//! Injected faults (`crate::injection`) change links before the run (their latency and
+//! bandwidth) and stall them during it: a stalled link carries nothing, so a transfer that
+//! needs it starts after the stall, or pauses through it.
 
 use hw::topology::{Hop, LinkId, Routes};
 use hw::{Path, PathClass, Pe, Topology};
+
+use crate::injection::{Interval, LinkScale};
 
 /// The routes from one PE, as far as it has used them. Walking the shortest-path tree for
 /// every traversal touches a dozen cold cache lines; a route used before is two.
@@ -74,6 +80,8 @@ pub(crate) struct Network {
     busy_until_ns: Vec<[u64; 2]>,
     /// Per link, per direction: bytes carried, for reports.
     pub(crate) bytes_carried: Vec<[u64; 2]>,
+    /// Injected stalls, `(link, interval)`, earliest start first; empty in most runs.
+    stalls: Vec<(u32, Interval)>,
 }
 
 /// A PE that used routes to more than this fraction of all PEs gets all its routes at once, in
@@ -159,7 +167,23 @@ impl Network {
             },
             busy_until_ns: vec![[0; 2]; n_links as usize],
             bytes_carried: vec![[0; 2]; n_links as usize],
+            stalls: Vec::new(),
         }
+    }
+
+    /// Applies injected faults before the run: `scales` change links (several on one link
+    /// compound), `stalls` stop them for a while.
+    pub(crate) fn inject(&mut self, scales: &[(LinkId, LinkScale)], stalls: &[(LinkId, Interval)]) {
+        for &(link, scale) in scales {
+            let slot = &mut self.links[link.0 as usize];
+            *slot = scale.apply(*slot);
+        }
+        self.stalls = stalls
+            .iter()
+            .map(|&(link, during)| (link.0, during))
+            .collect();
+        self.stalls
+            .sort_unstable_by_key(|&(link, during)| (during, link));
     }
 
     /// The route from `src` to `dst`, computing the tree of `src` the first time it sends and
@@ -267,7 +291,10 @@ impl Network {
         } else {
             self.transfer_ns
         };
-        let serialise_ns = start_up_ns + serialise_ns(bytes, bytes_per_s);
+        let mut serialise_ns = start_up_ns + serialise_ns(bytes, bytes_per_s);
+        if !self.stalls.is_empty() {
+            (begin_ns, serialise_ns) = around_stalls(&self.stalls, hops, begin_ns, serialise_ns);
+        }
         for &hop in hops {
             let d = (hop % 2) as usize ^ usize::from(reverse);
             self.busy_until_ns[(hop / 2) as usize][d] = begin_ns + serialise_ns;
@@ -291,6 +318,41 @@ impl Network {
             forward: hop % 2 == 0,
         })
     }
+}
+
+/// When a transfer over `hops` that needs `serialise_ns` of its links from `begin_ns` occupies
+/// them, given the stalls (earliest start first): it starts once none of its links is stalled,
+/// and pauses through every stall of one of them that comes while it is under way. Returns
+/// its start and how long it then holds its links, pauses included.
+#[cold]
+fn around_stalls(
+    stalls: &[(u32, Interval)],
+    hops: &[u32],
+    begin_ns: u64,
+    serialise_ns: u64,
+) -> (u64, u64) {
+    let mut at_ns = begin_ns;
+    let mut left_ns = serialise_ns;
+    let mut started_ns = None;
+    for &(link, during) in stalls {
+        if during.to_ns <= at_ns || !hops.iter().any(|&hop| hop / 2 == link) {
+            continue;
+        }
+        if during.from_ns <= at_ns {
+            // Stalled now: wait for the end.
+            at_ns = during.to_ns;
+            continue;
+        }
+        started_ns.get_or_insert(at_ns);
+        let free_ns = during.from_ns - at_ns;
+        if free_ns >= left_ns {
+            break;
+        }
+        left_ns -= free_ns;
+        at_ns = during.to_ns;
+    }
+    let start_ns = started_ns.unwrap_or(at_ns);
+    (start_ns, at_ns + left_ns - start_ns)
 }
 
 #[cfg(test)]

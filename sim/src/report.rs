@@ -3,6 +3,7 @@
 use hw::Semantics;
 
 use crate::Fault;
+use crate::injection::InjectionReport;
 
 use crate::trace::Timeline;
 
@@ -68,4 +69,6 @@ pub struct SimReport {
     pub failure: Option<String>,
     /// The timeline, if one was asked for.
     pub timeline: Option<Timeline>,
+    /// What the injected faults did ([`crate::SimBuilder::inject`]); `None` without a plan.
+    pub injection: Option<InjectionReport>,
 }

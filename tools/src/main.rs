@@ -10,8 +10,10 @@ mod litmus;
 mod nvcc;
 mod oshrun;
 mod run;
+mod run_workload;
 mod sim_program;
 mod svg;
+mod swarm;
 mod topo;
 
 use std::process::ExitCode;
@@ -42,6 +44,10 @@ enum Command {
     /// race on symmetric memory: two accesses that no ordering rule orders.
     #[command(after_help = check::AFTER_HELP)]
     Check(check::CheckArgs),
+    /// Run the built-in workloads over many seeds, topologies and fault plans (slow PEs, slow
+    /// or stalled links, crashes) and print every failing run with the command that replays it.
+    #[command(after_help = swarm::AFTER_HELP)]
+    Swarm(swarm::SwarmArgs),
     /// Check litmus tests: the outcomes the ordering model allows against every execution of
     /// the simulator, and both against the verdict each file expects.
     #[command(after_help = litmus::AFTER_HELP)]
@@ -78,6 +84,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::main(args),
         Command::Check(args) => check::main(args),
+        Command::Swarm(args) => swarm::main(args),
         Command::Litmus(args) => litmus::main(args),
         Command::Bench(args) => bench::main(args),
         Command::Calibrate(args) => calibrate::main(args),

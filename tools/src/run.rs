@@ -2,29 +2,42 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use hw::{Launcher, Pe, Semantics, Topology};
+use hw::{Launcher, Semantics};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
-use sim::costs::Timing;
-use sim::{Machine, OpCounts, Sim, SimReport};
+use sim::{Fault, FaultPlan, Machine, Sim};
 
 use crate::launch::{self, LaunchArgs};
+use crate::run_workload::{Summary, run_workload};
 use crate::sim_program::{self, SimRequest};
-use tools::workloads::{self, BandwidthPoint, PeOutcome, Workload};
+use tools::workloads::{self, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem run ring --pes 8 --topology hgx8 --seed 1
   rshmem run put-bw --pes 2 --topology h200x2 --json
   rshmem run alltoall --pes 1024 --topology ib-128 --trace trace.json
 
-The exit status is 0 when every PE's check passed, 1 when a check failed or the run
-deadlocked, and 2 for bad arguments. --trace writes Chrome trace-event JSON: open it in
-https://ui.perfetto.dev or chrome://tracing (one track per PE and per link direction).
+The exit status is 0 when every PE's check passed, 1 when a check failed, the run
+deadlocked or a PE crashed, and 2 for bad arguments. --trace writes Chrome trace-event
+JSON: open it in https://ui.perfetto.dev or chrome://tracing (one track per PE and per
+link direction).
+
+Faults (--faults SPEC; docs/faults.md): items separated by commas, each part may be
+`random` or left out (drawn from the seed, so the seed still replays the run):
+  slow-pe=PE:Fx          PE's own time (issue, fences, polls, compute) takes F times as long
+  link=LINKS:SCALE       SCALE is Fx (speed: bandwidth x F, latency / F), bw=Fx or lat=Fx
+  stall=LINKS:FROM..TO   the links carry nothing from FROM to TO (simulated time)
+  crash=PE@TIME          PE stops for good at TIME; the report names it and every wait
+LINKS is all, a link kind (nvlink, pcie, ib), a node kind (nvswitch, nic, ...), a node
+name (node0.nic2; see `rshmem topo`), peN (PE N's GPU), or A-B for the links between two
+of those. Times: 50us, 1.5ms, 200ns. Random times fall in the 100 us after start-up.
+  rshmem run alltoall --topology ib-2 --seed 3 --faults 'slow-pe=3:4x, link=nvlink:0.25x'
+  rshmem run ring --seed 1 --faults 'stall=pe2-nvswitch:10us..60us, crash=2@50us'
+  rshmem run reduce --topology ib-2 --seed 9 --faults crash=random
 
 Launcher mode (-n N): start N processes of PROGRAM on this machine instead of simulating.
   rshmem run -n 2 ./target/release/examples/hello
@@ -87,37 +100,29 @@ pub(crate) struct RunArgs {
     /// every access an event), not a mapped load (docs/nvshmem-programs.md)
     #[arg(long, requires = "sim")]
     exact: bool,
-}
-
-#[derive(Serialize, Debug)]
-struct Summary {
-    workload: String,
-    pes: u32,
-    topology: String,
-    semantics: &'static str,
-    seed: u64,
-    ok: bool,
-    sim_time_ns: u64,
-    /// Of the simulated time, the start-up before the PEs' programs ran (`Timing::startup_ns`).
-    startup_ns: u64,
-    ops: u64,
-    op_counts: OpCounts,
-    trace_hash: String,
-    events: u64,
-    memory_bytes_peak: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    process_rss_bytes_peak: Option<u64>,
-    wall_s: f64,
-    sim_ops_per_wall_s: f64,
-    failures: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    curve: Option<Vec<BandwidthPoint>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    modelled_gbps: Option<f64>,
+    /// Inject faults: slow PEs, slow or stalled links, crashed PEs (see below and
+    /// docs/faults.md), or `none`.
+    #[arg(long, value_name = "SPEC")]
+    faults: Option<FaultPlan>,
+    /// Test-only: break one ordering rule of the simulator on purpose (as `rshmem litmus
+    /// --break`), to see the workloads' checks catch it.
+    #[arg(
+        long = "break",
+        value_name = "RULE",
+        value_parser = PossibleValuesParser::new(Fault::ALL.map(Fault::name))
+            .try_map(|name| name.parse::<Fault>())
+    )]
+    broken: Option<Fault>,
 }
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(n_ranks) = args.launch.np {
+        if args.faults.is_some() || args.broken.is_some() {
+            bail!(
+                "--faults and --break apply to the built-in workloads only; drop -n to run one \
+                 (`rshmem run ring --faults crash=random`)"
+            );
+        }
         if let Some(topology) = &args.launch.sim {
             let mut request = SimRequest::new(
                 n_ranks,
@@ -164,76 +169,65 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     })?;
     let machine = sim::topology::load(&args.machine.topology)?;
     let timing = machine.timing;
-    let sim = simulator(
-        workload,
-        SimChoice {
-            machine,
-            pes: args.machine.pes,
-            seed: args.seed.unwrap_or(0),
-            semantics: args.machine.semantics,
-            timeline: args.trace.is_some(),
-            explore: None,
-        },
-    )?;
+    let tampering = Tampering {
+        plan: args.faults.clone().unwrap_or_default(),
+        broken: args.broken,
+    };
+    let choice = SimChoice {
+        machine,
+        pes: args.machine.pes,
+        seed: args.seed.unwrap_or(0),
+        semantics: args.machine.semantics,
+        timeline: args.trace.is_some(),
+        explore: None,
+    };
+    let sim = tampered_simulator(workload, choice, &tampering)?;
     let n_pes = sim.n_pes();
-    let topology = sim.topology().clone();
     let config = rshmem::Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;
     if config.info {
         // Why stderr: stdout may be the --json object.
         eprint!("{}", crate::info::table_text(&config));
     }
     let spinner = progress(&args, workload, n_pes);
-    let wall = Instant::now();
-    let output = rshmem::run(sim, config, |sh| workloads::run_on_pe(workload, sh))?;
-    let wall_s = wall.elapsed().as_secs_f64();
+    let run = run_workload(workload, sim, config, &timing)?;
     if let Some(s) = spinner {
         s.finish_and_clear();
     }
-    let report = output.report;
-    let mut failures = Vec::new();
-    let mut curve = None;
-    for (pe, result) in output.results.into_iter().enumerate() {
-        match result {
-            Ok(Ok(outcome)) => record(pe as u32, outcome, &mut failures, &mut curve),
-            Ok(Err(err)) => failures.push(format!("PE {pe}: {err}")),
-            Err(err) => failures.push(format!("PE {pe}: {err}")),
-        }
-    }
-    if let Some(message) = &report.failure {
-        failures.push(message.clone());
-    }
-    let modelled_gbps = (workload.name == "put-bw").then(|| modelled_put_gbps(&topology, &timing));
-    if let (Some(points), Some(model)) = (&curve, modelled_gbps) {
-        failures.extend(check_curve(points, model));
-    }
     if let Some(path) = &args.trace {
-        let timeline = report
+        let timeline = run
             .timeline
             .as_ref()
             .context("the simulator recorded no timeline")?;
-        std::fs::write(path, timeline.to_chrome_json(&topology))
+        std::fs::write(path, timeline.to_chrome_json(&run.topology))
             .with_context(|| format!("cannot write the trace to {}", path.display()))?;
     }
-    let startup_ns = timing.startup_ns;
-    let summary = summarise(
-        workload,
-        &report,
-        startup_ns,
-        wall_s,
-        failures,
-        curve,
-        modelled_gbps,
-    );
+    let summary = &run.summary;
     if args.json {
-        println!("{}", serde_json::to_string(&summary)?);
+        println!("{}", serde_json::to_string(summary)?);
     } else {
-        print_text(&summary, args.trace.as_deref());
+        let mut replay = String::new();
+        if let Some(plan) = args.faults.as_ref().filter(|p| !p.is_empty()) {
+            replay.push_str(&format!(" --faults '{plan}'"));
+        }
+        if let Some(rule) = args.broken {
+            replay.push_str(&format!(" --break {}", rule.name()));
+        }
+        print_text(summary, args.trace.as_deref(), &replay);
     }
     Ok(if summary.ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// What a run changes of its machine on purpose.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tampering {
+    /// Injected faults (docs/faults.md): the machine misbehaves as hardware can.
+    pub(crate) plan: FaultPlan,
+    /// A broken ordering rule (test-only): the simulator is no longer a legal machine.
+    pub(crate) broken: Option<Fault>,
 }
 
 /// What a simulator for one run of a workload is built from.
@@ -252,6 +246,25 @@ pub(crate) struct SimChoice {
 /// # Errors
 /// If the topology cannot hold the PEs, or the workload needs more of them.
 pub(crate) fn simulator(workload: &Workload, choice: SimChoice) -> anyhow::Result<Sim> {
+    tampered_simulator(workload, choice, &Tampering::default())
+}
+
+/// Builds the simulator for one run of `workload`, with `tampering`'s faults.
+///
+/// # Errors
+/// As [`simulator`], and if the fault plan names a PE or link the run lacks.
+pub(crate) fn tampered_simulator(
+    workload: &Workload,
+    choice: SimChoice,
+    tampering: &Tampering,
+) -> anyhow::Result<Sim> {
+    let n_pes = choice.pes.unwrap_or(choice.machine.topology.n_gpus());
+    if n_pes <= choice.machine.topology.n_gpus() {
+        tampering
+            .plan
+            .check(&choice.machine.topology, n_pes)
+            .context("--faults")?;
+    }
     let mut builder = Sim::builder(choice.machine)
         .seed(choice.seed)
         .semantics(choice.semantics)
@@ -262,7 +275,10 @@ pub(crate) fn simulator(workload: &Workload, choice: SimChoice) -> anyhow::Resul
     if let Some(n) = choice.pes {
         builder = builder.pes(n);
     }
-    let sim = builder.build()?;
+    if let Some(rule) = tampering.broken {
+        builder = builder.fault(rule);
+    }
+    let sim = builder.inject(tampering.plan.clone()).build()?;
     if sim.n_pes() < workload.min_pes {
         bail!(
             "workload {} needs at least {} PEs; pass --pes {}",
@@ -274,81 +290,8 @@ pub(crate) fn simulator(workload: &Workload, choice: SimChoice) -> anyhow::Resul
     Ok(sim)
 }
 
-fn record(
-    pe: u32,
-    outcome: PeOutcome,
-    failures: &mut Vec<String>,
-    curve: &mut Option<Vec<BandwidthPoint>>,
-) {
-    if !outcome.ok {
-        failures.push(format!("PE {pe}: check failed: {}", outcome.detail));
-    }
-    if outcome.curve.is_some() {
-        *curve = outcome.curve;
-    }
-}
-
-/// The curve must rise with size and its largest point must be within 5 % of the route's
-/// modelled bandwidth. "Rise" allows each point to sit up to 3 % below the one before: the
-/// simulator's link jitter (up to twice the latency on a straggler) moves the end of a batch
-/// by about a microsecond, which is that much of the mid-size batches.
-fn check_curve(points: &[BandwidthPoint], modelled_gbps: f64) -> Vec<String> {
-    let mut problems = Vec::new();
-    for pair in points.windows(2) {
-        if pair[1].gbps < pair[0].gbps * 0.97 {
-            problems.push(format!(
-                "bandwidth fell from {:.2} GB/s at {} B to {:.2} GB/s at {} B",
-                pair[0].gbps, pair[0].bytes, pair[1].gbps, pair[1].bytes
-            ));
-        }
-    }
-    if let Some(last) = points.last() {
-        let error = (last.gbps - modelled_gbps).abs() / modelled_gbps;
-        if error > 0.05 {
-            problems.push(format!(
-                "{:.2} GB/s at {} B is {:.1} % away from the modelled {modelled_gbps:.2} GB/s",
-                last.gbps,
-                last.bytes,
-                error * 100.0
-            ));
-        }
-    }
-    problems
-}
-
-fn summarise(
-    workload: &Workload,
-    report: &SimReport,
-    startup_ns: u64,
-    wall_s: f64,
-    failures: Vec<String>,
-    curve: Option<Vec<BandwidthPoint>>,
-    modelled_gbps: Option<f64>,
-) -> Summary {
-    Summary {
-        workload: workload.name.to_string(),
-        pes: report.n_pes,
-        topology: report.topology.clone(),
-        semantics: report.semantics.name(),
-        seed: report.seed,
-        ok: failures.is_empty(),
-        sim_time_ns: report.sim_time_ns,
-        startup_ns,
-        ops: report.ops.total(),
-        op_counts: report.ops,
-        trace_hash: format!("{:016x}", report.trace_hash),
-        events: report.events,
-        memory_bytes_peak: report.memory_bytes_peak,
-        process_rss_bytes_peak: process_rss_bytes_peak(),
-        wall_s,
-        sim_ops_per_wall_s: report.ops.total() as f64 / wall_s.max(1e-9),
-        failures,
-        curve,
-        modelled_gbps,
-    }
-}
-
-fn print_text(s: &Summary, trace: Option<&std::path::Path>) {
+/// `replay` is what the command line needs beside the seed to replay the run.
+fn print_text(s: &Summary, trace: Option<&std::path::Path>, replay: &str) {
     println!(
         "{} on {} PEs of {} ({}), seed {}: {}",
         s.workload,
@@ -374,6 +317,9 @@ fn print_text(s: &Summary, trace: Option<&std::path::Path>) {
         s.ops, c.puts, c.gets, c.amos, c.put_signals, c.fences, c.quiets, c.waits
     );
     println!("  trace hash       {}", s.trace_hash);
+    if let Some(faults) = &s.faults {
+        println!("  faults           {faults}");
+    }
     println!(
         "  wall time        {:.3} s ({} events, {:.2} M simulated ops/s)",
         s.wall_s,
@@ -401,20 +347,15 @@ fn print_text(s: &Summary, trace: Option<&std::path::Path>) {
             path.display()
         );
     }
+    for note in &s.notes {
+        println!("  note: {note}");
+    }
     for f in &s.failures {
         println!("  failure: {f}");
     }
     if !s.ok {
-        println!("  rerun with --seed {} to reproduce", s.seed);
+        println!("  rerun with --seed {}{replay} to reproduce", s.seed);
     }
-}
-
-/// The most memory this process held at once (Linux `VmHWM`), if the system says.
-fn process_rss_bytes_peak() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// A spinner on standard error while a run is in progress, for interactive text use only.
@@ -427,15 +368,4 @@ fn progress(args: &RunArgs, workload: &Workload, n_pes: u32) -> Option<ProgressB
     spinner.set_message(format!("simulating {} on {n_pes} PEs", workload.name));
     spinner.enable_steady_tick(Duration::from_millis(100));
     Some(spinner)
-}
-
-/// The rate PE 0's large puts to PE 1 tend to in the model: the slower of the route's
-/// bandwidth and the PE's own copy curve (`Timing::copy`), in GB/s.
-fn modelled_put_gbps(topology: &Topology, timing: &Timing) -> f64 {
-    let path = topology.routes_from(Pe(0)).path_to(topology, Pe(1));
-    let mover = timing.copy.device.asymptotic_bytes_per_s();
-    let bytes_per_s = mover.map_or(path.bandwidth_bytes_per_s, |m| {
-        m.min(path.bandwidth_bytes_per_s)
-    });
-    bytes_per_s as f64 / 1e9
 }

@@ -119,4 +119,11 @@ impl World {
             self.advance_clock(pe, stall_ns);
         }
     }
+
+    /// A value below `n` for a random part of the run's fault plan (a victim, a time, a
+    /// factor, a link; `crate::injection`), drawn once per part, in the plan's order, before
+    /// the first event.
+    pub(super) fn injection_draw(&mut self, n: u64) -> u64 {
+        self.chooser.below(n)
+    }
 }

@@ -64,6 +64,9 @@ impl World {
     /// An operation reaches its target and acts there; its response or acknowledgement
     /// starts back.
     pub(super) fn deliver(&mut self, slot: u32) {
+        if self.lost_at_crashed_target(slot) {
+            return;
+        }
         let mut flight = self.ops[slot as usize]
             .take()
             .expect("a delivered op is in flight");

@@ -338,6 +338,9 @@ impl World {
 
     /// A posted operation enters the network: it takes its route's links and is on its way.
     pub(super) fn issue(&mut self, slot: u32) {
+        if self.dropped_at_crashed_source(slot) {
+            return;
+        }
         let flight = self.ops[slot as usize]
             .as_ref()
             .expect("an issued op is in flight");

@@ -10,11 +10,13 @@
 //! waits, deadlines and deadlock reports), `visibility.rs` (when a write becomes visible:
 //! the InfiniBand pending list, drains, consistency steps), `issue.rs` (posting an operation
 //! and its entry into the network), `deliver.rs` (delivery, responses, acknowledgements),
-//! `chance.rs` (every chance draw), `exchange.rs` (the bootstrap exchange).
+//! `chance.rs` (every chance draw), `exchange.rs` (the bootstrap exchange), `injected.rs`
+//! (injected faults: slow PEs, crashes, operations lost at a crashed PE).
 
 mod chance;
 mod deliver;
 mod exchange;
+mod injected;
 mod issue;
 mod pes;
 #[cfg(test)]
@@ -39,6 +41,7 @@ use crate::report::OpCounts;
 use crate::trace::Trace;
 
 use exchange::Exchange;
+use injected::Injected;
 use issue::{InFlight, QueueState};
 pub(crate) use pes::Blocked;
 use pes::{PeState, Status};
@@ -110,6 +113,8 @@ pub(crate) struct World {
     pub(crate) trace: Trace,
     pub(crate) failure: Option<String>,
     pub(crate) abort: Option<String>,
+    /// Injected faults (`SimBuilder::inject`); empty in most runs.
+    pub(crate) injected: Injected,
 }
 
 /// How far past the next event a PE may post operations before it yields.
@@ -185,6 +190,7 @@ impl World {
             trace: Trace::new(params.timeline),
             failure: None,
             abort: None,
+            injected: Injected::default(),
             params,
         }
     }
@@ -193,16 +199,21 @@ impl World {
         self.pes[pe as usize].clock_ns
     }
 
+    /// `pe` spends `ns` of its own time (as long as an injected slowdown makes it).
     pub(crate) fn advance_clock(&mut self, pe: u32, ns: u64) {
-        self.pes[pe as usize].clock_ns += ns;
+        self.pes[pe as usize].clock_ns += self.injected.scale_pe_ns(pe, ns);
     }
 
-    /// When the next thing happens: an event or a deadline.
+    /// When the next thing happens: an event, a deadline or an injected crash.
     fn next_time_ns(&mut self) -> Option<u64> {
         let deadline = self.deadlines.first().map(|&(t, _)| t);
-        match (self.events.next_time_ns(), deadline) {
+        let next = match (self.events.next_time_ns(), deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        };
+        match self.injected.next_crash_ns() {
+            None => next,
+            Some(crash_ns) => Some(next.map_or(crash_ns, |t| t.min(crash_ns))),
         }
     }
 
@@ -246,6 +257,9 @@ impl World {
                 self.drain_all();
                 return None;
             };
+            if self.injected.next_crash_ns().is_some() && self.crash_due(event_ns) {
+                continue;
+            }
             if let Some(&(deadline_ns, pe)) = self.deadlines.first()
                 && deadline_ns <= event_ns
             {

@@ -77,6 +77,10 @@ impl World {
             state.deadline_ns = Some(at);
             self.deadlines.insert((at, pe));
         }
+        // A queue that lost an operation at a crashed PE can never satisfy the wait.
+        if let Some(err) = self.broken_queue_error(what) {
+            self.wake(pe, self.now_ns, Err(err));
+        }
     }
 
     /// Marks `pe` blocked until any of `specs` holds, or until `deadline_ns`.
@@ -123,6 +127,32 @@ impl World {
         self.trace.record(Record::Finish {
             pe,
             clock_ns: state.clock_ns,
+        });
+    }
+
+    /// Whether `pe` still runs its program (runnable or blocked).
+    pub(super) fn is_live(&self, pe: u32) -> bool {
+        matches!(
+            self.pes[pe as usize].status,
+            Status::Runnable | Status::Blocked
+        )
+    }
+
+    /// Ends `pe` for good where it stands (an injected crash, `injected.rs`): its wait is
+    /// dropped, it is never resumed, and reports list it as failed with `message`.
+    pub(super) fn crash_pe(&mut self, pe: u32, message: String) {
+        self.blocked_bits[pe as usize / 64] &= !(1 << (pe % 64));
+        let state = &mut self.pes[pe as usize];
+        state.status = Status::Failed;
+        state.blocked = None;
+        state.wake = None;
+        state.failure = Some(message);
+        if let Some(at) = state.deadline_ns.take() {
+            self.deadlines.remove(&(at, pe));
+        }
+        self.trace.record(Record::Finish {
+            pe,
+            clock_ns: self.now_ns,
         });
     }
 
