@@ -15,7 +15,7 @@ use sim::{Machine, OpCounts, Sim, SimReport};
 
 use crate::launch::{self, LaunchArgs};
 use crate::sim_program::{self, SimRequest};
-use tools::workloads::{self, BandwidthPoint, PeOutcome, Workload};
+use crate::workloads::{self, BandwidthPoint, PeOutcome, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem run ring --pes 8 --topology hgx8 --seed 1
@@ -234,6 +234,18 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+impl RunArgs {
+    /// The topologies this command line names: the simulated machine of a workload, or with
+    /// -n the one of `--sim`.
+    pub(crate) fn topologies(&self) -> Vec<&str> {
+        match (&self.launch.np, &self.launch.sim) {
+            (Some(_), Some(sim)) => vec![sim.as_str()],
+            (Some(_), None) => Vec::new(),
+            (None, _) => vec![self.machine.topology.as_str()],
+        }
+    }
 }
 
 /// What a simulator for one run of a workload is built from.
