@@ -68,7 +68,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     if let Some(path) = &args.replay {
         let [target] = chosen[..] else {
-            anyhow::bail!("--replay needs the target the input is for: --target topology|litmus|config|cli");
+            anyhow::bail!(
+                "--replay needs the target the input is for: --target topology|litmus|config|cli"
+            );
         };
         let input = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
         let report = runner::replay(target, input, &settings);
@@ -92,11 +94,23 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         failed |= report.panics > 0 || report.hangs > 0;
         println!("{}", report.summary_line());
         for finding in &report.findings {
-            let saved = finding.path.as_ref().map_or("not saved".into(), |p| p.display().to_string());
-            println!("  {} ({} bytes, {saved}): {}", finding.kind, finding.input.len(), finding.message);
+            let saved = finding
+                .path
+                .as_ref()
+                .map_or("not saved".into(), |p| p.display().to_string());
+            println!(
+                "  {} ({} bytes, {saved}): {}",
+                finding.kind,
+                finding.input.len(),
+                finding.message
+            );
         }
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Set in the environment of the process that fuzzes one target.
@@ -105,13 +119,22 @@ const WORKER_VAR: &str = "RSHMEM_FUZZ_WORKER";
 /// Fuzzes each target in a process of its own (this program again), so that a crash that
 /// unwinding cannot catch (a stack overflow, an abort) is reported with its input, and the
 /// other targets still run.
-fn supervise(args: &Args, chosen: &[&'static Target], settings: &Settings) -> anyhow::Result<ExitCode> {
+fn supervise(
+    args: &Args,
+    chosen: &[&'static Target],
+    settings: &Settings,
+) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("finding this program to run each target")?;
     let mut failed = false;
     for target in chosen {
         let status = std::process::Command::new(&exe)
             .args(["fuzz", "--target", target.name])
-            .args(["--inputs", &args.inputs.to_string(), "--seed", &args.seed.to_string()])
+            .args([
+                "--inputs",
+                &args.inputs.to_string(),
+                "--seed",
+                &args.seed.to_string(),
+            ])
             .args(["--time-limit-ms", &args.time_limit_ms.to_string()])
             .env(WORKER_VAR, "1")
             .status()
@@ -127,13 +150,21 @@ fn supervise(args: &Args, chosen: &[&'static Target], settings: &Settings) -> an
                     Ok(input) => {
                         runner::save(target.name, "crash", message, input, &settings.findings_dir);
                     }
-                    Err(e) => eprintln!("fuzz {}: {message}; its input is lost ({}: {e})", target.name, kept.display()),
+                    Err(e) => eprintln!(
+                        "fuzz {}: {message}; its input is lost ({}: {e})",
+                        target.name,
+                        kept.display()
+                    ),
                 }
                 println!("fuzz {}: crashed ({status})", target.name);
             }
         }
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Prints what the replayed input did.

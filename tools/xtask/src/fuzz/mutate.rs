@@ -140,7 +140,12 @@ fn mutate_once(input: &mut Vec<u8>, rng: &mut Rng, dictionary: &[&str], other: &
             } else {
                 rng.range(2, 64)
             };
-            let repeated: Vec<u8> = piece.iter().copied().cycle().take(piece.len() * times).collect();
+            let repeated: Vec<u8> = piece
+                .iter()
+                .copied()
+                .cycle()
+                .take(piece.len() * times)
+                .collect();
             input.splice(end..end, repeated);
         }
         12 if len > 0 => {
@@ -179,7 +184,11 @@ fn rng_word<'a>(rng: &mut Rng, dictionary: &[&'a str]) -> &'a str {
 /// A range `start..end` within `0..len`, short more often than long.
 fn some_range(rng: &mut Rng, len: usize) -> (usize, usize) {
     let start = rng.range(0, len);
-    let longest = if rng.one_in(4) { len - start } else { (len - start).min(8) };
+    let longest = if rng.one_in(4) {
+        len - start
+    } else {
+        (len - start).min(8)
+    };
     (start, start + rng.range(0, longest))
 }
 

@@ -102,7 +102,7 @@ pub(crate) fn fuzz(target: &'static Target, corpus: Vec<Vec<u8>>, settings: &Set
     run_watched(target, settings, move |i, last_was_new| {
         // Feedback: an input refused with an error not seen before reached new code, so it
         // joins the corpus (bounded, so that old seeds keep their share).
-        if last_was_new && corpus.len() < MAX_CORPUS {
+        if last_was_new && corpus.len() < MAX_CORPUS && last.len() <= MAX_CORPUS_INPUT_BYTES {
             corpus.push(std::mem::take(&mut last));
         }
         if i >= inputs {
@@ -121,6 +121,10 @@ pub(crate) fn replay(target: &'static Target, input: Vec<u8>, settings: &Setting
 
 /// The most inputs the corpus grows to.
 const MAX_CORPUS: usize = 4096;
+
+/// The largest input that joins the corpus: larger ones would slow every later mutation, and
+/// mutation makes long inputs afresh anyway.
+const MAX_CORPUS_INPUT_BYTES: usize = 4096;
 
 /// The next input: a structured one, a corpus entry as it is, or a mutant of either.
 fn next_input(target: &Target, rng: &mut Rng, corpus: &[Vec<u8>]) -> Vec<u8> {
@@ -162,7 +166,14 @@ fn run_watched(
             while let Some(input) = next(i, new_error) {
                 i += 1;
                 kept.keep(&input);
-                new_error = run_one(target, &input, &shared, began, &mut seen_panics, &findings_dir);
+                new_error = run_one(
+                    target,
+                    &input,
+                    &shared,
+                    began,
+                    &mut seen_panics,
+                    &findings_dir,
+                );
             }
         })
         .expect("spawning the fuzz worker thread");
@@ -181,17 +192,26 @@ fn run_watched(
         }
         let started_us = shared.started_us.load(Ordering::Acquire);
         let now_us = began.elapsed().as_micros() as u64;
-        if started_us != 0 && now_us.saturating_sub(started_us) > settings.time_limit.as_micros() as u64
+        if started_us != 0
+            && now_us.saturating_sub(started_us) > settings.time_limit.as_micros() as u64
         {
             hangs += 1;
-            let input = shared.current.lock().expect("no panic holds this lock").clone();
+            let input = shared
+                .current
+                .lock()
+                .expect("no panic holds this lock")
+                .clone();
             let message = format!(
                 "an input ran longer than the time limit of {} ms (still running after {} ms)",
                 settings.time_limit.as_millis(),
                 (now_us - started_us) / 1000
             );
             let finding = save(target.name, "hang", message, input, &settings.findings_dir);
-            shared.findings.lock().expect("no panic holds this lock").push(finding);
+            shared
+                .findings
+                .lock()
+                .expect("no panic holds this lock")
+                .push(finding);
             break;
         }
         if settings.progress && last_progress.elapsed() >= Duration::from_secs(2) {
@@ -206,8 +226,16 @@ fn run_watched(
             );
         }
     }
-    let errors = shared.errors.lock().expect("no panic holds this lock").clone();
-    let findings = shared.findings.lock().expect("no panic holds this lock").clone();
+    let errors = shared
+        .errors
+        .lock()
+        .expect("no panic holds this lock")
+        .clone();
+    let findings = shared
+        .findings
+        .lock()
+        .expect("no panic holds this lock")
+        .clone();
     Report {
         target: target.name,
         inputs: shared.inputs.load(Ordering::Acquire),
@@ -259,7 +287,11 @@ fn run_one(
             if seen_panics.insert(location.clone()) {
                 let message = format!("panicked at {location}: {message}");
                 let finding = save(target.name, "panic", message, input.to_vec(), findings_dir);
-                shared.findings.lock().expect("no panic holds this lock").push(finding);
+                shared
+                    .findings
+                    .lock()
+                    .expect("no panic holds this lock")
+                    .push(finding);
             }
         }
     }
@@ -285,7 +317,10 @@ impl KeptInput {
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|()| File::create(path));
         if let Err(e) = &file {
-            eprintln!("fuzz: cannot keep inputs in {} ({e}); a crash will lose its input", path.display());
+            eprintln!(
+                "fuzz: cannot keep inputs in {} ({e}); a crash will lose its input",
+                path.display()
+            );
         }
         KeptInput {
             file: file.ok(),
@@ -296,7 +331,8 @@ impl KeptInput {
     fn keep(&mut self, input: &[u8]) {
         let Some(file) = &self.file else { return };
         self.buffer.clear();
-        self.buffer.extend_from_slice(&(input.len() as u64).to_le_bytes());
+        self.buffer
+            .extend_from_slice(&(input.len() as u64).to_le_bytes());
         self.buffer.extend_from_slice(input);
         if file.write_all_at(&self.buffer, 0).is_err() {
             self.file = None;
@@ -307,7 +343,9 @@ impl KeptInput {
 /// The input a crashed run kept (see [`KeptInput`]).
 pub(crate) fn read_kept(path: &Path) -> std::io::Result<Vec<u8>> {
     let bytes = std::fs::read(path)?;
-    let (len, rest) = bytes.split_at_checked(8).ok_or(std::io::ErrorKind::UnexpectedEof)?;
+    let (len, rest) = bytes
+        .split_at_checked(8)
+        .ok_or(std::io::ErrorKind::UnexpectedEof)?;
     let len = u64::from_le_bytes(len.try_into().expect("8 bytes")) as usize;
     rest.get(..len)
         .map(<[u8]>::to_vec)
@@ -316,40 +354,62 @@ pub(crate) fn read_kept(path: &Path) -> std::io::Result<Vec<u8>> {
 
 /// The first line of an error message with numbers and quoted text blanked, so that "line 3"
 /// and "line 4" of the same mistake count once (clap's errors go on with the usage).
+///
+/// Words with a `/` are blanked to `/`: the paths in messages are the input, not the mistake.
+/// A quote opens after a space or a bracket and closes before a space, punctuation or the
+/// end, so that quotes inside the quoted input (`found '"it's"'`) do not end it.
 pub(crate) fn error_class(message: &str) -> String {
+    let line: Vec<char> = message
+        .chars()
+        .take_while(|&c| c != '\n' && c != '\r')
+        .collect();
+    let is_quote = |c: char| matches!(c, '\'' | '"' | '`');
+    let opens = |i: usize| i == 0 || matches!(line[i - 1], ' ' | '(' | '[' | '=' | ':');
+    let closes = |i: usize| {
+        line.get(i + 1)
+            .is_none_or(|&c| c.is_whitespace() || matches!(c, ',' | ';' | ':' | ')' | ']' | '.'))
+    };
     let mut out = String::new();
-    let mut quote = None;
-    for c in message.chars().take_while(|&c| c != '\n') {
-        match quote {
-            Some(q) if c == q => {
-                out.push(c);
-                quote = None;
-            }
-            Some(_) => {}
-            None if c == '"' || c == '\'' || c == '`' => {
-                out.push(c);
-                quote = Some(c);
-            }
-            None if c.is_ascii_digit() => {
-                if !out.ends_with('#') {
-                    out.push('#');
-                }
-            }
-            None => out.push(c),
+    let mut i = 0;
+    while i < line.len() && out.len() < 120 {
+        let c = line[i];
+        if is_quote(c) && opens(i) {
+            // The quote's end: the last closing quote of its kind before the next opening one.
+            // A quote that never closes holds the rest of the line.
+            let end = (i + 1..line.len()).find(|&j| line[j] == c && closes(j));
+            out.push(c);
+            out.push(c);
+            i = end.map_or(line.len(), |end| end + 1);
+            continue;
         }
-        if out.len() >= 120 {
-            break;
+        if c.is_ascii_digit() {
+            if !out.ends_with('#') {
+                out.push('#');
+            }
+        } else {
+            out.push(c);
         }
+        i += 1;
     }
-    out
+    let words: Vec<&str> = out
+        .split(' ')
+        .map(|w| if w.contains('/') { "/" } else { w })
+        .collect();
+    words.join(" ")
 }
 
 /// Saves a finding's input under `dir` (named by its target, kind and content) and prints it
 /// with the command that replays it.
-pub(crate) fn save(target: &str, kind: &'static str, message: String, input: Vec<u8>, dir: &Path) -> Finding {
-    let hash = input
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+pub(crate) fn save(
+    target: &str,
+    kind: &'static str,
+    message: String,
+    input: Vec<u8>,
+    dir: &Path,
+) -> Finding {
+    let hash = input.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
     let path = dir.join(format!("{target}-{kind}-{hash:016x}.input"));
     let saved = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, &input));
     eprintln!("fuzz {target}: {} {message}", kind.to_uppercase());

@@ -36,14 +36,22 @@ fn every_target_takes_a_few_thousand_inputs_without_a_panic_or_a_hang() {
         assert_eq!(report.inputs, 3000);
         // Neither accepting nor refusing everything: the inputs reach past the first check.
         assert!(report.accepted > 0, "{}: nothing accepted", target.name);
-        assert!(report.errors.len() >= 5, "{}: {:?}", target.name, report.errors);
+        assert!(
+            report.errors.len() >= 5,
+            "{}: {:?}",
+            target.name,
+            report.errors
+        );
     }
 }
 
 #[test]
 fn a_seed_gives_the_same_run() {
     let target = targets::by_name("litmus").expect("a target");
-    let (a, b) = (fuzz(target, 500, Duration::from_secs(10)), fuzz(target, 500, Duration::from_secs(10)));
+    let (a, b) = (
+        fuzz(target, 500, Duration::from_secs(10)),
+        fuzz(target, 500, Duration::from_secs(10)),
+    );
     assert_eq!((a.accepted, &a.errors), (b.accepted, &b.errors));
 }
 
@@ -73,8 +81,16 @@ fn a_planted_panic_is_found_saved_and_replayed() {
         panic!("{:?}", report.findings)
     };
     assert_eq!(finding.kind, "panic");
-    assert!(finding.message.contains("planted: two tildes"), "{}", finding.message);
-    assert!(finding.message.contains("tests.rs"), "names where: {}", finding.message);
+    assert!(
+        finding.message.contains("planted: two tildes"),
+        "{}",
+        finding.message
+    );
+    assert!(
+        finding.message.contains("tests.rs"),
+        "names where: {}",
+        finding.message
+    );
     let path = finding.path.as_ref().expect("the input is saved");
     let saved = std::fs::read(path).expect("the saved input reads");
     assert_eq!(saved, finding.input);
@@ -117,8 +133,11 @@ fn the_input_being_run_is_kept_for_a_crash() {
     let settings = settings("kept", 1, Duration::from_secs(10));
     let report = runner::replay(&PLANTED_HANG, b"kept input".to_vec(), &settings);
     assert_eq!(report.inputs, 1);
-    let kept = runner::read_kept(&runner::current_path(&settings.findings_dir, "planted-hang"))
-        .expect("the kept input reads");
+    let kept = runner::read_kept(&runner::current_path(
+        &settings.findings_dir,
+        "planted-hang",
+    ))
+    .expect("the kept input reads");
     assert_eq!(kept, b"kept input");
     std::fs::remove_dir_all(&settings.findings_dir).ok();
 }
@@ -128,6 +147,15 @@ fn error_classes_blank_numbers_and_quotes() {
     assert_eq!(
         runner::error_class("t.litmus:12:3: unknown instruction 'frob'"),
         "t.litmus:#:#: unknown instruction ''"
+    );
+    assert_eq!(
+        runner::error_class("t:1:1: expected end of line, found '\"it's\"'"),
+        "t:#:#: expected end of line, found ''"
+    );
+    // Paths are blanked too: they are the input, not the mistake.
+    assert_eq!(
+        runner::error_class("cannot read topology file a/b日本: No such file or directory"),
+        "cannot read topology file / No such file or directory"
     );
     // The first line only: clap follows its error with the command's usage.
     assert_eq!(

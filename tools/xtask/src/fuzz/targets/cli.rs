@@ -21,10 +21,42 @@ pub(crate) static TARGET: Target = Target {
     corpus,
     generate,
     dictionary: &[
-        "run", "check", "litmus", "bench", "calibrate", "info", "topo", "oshrun", "nvcc", "help",
-        "--help", "-h", "--version", "-n", "--np", "--sim", "--pes", "--topology", "--seed",
-        "--json", "--", "-", "--=", "-n2", "--np=2", "hgx8", "h200x2", "ib-2", "ib-0", "ib-1025",
-        "ring", "hello", "put-bw", "nvshmem", "openshmem-1.5", "=",
+        "run",
+        "check",
+        "litmus",
+        "bench",
+        "calibrate",
+        "info",
+        "topo",
+        "oshrun",
+        "nvcc",
+        "help",
+        "--help",
+        "-h",
+        "--version",
+        "-n",
+        "--np",
+        "--sim",
+        "--pes",
+        "--topology",
+        "--seed",
+        "--json",
+        "--",
+        "-",
+        "--=",
+        "-n2",
+        "--np=2",
+        "hgx8",
+        "h200x2",
+        "ib-2",
+        "ib-0",
+        "ib-1025",
+        "ring",
+        "hello",
+        "put-bw",
+        "nvshmem",
+        "openshmem-1.5",
+        "=",
     ],
     separator: b'\0',
     run,
@@ -37,10 +69,34 @@ fn values() -> &'static [String] {
         let root = crate::tidy::repository_root();
         let file = |p: &str| root.join(p).display().to_string();
         let mut values: Vec<String> = [
-            "h200x2", "hgx8", "ib-1", "ib-3", "ib-0", "ib-1025", "ib-", "ib-+2", "hello", "ring",
-            "reduce", "put-bw", "flag-fence", "nope", "0", "1", "2", "8", "-1", "1m",
-            "18446744073709551616", "", " ", "no/such/topology.toml", "/", "/dev/null",
-            "/dev/zero", "./prog",
+            "h200x2",
+            "hgx8",
+            "ib-1",
+            "ib-3",
+            "ib-0",
+            "ib-1025",
+            "ib-",
+            "ib-+2",
+            "hello",
+            "ring",
+            "reduce",
+            "put-bw",
+            "flag-fence",
+            "nope",
+            "0",
+            "1",
+            "2",
+            "8",
+            "-1",
+            "1m",
+            "18446744073709551616",
+            "",
+            " ",
+            "no/such/topology.toml",
+            "/",
+            "/dev/null",
+            "/dev/zero",
+            "./prog",
         ]
         .map(str::to_string)
         .to_vec();
@@ -75,13 +131,21 @@ fn grammar() -> &'static Grammar {
                 let opts = command
                     .get_arguments()
                     .map(|arg| {
-                        let mut spellings: Vec<String> =
-                            arg.get_long_and_visible_aliases().unwrap_or_default().iter().map(|l| format!("--{l}")).collect();
+                        let mut spellings: Vec<String> = arg
+                            .get_long_and_visible_aliases()
+                            .unwrap_or_default()
+                            .iter()
+                            .map(|l| format!("--{l}"))
+                            .collect();
                         spellings.extend(arg.get_short().map(|s| format!("-{s}")));
                         Opt {
                             spellings,
                             takes_value: arg.get_action().takes_values(),
-                            possible: arg.get_possible_values().iter().map(|v| v.get_name().to_string()).collect(),
+                            possible: arg
+                                .get_possible_values()
+                                .iter()
+                                .map(|v| v.get_name().to_string())
+                                .collect(),
                             positional: arg.is_positional(),
                         }
                     })
@@ -97,7 +161,11 @@ fn value(rng: &mut Rng, opt: &Opt) -> String {
     if !opt.possible.is_empty() && !rng.one_in(4) {
         return rng.pick(&opt.possible).clone();
     }
-    if rng.one_in(3) { rng.number() } else { rng.pick(values()).clone() }
+    if rng.one_in(3) {
+        rng.number()
+    } else {
+        rng.pick(values()).clone()
+    }
 }
 
 /// A command and some of its options, each with a value where it takes one.
@@ -131,13 +199,18 @@ fn corpus(root: &Path) -> anyhow::Result<Vec<Vec<u8>>> {
         .map(|e| e.map(|e| e.path()))
         .collect::<Result<_, _>>()?;
     docs.sort();
-    paths.extend(docs.into_iter().filter(|p| p.extension().is_some_and(|e| e == "md")));
+    paths.extend(
+        docs.into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "md")),
+    );
     let mut out = Vec::new();
     for path in paths {
         let text = std::fs::read_to_string(&path)?;
         for line in text.lines() {
             let line = line.trim_start().trim_start_matches("$ ");
-            let Some(rest) = line.strip_prefix("rshmem ") else { continue };
+            let Some(rest) = line.strip_prefix("rshmem ") else {
+                continue;
+            };
             let words: Vec<&str> = rest
                 .split_whitespace()
                 .take_while(|w| !matches!(*w, "#" | "|" | ">" | "&&" | "2>&1" | "\\"))

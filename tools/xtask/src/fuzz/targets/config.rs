@@ -18,10 +18,37 @@ pub(crate) static TARGET: Target = Target {
     corpus,
     generate,
     dictionary: &[
-        "SHMEM_SYMMETRIC_SIZE", "SHMEM_DEVICE_SYMMETRIC_SIZE", "SHMEM_SYMMETRIC_HEAP_DEFAULT",
-        "RSHMEM_WAIT_TIMEOUT_MS", "RSHMEM_TEAMS_MAX", "RSHMEM_CONTEXTS_MAX", "SHMEM_INFO", "=",
-        "k", "m", "g", "t", "b", "ib", "K", "GiB", "kb", "HOST", "DEVICE", "STATIC", "host",
-        "true", "false", "yes", "no", "on", "off", "y", "n", " ", "\t",
+        "SHMEM_SYMMETRIC_SIZE",
+        "SHMEM_DEVICE_SYMMETRIC_SIZE",
+        "SHMEM_SYMMETRIC_HEAP_DEFAULT",
+        "RSHMEM_WAIT_TIMEOUT_MS",
+        "RSHMEM_TEAMS_MAX",
+        "RSHMEM_CONTEXTS_MAX",
+        "SHMEM_INFO",
+        "=",
+        "k",
+        "m",
+        "g",
+        "t",
+        "b",
+        "ib",
+        "K",
+        "GiB",
+        "kb",
+        "HOST",
+        "DEVICE",
+        "STATIC",
+        "host",
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "y",
+        "n",
+        " ",
+        "\t",
     ],
     separator: b'\0',
     run,
@@ -42,7 +69,10 @@ fn values(kind: VarKind) -> &'static [&'static str] {
 
 fn corpus(_root: &Path) -> anyhow::Result<Vec<Vec<u8>>> {
     let mut out = vec![Vec::new()];
-    let defaults: Vec<String> = table().iter().map(|v| format!("{}={}", v.name, v.default)).collect();
+    let defaults: Vec<String> = table()
+        .iter()
+        .map(|v| format!("{}={}", v.name, v.default))
+        .collect();
     out.push(defaults.join("\0").into_bytes());
     for var in table() {
         for value in values(var.kind()) {
@@ -66,13 +96,19 @@ fn environment(input: &[u8]) -> BTreeMap<String, String> {
 
 fn run(input: &[u8]) -> Result<(), String> {
     let env = environment(input);
-    let config = rshmem::Config::from_lookup(|name| env.get(name).cloned())
-        .map_err(|e| e.to_string())?;
-    let written: BTreeMap<&str, String> =
-        config.resolved().into_iter().map(|(var, value)| (var.name, value)).collect();
+    let config =
+        rshmem::Config::from_lookup(|name| env.get(name).cloned()).map_err(|e| e.to_string())?;
+    let written: BTreeMap<&str, String> = config
+        .resolved()
+        .into_iter()
+        .map(|(var, value)| (var.name, value))
+        .collect();
     let back = rshmem::Config::from_lookup(|name| written.get(name).cloned())
         .unwrap_or_else(|e| panic!("the table's own values do not read back: {e}: {written:?}"));
-    assert_eq!(back, config, "the configuration changed on reading its table back");
+    assert_eq!(
+        back, config,
+        "the configuration changed on reading its table back"
+    );
     Ok(())
 }
 
@@ -83,9 +119,21 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
     let entries: Vec<String> = (0..rng.range(0, vars.len() + 1))
         .map(|_| {
             let var = rng.pick(vars);
-            let kind = if rng.one_in(4) { rng.pick(vars).kind() } else { var.kind() };
-            let value = if rng.one_in(5) { rng.number() } else { (*rng.pick(values(kind))).to_string() };
-            let name = if rng.one_in(20) { "SHMEM_UNKNOWN" } else { var.name };
+            let kind = if rng.one_in(4) {
+                rng.pick(vars).kind()
+            } else {
+                var.kind()
+            };
+            let value = if rng.one_in(5) {
+                rng.number()
+            } else {
+                (*rng.pick(values(kind))).to_string()
+            };
+            let name = if rng.one_in(20) {
+                "SHMEM_UNKNOWN"
+            } else {
+                var.name
+            };
             format!("{name}={value}")
         })
         .collect();

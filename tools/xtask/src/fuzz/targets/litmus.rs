@@ -14,14 +14,82 @@ pub(crate) static TARGET: Target = Target {
     corpus,
     generate,
     dictionary: &[
-        "litmus", "source", "pes", "init", "exists", "forall", "~exists", "expect", "ctx", "put",
-        "p", "put_nbi", "get", "g", "get_nbi", "set", "add", "inc", "and", "or", "xor", "fetch",
-        "swap", "compare_swap", "fetch_add", "fetch_inc", "fetch_nbi", "put_signal",
-        "put_signal_nbi", "fence", "quiet", "barrier_all", "sync_all", "wait", "signal_wait",
-        "ld", "st", "SET", "ADD", "P0:", "P1:", "P7:", "P8:", "r0", "r15", "r16", "x@0", "y@1",
-        "x@9", "nv-nvl", "nv-ib", "nv-mix(0|1)", "nv-mix(", "os", "always", "sometimes", "never",
-        "(model)", "/\\", "\\/", "==", "!=", ">=", "<=", "~", "(", ")", "|", ";", "\"", "#", "@",
-        ":", ",", "CTX", "\n",
+        "litmus",
+        "source",
+        "pes",
+        "init",
+        "exists",
+        "forall",
+        "~exists",
+        "expect",
+        "ctx",
+        "put",
+        "p",
+        "put_nbi",
+        "get",
+        "g",
+        "get_nbi",
+        "set",
+        "add",
+        "inc",
+        "and",
+        "or",
+        "xor",
+        "fetch",
+        "swap",
+        "compare_swap",
+        "fetch_add",
+        "fetch_inc",
+        "fetch_nbi",
+        "put_signal",
+        "put_signal_nbi",
+        "fence",
+        "quiet",
+        "barrier_all",
+        "sync_all",
+        "wait",
+        "signal_wait",
+        "ld",
+        "st",
+        "SET",
+        "ADD",
+        "P0:",
+        "P1:",
+        "P7:",
+        "P8:",
+        "r0",
+        "r15",
+        "r16",
+        "x@0",
+        "y@1",
+        "x@9",
+        "nv-nvl",
+        "nv-ib",
+        "nv-mix(0|1)",
+        "nv-mix(",
+        "os",
+        "always",
+        "sometimes",
+        "never",
+        "(model)",
+        "/\\",
+        "\\/",
+        "==",
+        "!=",
+        ">=",
+        "<=",
+        "~",
+        "(",
+        ")",
+        "|",
+        ";",
+        "\"",
+        "#",
+        "@",
+        ":",
+        ",",
+        "CTX",
+        "\n",
     ],
     separator: b'\0',
     run,
@@ -54,17 +122,36 @@ const VARS: &[&str] = &["x", "y", "f", "s", "data_1"];
 
 /// A test of one to three PEs, a few instructions each, a condition and expectations.
 fn generate(rng: &mut Rng) -> Vec<u8> {
-    let n_pes = if rng.one_in(10) { rng.range(0, 10) } else { rng.range(1, 3) };
-    let mut out = format!("litmus T{}\nsource \"generated\"\npes {n_pes}\n", rng.below(100));
+    let n_pes = if rng.one_in(10) {
+        rng.range(0, 10)
+    } else {
+        rng.range(1, 3)
+    };
+    let mut out = format!(
+        "litmus T{}\nsource \"generated\"\npes {n_pes}\n",
+        rng.below(100)
+    );
     let pe = |rng: &mut Rng| {
         let beyond = usize::from(rng.one_in(10));
         rng.below(n_pes + beyond)
     };
     let loc = |rng: &mut Rng| format!("{}@{}", rng.pick(VARS), pe(rng));
     let reg = |rng: &mut Rng| format!("r{}", if rng.one_in(10) { 16 } else { rng.below(4) });
-    let value = |rng: &mut Rng| if rng.one_in(4) { reg(rng) } else { rng.number() };
+    let value = |rng: &mut Rng| {
+        if rng.one_in(4) {
+            reg(rng)
+        } else {
+            rng.number()
+        }
+    };
     if rng.one_in(2) {
-        out += &format!("init {} = {}; {} = {}\n", loc(rng), rng.number(), loc(rng), rng.number());
+        out += &format!(
+            "init {} = {}; {} = {}\n",
+            loc(rng),
+            rng.number(),
+            loc(rng),
+            rng.number()
+        );
     }
     for p in 0..n_pes {
         out += &format!("P{p}:\n");
@@ -76,10 +163,32 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
                 2 => format!("{} = ld {}", reg(rng), rng.pick(VARS)),
                 3 => format!("st {} = {}", rng.pick(VARS), value(rng)),
                 4 => format!("add {} {}{ctx}", loc(rng), value(rng)),
-                5 => format!("{} = fetch_add_nbi {} {}{ctx}", reg(rng), loc(rng), value(rng)),
-                6 => format!("{} = compare_swap {} {} {}", reg(rng), loc(rng), value(rng), value(rng)),
-                7 => format!("put_signal {} = {}, s {} {}", loc(rng), value(rng), rng.pick(&["SET", "ADD"]), rng.number()),
-                8 => format!("wait {} {} {}", rng.pick(VARS), rng.pick(&["==", "!=", ">", ">=", "<", "<="]), rng.number()),
+                5 => format!(
+                    "{} = fetch_add_nbi {} {}{ctx}",
+                    reg(rng),
+                    loc(rng),
+                    value(rng)
+                ),
+                6 => format!(
+                    "{} = compare_swap {} {} {}",
+                    reg(rng),
+                    loc(rng),
+                    value(rng),
+                    value(rng)
+                ),
+                7 => format!(
+                    "put_signal {} = {}, s {} {}",
+                    loc(rng),
+                    value(rng),
+                    rng.pick(&["SET", "ADD"]),
+                    rng.number()
+                ),
+                8 => format!(
+                    "wait {} {} {}",
+                    rng.pick(VARS),
+                    rng.pick(&["==", "!=", ">", ">=", "<", "<="]),
+                    rng.number()
+                ),
                 9 => format!("{}{ctx}", rng.pick(&["fence", "quiet"])),
                 10 => (*rng.pick(&["barrier_all", "sync_all"])).to_string(),
                 _ => format!("{} = fetch_inc {}", reg(rng), loc(rng)),
@@ -96,11 +205,17 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
             2 => "os".to_string(),
             _ => {
                 let pes: Vec<String> = (0..n_pes).map(|p| p.to_string()).collect();
-                format!("nv-mix({})", pes.join(if rng.one_in(2) { "|" } else { " " }))
+                format!(
+                    "nv-mix({})",
+                    pes.join(if rng.one_in(2) { "|" } else { " " })
+                )
             }
         };
         let model = if rng.one_in(4) { " (model)" } else { "" };
-        out += &format!("expect {config} {}{model}\n", rng.pick(&["always", "sometimes", "never"]));
+        out += &format!(
+            "expect {config} {}{model}\n",
+            rng.pick(&["always", "sometimes", "never"])
+        );
     }
     out.into_bytes()
 }
@@ -113,11 +228,23 @@ fn prop(rng: &mut Rng, n_pes: usize, depth: u32) -> String {
         } else {
             format!("{}@{}", rng.pick(VARS), rng.below(n_pes.max(1)))
         };
-        return format!("{lhs} {} {}", rng.pick(&["==", "!=", ">", "<="]), rng.number());
+        return format!(
+            "{lhs} {} {}",
+            rng.pick(&["==", "!=", ">", "<="]),
+            rng.number()
+        );
     }
     match rng.below(4) {
-        0 => format!("{} /\\ {}", prop(rng, n_pes, depth - 1), prop(rng, n_pes, depth - 1)),
-        1 => format!("{} \\/ {}", prop(rng, n_pes, depth - 1), prop(rng, n_pes, depth - 1)),
+        0 => format!(
+            "{} /\\ {}",
+            prop(rng, n_pes, depth - 1),
+            prop(rng, n_pes, depth - 1)
+        ),
+        1 => format!(
+            "{} \\/ {}",
+            prop(rng, n_pes, depth - 1),
+            prop(rng, n_pes, depth - 1)
+        ),
         2 => format!("~{}", prop(rng, n_pes, depth - 1)),
         _ => format!("({})", prop(rng, n_pes, depth - 1)),
     }

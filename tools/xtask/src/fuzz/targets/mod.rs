@@ -47,5 +47,7 @@ pub(crate) fn text(input: &[u8]) -> Result<&str, String> {
 
 /// The entries of a list input (`separator`-separated).
 pub(crate) fn entries(input: &[u8], separator: u8) -> impl Iterator<Item = &[u8]> {
-    input.split(move |&b| b == separator).filter(|e| !e.is_empty())
+    input
+        .split(move |&b| b == separator)
+        .filter(|e| !e.is_empty())
 }

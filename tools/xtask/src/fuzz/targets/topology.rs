@@ -17,12 +17,56 @@ pub(crate) static TARGET: Target = Target {
     corpus,
     generate,
     dictionary: &[
-        "name", "[timing]", "[timing.copy]", "[[node]]", "[[link]]", "kind", "host", "tier", "a",
-        "b", "latency_ns", "gbps", "gpu", "nvswitch", "pcie-switch", "nic", "ib-switch",
-        "nvlink", "pcie", "ib", "issue_ns", "nic_ns", "poll_ns", "local_gbps", "fence_ns",
-        "release_ns", "transfer_ns", "launch_ns", "local_access_ns", "startup_ns", "map_gbps",
-        "device", "block", "warp", "thread", "engine", "=", "\"", "[", "]", "{", "}", "'''",
-        "\"\"\"", "\\u0000", "true", "1979-05-27T07:32:00Z", "[[", "]]", ".",
+        "name",
+        "[timing]",
+        "[timing.copy]",
+        "[[node]]",
+        "[[link]]",
+        "kind",
+        "host",
+        "tier",
+        "a",
+        "b",
+        "latency_ns",
+        "gbps",
+        "gpu",
+        "nvswitch",
+        "pcie-switch",
+        "nic",
+        "ib-switch",
+        "nvlink",
+        "pcie",
+        "ib",
+        "issue_ns",
+        "nic_ns",
+        "poll_ns",
+        "local_gbps",
+        "fence_ns",
+        "release_ns",
+        "transfer_ns",
+        "launch_ns",
+        "local_access_ns",
+        "startup_ns",
+        "map_gbps",
+        "device",
+        "block",
+        "warp",
+        "thread",
+        "engine",
+        "=",
+        "\"",
+        "[",
+        "]",
+        "{",
+        "}",
+        "'''",
+        "\"\"\"",
+        "\\u0000",
+        "true",
+        "1979-05-27T07:32:00Z",
+        "[[",
+        "]]",
+        ".",
     ],
     separator: b'\0',
     run,
@@ -50,18 +94,47 @@ fn run(input: &[u8]) -> Result<(), String> {
     let written = write::to_toml(&machine);
     let back = file::parse(&written, "written.toml")
         .unwrap_or_else(|e| panic!("the writer's text does not read back: {e}\n{written}"));
-    assert_eq!(back.topology.name(), machine.topology.name(), "name lost: {written}");
+    assert_eq!(
+        back.topology.name(),
+        machine.topology.name(),
+        "name lost: {written}"
+    );
     assert_eq!(back.timing, machine.timing, "timing lost: {written}");
-    assert_eq!(back.topology.n_gpus(), machine.topology.n_gpus(), "GPUs lost: {written}");
-    assert_eq!(back.topology.n_links(), machine.topology.n_links(), "links lost: {written}");
+    assert_eq!(
+        back.topology.n_gpus(),
+        machine.topology.n_gpus(),
+        "GPUs lost: {written}"
+    );
+    assert_eq!(
+        back.topology.n_links(),
+        machine.topology.n_links(),
+        "links lost: {written}"
+    );
     Ok(())
 }
 
-const NODE_KINDS: &[&str] = &["gpu", "nvswitch", "pcie-switch", "nic", "ib-switch", "cpu", ""];
+const NODE_KINDS: &[&str] = &[
+    "gpu",
+    "nvswitch",
+    "pcie-switch",
+    "nic",
+    "ib-switch",
+    "cpu",
+    "",
+];
 const LINK_KINDS: &[&str] = &["nvlink", "pcie", "ib", "ethernet"];
 const TIMING_KEYS: &[&str] = &[
-    "issue_ns", "nic_ns", "poll_ns", "local_gbps", "fence_ns", "release_ns", "transfer_ns",
-    "launch_ns", "local_access_ns", "startup_ns", "map_gbps",
+    "issue_ns",
+    "nic_ns",
+    "poll_ns",
+    "local_gbps",
+    "fence_ns",
+    "release_ns",
+    "transfer_ns",
+    "launch_ns",
+    "local_access_ns",
+    "startup_ns",
+    "map_gbps",
 ];
 const MOVERS: &[&str] = &["device", "block", "warp", "thread", "engine"];
 
@@ -75,7 +148,11 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
         out += "[timing]\n";
         for _ in 0..rng.range(0, 5) {
             let key = rng.pick(TIMING_KEYS);
-            let value = if key.ends_with("gbps") { float(rng) } else { rng.number() };
+            let value = if key.ends_with("gbps") {
+                float(rng)
+            } else {
+                rng.number()
+            };
             out += &format!("{key} = {value}\n");
         }
         if rng.one_in(2) {
@@ -91,7 +168,11 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
     let n_nodes = rng.range(0, 10);
     let name = |i: usize| format!("n{i}");
     for i in 0..n_nodes {
-        let kind = if rng.one_in(3) { "gpu" } else { rng.pick(NODE_KINDS) };
+        let kind = if rng.one_in(3) {
+            "gpu"
+        } else {
+            rng.pick(NODE_KINDS)
+        };
         out += &format!("\n[[node]]\nname = \"{}\"\nkind = \"{kind}\"\n", name(i));
         if rng.one_in(2) {
             out += &format!("host = {}\n", rng.number());
