@@ -373,7 +373,11 @@ fn deep_conditions_get_an_error_not_a_stack_overflow() {
     // million of them is refused as quickly (it once overflowed the stack).
     let ok = format!("{HEAD}exists {}x@1 == 0\n", "~".repeat(64));
     assert!(parse("t.litmus", &ok).is_ok());
-    let deep = format!("{HEAD}exists {}x@1 == 0{}\n", "(".repeat(65), ")".repeat(65));
+    let deep = format!(
+        "{HEAD}exists {}x@1 == 0{}\n",
+        "(".repeat(65),
+        ")".repeat(65)
+    );
     assert_eq!(
         error(&deep),
         "t.litmus:4:72: expected an atom: a condition nests at most 64 '~' and '(' deep, \
