@@ -73,8 +73,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             );
         };
         let input = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let report = runner::replay(target, input, &settings);
-        return Ok(replay_outcome(&report));
+        let report = runner::replay(target, input.clone(), &settings);
+        return Ok(replay_outcome(target, &input, &report));
     }
     if std::env::var_os(WORKER_VAR).is_none() {
         return supervise(args, &chosen, &settings);
@@ -127,6 +127,9 @@ fn supervise(
     let exe = std::env::current_exe().context("finding this program to run each target")?;
     let mut failed = false;
     for target in chosen {
+        let kept = runner::current_path(&settings.findings_dir, target.name);
+        // A kept input from an earlier run must not be taken for this run's.
+        std::fs::remove_file(&kept).ok();
         let status = std::process::Command::new(&exe)
             .args(["fuzz", "--target", target.name])
             .args([
@@ -142,9 +145,9 @@ fn supervise(
         match status.code() {
             Some(0) => {}
             Some(1) => failed = true,
-            _ => {
+            Some(_) => anyhow::bail!("fuzzing {} failed ({status})", target.name),
+            None => {
                 failed = true;
-                let kept = runner::current_path(&settings.findings_dir, target.name);
                 let message = format!("the process died ({status}) on this input");
                 match runner::read_kept(&kept) {
                     Ok(input) => {
@@ -167,14 +170,15 @@ fn supervise(
     })
 }
 
-/// Prints what the replayed input did.
-fn replay_outcome(report: &Report) -> ExitCode {
+/// Prints what the replayed input did: the reader's own message when it refused the input.
+fn replay_outcome(target: &Target, input: &[u8], report: &Report) -> ExitCode {
     if !report.findings.is_empty() {
         return ExitCode::from(1);
     }
-    match report.errors.keys().next() {
-        Some(error) => println!("refused with an error (numbers and quotes blanked): {error}"),
-        None => println!("accepted"),
+    // The watched run found no panic and no hang, so running it again here is safe.
+    match (target.run)(input) {
+        Ok(()) => println!("accepted"),
+        Err(refusal) => println!("refused: {}", refusal.message),
     }
     ExitCode::SUCCESS
 }

@@ -49,7 +49,7 @@ pub(crate) struct Report {
     pub(crate) inputs: u64,
     /// Inputs the reader accepted.
     pub(crate) accepted: u64,
-    /// Error messages seen, numbers and quoted text blanked, with how often each came.
+    /// The kinds of error seen ([`super::targets::Refusal`]), with how often each came.
     pub(crate) errors: BTreeMap<String, u64>,
     pub(crate) panics: u64,
     pub(crate) hangs: u64,
@@ -273,9 +273,9 @@ fn run_one(
         Ok(Ok(())) => {
             shared.accepted.fetch_add(1, Ordering::Relaxed);
         }
-        Ok(Err(message)) => {
+        Ok(Err(refusal)) => {
             let mut errors = shared.errors.lock().expect("no panic holds this lock");
-            let count = errors.entry(error_class(&message)).or_default();
+            let count = errors.entry(refusal.class).or_default();
             *count += 1;
             return *count == 1;
         }
@@ -350,52 +350,6 @@ pub(crate) fn read_kept(path: &Path) -> std::io::Result<Vec<u8>> {
     rest.get(..len)
         .map(<[u8]>::to_vec)
         .ok_or_else(|| std::io::ErrorKind::UnexpectedEof.into())
-}
-
-/// The first line of an error message with numbers and quoted text blanked, so that "line 3"
-/// and "line 4" of the same mistake count once (clap's errors go on with the usage).
-///
-/// Words with a `/` are blanked to `/`: the paths in messages are the input, not the mistake.
-/// A quote opens after a space or a bracket and closes before a space, punctuation or the
-/// end, so that quotes inside the quoted input (`found '"it's"'`) do not end it.
-pub(crate) fn error_class(message: &str) -> String {
-    let line: Vec<char> = message
-        .chars()
-        .take_while(|&c| c != '\n' && c != '\r')
-        .collect();
-    let is_quote = |c: char| matches!(c, '\'' | '"' | '`');
-    let opens = |i: usize| i == 0 || matches!(line[i - 1], ' ' | '(' | '[' | '=' | ':');
-    let closes = |i: usize| {
-        line.get(i + 1)
-            .is_none_or(|&c| c.is_whitespace() || matches!(c, ',' | ';' | ':' | ')' | ']' | '.'))
-    };
-    let mut out = String::new();
-    let mut i = 0;
-    while i < line.len() && out.len() < 120 {
-        let c = line[i];
-        if is_quote(c) && opens(i) {
-            // The quote's end: the last closing quote of its kind before the next opening one.
-            // A quote that never closes holds the rest of the line.
-            let end = (i + 1..line.len()).find(|&j| line[j] == c && closes(j));
-            out.push(c);
-            out.push(c);
-            i = end.map_or(line.len(), |end| end + 1);
-            continue;
-        }
-        if c.is_ascii_digit() {
-            if !out.ends_with('#') {
-                out.push('#');
-            }
-        } else {
-            out.push(c);
-        }
-        i += 1;
-    }
-    let words: Vec<&str> = out
-        .split(' ')
-        .map(|w| if w.contains('/') { "/" } else { w })
-        .collect();
-    words.join(" ")
 }
 
 /// Saves a finding's input under `dir` (named by its target, kind and content) and prints it

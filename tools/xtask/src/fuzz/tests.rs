@@ -66,7 +66,10 @@ static PLANTED_PANIC: Target = Target {
         if input.windows(2).any(|w| w == b"~~") {
             panic!("planted: two tildes");
         }
-        Err(format!("refused {} bytes", input.len()))
+        Err(targets::Refusal::from_message(format!(
+            "refused {} bytes",
+            input.len()
+        )))
     },
 };
 
@@ -145,21 +148,21 @@ fn the_input_being_run_is_kept_for_a_crash() {
 #[test]
 fn error_classes_blank_numbers_and_quotes() {
     assert_eq!(
-        runner::error_class("t.litmus:12:3: unknown instruction 'frob'"),
+        targets::error_class("t.litmus:12:3: unknown instruction 'frob'"),
         "t.litmus:#:#: unknown instruction ''"
     );
     assert_eq!(
-        runner::error_class("t:1:1: expected end of line, found '\"it's\"'"),
+        targets::error_class("t:1:1: expected end of line, found '\"it's\"'"),
         "t:#:#: expected end of line, found ''"
     );
     // Paths are blanked too: they are the input, not the mistake.
     assert_eq!(
-        runner::error_class("cannot read topology file a/b日本: No such file or directory"),
+        targets::error_class("cannot read topology file a/b日本: No such file or directory"),
         "cannot read topology file / No such file or directory"
     );
     // The first line only: clap follows its error with the command's usage.
     assert_eq!(
-        runner::error_class("error: unexpected argument '-x' found\n\nUsage: rshmem topo"),
+        targets::error_class("error: unexpected argument '-x' found\n\nUsage: rshmem topo"),
         "error: unexpected argument '' found"
     );
 }

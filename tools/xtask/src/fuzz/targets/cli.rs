@@ -13,7 +13,9 @@ use std::sync::OnceLock;
 
 use clap::CommandFactory;
 
-use super::Target;
+use sim::topology::LoadError;
+
+use super::{Refusal, Target, error_class};
 use crate::fuzz::rng::Rng;
 
 pub(crate) static TARGET: Target = Target {
@@ -224,7 +226,7 @@ fn corpus(root: &Path) -> anyhow::Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
-fn run(input: &[u8]) -> Result<(), String> {
+fn run(input: &[u8]) -> Result<(), Refusal> {
     let argv: Vec<OsString> = std::iter::once(OsString::from("rshmem"))
         // Empty arguments count: `--topology ''` is a command line too.
         .chain(
@@ -234,6 +236,44 @@ fn run(input: &[u8]) -> Result<(), String> {
                 .map(|a| OsString::from_vec(a.to_vec())),
         )
         .collect();
-    let cli = tools::cli::parse(argv).map_err(|e| e.render().to_string())?;
-    tools::cli::preflight(&cli).map_err(|e| format!("{e:#}"))
+    let cli = tools::cli::parse(argv).map_err(|e| Refusal {
+        class: clap_class(&e),
+        message: e.render().to_string(),
+    })?;
+    tools::cli::preflight(&cli).map_err(|e| Refusal {
+        class: preflight_class(&e),
+        message: format!("{e:#}"),
+    })
+}
+
+/// clap's kind of error, and the option it is about where that is one of the grammar's
+/// (`InvalidValue --pes <PES>`), not the user's text (an unknown argument).
+fn clap_class(error: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let about_an_option = matches!(
+        error.kind(),
+        ErrorKind::InvalidValue
+            | ErrorKind::ValueValidation
+            | ErrorKind::NoEquals
+            | ErrorKind::TooFewValues
+            | ErrorKind::TooManyValues
+            | ErrorKind::WrongNumberOfValues
+            | ErrorKind::ArgumentConflict
+    );
+    let arg = match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) if about_an_option => arg.as_str(),
+        _ => "",
+    };
+    format!("clap {:?} {arg}", error.kind())
+}
+
+/// The loader's kind of error for a topology the command line names.
+fn preflight_class(error: &anyhow::Error) -> String {
+    match error.downcast_ref::<LoadError>() {
+        Some(LoadError::Unknown { .. }) => "topology: unknown".to_string(),
+        Some(LoadError::Io { source, .. }) => format!("topology: {:?}", source.kind()),
+        Some(LoadError::NotAFile { .. }) => "topology: not a file".to_string(),
+        Some(LoadError::File(e)) => format!("topology file: {}", error_class(&e.message)),
+        None => error_class(&format!("{error:#}")),
+    }
 }

@@ -8,9 +8,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use rshmem::ConfigError;
 use rshmem::config::{VarKind, table};
 
-use super::Target;
+use super::{Refusal, Target};
 use crate::fuzz::rng::Rng;
 
 pub(crate) static TARGET: Target = Target {
@@ -94,10 +95,13 @@ fn environment(input: &[u8]) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn run(input: &[u8]) -> Result<(), String> {
+fn run(input: &[u8]) -> Result<(), Refusal> {
     let env = environment(input);
     let config =
-        rshmem::Config::from_lookup(|name| env.get(name).cloned()).map_err(|e| e.to_string())?;
+        rshmem::Config::from_lookup(|name| env.get(name).cloned()).map_err(|e| Refusal {
+            class: config_class(&e),
+            message: e.to_string(),
+        })?;
     let written: BTreeMap<&str, String> = config
         .resolved()
         .into_iter()
@@ -110,6 +114,15 @@ fn run(input: &[u8]) -> Result<(), String> {
         "the configuration changed on reading its table back"
     );
     Ok(())
+}
+
+/// The variable refused and what it expected.
+fn config_class(error: &ConfigError) -> String {
+    match error {
+        ConfigError::Invalid { name, expected, .. } => {
+            format!("invalid {name}: expected {expected}")
+        }
+    }
 }
 
 /// Some variables of the table (and one it does not have), each with a value of its kind or

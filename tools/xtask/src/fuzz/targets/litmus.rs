@@ -6,7 +6,9 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::Target;
+use model::litmus::ParseErrorKind;
+
+use super::{Refusal, Target, error_class};
 use crate::fuzz::rng::Rng;
 
 pub(crate) static TARGET: Target = Target {
@@ -110,12 +112,30 @@ fn corpus(root: &Path) -> anyhow::Result<Vec<Vec<u8>>> {
         .collect()
 }
 
-fn run(input: &[u8]) -> Result<(), String> {
+fn run(input: &[u8]) -> Result<(), Refusal> {
     let text = super::text(input)?;
-    let test = model::litmus::parse("fuzz.litmus", text).map_err(|e| e.to_string())?;
+    let test = model::litmus::parse("fuzz.litmus", text).map_err(|e| Refusal {
+        class: litmus_class(&e.kind),
+        message: e.to_string(),
+    })?;
     // What every consumer of a parsed test asks first.
     test.observables();
     Ok(())
+}
+
+/// The error's variant, and for `Expected` what was expected (the grammar's words).
+fn litmus_class(kind: &ParseErrorKind) -> String {
+    match kind {
+        ParseErrorKind::Expected { expected, .. } => format!("expected {}", error_class(expected)),
+        other => {
+            let debug = format!("{other:?}");
+            debug
+                .split(|c: char| !c.is_alphanumeric())
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        }
+    }
 }
 
 const VARS: &[&str] = &["x", "y", "f", "s", "data_1"];

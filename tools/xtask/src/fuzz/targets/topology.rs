@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::Context;
 use sim::topology::{file, presets, write};
 
-use super::Target;
+use super::{Refusal, Target};
 use crate::fuzz::rng::Rng;
 
 pub(crate) static TARGET: Target = Target {
@@ -88,9 +88,10 @@ fn corpus(root: &Path) -> anyhow::Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
-fn run(input: &[u8]) -> Result<(), String> {
+fn run(input: &[u8]) -> Result<(), Refusal> {
     let text = super::text(input)?;
-    let machine = file::parse(text, "fuzz.toml").map_err(|e| e.to_string())?;
+    let machine =
+        file::parse(text, "fuzz.toml").map_err(|e| Refusal::from_message(e.to_string()))?;
     let written = write::to_toml(&machine);
     let back = file::parse(&written, "written.toml")
         .unwrap_or_else(|e| panic!("the writer's text does not read back: {e}\n{written}"));
