@@ -175,9 +175,9 @@ fn random_byte(rng: &mut Rng) -> u8 {
 
 fn rng_word<'a>(rng: &mut Rng, dictionary: &[&'a str]) -> &'a str {
     if dictionary.is_empty() || rng.one_in(4) {
-        *rng.pick(NUMBERS)
+        NUMBERS[rng.below(NUMBERS.len())]
     } else {
-        *rng.pick(dictionary)
+        dictionary[rng.below(dictionary.len())]
     }
 }
 
