@@ -166,31 +166,47 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
             }
         }
     }
+    // Half the machines are a star, GPUs around one switch, which routes; the others are
+    // random nodes and links, which mostly do not.
+    let star = rng.one_in(2);
     let n_nodes = rng.range(0, 10);
     let name = |i: usize| format!("n{i}");
     for i in 0..n_nodes {
-        let kind = if rng.one_in(3) {
-            "gpu"
-        } else {
-            rng.pick(NODE_KINDS)
+        let kind = match (star, i) {
+            (true, 0) => "nvswitch",
+            (true, _) => "gpu",
+            (false, _) if rng.one_in(3) => "gpu",
+            (false, _) => rng.pick(NODE_KINDS),
         };
         out += &format!("\n[[node]]\nname = \"{}\"\nkind = \"{kind}\"\n", name(i));
-        if rng.one_in(2) {
+        if rng.one_in(if star { 4 } else { 2 }) {
             out += &format!("host = {}\n", rng.number());
         }
-        if rng.one_in(4) {
+        if rng.one_in(if star { 16 } else { 4 }) {
             out += &format!("tier = {}\n", rng.number());
         }
     }
-    for _ in 0..rng.range(0, 2 * n_nodes + 1) {
-        let (a, b) = (rng.below(n_nodes + 1), rng.below(n_nodes + 1));
+    let mut links: Vec<(usize, usize)> = Vec::new();
+    if star {
+        links.extend((1..n_nodes).map(|i| (0, i)));
+    }
+    let extra = if star {
+        rng.range(0, 1)
+    } else {
+        rng.range(0, 2 * n_nodes + 1)
+    };
+    links.extend((0..extra).map(|_| (rng.below(n_nodes + 1), rng.below(n_nodes + 1))));
+    for (a, b) in links {
+        let (kind, latency_ns, gbps) = if star && !rng.one_in(8) {
+            let gbps = format!("{}.5", rng.below(500));
+            ("nvlink", rng.below(1000).to_string(), gbps)
+        } else {
+            (*rng.pick(LINK_KINDS), rng.number(), float(rng))
+        };
         out += &format!(
-            "\n[[link]]\na = \"{}\"\nb = \"{}\"\nkind = \"{}\"\nlatency_ns = {}\ngbps = {}\n",
+            "\n[[link]]\na = \"{}\"\nb = \"{}\"\nkind = \"{kind}\"\nlatency_ns = {latency_ns}\ngbps = {gbps}\n",
             name(a),
             name(b),
-            rng.pick(LINK_KINDS),
-            rng.number(),
-            float(rng)
         );
     }
     out.into_bytes()
