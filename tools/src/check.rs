@@ -11,7 +11,7 @@ use rshmem::check::{Race, RaceAccess, run_checked};
 use serde::Serialize;
 
 use crate::run::{MachineArgs, SimChoice, simulator};
-use tools::workloads::{self, Workload};
+use crate::workloads::{self, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem check flag-nofence

@@ -24,7 +24,7 @@ use hw::bootstrap::{
 };
 use hw::cuda::SHARE_GPUS_VAR;
 
-use tools::workloads;
+use crate::workloads;
 
 /// The variable with which libshmem picks its backend (`runtime/capi/src/start.rs`): `--gpu`
 /// sets it to `cuda` for every rank.

@@ -1,4 +1,22 @@
-//! The built-in workloads of `rshmem run`, as a library: the `rshmem` binary runs them by
-//! name, and the examples in `tools/examples` run the NVSHMEM guide's examples one by one.
+//! The `rshmem` command line and the built-in workloads of `rshmem run`, as a library: the
+//! `rshmem` binary runs [`cli::main`], the examples in `tools/examples` run the NVSHMEM
+//! guide's examples one by one, and `cargo xtask fuzz` drives the parser ([`cli::parse`]).
 
+pub mod cli;
 pub mod workloads;
+
+mod bench;
+mod calibrate;
+mod check;
+mod check_program;
+mod info;
+mod launch;
+mod litmus;
+mod nvcc;
+mod oshrun;
+mod run;
+mod run_workload;
+mod sim_program;
+mod svg;
+mod swarm;
+mod topo;

@@ -14,7 +14,7 @@ use sim::{Fault, FaultPlan, Machine, Sim};
 use crate::launch::{self, LaunchArgs};
 use crate::run_workload::{Summary, run_workload};
 use crate::sim_program::{self, SimRequest};
-use tools::workloads::{self, Workload};
+use crate::workloads::{self, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem run ring --pes 8 --topology hgx8 --seed 1
@@ -228,6 +228,18 @@ pub(crate) struct Tampering {
     pub(crate) plan: FaultPlan,
     /// A broken ordering rule (test-only): the simulator is no longer a legal machine.
     pub(crate) broken: Option<Fault>,
+}
+
+impl RunArgs {
+    /// The topologies this command line names: the simulated machine of a workload, or with
+    /// -n the one of `--sim`.
+    pub(crate) fn topologies(&self) -> Vec<&str> {
+        match (&self.launch.np, &self.launch.sim) {
+            (Some(_), Some(sim)) => vec![sim.as_str()],
+            (Some(_), None) => Vec::new(),
+            (None, _) => vec![self.machine.topology.as_str()],
+        }
+    }
 }
 
 /// What a simulator for one run of a workload is built from.

@@ -8,7 +8,7 @@ use serde::Serialize;
 use sim::costs::Timing;
 use sim::{InjectionReport, OpCounts, Sim, SimReport};
 
-use tools::workloads::{self, BandwidthPoint, PeOutcome, Workload};
+use crate::workloads::{self, BandwidthPoint, PeOutcome, Workload};
 
 /// What one run of a workload found, as `rshmem run` prints it (text or JSON).
 #[derive(Serialize, Debug)]

@@ -21,7 +21,7 @@ use sim::{Fault, FaultPlan, Machine};
 
 use crate::run::{self, SimChoice, Tampering};
 use crate::run_workload::{PeVerdict, WorkloadRun, run_workload};
-use tools::workloads::{self, Workload};
+use crate::workloads::{self, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem swarm

@@ -60,6 +60,18 @@ pub enum LoadError {
         #[source]
         source: std::io::Error,
     },
+    /// The path names something that is not a regular file (a directory, a device, a pipe),
+    /// or a file too large to be a topology; reading it could take forever.
+    #[error(
+        "{} is not a topology file: {reason}; give the path to a .toml topology file",
+        path.display()
+    )]
+    NotAFile {
+        /// The path as given.
+        path: PathBuf,
+        /// What it is instead.
+        reason: String,
+    },
     /// The file was read but is not a valid topology.
     #[error(transparent)]
     File(#[from] FileError),
@@ -90,11 +102,58 @@ pub fn load(name_or_path: &str) -> Result<Machine, LoadError> {
             name: name_or_path.to_string(),
         });
     }
-    let text = std::fs::read_to_string(&path).map_err(|source| LoadError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    let text = read_file(&path)?;
     Ok(file::parse(&text, name_or_path)?)
+}
+
+/// The largest topology file [`load`] reads: far above any machine's (`ib-1024`, the largest
+/// preset, writes about 6 MiB).
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The text of the topology file at `path`, refusing what is no regular file before opening
+/// it (opening a pipe blocks, reading `/dev/zero` never ends) and what is too large.
+fn read_file(path: &std::path::Path) -> Result<String, LoadError> {
+    use std::io::Read;
+    let io = |source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let not_a_file = |reason: String| LoadError::NotAFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let metadata = std::fs::metadata(path).map_err(io)?;
+    if !metadata.is_file() {
+        return Err(not_a_file(format!("it is a {}", file_type(&metadata))));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_string(&mut text))
+        .map_err(io)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(not_a_file(format!(
+            "it is larger than {} MiB",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
+    Ok(text)
+}
+
+/// What kind of file system object `metadata` describes, in words.
+fn file_type(metadata: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    if kind.is_dir() {
+        "directory"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "device"
+    } else if kind.is_fifo() {
+        "pipe"
+    } else if kind.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
 }
 
 /// A link as (end, end, kind, latency in ns, bandwidth in bytes/s), ends sorted.
@@ -152,6 +211,16 @@ mod tests {
         let err = load("no/such/topology.toml").unwrap_err();
         assert!(matches!(err, LoadError::Io { .. }));
         assert!(err.to_string().contains("no/such/topology.toml"));
+    }
+
+    #[test]
+    fn devices_and_directories_are_refused_without_reading() {
+        // `/dev/zero` once read until memory ran out.
+        for (path, what) in [("/dev/zero", "device"), ("/", "directory")] {
+            let err = load(path).unwrap_err();
+            assert!(matches!(err, LoadError::NotAFile { .. }), "{err}");
+            assert!(err.to_string().contains(what), "{err}");
+        }
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub(crate) struct CalibrateArgs {
     /// The topology to fit: a preset or a TOML topology file whose first two GPUs are linked
     /// directly
     #[arg(long, value_name = "PRESET|FILE", default_value = "h200x2")]
-    preset: String,
+    pub(crate) preset: String,
     /// Write the fitted topology to this TOML topology file
     #[arg(long, value_name = "FILE.toml")]
     out: Option<PathBuf>,

@@ -23,7 +23,7 @@ pub use text::describe;
 #[derive(Args, Debug)]
 pub(crate) struct TopoArgs {
     /// A preset name or a path to a topology file.
-    topology: String,
+    pub(crate) topology: String,
     /// Write the topology as Graphviz DOT to this file.
     #[arg(long, value_name = "FILE")]
     dot: Option<PathBuf>,

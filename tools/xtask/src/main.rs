@@ -5,9 +5,12 @@
 //!   checks run as a test of this crate.
 //! - `cargo xtask mutate-orderings ...`: weakens the host backend's memory orderings one at a
 //!   time and reports which mutants the tests kill (`mutate`, docs/mutation.md).
+//! - `cargo xtask fuzz [--target T] [--inputs N] [--seed S]`: generated and mutated inputs for
+//!   the topology, litmus, configuration and command-line readers (`fuzz`, docs/fuzzing.md).
 //! - `cargo xtask install --prefix DIR`: builds and installs the C tools and library
 //!   (`install`, docs/c-tools.md).
 
+mod fuzz;
 mod install;
 mod lex;
 mod mutate;
@@ -33,6 +36,9 @@ enum Task {
     Tidy,
     /// Weaken each memory ordering of some files, one at a time, and see whether tests notice.
     MutateOrderings(mutate::Args),
+    /// Fuzz the readers of untrusted text: topology files, litmus files, the configuration's
+    /// environment and the rshmem command line.
+    Fuzz(fuzz::Args),
     /// Build (release) and install rshmem, oshrun, oshcc, oshc++, oshCC, libshmem and the
     /// headers under --prefix DIR.
     Install(install::Args),
@@ -42,6 +48,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse().task {
         Task::Tidy => tidy::run(),
         Task::MutateOrderings(args) => mutate::run(args),
+        Task::Fuzz(args) => fuzz::run(&args),
         Task::Install(args) => install::run(&args),
     };
     match result {

@@ -9,6 +9,9 @@ use crate::litmus::{
     Quantifier, Reg, Span,
 };
 
+/// The deepest nesting of `~` and `(` a condition may have.
+const MAX_NESTING: u32 = 64;
+
 impl Parser {
     /// `exists PROP`, `forall PROP` or `~exists PROP`.
     pub(super) fn condition_line(&mut self, cur: &mut Cursor<'_>) -> PResult<()> {
@@ -29,34 +32,42 @@ impl Parser {
             Quantifier::Forall
         };
         cur.bump();
-        let prop = self.or(cur)?;
+        let prop = self.or(cur, 0)?;
         cur.end()?;
         self.condition = Some(Condition { quantifier, prop });
         Ok(())
     }
 
-    fn or(&mut self, cur: &mut Cursor<'_>) -> PResult<Prop> {
-        let mut lhs = self.and(cur)?;
+    /// `depth` counts the `~` and `(` around this part of the condition.
+    fn or(&mut self, cur: &mut Cursor<'_>, depth: u32) -> PResult<Prop> {
+        let mut lhs = self.and(cur, depth)?;
         while cur.eat_punct("\\/") {
-            lhs = Prop::Or(Box::new(lhs), Box::new(self.and(cur)?));
+            lhs = Prop::Or(Box::new(lhs), Box::new(self.and(cur, depth)?));
         }
         Ok(lhs)
     }
 
-    fn and(&mut self, cur: &mut Cursor<'_>) -> PResult<Prop> {
-        let mut lhs = self.unary(cur)?;
+    fn and(&mut self, cur: &mut Cursor<'_>, depth: u32) -> PResult<Prop> {
+        let mut lhs = self.unary(cur, depth)?;
         while cur.eat_punct("/\\") {
-            lhs = Prop::And(Box::new(lhs), Box::new(self.unary(cur)?));
+            lhs = Prop::And(Box::new(lhs), Box::new(self.unary(cur, depth)?));
         }
         Ok(lhs)
     }
 
-    fn unary(&mut self, cur: &mut Cursor<'_>) -> PResult<Prop> {
+    fn unary(&mut self, cur: &mut Cursor<'_>, depth: u32) -> PResult<Prop> {
+        // Why a limit: each level is a frame of this recursive descent, so a line of many
+        // thousand `~` or `(` would overflow the stack instead of getting an error.
+        if (cur.at_punct("~") || cur.at_punct("(")) && depth >= MAX_NESTING {
+            return cur.expected(&format!(
+                "an atom: a condition nests at most {MAX_NESTING} '~' and '(' deep"
+            ));
+        }
         if cur.eat_punct("~") {
-            return Ok(Prop::Not(Box::new(self.unary(cur)?)));
+            return Ok(Prop::Not(Box::new(self.unary(cur, depth + 1)?)));
         }
         if cur.eat_punct("(") {
-            let prop = self.or(cur)?;
+            let prop = self.or(cur, depth + 1)?;
             cur.punct(")", "')'")?;
             return Ok(prop);
         }

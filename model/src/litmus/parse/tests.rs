@@ -362,3 +362,25 @@ fn parse_error_is_a_std_error() {
     let err: Box<dyn std::error::Error> = Box::new(parse("t", "").unwrap_err());
     assert_eq!(err.to_string(), "t:1:1: missing 'litmus NAME' line");
 }
+
+#[test]
+fn deep_conditions_get_an_error_not_a_stack_overflow() {
+    // 64 levels parse; the 65th '~' or '(' is refused where it stands, and a line of a
+    // million of them is refused as quickly (it once overflowed the stack).
+    let ok = format!("{HEAD}exists {}x@1 == 0\n", "~".repeat(64));
+    assert!(parse("t.litmus", &ok).is_ok());
+    let deep = format!(
+        "{HEAD}exists {}x@1 == 0{}\n",
+        "(".repeat(65),
+        ")".repeat(65)
+    );
+    assert_eq!(
+        error(&deep),
+        "t.litmus:4:72: expected an atom: a condition nests at most 64 '~' and '(' deep, \
+         found '('"
+    );
+    for piece in ["~", "(", "~(", "(~"] {
+        let huge = format!("{HEAD}exists {}x@1 == 0\n", piece.repeat(1_000_000));
+        assert!(error(&huge).contains("nests at most 64"), "{piece}");
+    }
+}
