@@ -310,9 +310,9 @@ impl Launch {
 pub(crate) struct Kernels {
     launches: Vec<Option<Launch>>,
     races: Vec<Race>,
-    /// The races reported, without thread ids: one report per pair of accesses in the code,
-    /// not per pair of threads.
-    sites: HashSet<(String, ThreadPlace, AccessKind, AccessKind, u64, u64)>,
+    /// The races reported, without thread ids: one report per PE and pair of accesses in
+    /// the code, not per pair of threads.
+    sites: HashSet<(u32, String, ThreadPlace, AccessKind, AccessKind, u64, u64)>,
 }
 
 impl Kernels {
@@ -387,6 +387,7 @@ impl Kernels {
             return;
         };
         let site = (
+            pe,
             launch.name.clone(),
             place,
             first.kind,
