@@ -73,7 +73,7 @@ struct Record {
     len_bytes: u64,
 }
 
-/// The last write and the last read of each thread to one span.
+/// The last write and the last read of each thread to one span, each sorted by thread.
 #[derive(Clone, Default, Debug)]
 struct ThreadHistory {
     writes: Vec<Arc<Record>>,
@@ -90,15 +90,24 @@ impl PartialEq for ThreadHistory {
 }
 
 impl ThreadHistory {
+    /// The recorded accesses `kind` may conflict with: the writes, and for a write the reads
+    /// too (a read never conflicts with a read).
+    fn candidates(&self, kind: AccessKind) -> impl Iterator<Item = &Arc<Record>> {
+        let reads: &[Arc<Record>] = if kind.writes() { &self.reads } else { &[] };
+        self.writes.iter().chain(reads)
+    }
+
+    /// Makes `access` its thread's last write or read here. Each list is sorted by thread, so
+    /// a word that thousands of threads read costs a search, not a scan, per read.
     fn record(&mut self, access: &Arc<Record>) {
         let slots = if access.kind.writes() {
             &mut self.writes
         } else {
             &mut self.reads
         };
-        match slots.iter_mut().find(|a| a.thread == access.thread) {
-            Some(slot) => *slot = Arc::clone(access),
-            None => slots.push(Arc::clone(access)),
+        match slots.binary_search_by_key(&access.thread, |a| a.thread) {
+            Ok(at) => slots[at] = Arc::clone(access),
+            Err(at) => slots.insert(at, Arc::clone(access)),
         }
     }
 }
@@ -268,7 +277,7 @@ impl Launch {
         let mut found = Vec::new();
         let mut shadow = std::mem::take(&mut self.shadow);
         shadow.update(place, at, len_bytes, |start, history| {
-            for earlier in history.writes.iter().chain(&history.reads) {
+            for earlier in history.candidates(kind) {
                 let conflicts = (earlier.kind.writes() || kind.writes())
                     && !(earlier.kind.is_atomic() && kind.is_atomic());
                 if conflicts && !self.ordered(earlier, thread) {
