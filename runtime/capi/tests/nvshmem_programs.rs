@@ -346,7 +346,11 @@ fn races_between_the_threads_of_a_block_are_caught_and_sync_threads_clears_them(
         "two threads of kernel publish(int*, int*) access __shared__ memory",
         "access symmetric memory",
     ] {
-        assert!(r.stdout.contains(says), "does not say {says:?}:\n{}", r.stdout);
+        assert!(
+            r.stdout.contains(says),
+            "does not say {says:?}:\n{}",
+            r.stdout
+        );
     }
     let synced = build_from(&dir, &sources, "thread_race", &["-rshmem-check", "-DSYNC"]);
     let synced = synced.to_str().expect("a UTF-8 path");
@@ -355,10 +359,18 @@ fn races_between_the_threads_of_a_block_are_caught_and_sync_threads_clears_them(
     assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("no races"), "{}", r.stdout);
     // The synchronised program computes what it should: every thread saw both stores.
-    let r = run(&dir, "oshrun", &["-np", "2", "--sim", "hgx8", synced], "thread-race-run");
+    let r = run(
+        &dir,
+        "oshrun",
+        &["-np", "2", "--sim", "hgx8", synced],
+        "thread-race-run",
+    );
     assert_eq!(exit_code(&r), Some(0), "{}", r.stderr);
     assert_eq!(
-        r.stdout.lines().filter(|l| l.contains("64 of 64 threads saw 12")).count(),
+        r.stdout
+            .lines()
+            .filter(|l| l.contains("64 of 64 threads saw 12"))
+            .count(),
         2,
         "{}",
         r.stdout

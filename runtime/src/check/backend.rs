@@ -10,9 +10,9 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use hw::{
-    AmoOp, Backend, Caps, Copier, Device, DeviceError, Instant, LaunchError, LaunchOutput,
-    KernelEvent, Launcher, LocalRange, MemKind, Pe, QueueError, RemoteRange, SegmentKey,
-    SignalOp, Ticket, Topology, WaitSpec,
+    AmoOp, Backend, Caps, Copier, Device, DeviceError, Instant, KernelEvent, LaunchError,
+    LaunchOutput, Launcher, LocalRange, MemKind, Pe, QueueError, RemoteRange, SegmentKey, SignalOp,
+    Ticket, Topology, WaitSpec,
 };
 
 use super::detector::{Detector, Part, QueueOp};

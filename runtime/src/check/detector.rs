@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Weak};
 
-use hw::{LocalRange, Pe, PathClass, RemoteRange, Semantics, Ticket, Topology};
+use hw::{LocalRange, PathClass, Pe, RemoteRange, Semantics, Ticket, Topology};
 
 use super::clock::{Channel, Component, VectorClock};
 use super::pe::{Fetched, PeClock};

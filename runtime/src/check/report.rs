@@ -152,7 +152,9 @@ pub enum RaceCause {
 impl fmt::Display for RaceCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RaceCause::Unordered => f.write_str("no ordering rule puts the first before the second"),
+            RaceCause::Unordered => {
+                f.write_str("no ordering rule puts the first before the second")
+            }
             RaceCause::InfinibandVisibility { target } => write!(
                 f,
                 "the first crossed InfiniBand and no consistency step of PE {target} (its wait, \

@@ -171,13 +171,7 @@ impl<H: Clone + Default + PartialEq, P: Copy + Eq + Hash> Shadow<H, P> {
 
     /// Calls `f` with the history of every accessed span that overlaps
     /// `[offset, offset + len_bytes)` of `place`.
-    pub(crate) fn visit(
-        &self,
-        place: P,
-        offset: u64,
-        len_bytes: u64,
-        mut f: impl FnMut(&H),
-    ) {
+    pub(crate) fn visit(&self, place: P, offset: u64, len_bytes: u64, mut f: impl FnMut(&H)) {
         let Some(spans) = self.places.get(&place) else {
             return;
         };

@@ -10,8 +10,14 @@ use super::check::races_on;
 use crate::common::sim_builder;
 
 /// Runs `pe_main` on 2 PEs of `hgx8` under the detector.
-fn kernel_races(pe_main: impl Fn(&Shmem<rshmem::check::CheckedBackend<sim::SimBackend>>) -> Result<(), ShmemError> + Sync) -> Vec<Race> {
-    races_on(sim_builder("hgx8", 2, 0).semantics(Semantics::Nvshmem), pe_main)
+fn kernel_races(
+    pe_main: impl Fn(&Shmem<rshmem::check::CheckedBackend<sim::SimBackend>>) -> Result<(), ShmemError>
+    + Sync,
+) -> Vec<Race> {
+    races_on(
+        sim_builder("hgx8", 2, 0).semantics(Semantics::Nvshmem),
+        pe_main,
+    )
 }
 
 /// Thread 0 of a block of 64 writes a symmetric word, then every thread reads it; with
@@ -53,7 +59,10 @@ fn threads_of_a_block_race_on_a_word_without_sync_threads() {
                 thread: [x, 0, 0],
             })
         };
-        assert_eq!((race.first.thread, race.second.thread), (thread(0), thread(1)));
+        assert_eq!(
+            (race.first.thread, race.second.thread),
+            (thread(0), thread(1))
+        );
         assert_eq!(race.first.pe, race.second.pe);
         let text = race.to_string();
         assert!(text.contains("block (0,0,0) thread (1,0,0)"), "{text}");

@@ -5,8 +5,8 @@
 
 use hw::topology::{ClusterLinks, Link, LinkKind, NV18};
 use hw::{Semantics, Topology};
-use rshmem::check::{Race, RaceCause};
 use rshmem::Shmem;
+use rshmem::check::{Race, RaceCause};
 use sim::Sim;
 
 use super::check::races_on;

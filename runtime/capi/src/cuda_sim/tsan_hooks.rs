@@ -40,7 +40,10 @@ pub(crate) fn thread_access(addr: *const c_void, len: usize, access: ThreadAcces
     // `__shared__` variables are in the object's static data, which is symmetric: look for
     // the block's shared bytes first.
     let shared = fiber.and_then(|fiber| shared_offset(fiber, addr as usize));
-    let symmetric = shared.is_none().then(|| symmetric_range(addr, len)).flatten();
+    let symmetric = shared
+        .is_none()
+        .then(|| symmetric_range(addr, len))
+        .flatten();
     if let Some(range) = symmetric {
         let write = !matches!(access, ThreadAccess::Read | ThreadAccess::VolatileRead);
         local_access(range, write);

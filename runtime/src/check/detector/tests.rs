@@ -233,7 +233,10 @@ fn third_party_read(topology: &Topology, owner: impl FnOnce(&mut Detector)) -> D
 fn a_third_pe_reading_an_infiniband_write_over_nvlink_needs_the_owners_step() {
     let races = third_party_read(&mixed(), |_| {}).take_races();
     assert_eq!(races.len(), 1, "{races:?}");
-    assert_eq!(races[0].cause, RaceCause::InfinibandVisibility { target: 1 });
+    assert_eq!(
+        races[0].cause,
+        RaceCause::InfinibandVisibility { target: 1 }
+    );
     assert_eq!((races[0].first.pe, races[0].second.pe), (0, 2));
     assert!(races[0].to_string().contains("(R8)"), "{}", races[0]);
     // NVLink only: the writer's quiet made the put visible to everyone.

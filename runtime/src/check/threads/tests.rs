@@ -54,9 +54,14 @@ fn a_write_and_a_read_of_two_threads_race_without_a_meeting() {
             thread: [33, 0, 0]
         })
     );
-    assert!(matches!(&race.cause, RaceCause::KernelThreads { kernel, memory: KernelMemory::Shared } if kernel == "k"));
+    assert!(
+        matches!(&race.cause, RaceCause::KernelThreads { kernel, memory: KernelMemory::Shared } if kernel == "k")
+    );
     let text = race.to_string();
-    assert!(text.contains("thread (33,0,0)") && text.contains("kernel k"), "{text}");
+    assert!(
+        text.contains("thread (33,0,0)") && text.contains("kernel k"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -83,7 +88,11 @@ fn each_block_has_its_own_shared_memory_and_all_share_global_memory() {
     access(&mut k, 0, GLOBAL, 0x1000, ThreadAccess::Write);
     k.event(0, KernelEvent::Meet { first: 0, end: 64 });
     access(&mut k, 64, GLOBAL, 0x1000, ThreadAccess::Read);
-    assert_eq!(k.take_races().len(), 1, "block 0's meeting does not order block 1");
+    assert_eq!(
+        k.take_races().len(),
+        1,
+        "block 0's meeting does not order block 1"
+    );
 }
 
 #[test]
@@ -97,7 +106,13 @@ fn an_atomic_releases_and_a_fetching_atomic_acquires() {
     flag(&mut k, 70, true);
     access(&mut k, 70, GLOBAL, 0x1000, ThreadAccess::Read);
     // What thread 70 learned reaches its block through a meeting.
-    k.event(0, KernelEvent::Meet { first: 64, end: 128 });
+    k.event(
+        0,
+        KernelEvent::Meet {
+            first: 64,
+            end: 128,
+        },
+    );
     access(&mut k, 100, GLOBAL, 0x1000, ThreadAccess::Read);
     assert_eq!(k.take_races(), []);
     // A write of thread 3 after its release is not ordered.
