@@ -206,7 +206,7 @@ impl Launch {
     /// The threads `first..end` met: a block if they are all of one, else a warp.
     fn meet(&mut self, first: u32, end: u32) {
         let block = self.block_of(first);
-        if first % self.block_threads == 0 && end - first == self.block_threads {
+        if first.is_multiple_of(self.block_threads) && end - first == self.block_threads {
             self.block_meetings[block as usize] += 1;
         } else {
             let warp = self.warp_of(first) as usize;
