@@ -106,6 +106,7 @@ trait ErasedDevice {
     fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
     fn create_queue(&self) -> Result<AnyQueue, DeviceError>;
     fn note_kernel_launch(&self);
+    fn note_kernel_event(&self, event: crate::KernelEvent<'_>);
     fn mapped_load_addr(&self, range: RemoteRange) -> Option<u64>;
     fn note_mapped_loads(&self, pe: Pe, bytes: u64);
     fn read_local(&self, src: LocalRange, out: &mut [u8]);
@@ -158,6 +159,7 @@ macro_rules! device_methods {
             load_store_addr(range: RemoteRange) -> Option<u64>;
             exchange(mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
             note_kernel_launch() -> ();
+            note_kernel_event(event: crate::KernelEvent<'_>) -> ();
             mapped_load_addr(range: RemoteRange) -> Option<u64>;
             note_mapped_loads(pe: Pe, bytes: u64) -> ();
             read_local(src: LocalRange, out: &mut [u8]) -> ();

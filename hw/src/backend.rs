@@ -234,6 +234,16 @@ pub trait Device {
     /// None.
     fn note_kernel_launch(&self) {}
 
+    /// Tells a race detector wrapped around the backend what a kernel of this PE did: which
+    /// thread runs, which threads met, a thread's own accesses ([`crate::KernelEvent`]).
+    /// Backends ignore it (the default); the runtime's kernel model sends it.
+    ///
+    /// # Ordering
+    /// None: it reports, it does nothing.
+    fn note_kernel_event(&self, event: crate::KernelEvent<'_>) {
+        let _ = event;
+    }
+
     /// An address in this process from which this PE may *load* `range` (never store to it),
     /// where the backend lets plain loads stand in for get operations: the simulator's mapped
     /// loads (`sim::SimBuilder::mapped_loads`), for the PE's own addressable segments and those

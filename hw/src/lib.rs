@@ -32,6 +32,7 @@ mod common;
 pub mod cuda;
 mod error;
 pub mod host;
+mod kernel_event;
 #[cfg(all(
     feature = "process",
     target_os = "linux",
@@ -46,6 +47,7 @@ pub use amo::{AmoKind, AmoOp, AmoWidth, Cmp, SignalOp};
 pub use backend::{Backend, Device, LaunchOutput, Launcher, Queue, WaitSpec, waiting_for_any};
 pub use caps::{Caps, Semantics, UnknownSemantics};
 pub use error::{DeviceError, LaunchError, PeFailure, QueueError, WaitReport};
+pub use kernel_event::{KernelEvent, KernelMemory, ThreadAccess};
 pub use topology::{Path, PathClass, Topology};
 pub use types::{
     Copier, Duration, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket,

@@ -31,9 +31,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! What it cannot see: races between two accesses of the same PE (a put to itself and a
-//! plain load), which of several writes a read returned (it assumes every earlier one), and
-//! the InfiniBand visibility rule R8 (a completed write counts as visible).
+//! With InfiniBand in the machine (NVSHMEM semantics), a write that crossed a NIC is visible
+//! to others than its target only after a consistency step of the target (rule R8); a load,
+//! or an NVLink get or put, of it without one is a race ([`RaceCause::InfinibandVisibility`]).
+//! The threads of a kernel launch (`Shmem::launch_kernel`, and CUDA programs on the
+//! simulator) are checked against each other too ([`RaceCause::KernelThreads`]).
+//!
+//! What it cannot see: races between a PE's host code or SHMEM operations and its own
+//! accesses (a put to itself and a plain load), and which of several writes a read returned
+//! (it assumes every earlier one).
 
 mod backend;
 mod clock;
@@ -41,9 +47,10 @@ mod detector;
 mod pe;
 mod report;
 mod shadow;
+mod threads;
 
 pub use backend::{Checked, CheckedBackend, CheckedDevice, CheckedQueue, CheckedReport};
-pub use report::{AccessKind, Race, RaceAccess};
+pub use report::{AccessKind, Race, RaceAccess, RaceCause, ThreadAt};
 
 use hw::Launcher;
 

@@ -99,6 +99,8 @@ struct RaceJson {
     seed: u64,
     runs_with_race: u64,
     replay: String,
+    /// Why the first is not ordered before the second.
+    why: String,
 }
 
 #[derive(Serialize, Debug)]
@@ -109,6 +111,9 @@ struct AccessJson {
     offset: u64,
     bytes: u64,
     epoch: u64,
+    /// The kernel thread that made it, for races between the threads of a launch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thread: Option<String>,
 }
 
 impl AccessJson {
@@ -120,6 +125,7 @@ impl AccessJson {
             offset: access.offset,
             bytes: access.len_bytes,
             epoch,
+            thread: access.thread.map(|thread| thread.to_string()),
         }
     }
 }
@@ -219,6 +225,7 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 seed: f.seed,
                 runs_with_race: f.runs,
                 replay: replay(&args, n_pes, f.seed),
+                why: f.race.cause.to_string(),
             })
             .collect(),
         failures,
@@ -280,7 +287,7 @@ fn print_text(s: &Summary) {
         );
         println!("  first:  {}", describe(&r.first));
         println!("  second: {}", describe(&r.second));
-        println!("  no ordering rule puts the first before the second");
+        println!("  {}", r.why);
         println!("  replay: {}", r.replay);
     }
     for f in &s.failures {
@@ -294,8 +301,12 @@ fn describe(a: &AccessJson) -> String {
     } else {
         format!("PE {}", a.target)
     };
+    let by = a
+        .thread
+        .as_ref()
+        .map_or_else(String::new, |thread| format!(" by {thread}"));
     format!(
-        "PE {} {} of {} B at offset {:#x} on {whose} (epoch {})",
+        "PE {} {} of {} B at offset {:#x} on {whose}{by} (epoch {})",
         a.pe, a.kind, a.bytes, a.offset, a.epoch
     )
 }

@@ -176,7 +176,12 @@ pub(crate) fn main(args: &CheckArgs, n_pes: u32) -> anyhow::Result<ExitCode> {
                     f.accesses - 1
                 );
             }
-            println!("  no ordering rule puts the first before the second");
+            println!(
+                "  {}",
+                r["why"]
+                    .as_str()
+                    .unwrap_or("no ordering rule puts the first before the second")
+            );
             println!("  replay: {}", replay(f.seed));
         }
         for (seed, message) in &failures {
@@ -198,8 +203,11 @@ fn describe(a: &Value, epoch: Option<u64>) -> String {
     } else {
         format!("PE {}", a["target"])
     };
+    let by = a["thread"]
+        .as_str()
+        .map_or_else(String::new, |thread| format!(" by {thread}"));
     format!(
-        "PE {} {} of {} B at {} on {whose} (epoch {})",
+        "PE {} {} of {} B at {} on {whose}{by} (epoch {})",
         a["pe"],
         a["kind"].as_str().unwrap_or("?"),
         a["bytes"],

@@ -2,7 +2,8 @@
 //! `rshmem-nvcc` and run on simulated GPUs: each prints what the guide says at 2, 4 and 8 PEs
 //! (`NAME.N.expected`, compared line by line in any order, since PEs print side by side), the
 //! bugs the guide's code has are named, and the race detector finds the ring's race and none in
-//! the programs beyond the guide (signal ring, atomics, block reductions, wait and test).
+//! the programs beyond the guide (signal ring, atomics, block reductions, wait and test), and
+//! races between the threads of a block (`tests/cuda/`).
 
 mod common;
 
@@ -46,6 +47,11 @@ fn setup() -> Option<PathBuf> {
 
 /// Builds the guide's `name.cu` with `rshmem-nvcc` and `extra` flags, once for all tests.
 fn build(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    build_from(dir, &examples(), name, extra)
+}
+
+/// Builds `name.cu` of `sources` with `rshmem-nvcc` and `extra` flags, once for all tests.
+fn build_from(dir: &Path, sources: &Path, name: &str, extra: &[&str]) -> PathBuf {
     static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
     let key = format!("{name}{}", extra.concat().replace(['-', '='], "_"));
     let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
@@ -59,7 +65,7 @@ fn build(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
         .args(extra)
         .arg("-o")
         .arg(&binary)
-        .arg(examples().join(format!("{name}.cu")));
+        .arg(sources.join(format!("{name}.cu")));
     let run = run_with_deadline(
         command,
         dir,
@@ -318,4 +324,55 @@ fn a_kernel_spinning_on_test_and_the_other_programs_are_race_free() {
         );
         assert!(r.stdout.contains("no races"), "{name}: {}", r.stdout);
     }
+}
+
+/// Threads of a block that read a `__shared__` word and a symmetric word that thread 0 stores
+/// race without a `__syncthreads` in between (named by kernel, block and thread), and are
+/// race-free with it (`tests/cuda/thread_race.cu`).
+#[test]
+fn races_between_the_threads_of_a_block_are_caught_and_sync_threads_clears_them() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let racy = build_from(&dir, &sources, "thread_race", &["-rshmem-check"]);
+    let racy = racy.to_str().expect("a UTF-8 path");
+    let args = ["check", "-n", "2", "--runs", "2", racy];
+    let r = run(&dir, "rshmem", &args, "thread-race-check");
+    assert_eq!(exit_code(&r), Some(1), "{}\n{}", r.stdout, r.stderr);
+    for says in [
+        "race 1 at __shared__+0x0 of PE 0",
+        "at heap+0x",
+        "by block (0,0,0) thread (0,0,0)",
+        "by block (0,0,0) thread (1,0,0)",
+        "two threads of kernel publish(int*, int*) access __shared__ memory",
+        "access symmetric memory",
+    ] {
+        assert!(
+            r.stdout.contains(says),
+            "does not say {says:?}:\n{}",
+            r.stdout
+        );
+    }
+    let synced = build_from(&dir, &sources, "thread_race", &["-rshmem-check", "-DSYNC"]);
+    let synced = synced.to_str().expect("a UTF-8 path");
+    let args = ["check", "-n", "2", "--runs", "2", synced];
+    let r = run(&dir, "rshmem", &args, "thread-race-synced-check");
+    assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("no races"), "{}", r.stdout);
+    // The synchronised program computes what it should: every thread saw both stores.
+    let r = run(
+        &dir,
+        "oshrun",
+        &["-np", "2", "--sim", "hgx8", synced],
+        "thread-race-run",
+    );
+    assert_eq!(exit_code(&r), Some(0), "{}", r.stderr);
+    assert_eq!(
+        r.stdout
+            .lines()
+            .filter(|l| l.contains("64 of 64 threads saw 12"))
+            .count(),
+        2,
+        "{}",
+        r.stdout
+    );
 }

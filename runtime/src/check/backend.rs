@@ -10,9 +10,9 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use hw::{
-    AmoOp, Backend, Caps, Copier, Device, DeviceError, Instant, LaunchError, LaunchOutput,
-    Launcher, LocalRange, MemKind, Pe, QueueError, RemoteRange, SegmentKey, SignalOp, Ticket,
-    Topology, WaitSpec,
+    AmoOp, Backend, Caps, Copier, Device, DeviceError, Instant, KernelEvent, LaunchError,
+    LaunchOutput, Launcher, LocalRange, MemKind, Pe, QueueError, RemoteRange, SegmentKey, SignalOp,
+    Ticket, Topology, WaitSpec,
 };
 
 use super::detector::{Detector, Part, QueueOp};
@@ -38,7 +38,7 @@ pub struct Checked<L> {
 impl<L: Launcher> Checked<L> {
     /// Wraps `inner`.
     pub fn new(inner: L) -> Checked<L> {
-        let detector = Arc::new(Mutex::new(Detector::new(inner.n_pes())));
+        let detector = Arc::new(Mutex::new(Detector::new(inner.n_pes(), inner.topology())));
         Checked { inner, detector }
     }
 }
@@ -209,6 +209,11 @@ impl<B: Backend> Device for CheckedDevice<B> {
         self.inner.note_kernel_launch();
     }
 
+    /// Recorded for the races between the kernel's threads; the wrapped device is not told.
+    fn note_kernel_event(&self, event: KernelEvent<'_>) {
+        lock(&self.detector).kernels.event(self.pe, event);
+    }
+
     /// Never: a mapped load is no operation, so the detector would not see it; under the
     /// detector every read of a peer is a get it checks.
     fn mapped_load_addr(&self, _range: RemoteRange) -> Option<u64> {
@@ -354,15 +359,15 @@ impl<B: Backend> hw::Queue for CheckedQueue<B> {
 
     fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
         self.inner.quiet(deadline)?;
-        lock(&self.detector).quiet(self.pe, self.index);
+        lock(&self.detector).quiet(self.pe, self.index, true);
         Ok(())
     }
 
-    /// The inner queue's, recorded as a quiet: what follows runs after what came before
-    /// completed.
+    /// The inner queue's, recorded as a quiet without its consistency step: what follows
+    /// runs after what came before completed.
     fn serialize(&self, deadline: Instant) -> Result<(), QueueError> {
         self.inner.serialize(deadline)?;
-        lock(&self.detector).quiet(self.pe, self.index);
+        lock(&self.detector).quiet(self.pe, self.index, false);
         Ok(())
     }
 

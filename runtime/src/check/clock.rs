@@ -7,6 +7,10 @@
 //! per target are needed because fence orders puts per target only (rule R1), so a write
 //! can release "everything before the fence to this target" and nothing about other targets.
 //!
+//! `(q, Consistency)` at `s` says that `q`'s first `s` consistency steps are ordered before:
+//! with InfiniBand in the machine, a write that crossed a NIC is visible to others than its
+//! target only after a consistency step of the target (rule R8).
+//!
 //! The extra operations exist because observing one write (a wait that saw a flag, a signal
 //! whose put's data came with it, rule R5) orders that write alone, not the unfenced writes
 //! of the same issuer issued before it: no component threshold can say that.
@@ -20,6 +24,9 @@ pub(crate) enum Channel {
     Local,
     /// Operations the issuer's queues carry to this PE's memory.
     Remote(u32),
+    /// The issuer's consistency steps (a satisfied wait or test, a quiet), counted: what makes
+    /// the writes that crossed InfiniBand into its memory visible (rule R8).
+    Consistency,
 }
 
 /// One component of a clock.

@@ -6,14 +6,16 @@
 //! unordered accesses is found whichever of the two comes first.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Weak};
 
-use hw::{LocalRange, RemoteRange, Semantics, Ticket};
+use hw::{LocalRange, PathClass, Pe, RemoteRange, Semantics, Ticket, Topology};
 
-use super::clock::{Channel, VectorClock};
+use super::clock::{Channel, Component, VectorClock};
 use super::pe::{Fetched, PeClock};
-use super::report::{AccessKind, Race, RaceAccess};
+use super::report::{AccessKind, Race, RaceAccess, RaceCause};
 use super::shadow::{Access, Place, Shadow};
+use super::threads::Kernels;
 use crate::TRACING_TARGET;
 
 /// One access of a queue operation: what it does to which range.
@@ -78,10 +80,34 @@ pub(crate) struct Detector {
     exchanges: BTreeMap<u64, Rendezvous>,
     races: Vec<Race>,
     sites: HashSet<(RaceAccess, RaceAccess)>,
+    /// `via_nic[issuer][target]`: whether the route between the two crosses InfiniBand.
+    via_nic: Vec<Vec<bool>>,
+    /// Per PE, the writes that crossed InfiniBand into its memory and that no consistency
+    /// step of it has made visible yet (rule R8).
+    invisible: Vec<Vec<Weak<Access>>>,
+    /// The kernel launches running on each PE, for races between their threads.
+    pub(crate) kernels: Kernels,
+}
+
+/// `via_nic[issuer][target]` for the PEs of `topology`: the pairs whose route is `Rdma`. A PE
+/// beyond the topology's GPUs has none.
+fn routes_via_nic(n_pes: u32, topology: &Topology) -> Vec<Vec<bool>> {
+    let mut via_nic = vec![vec![false; n_pes as usize]; n_pes as usize];
+    for issuer in 0..n_pes.min(topology.n_gpus()) {
+        topology
+            .routes_from(Pe(issuer))
+            .for_each_path(topology, |target, path| {
+                if let Some(row) = via_nic[issuer as usize].get_mut(target.idx()) {
+                    *row = path.class == PathClass::Rdma;
+                }
+            });
+    }
+    via_nic
 }
 
 impl Detector {
-    pub(crate) fn new(n_pes: u32) -> Detector {
+    /// The detector of a run of `n_pes` PEs on `topology`.
+    pub(crate) fn new(n_pes: u32, topology: &Topology) -> Detector {
         Detector {
             n_pes,
             semantics: Semantics::default(),
@@ -90,6 +116,9 @@ impl Detector {
             exchanges: BTreeMap::new(),
             races: Vec::new(),
             sites: HashSet::new(),
+            via_nic: routes_via_nic(n_pes, topology),
+            invisible: (0..n_pes).map(|_| Vec::new()).collect(),
+            kernels: Kernels::new(n_pes),
         }
     }
 
@@ -98,9 +127,12 @@ impl Detector {
         self.semantics = semantics;
     }
 
-    /// The races found so far, each once, in the order they were found.
+    /// The races found so far, each once, in the order they were found: those between PEs,
+    /// then those between the threads of kernels.
     pub(crate) fn take_races(&mut self) -> Vec<Race> {
-        std::mem::take(&mut self.races)
+        let mut races = std::mem::take(&mut self.races);
+        races.extend(self.kernels.take_races());
+        races
     }
 
     pub(crate) fn add_queue(&mut self, pe: u32) -> usize {
@@ -156,16 +188,21 @@ impl Detector {
     }
 
     /// A quiet on `pe`'s `queue` returned: everything it carried is complete (R2), fetched
-    /// values included.
-    pub(crate) fn quiet(&mut self, pe: u32, queue: usize) {
+    /// values included. With `consistency` it is also the PE's consistency step (R8): a quiet
+    /// is, the wait of a serialising call is not.
+    pub(crate) fn quiet(&mut self, pe: u32, queue: usize, consistency: bool) {
         for fetched in self.pes[pe as usize].quieted(queue) {
             self.acquire(pe, fetched, false);
         }
         self.pes[pe as usize].settle();
+        if consistency {
+            self.consistency_step(pe);
+        }
     }
 
     /// A wait or test of `pe` on its own word `word` was satisfied: the update that
-    /// satisfied it is complete (R3, and R5 for the data of a put-with-signal).
+    /// satisfied it is complete (R3, and R5 for the data of a put-with-signal), and the PE
+    /// ran its consistency step (R8).
     pub(crate) fn poll_satisfied(&mut self, pe: u32, word: LocalRange) {
         let fetched = Fetched {
             place: (pe, word.kind),
@@ -173,6 +210,26 @@ impl Detector {
             len_bytes: word.len,
         };
         self.acquire(pe, fetched, false);
+        self.consistency_step(pe);
+        self.kernels.poll_satisfied(pe, word);
+    }
+
+    /// `pe` ran a consistency step: the writes that crossed InfiniBand into its memory and
+    /// that it knows to be complete become visible to everyone ordered after the step (R8).
+    /// Those it does not know of stay invisible: nothing says they had landed.
+    fn consistency_step(&mut self, pe: u32) {
+        let clock = &mut self.pes[pe as usize];
+        let step = clock.consistency_step();
+        self.invisible[pe as usize].retain(|write| {
+            let Some(write) = write.upgrade() else {
+                return false;
+            };
+            let known = clock.known().covers(write.component(), write.epoch);
+            if known {
+                write.make_visible(step);
+            }
+            !known
+        });
     }
 
     /// `pe` enters an exchange: it publishes what it has completed and knows.
@@ -233,36 +290,72 @@ impl Detector {
         part: Part,
         released: Option<VectorClock>,
     ) {
+        let target = part.place.0;
+        let crosses_nic = self
+            .via_nic
+            .get(pe as usize)
+            .and_then(|row| row.get(target as usize))
+            .copied()
+            .unwrap_or(false);
+        // Why these kinds: a put's data lands pending behind the target's NIC; an atomic
+        // through a NIC is performed at once (docs/ordering.md, "Visibility").
+        let lands_pending = matches!(
+            part.kind,
+            AccessKind::Put | AccessKind::PutSignalData | AccessKind::SignalUpdate
+        );
         let access = Arc::new(Access {
             site: RaceAccess {
                 pe,
                 kind: part.kind,
-                target: part.place.0,
+                target,
                 memory: part.place.1,
                 offset: part.offset,
                 len_bytes: part.len_bytes,
+                thread: None,
             },
             epoch,
             channel,
             released,
+            via_nic: self.semantics == Semantics::Nvshmem && crosses_nic && lands_pending,
+            visible_at: AtomicU64::new(0),
         });
         let known = self.pes[pe as usize].known();
+        let target_steps = Component {
+            issuer: target,
+            channel: Channel::Consistency,
+        };
         let mut found = Vec::new();
         self.shadow
             .update(part.place, part.offset, part.len_bytes, |start, history| {
                 for earlier in history.conflicts(&access) {
-                    if !known.covers(earlier.component(), earlier.epoch) {
-                        found.push(Race {
-                            first: earlier.site,
-                            second: access.site,
-                            conflict_offset: start,
-                            first_epoch: earlier.epoch,
-                            second_epoch: access.epoch,
-                        });
-                    }
+                    let cause = if !known.covers(earlier.component(), earlier.epoch) {
+                        RaceCause::Unordered
+                    } else if earlier.via_nic
+                        && !crosses_nic
+                        && !earlier
+                            .visible_at()
+                            .is_some_and(|step| known.covers(target_steps, step))
+                    {
+                        // A read through the target's NIC pushes the pending writes ahead of
+                        // it; a load, or a get or put over NVLink, does not (R8).
+                        RaceCause::InfinibandVisibility { target }
+                    } else {
+                        continue;
+                    };
+                    found.push(Race {
+                        first: earlier.site,
+                        second: access.site,
+                        conflict_offset: start,
+                        first_epoch: earlier.epoch,
+                        second_epoch: access.epoch,
+                        cause,
+                    });
                 }
                 history.record(&access);
             });
+        if access.via_nic {
+            self.invisible[target as usize].push(Arc::downgrade(&access));
+        }
         for race in found {
             if self.sites.insert(race.site()) {
                 tracing::debug!(target: TRACING_TARGET, %race, "race");

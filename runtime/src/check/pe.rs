@@ -50,6 +50,8 @@ pub(crate) struct PeClock {
     queues: Vec<QueueLog>,
     /// How many exchanges the PE has entered.
     exchanges: u64,
+    /// How many consistency steps the PE has run (rule R8).
+    steps: u64,
 }
 
 impl PeClock {
@@ -62,7 +64,18 @@ impl PeClock {
             pending: VectorClock::default(),
             queues: Vec::new(),
             exchanges: 0,
+            steps: 0,
         }
+    }
+
+    /// A consistency step (a satisfied wait or test, a quiet): the writes that crossed
+    /// InfiniBand into the PE's memory and that it knows of are visible from here on (R8).
+    /// Returns the step's number.
+    pub(crate) fn consistency_step(&mut self) -> u64 {
+        self.steps += 1;
+        self.known
+            .raise(self.component(Channel::Consistency), self.steps);
+        self.steps
     }
 
     /// The epoch of a new access.
@@ -169,10 +182,11 @@ impl PeClock {
         }
         // Plain loads and stores are complete when they return.
         clock.raise(self.component(Channel::Local), self.epoch);
+        clock.raise(self.component(Channel::Consistency), self.steps);
         clock
     }
 
-    fn component(&self, channel: Channel) -> Component {
+    pub(crate) fn component(&self, channel: Channel) -> Component {
         Component {
             issuer: self.pe,
             channel,

@@ -26,6 +26,12 @@ pub enum AccessKind {
     PutSource,
     /// A plain store to the PE's own memory (`set_local`, `calloc`'s zeroing).
     LocalWrite,
+    /// A kernel thread's volatile load (races between threads only).
+    VolatileRead,
+    /// A kernel thread's volatile store (races between threads only).
+    VolatileWrite,
+    /// A kernel thread's atomic on this PE's memory (races between threads only).
+    ThreadAtomic,
 }
 
 impl AccessKind {
@@ -37,6 +43,7 @@ impl AccessKind {
                 | AccessKind::AtomicFetch
                 | AccessKind::LocalRead
                 | AccessKind::PutSource
+                | AccessKind::VolatileRead
         )
     }
 
@@ -44,7 +51,12 @@ impl AccessKind {
     pub fn is_atomic(self) -> bool {
         matches!(
             self,
-            AccessKind::AtomicUpdate | AccessKind::AtomicFetch | AccessKind::SignalUpdate
+            AccessKind::AtomicUpdate
+                | AccessKind::AtomicFetch
+                | AccessKind::SignalUpdate
+                | AccessKind::VolatileRead
+                | AccessKind::VolatileWrite
+                | AccessKind::ThreadAtomic
         )
     }
 
@@ -61,6 +73,9 @@ impl AccessKind {
             AccessKind::LocalRead => "local read",
             AccessKind::PutSource => "on-stream put source",
             AccessKind::LocalWrite => "local write",
+            AccessKind::VolatileRead => "volatile read",
+            AccessKind::VolatileWrite => "volatile write",
+            AccessKind::ThreadAtomic => "thread atomic",
         }
     }
 }
@@ -89,6 +104,77 @@ pub struct RaceAccess {
     pub offset: u64,
     /// The length of the whole operation in bytes.
     pub len_bytes: u64,
+    /// The kernel thread that made the access, for races between the threads of a launch.
+    pub thread: Option<ThreadAt>,
+}
+
+/// A thread of a kernel launch: its block in the grid and its index in the block.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct ThreadAt {
+    /// `blockIdx` (x, y, z).
+    pub block: [u32; 3],
+    /// `threadIdx` (x, y, z).
+    pub thread: [u32; 3],
+}
+
+impl fmt::Display for ThreadAt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [bx, by, bz] = self.block;
+        let [tx, ty, tz] = self.thread;
+        write!(f, "block ({bx},{by},{bz}) thread ({tx},{ty},{tz})")
+    }
+}
+
+/// Why the first access of a race is not ordered before the second.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum RaceCause {
+    /// No rule orders them (docs/ordering.md).
+    Unordered,
+    /// The first is a write that crossed InfiniBand to PE `target`. It is ordered before the
+    /// second, but no consistency step of `target` (its wait, test, quiet or barrier) made it
+    /// visible before the second, which reads or writes that memory other than through a NIC
+    /// (rule R8).
+    InfinibandVisibility {
+        /// The PE whose memory the write landed in.
+        target: u32,
+    },
+    /// Two threads of one kernel launch on one PE, with no meeting of their warp or block,
+    /// atomic or volatile access ordering the first before the second.
+    KernelThreads {
+        /// The kernel's name.
+        kernel: String,
+        /// Which memory: symmetric (then [`RaceAccess::memory`] says which), the block's
+        /// `__shared__` memory (offsets in it) or global memory (addresses).
+        memory: hw::KernelMemory,
+    },
+}
+
+impl fmt::Display for RaceCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RaceCause::Unordered => {
+                f.write_str("no ordering rule puts the first before the second")
+            }
+            RaceCause::InfinibandVisibility { target } => write!(
+                f,
+                "the first crossed InfiniBand and no consistency step of PE {target} (its wait, \
+                 test, quiet or barrier) made it visible before the second; with InfiniBand, \
+                 synchronisation guarantees visibility only of a PE's own objects (R8)"
+            ),
+            RaceCause::KernelThreads { kernel, memory } => {
+                let memory = match memory {
+                    hw::KernelMemory::Symmetric(_) => "symmetric memory",
+                    hw::KernelMemory::Shared => "__shared__ memory",
+                    hw::KernelMemory::Global => "global memory",
+                };
+                write!(
+                    f,
+                    "two threads of kernel {kernel} access {memory} with no __syncthreads, \
+                     __syncwarp, atomic or volatile access between them"
+                )
+            }
+        }
+    }
 }
 
 impl fmt::Display for RaceAccess {
@@ -100,6 +186,9 @@ impl fmt::Display for RaceAccess {
         )?;
         if self.target != self.pe {
             write!(f, " of PE {}", self.target)?;
+        }
+        if let Some(thread) = self.thread {
+            write!(f, " by {thread}")?;
         }
         Ok(())
     }
@@ -119,6 +208,8 @@ pub struct Race {
     pub first_epoch: u64,
     /// The second access's epoch.
     pub second_epoch: u64,
+    /// Why the first is not ordered before the second.
+    pub cause: RaceCause,
 }
 
 impl Race {
@@ -132,13 +223,14 @@ impl fmt::Display for Race {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "race on PE {}'s byte {:#x}: {} (epoch {}) is not ordered before {} (epoch {})",
+            "race on PE {}'s byte {:#x}: {} (epoch {}), then {} (epoch {}): {}",
             self.first.target,
             self.conflict_offset,
             self.first,
             self.first_epoch,
             self.second,
-            self.second_epoch
+            self.second_epoch,
+            self.cause
         )
     }
 }

@@ -7,7 +7,9 @@
 //! number of spans follows the number of distinct access patterns, not the bytes touched.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hw::MemKind;
 
@@ -28,6 +30,13 @@ pub(crate) struct Access {
     pub(crate) channel: Channel,
     /// For a write: what a PE that observes it learns (the issuer's released clock).
     pub(crate) released: Option<VectorClock>,
+    /// A write that crossed InfiniBand into its target's memory, where it may stay invisible
+    /// to others than the target until the target's consistency step (rule R8).
+    pub(crate) via_nic: bool,
+    /// For such a write: the number of the target's consistency step that made it visible;
+    /// 0 while none has. Atomic only so that a shared access can be marked; the detector's
+    /// lock orders every use.
+    pub(crate) visible_at: AtomicU64,
 }
 
 impl Access {
@@ -41,6 +50,18 @@ impl Access {
 
     fn writes(&self) -> bool {
         self.site.kind.writes()
+    }
+
+    /// The target's consistency step that made this write visible, if one has.
+    pub(crate) fn visible_at(&self) -> Option<u64> {
+        // Relaxed: every access happens under the detector's lock.
+        Some(self.visible_at.load(Ordering::Relaxed)).filter(|&step| step > 0)
+    }
+
+    /// Marks this write visible from the target's consistency step `step` on.
+    pub(crate) fn make_visible(&self, step: u64) {
+        // Relaxed: as in `visible_at`.
+        self.visible_at.store(step, Ordering::Relaxed);
     }
 
     /// Whether this access and `other` conflict if unordered: different PEs, at least one
@@ -102,27 +123,37 @@ impl History {
 
 /// A byte range `[start, end)` with one history; `start` is its key in the map.
 #[derive(Clone, Debug)]
-struct Span {
+struct Span<H> {
     end: u64,
-    history: History,
+    history: H,
 }
 
-/// The histories of every accessed range of every segment.
-#[derive(Default, Debug)]
-pub(crate) struct Shadow {
-    places: HashMap<Place, BTreeMap<u64, Span>>,
+/// The histories of every accessed range of every place: segments of PEs, with [`History`],
+/// for races between PEs; the memories of a kernel launch for races between its threads
+/// (`threads.rs`).
+#[derive(Debug)]
+pub(crate) struct Shadow<H = History, P = Place> {
+    places: HashMap<P, BTreeMap<u64, Span<H>>>,
 }
 
-impl Shadow {
+impl<H, P> Default for Shadow<H, P> {
+    fn default() -> Self {
+        Shadow {
+            places: HashMap::new(),
+        }
+    }
+}
+
+impl<H: Clone + Default + PartialEq, P: Copy + Eq + Hash> Shadow<H, P> {
     /// Calls `f` with the start and history of every span of `[offset, offset + len_bytes)`
     /// of `place`, creating empty histories for bytes never accessed, then merges equal
     /// neighbours.
     pub(crate) fn update(
         &mut self,
-        place: Place,
+        place: P,
         offset: u64,
         len_bytes: u64,
-        mut f: impl FnMut(u64, &mut History),
+        mut f: impl FnMut(u64, &mut H),
     ) {
         if len_bytes == 0 {
             return;
@@ -140,13 +171,7 @@ impl Shadow {
 
     /// Calls `f` with the history of every accessed span that overlaps
     /// `[offset, offset + len_bytes)` of `place`.
-    pub(crate) fn visit(
-        &self,
-        place: Place,
-        offset: u64,
-        len_bytes: u64,
-        mut f: impl FnMut(&History),
-    ) {
+    pub(crate) fn visit(&self, place: P, offset: u64, len_bytes: u64, mut f: impl FnMut(&H)) {
         let Some(spans) = self.places.get(&place) else {
             return;
         };
@@ -168,7 +193,7 @@ impl Shadow {
 }
 
 /// Splits the span that contains `at` (if `at` is inside one, not at its start) in two.
-fn split_at(spans: &mut BTreeMap<u64, Span>, at: u64) {
+fn split_at<H: Clone>(spans: &mut BTreeMap<u64, Span<H>>, at: u64) {
     if let Some((_, span)) = spans.range_mut(..at).next_back()
         && span.end > at
     {
@@ -179,7 +204,7 @@ fn split_at(spans: &mut BTreeMap<u64, Span>, at: u64) {
 }
 
 /// Inserts empty spans over the bytes of `[start, end)` that no span covers.
-fn fill_gaps(spans: &mut BTreeMap<u64, Span>, start: u64, end: u64) {
+fn fill_gaps<H: Default>(spans: &mut BTreeMap<u64, Span<H>>, start: u64, end: u64) {
     let mut gaps = Vec::new();
     let mut cursor = start;
     for (&s, span) in spans.range(start..end) {
@@ -196,7 +221,7 @@ fn fill_gaps(spans: &mut BTreeMap<u64, Span>, start: u64, end: u64) {
             s,
             Span {
                 end: e,
-                history: History::default(),
+                history: H::default(),
             },
         );
     }
@@ -204,7 +229,7 @@ fn fill_gaps(spans: &mut BTreeMap<u64, Span>, start: u64, end: u64) {
 
 /// Merges adjacent spans with equal histories from the span before `start` to the span at
 /// `end`.
-fn merge_equal(spans: &mut BTreeMap<u64, Span>, start: u64, end: u64) {
+fn merge_equal<H: PartialEq>(spans: &mut BTreeMap<u64, Span<H>>, start: u64, end: u64) {
     let first = spans.range(..start).next_back().map_or(start, |(&s, _)| s);
     let keys: Vec<u64> = spans.range(first..=end).map(|(&s, _)| s).collect();
     let mut keys = keys.into_iter();
@@ -242,10 +267,13 @@ mod tests {
                 memory: hw::MemKind::Host,
                 offset,
                 len_bytes,
+                thread: None,
             },
             epoch: 1,
             channel: Channel::Remote(1),
             released: None,
+            via_nic: false,
+            visible_at: AtomicU64::new(0),
         })
     }
 
@@ -256,7 +284,7 @@ mod tests {
 
     #[test]
     fn overlapping_accesses_split_and_equal_neighbours_merge() {
-        let mut shadow = Shadow::default();
+        let mut shadow: Shadow = Shadow::default();
         let big = access(0, AccessKind::Put, 0, 64);
         record(&mut shadow, &big);
         assert_eq!(shadow.span_count(), 1);
@@ -291,7 +319,7 @@ mod tests {
 
     #[test]
     fn visit_sees_a_span_that_starts_before_the_range() {
-        let mut shadow = Shadow::default();
+        let mut shadow: Shadow = Shadow::default();
         record(&mut shadow, &access(0, AccessKind::Put, 0, 64));
         let mut seen = 0;
         shadow.visit((1, MemKind::Device), 32, 8, |h| seen += h.writes().len());

@@ -2,7 +2,7 @@
 //! issued on the thread's context, and a fetching one waits for the old value while the
 //! launch's other threads run, as a `g` does.
 
-use hw::{AmoKind, Backend, Queue};
+use hw::{AmoKind, Backend, KernelEvent, KernelMemory, Queue, ThreadAccess};
 
 use crate::error::ShmemError;
 use crate::kernel::thread::KernelThread;
@@ -29,6 +29,16 @@ impl<B: Backend> KernelThread<'_, B> {
     ) -> Result<Option<T>, ShmemError> {
         let ctx = self.ctx();
         let (range, op) = ctx.amo_checked(target, kind, operand, pe, fetch)?;
+        if pe == self.my_pe() {
+            // An atomic on this PE's memory orders the threads that use the word (the race
+            // detector's view; docs/check.md).
+            self.launch().note(KernelEvent::Access {
+                memory: KernelMemory::Symmetric(range.kind),
+                at: range.offset,
+                len_bytes: range.len,
+                access: ThreadAccess::Atomic { fetch },
+            });
+        }
         if !fetch {
             ctx.queue.amo(range, op, false)?;
             return Ok(None);

@@ -100,6 +100,9 @@ impl<R, Fut: Future<Output = Result<R, ShmemError>>> Threads<R, Fut> {
         let Some(future) = self.futures[thread].as_mut() else {
             return Ok(());
         };
+        launch.note(hw::KernelEvent::Run {
+            thread: u32::try_from(thread).expect("a launch has at most 2^20 threads"),
+        });
         let mut cx = Context::from_waker(Waker::noop());
         match future.as_mut().poll(&mut cx) {
             Poll::Ready(Ok(value)) => {

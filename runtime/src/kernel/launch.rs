@@ -3,7 +3,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 
-use hw::{Backend, Device};
+use hw::{Backend, Device, KernelEvent};
 
 use crate::TRACING_TARGET;
 use crate::error::ShmemError;
@@ -47,14 +47,44 @@ impl<B: Backend> Shmem<B> {
     where
         F: AsyncFn(&KernelThread<'_, B>) -> Result<R, ShmemError>,
     {
+        let name = std::any::type_name::<F>();
+        let mut name = name.strip_prefix('&').unwrap_or(name);
+        while let Some(outer) = name.strip_suffix("::{{closure}}") {
+            name = outer;
+        }
+        self.launch_named_kernel(name, grid, block, kernel)
+    }
+
+    /// [`Shmem::launch_kernel`] with the kernel's name, which the race detector's reports
+    /// give (docs/check.md); `launch_kernel` names a kernel by the function it is written in.
+    ///
+    /// # Errors
+    /// As [`Shmem::launch_kernel`].
+    pub fn launch_named_kernel<R, F>(
+        &self,
+        name: &str,
+        grid: Dim3,
+        block: Dim3,
+        kernel: F,
+    ) -> Result<Vec<R>, ShmemError>
+    where
+        F: AsyncFn(&KernelThread<'_, B>) -> Result<R, ShmemError>,
+    {
         let launch = Launch::new(self, grid, block)?;
         self.device.note_kernel_launch();
+        let xyz = |d: Dim3| [d.x, d.y, d.z];
+        self.device.note_kernel_event(KernelEvent::Launch {
+            name,
+            grid: xyz(grid),
+            block: xyz(block),
+        });
         tracing::debug!(target: TRACING_TARGET, pe = self.my_pe, %grid, %block, "launch_kernel");
         let threads: Vec<KernelThread<'_, B>> = (0..launch.n_threads())
             .map(|index| KernelThread::new(&launch, index))
             .collect();
         let futures = threads.iter().map(|t| Box::pin(kernel(t))).collect();
         let results = exec::drive(&launch, futures);
+        self.device.note_kernel_event(KernelEvent::End);
         tracing::debug!(target: TRACING_TARGET, pe = self.my_pe, ok = results.is_ok(), "kernel done");
         results
     }
@@ -132,6 +162,20 @@ impl<'k, B: Backend> Launch<'k, B> {
             next_park: Cell::new(0),
             world_group: Cell::new(None),
         })
+    }
+
+    /// Tells a race detector around the backend what a thread of this launch did.
+    pub(crate) fn note(&self, event: KernelEvent<'_>) {
+        self.shmem.device.note_kernel_event(event);
+    }
+
+    /// Tells a race detector that the threads of `members` met.
+    pub(crate) fn note_meeting(&self, members: &std::ops::Range<usize>) {
+        let rank = |i: usize| u32::try_from(i).expect("a launch has at most 2^20 threads");
+        self.note(KernelEvent::Meet {
+            first: rank(members.start),
+            end: rank(members.end),
+        });
     }
 
     pub(crate) fn n_threads(&self) -> usize {

@@ -433,7 +433,11 @@ impl<'k, B: Backend> Scoped<'k, B> {
             return Ok(Turn::Perform(None));
         };
         match group.arrive(self.thread, call) {
-            Ok(Arrival::Last) => Ok(Turn::Perform(Some(group))),
+            Ok(Arrival::Last) => {
+                // Everything the group did before the call is ordered before its performing.
+                self.launch.note_meeting(&group.members);
+                Ok(Turn::Perform(Some(group)))
+            }
             Ok(Arrival::Wait { generation }) => Ok(Turn::Wait(group, generation)),
             Err(mismatch) => Err(self.mismatch(mismatch)),
         }
@@ -456,6 +460,8 @@ impl<'k, B: Backend> Scoped<'k, B> {
                 },
             };
             self.launch.wake(group.release(shared));
+            // And the call before everything the group does after it.
+            self.launch.note_meeting(&group.members);
         }
         tracing::trace!(target: TRACING_TARGET, pe = self.ctx.my_pe, call = %call.what, ok = performed.is_ok(), "scoped call");
         performed

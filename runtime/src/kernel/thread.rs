@@ -3,7 +3,7 @@
 
 use std::ops::Deref;
 
-use hw::{Backend, Queue};
+use hw::{Backend, KernelEvent, KernelMemory, Queue, ThreadAccess};
 
 use crate::TRACING_TARGET;
 use crate::error::ShmemError;
@@ -196,6 +196,7 @@ impl<'k, B: Backend> KernelThread<'k, B> {
     /// # Errors
     /// As [`crate::Ctx::local`].
     pub fn local<T: Element>(&self, sym: Sym<T>) -> Result<Vec<T>, ShmemError> {
+        self.note_access(sym, ThreadAccess::Read)?;
         self.ctx().local(sym)
     }
 
@@ -204,6 +205,24 @@ impl<'k, B: Backend> KernelThread<'k, B> {
     /// # Errors
     /// As [`crate::Ctx::set_local`].
     pub fn set_local<T: Element>(&self, sym: Sym<T>, values: &[T]) -> Result<(), ShmemError> {
+        self.note_access(sym, ThreadAccess::Write)?;
         self.ctx().set_local(sym, values)
+    }
+
+    /// Tells a race detector around the backend that this thread accesses its PE's part of
+    /// `sym`, so that it checks the access against the other threads'.
+    pub(crate) fn note_access<T: Element>(
+        &self,
+        sym: Sym<T>,
+        access: ThreadAccess,
+    ) -> Result<(), ShmemError> {
+        let range = self.ctx().local_range(sym.access())?;
+        self.launch().note(KernelEvent::Access {
+            memory: KernelMemory::Symmetric(range.kind),
+            at: range.offset,
+            len_bytes: range.len,
+            access,
+        });
+        Ok(())
     }
 }

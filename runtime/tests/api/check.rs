@@ -6,7 +6,7 @@
 use hw::Semantics;
 use rshmem::check::{AccessKind, CheckedBackend, Race, run_checked};
 use rshmem::{Cmp, Config, Shmem, ShmemError, SignalOp};
-use sim::SimBackend;
+use sim::{SimBackend, SimBuilder};
 
 use crate::common::sim_builder;
 
@@ -20,10 +20,16 @@ fn races(
     pe_main: impl Fn(&Shmem<CheckedBackend<SimBackend>>) -> Result<(), ShmemError> + Sync,
 ) -> Vec<Race> {
     println!("seed {seed}, {semantics:?}");
-    let sim = sim_builder("hgx8", 2, seed)
-        .semantics(semantics)
-        .build()
-        .expect("hgx8 has 8 GPUs");
+    races_on(sim_builder("hgx8", 2, seed).semantics(semantics), pe_main)
+}
+
+/// Runs `pe_main` on the simulator `builder` makes, under the detector, and returns the
+/// races; panics if a PE failed.
+pub(crate) fn races_on(
+    builder: SimBuilder,
+    pe_main: impl Fn(&Shmem<CheckedBackend<SimBackend>>) -> Result<(), ShmemError> + Sync,
+) -> Vec<Race> {
+    let sim = builder.build().expect("the machine has the GPUs asked for");
     let config = Config::default().device_heap_size(1 << 20);
     let (output, races) = run_checked(sim, config, pe_main).expect("the PEs launch");
     for (pe, result) in output.results.into_iter().enumerate() {

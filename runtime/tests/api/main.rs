@@ -6,6 +6,8 @@
 
 mod basics;
 mod check;
+mod check_kernels;
+mod check_visibility;
 mod collectives;
 mod common;
 mod contexts;

@@ -152,6 +152,8 @@ pub unsafe extern "C" fn __rsim_atomic(
             );
         }
         initcheck::read(addr as usize, size, name(op));
+        let fetch = hw::ThreadAccess::Atomic { fetch: true };
+        crate::cuda_sim::tsan_hooks::thread_access(addr, size, fetch);
         // SAFETY: checked aligned and non-null above; the caller's contract for the rest.
         match unsafe { apply(addr, op, type_code, value, compare) } {
             Ok(old) => {

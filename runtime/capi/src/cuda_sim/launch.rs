@@ -242,8 +242,10 @@ fn launch(
             mapped: super::mapped::table(pe),
             residency: super::residency::Residency::new(n_blocks, block_threads),
         };
-        let ran =
-            shmem_handle.launch_kernel(grid, block, async |t| Fiber::new(t, &grid_state).await);
+        let name = grid_state.kernel_name();
+        let ran = shmem_handle.launch_named_kernel(&name, grid, block, async |t| {
+            Fiber::new(t, &grid_state).await
+        });
         super::mapped::charge_table(grid_state.mapped, pe);
         match ran {
             Ok(_) => Ok(CudaError::Success),

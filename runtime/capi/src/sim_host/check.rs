@@ -30,36 +30,52 @@ pub(crate) fn turn_on() {
 /// A hook: the program is about to load (`write` 0) or store `bytes` bytes at `addr`.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmem_check_access(addr: *const c_void, bytes: usize, write: c_int) {
-    let Some(pe) = state::running_pe() else {
-        return;
-    };
+    if let Some(range) = symmetric_range(addr, bytes) {
+        local_access(range, write != 0);
+    }
+}
+
+/// The part of this PE's symmetric memory that `bytes` bytes at `addr` are, if they are in
+/// it: an access that runs past the end of the PE's memory is taken as far as it is there.
+/// `None` outside a PE, and for the stack, malloc'ed memory and the program's other data.
+pub(crate) fn symmetric_range(addr: *const c_void, bytes: usize) -> Option<LocalRange> {
+    let pe = state::running_pe()?;
     let start = addr as u64;
-    let Ok(first) = pe.shmem.symmetric_addr(start) else {
-        // The stack, malloc'ed memory, the program's other data: not symmetric.
-        return;
-    };
-    // An access that runs past the end of the PE's memory is recorded as far as it is there.
+    let first = pe.shmem.symmetric_addr(start).ok()?;
     let len_bytes = (1..bytes as u64)
         .rev()
         .find(|back| pe.shmem.symmetric_addr(start + back).is_ok())
         .map_or(1, |back| back + 1);
     let (kind, offset) = SymAddr(first.0).locate();
-    let range = LocalRange {
+    Some(LocalRange {
         kind,
         offset,
         len: len_bytes,
+    })
+}
+
+/// This PE's load or store of `range`, recorded through its device: a load reads the bytes,
+/// a store writes back the bytes that are there.
+pub(crate) fn local_access(range: LocalRange, write: bool) {
+    let Some(pe) = state::running_pe() else {
+        return;
     };
     let mut there = [0u8; 16];
     let mut longer = Vec::new();
-    let buffer = if len_bytes as usize <= there.len() {
-        &mut there[..len_bytes as usize]
+    let buffer = if range.len as usize <= there.len() {
+        &mut there[..range.len as usize]
     } else {
-        longer.resize(len_bytes as usize, 0);
+        longer.resize(range.len as usize, 0);
         &mut longer[..]
     };
+    let slot = state::slot();
     let device = pe.shmem.device();
     device.read_local(range, buffer);
-    if write != 0 {
+    if write {
         device.write_local(range, buffer);
     }
+    // Why: on the simulator the device may have let other PEs run, each of which made its own
+    // slot current; this PE's program goes on with its own.
+    // SAFETY: `slot` was current at entry, so it lives as long as `enter_slot` promised.
+    unsafe { state::enter_slot(slot) };
 }

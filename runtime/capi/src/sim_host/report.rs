@@ -14,8 +14,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use hw::{MemKind, PeFailure, Topology};
-use rshmem::check::{Race, RaceAccess};
+use hw::{KernelMemory, MemKind, PeFailure, Topology};
+use rshmem::check::{Race, RaceAccess, RaceCause};
 use serde::Serialize;
 use sim::{OpCounts, SimReport};
 
@@ -62,6 +62,8 @@ pub(crate) struct RaceJson {
     conflict: String,
     first_epoch: u64,
     second_epoch: u64,
+    /// Why the first is not ordered before the second.
+    why: String,
 }
 
 /// One access of a race: `where_` names its bytes (`flag+0x0`, `heap+0x40`).
@@ -74,6 +76,9 @@ pub(crate) struct AccessJson {
     bytes: u64,
     #[serde(rename = "where")]
     where_: String,
+    /// The kernel thread that made it, for races between the threads of a launch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thread: Option<String>,
 }
 
 /// The run, as the launcher's PEs ended it.
@@ -145,16 +150,29 @@ impl Outcome {
     /// Names the races' addresses by the program's symbols.
     pub(crate) fn with_image(mut self, image: Image, copies: &[Copy]) -> Outcome {
         self.report.instrumented = image.instrumented;
-        let name = |access: &RaceAccess, byte: u64| name_byte(&image, copies, access, byte);
         self.report.races = self
             .races
             .iter()
-            .map(|race| RaceJson {
-                first: access_json(&race.first, name(&race.first, race.first.offset)),
-                second: access_json(&race.second, name(&race.second, race.second.offset)),
-                conflict: name(&race.first, race.conflict_offset),
-                first_epoch: race.first_epoch,
-                second_epoch: race.second_epoch,
+            .map(|race| {
+                let name = |access: &RaceAccess, byte: u64| match &race.cause {
+                    RaceCause::KernelThreads {
+                        memory: KernelMemory::Shared,
+                        ..
+                    } => format!("__shared__+{byte:#x}"),
+                    RaceCause::KernelThreads {
+                        memory: KernelMemory::Global,
+                        ..
+                    } => format!("global memory {byte:#x}"),
+                    _ => name_byte(&image, copies, access, byte),
+                };
+                RaceJson {
+                    first: access_json(&race.first, name(&race.first, race.first.offset)),
+                    second: access_json(&race.second, name(&race.second, race.second.offset)),
+                    conflict: name(&race.first, race.conflict_offset),
+                    first_epoch: race.first_epoch,
+                    second_epoch: race.second_epoch,
+                    why: race.cause.to_string(),
+                }
             })
             .collect();
         self
@@ -169,6 +187,7 @@ fn access_json(access: &RaceAccess, where_: String) -> AccessJson {
         offset: access.offset,
         bytes: access.len_bytes,
         where_,
+        thread: access.thread.map(|thread| thread.to_string()),
     }
 }
 
