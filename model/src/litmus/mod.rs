@@ -2,13 +2,13 @@
 //! parser.
 
 mod ast;
-mod instr;
 mod config;
+mod instr;
 mod parse;
 mod validity;
 
 pub use ast::*;
-pub use instr::{Instr, NONE_SATISFIED};
 pub use config::{Config, Hang, Modifier, Platform};
+pub use instr::{Instr, NONE_SATISFIED};
 pub use parse::{ParseError, ParseErrorKind, parse};
 pub use validity::{DoesNotApply, Undefined, does_not_apply, undefined_behaviour};
