@@ -106,4 +106,9 @@ fn bad_input_is_named() {
         "said once: {err}"
     );
     std::fs::remove_file(bad).ok();
+
+    // A device is refused before it is read: reading /dev/zero would never end.
+    let out = rshmem(&["litmus", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/dev/zero is not a litmus file"));
 }

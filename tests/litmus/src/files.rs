@@ -31,6 +31,10 @@ pub enum LoadError {
     /// A folder held no litmus file.
     #[error("{0} holds no .litmus file; give litmus files or folders that hold some")]
     Empty(PathBuf),
+    /// A path that is neither a folder nor a regular file (a device or a pipe, which reading
+    /// could block on or never finish).
+    #[error("{0} is not a litmus file: it is neither a regular file nor a folder")]
+    NotAFile(PathBuf),
 }
 
 /// The environment variable that names the catalogue folder, for test binaries run away from
@@ -66,6 +70,8 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<LitmusFile>, LoadError> {
             if files.len() == before {
                 return Err(LoadError::Empty(path.clone()));
             }
+        } else if path.exists() && !path.is_file() {
+            return Err(LoadError::NotAFile(path.clone()));
         } else {
             files.push(path.clone());
         }
