@@ -165,16 +165,19 @@ fn nv_nvl_checks(max_pes: u32) -> Vec<(Litmus, BTreeSet<Outcome>)> {
         .filter(|test| {
             test.n_pes <= max_pes && test.expect.iter().any(|e| e.config == Config::NV_NVL)
         })
-        // Undefined behaviour has no outcome that is right or wrong.
+        // Undefined behaviour has no outcome that is right or wrong, and a test that may hang
+        // would trap its kernel (a wait never satisfied), ending every later test.
         .filter(|test| {
             let undefined = test
                 .expect
                 .iter()
                 .any(|e| e.observation == Observation::Undefined);
-            if undefined {
-                eprintln!("{}: skipped: undefined behaviour", test.name);
+            let hangs = test.expect.iter().any(|e| e.hangs);
+            if undefined || hangs {
+                let why = if undefined { "undefined behaviour" } else { "it may hang" };
+                eprintln!("{}: skipped: {why}", test.name);
             }
-            !undefined
+            !undefined && !hangs
         })
         .map(|test| {
             let allowed = allowed_outcomes(&test, &Config::NV_NVL)

@@ -103,6 +103,10 @@ struct NotRun {
 ///
 /// # Errors
 /// If the model fails on a test the kernels know.
+/// Why a test that may hang is kept off the GPU.
+const MAY_HANG: &str = "it may hang (an `expect ... hangs` line): a wait or spin that is never \
+                        satisfied traps the kernel, which ends every later test of the run";
+
 fn plan(test: Litmus, stress: Stress) -> anyhow::Result<Result<Planned, NotRun>> {
     let not_run = |test: &Litmus, skip: Skip| {
         Ok(Err(NotRun {
@@ -111,6 +115,11 @@ fn plan(test: Litmus, stress: Stress) -> anyhow::Result<Result<Planned, NotRun>>
             skip,
         }))
     };
+    // A wait or spin that is never satisfied traps the kernel after its timeout, and the trap
+    // leaves the context unusable for every later test of the process.
+    if test.expect.iter().any(|e| e.hangs) {
+        return not_run(&test, Skip::NotOnGpu(MAY_HANG.to_string()));
+    }
     // The SC enumerator first: it is what refuses a test with undefined behaviour.
     let sc = match sc_outcomes(&test) {
         Ok(sc) => sc,
