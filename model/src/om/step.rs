@@ -216,7 +216,16 @@ impl Machine<'_> {
                     next.flush(pe, self.n_vars);
                 }
             }
-            Instr::SignalFetch { reg: r, var } => set_reg(&mut next, r, own(var)),
+            Instr::SignalFetch { reg: r, var } => {
+                // A blocking operation that reads data, so R7 applies: it may be performed
+                // after later reads unless a fence separates them (NVSHMEM memory model,
+                // "Ordering of Blocking Fetching Operations"). It reads what the PE sees.
+                let body = Body::Get {
+                    var: var.0,
+                    reg: r.0,
+                };
+                send(&mut next, pe as u32, Ctx::DEFAULT, true, body);
+            }
             Instr::PeQuiet { pe: target } => {
                 // shmem_pe_quiet: the default context's operations to `target` only; then
                 // the consistency step, as quiet.
@@ -255,13 +264,19 @@ impl Machine<'_> {
                     ..message(src.pe, ctx, true, body)
                 });
             }
+            Instr::PeerLoad { reg: r, src } if src.pe as usize == pe => {
+                set_reg(&mut next, r, own(src.var));
+            }
             Instr::PeerLoad { reg: r, src } => {
-                // A load of the peer's memory through shmem_ptr: what it shows now.
-                set_reg(
-                    &mut next,
-                    r,
-                    s.mem[src.pe as usize * self.n_vars + usize::from(src.var.0)],
-                );
+                // A load of the peer's memory through shmem_ptr is a weak GPU load: like a
+                // blocking get (R7), it may be performed after later reads unless a fence
+                // separates them (PTX orders no two weak loads of different addresses; a
+                // stressed H200 shows it, docs/litmus-on-gpu.md).
+                let body = Body::Get {
+                    var: src.var.0,
+                    reg: r.0,
+                };
+                send(&mut next, src.pe, Ctx::DEFAULT, true, body);
             }
             Instr::PeerStore { dst, value } if dst.pe as usize == pe => {
                 next.mem[pe * self.n_vars + usize::from(dst.var.0)] = reg(value);

@@ -90,8 +90,10 @@ impl<B: Backend> Interpreter<'_, B> {
         };
         match *instr {
             Instr::SignalFetch { reg, var } => {
-                let value = self.load_own(var);
-                self.set_reg(reg, value, deadline)?;
+                // A blocking fetch in flight (R7): a get of the PE's own word, performed when
+                // the exploration chooses, before the register is read or a fence.
+                let me = self.dev.pe().0;
+                self.fetch_in_flight(reg, lt::Loc { var, pe: me }, what("signal_fetch"), deadline)?;
             }
             Instr::Test {
                 reg,
@@ -170,14 +172,9 @@ impl<B: Backend> Interpreter<'_, B> {
                 self.set_reg(reg, value, deadline)?;
             }
             Instr::PeerLoad { reg, src } => {
-                // A load of the peer's memory over NVLink: what the peer's memory shows when
-                // it arrives there, the PE waiting for it.
-                let q = self.queue(Ctx::DEFAULT);
-                let ticket = q.get(remote(src)).map_err(queue_err(what("ld")))?;
-                q.wait_ticket(ticket, deadline)
-                    .map_err(queue_err(what("ld")))?;
-                let value = word_of(&q.take_fetched(ticket));
-                self.set_reg(reg, value, deadline)?;
+                // A weak load of the peer's memory over NVLink: a blocking fetch in flight
+                // (R7), what the peer's memory shows when it arrives there.
+                self.fetch_in_flight(reg, src, what("ld"), deadline)?;
             }
             Instr::PeerStore { dst, value } if dst.pe == self.dev.pe().0 => {
                 let v = self.value(value, line, deadline)?;
@@ -252,6 +249,24 @@ impl<B: Backend> Interpreter<'_, B> {
             .wait_until(settled(lt::VarId(0)), deadline)
             .map_err(queue_err(what))?;
         Ok(())
+    }
+
+    /// A get of `src` on the default context that stays in flight as a blocking fetch (R7):
+    /// `reg` is filled when the exploration delivers it, before a use of the register, a
+    /// fence or a quiet.
+    fn fetch_in_flight(
+        &mut self,
+        reg: lt::Reg,
+        src: lt::Loc,
+        what: String,
+        deadline: Instant,
+    ) -> Result<(), PeRunError> {
+        let ticket = self
+            .queue(Ctx::DEFAULT)
+            .get(remote(src))
+            .map_err(queue_err(what))?;
+        self.note_issued(Ctx::DEFAULT, src.pe, ticket);
+        self.fetched(reg, Ctx::DEFAULT, ticket, false, deadline)
     }
 
     /// The rendezvous of the team `pes` (this PE among them).
