@@ -174,7 +174,11 @@ fn nv_nvl_checks(max_pes: u32) -> Vec<(Litmus, BTreeSet<Outcome>)> {
                 .any(|e| e.observation == Observation::Undefined);
             let hangs = test.expect.iter().any(|e| e.hangs);
             if undefined || hangs {
-                let why = if undefined { "undefined behaviour" } else { "it may hang" };
+                let why = if undefined {
+                    "undefined behaviour"
+                } else {
+                    "it may hang"
+                };
                 eprintln!("{}: skipped: {why}", test.name);
             }
             !undefined && !hangs
