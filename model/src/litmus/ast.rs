@@ -249,7 +249,7 @@ pub struct Expectation {
     pub observation: Observation,
     /// `(model)`: derived from the implementation reading, not stated by a vendor document.
     pub model_derived: bool,
-    /// `hangs`: some executions block forever (each is a [`Hang`] outcome); without it, a
+    /// `hangs`: some executions block forever (each is a [`Hang`](super::Hang) outcome); without it, a
     /// test must finish in every execution.
     pub hangs: bool,
 }

@@ -42,7 +42,7 @@ fn has_barrier(test: &Litmus) -> bool {
 }
 
 /// The words of one instance: the test's variables, then a barrier counter if it needs one,
-/// then a counter per team ([`team_sets`]).
+/// then a counter per team (`team_sets` in `gpu_instr.rs`).
 pub fn instance_words(test: &Litmus) -> u32 {
     test.vars.len() as u32 + u32::from(has_barrier(test)) + team_sets(test).len() as u32
 }
