@@ -289,6 +289,20 @@ pub struct Litmus {
 pub struct Outcome(pub Vec<u64>);
 
 impl Litmus {
+    /// The distinct member sets of the test's `team_sync` and `team_barrier`, in order of first
+    /// appearance: team `t` of a test is its `t`-th set here, whoever counts its arrivals.
+    pub fn team_sets(&self) -> Vec<Vec<PeId>> {
+        let mut sets: Vec<Vec<PeId>> = Vec::new();
+        for (instr, _) in self.programs.iter().flatten() {
+            if let Instr::Team { pes, .. } = instr
+                && !sets.contains(pes)
+            {
+                sets.push(pes.clone());
+            }
+        }
+        sets
+    }
+
     /// What an outcome records: every register some instruction writes (by PE, then register),
     /// then every memory word the condition reads (by variable, then PE).
     pub fn observables(&self) -> Vec<Observable> {

@@ -64,14 +64,11 @@ impl<'a> Machine<'a> {
             .map(|i| nvshmem && config.over_ib((i / n_pes) as u32, (i % n_pes) as u32))
             .collect();
         let mut teams = vec![(0..n_pes).collect::<Vec<usize>>()];
-        for (instr, _) in test.programs.iter().flatten() {
-            if let Instr::Team { pes, .. } = instr {
-                let members: Vec<usize> = pes.iter().map(|&p| p as usize).collect();
-                if !teams[1..].contains(&members) {
-                    teams.push(members);
-                }
-            }
-        }
+        teams.extend(
+            test.team_sets()
+                .into_iter()
+                .map(|pes| pes.into_iter().map(|p| p as usize).collect()),
+        );
         Ok(Self {
             teams,
             programs: test.programs.iter().map(Vec::as_slice).collect(),

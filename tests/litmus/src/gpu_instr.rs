@@ -31,7 +31,7 @@ pub(crate) struct Spelling<'a> {
     /// The device code of a PE's `k`-th `barrier_all` or `sync_all` (1-based).
     pub barrier: &'a dyn Fn(usize) -> String,
     /// The C expression (an `unsigned long long *`) of the issuing PE's copy of team `t`'s
-    /// counter word ([`team_sets`] numbers the teams); the copy on the team's lowest member
+    /// counter word (`Litmus::team_sets` numbers the teams); the copy on the team's lowest member
     /// counts the arrivals.
     pub team_counter: &'a dyn Fn(usize) -> String,
 }
@@ -80,20 +80,6 @@ __device__ inline void litmus_team_arrive(unsigned long long *counter, int owner
   __threadfence_system();
 }
 "#;
-
-/// The distinct member sets of the test's `team_sync` and `team_barrier`, in order of first
-/// appearance: team `t` of [`Spelling::team_counter`].
-pub(crate) fn team_sets(test: &Litmus) -> Vec<Vec<u32>> {
-    let mut sets: Vec<Vec<u32>> = Vec::new();
-    for (instr, _) in test.programs.iter().flatten() {
-        if let Instr::Team { pes, .. } = instr
-            && !sets.contains(pes)
-        {
-            sets.push(pes.clone());
-        }
-    }
-    sets
-}
 
 /// A test holds an instruction that the kernel generator does not translate.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -420,7 +406,7 @@ pub(crate) fn program_cases(
     spelling: &Spelling,
     indent: &str,
 ) -> Result<String, NotOnGpu> {
-    let teams = team_sets(test);
+    let teams = test.team_sets();
     let mut s = format!("{indent}switch (me) {{\n");
     for (pe, program) in test.programs.iter().enumerate() {
         let _ = writeln!(s, "{indent}case {pe}:");

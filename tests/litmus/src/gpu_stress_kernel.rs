@@ -25,9 +25,7 @@ use std::fmt::Write as _;
 
 use model::litmus::{Instr, Litmus, Observable, VarId};
 
-use crate::gpu_instr::{
-    DEVICE_HELPERS, NotOnGpu, Spelling, longest_program, program_cases, team_sets,
-};
+use crate::gpu_instr::{DEVICE_HELPERS, NotOnGpu, Spelling, longest_program, program_cases};
 use crate::gpu_run::initial_value;
 
 /// The stressed kernel's name.
@@ -44,7 +42,7 @@ fn has_barrier(test: &Litmus) -> bool {
 /// The words of one instance: the test's variables, then a barrier counter if it needs one,
 /// then a counter per team (`team_sets` in `gpu_instr.rs`).
 pub fn instance_words(test: &Litmus) -> u32 {
-    test.vars.len() as u32 + u32::from(has_barrier(test)) + team_sets(test).len() as u32
+    test.vars.len() as u32 + u32::from(has_barrier(test)) + test.team_sets().len() as u32
 }
 
 /// The registers PE `pe` records per instance, in the order of `test.observables()`: the

@@ -30,9 +30,7 @@ use hw::cuda::{CudaDevice, KernelArg, KernelOptions};
 use hw::{Device, Instant, Launcher, Queue};
 use model::litmus::{Litmus, Observable, Outcome, VarId};
 
-use crate::gpu_instr::{
-    DEVICE_HELPERS, NotOnGpu, Spelling, longest_program, program_cases, team_sets,
-};
+use crate::gpu_instr::{DEVICE_HELPERS, NotOnGpu, Spelling, longest_program, program_cases};
 use crate::gpu_run::{
     GpuRunError, HEAP_BYTES, PeKernelError, WAIT_TIMEOUT_NS, count_outcomes, initial_value, owned,
     read_words,
@@ -57,9 +55,9 @@ fn var(v: VarId) -> String {
 }
 
 /// The words of each PE's copy of a test: its variables, then one counter per team
-/// ([`team_sets`]) for the team rendezvous.
+/// (`Litmus::team_sets`) for the team rendezvous.
 fn words(test: &Litmus) -> usize {
-    test.vars.len() + team_sets(test).len()
+    test.vars.len() + test.team_sets().len()
 }
 
 /// The CUDA source of `test`'s kernel: `litmus_executions(vars, records, executions, seed)`.

@@ -174,7 +174,7 @@ pub fn run_pe<B: Backend>(
     let deadline = || Instant(dev.now().0.saturating_add(WAIT_NS));
 
     // Setup: one segment of a word per variable and per team, imported on every PE.
-    let team_sets = idioms::team_sets(test);
+    let team_sets = test.team_sets();
     let key = dev.create_segment(MemKind::Device, 8 * (n_vars + team_sets.len()) as u64)?;
     let keys = dev
         .exchange(&key.0, deadline())

@@ -16,20 +16,6 @@ pub(super) fn spin_rounds(test: &Litmus) -> u64 {
     2 + 2 * test.programs.iter().map(Vec::len).sum::<usize>() as u64
 }
 
-/// The distinct member sets of the test's `team_sync` and `team_barrier`, in order of first
-/// appearance; team `t` counts its arrivals in the word after the variables' `t`-th.
-pub(super) fn team_sets(test: &Litmus) -> Vec<Vec<u32>> {
-    let mut sets: Vec<Vec<u32>> = Vec::new();
-    for (instr, _) in test.programs.iter().flatten() {
-        if let Instr::Team { pes, .. } = instr
-            && !sets.contains(pes)
-        {
-            sets.push(pes.clone());
-        }
-    }
-    sets
-}
-
 /// The team rendezvous of one PE: each member adds 1 to a counter word on every other
 /// member, then waits until its own counter shows every other member's arrival at this
 /// episode. The atomics go on a queue of their own, so no context's fence or quiet sees them.
