@@ -5,7 +5,9 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
+use sim::Fault;
 
 use crate::{bench, calibrate, check, info, launch, litmus, nvcc, oshrun, run, swarm, topo};
 
@@ -121,4 +123,19 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `--break RULE`, shared by the commands that can run a deliberately broken simulator
+/// (`run`, `swarm`, `litmus`): test-only, to see which checks catch a broken rule.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub(crate) struct BreakRule {
+    /// Test-only: break one ordering rule of the simulator on purpose, to see which checks
+    /// catch it.
+    #[arg(
+        long = "break",
+        value_name = "RULE",
+        value_parser = PossibleValuesParser::new(Fault::ALL.map(Fault::name))
+            .try_map(|name| name.parse::<Fault>())
+    )]
+    pub(crate) rule: Option<Fault>,
 }

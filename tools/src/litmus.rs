@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
 use litmus::{Check, LitmusFile, check_all, load_paths, replay};
 use model::litmus::{Litmus, Observation, Outcome};
@@ -41,14 +40,8 @@ pub(crate) struct LitmusArgs {
     /// Print one JSON object per (test, configuration) check instead of a table.
     #[arg(long)]
     json: bool,
-    /// Break one simulator rule on purpose, to see which tests catch it.
-    #[arg(
-        long = "break",
-        value_name = "RULE",
-        value_parser = PossibleValuesParser::new(Fault::ALL.map(Fault::name))
-            .try_map(|name| name.parse::<Fault>())
-    )]
-    broken: Option<Fault>,
+    #[command(flatten)]
+    broken: crate::cli::BreakRule,
     /// Run the one execution this choice string names (needs one test and --config).
     #[arg(long, value_name = "CHOICES", requires = "config")]
     replay: Option<sim::Choices>,
@@ -93,7 +86,7 @@ fn observation(o: Option<Observation>) -> String {
 
 pub(crate) fn main(args: LitmusArgs) -> anyhow::Result<ExitCode> {
     let files = load_paths(&args.paths)?;
-    let faults: Vec<Fault> = args.broken.into_iter().collect();
+    let faults: Vec<Fault> = args.broken.rule.into_iter().collect();
     if let (Some(choices), Some(config)) = (&args.replay, &args.config) {
         let [file] = files.as_slice() else {
             bail!(
@@ -143,7 +136,7 @@ pub(crate) fn main(args: LitmusArgs) -> anyhow::Result<ExitCode> {
         print_table(&results);
     }
     let total_s: f64 = results.iter().flat_map(|(_, c)| c).map(|c| c.seconds).sum();
-    if let Some(fault) = args.broken {
+    if let Some(fault) = args.broken.rule {
         if !args.json {
             println!(
                 "broken rule {}: caught by {} of {n_checks} checks{}{}",

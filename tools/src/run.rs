@@ -104,20 +104,13 @@ pub(crate) struct RunArgs {
     /// docs/faults.md), or `none`.
     #[arg(long, value_name = "SPEC")]
     faults: Option<FaultPlan>,
-    /// Test-only: break one ordering rule of the simulator on purpose (as `rshmem litmus
-    /// --break`), to see the workloads' checks catch it.
-    #[arg(
-        long = "break",
-        value_name = "RULE",
-        value_parser = PossibleValuesParser::new(Fault::ALL.map(Fault::name))
-            .try_map(|name| name.parse::<Fault>())
-    )]
-    broken: Option<Fault>,
+    #[command(flatten)]
+    broken: crate::cli::BreakRule,
 }
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(n_ranks) = args.launch.np {
-        if args.faults.is_some() || args.broken.is_some() {
+        if args.faults.is_some() || args.broken.rule.is_some() {
             bail!(
                 "--faults and --break apply to the built-in workloads only; drop -n to run one \
                  (`rshmem run ring --faults crash=random`)"
@@ -171,7 +164,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let timing = machine.timing;
     let tampering = Tampering {
         plan: args.faults.clone().unwrap_or_default(),
-        broken: args.broken,
+        broken: args.broken.rule,
     };
     let choice = SimChoice {
         machine,
@@ -209,7 +202,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         if let Some(plan) = args.faults.as_ref().filter(|p| !p.is_empty()) {
             replay.push_str(&format!(" --faults '{plan}'"));
         }
-        if let Some(rule) = args.broken {
+        if let Some(rule) = args.broken.rule {
             replay.push_str(&format!(" --break {}", rule.name()));
         }
         print_text(summary, args.trace.as_deref(), &replay);

@@ -15,9 +15,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
-use sim::{Fault, FaultPlan, Machine};
+use sim::{FaultPlan, Machine};
 
 use crate::run::{self, SimChoice, Tampering};
 use crate::run_workload::{PeVerdict, WorkloadRun, run_workload};
@@ -65,15 +64,8 @@ pub(crate) struct SwarmArgs {
     /// Runs at once (default: one per CPU).
     #[arg(long)]
     jobs: Option<usize>,
-    /// Test-only: break one ordering rule of the simulator on purpose (as `rshmem litmus
-    /// --break`), to see the swarm find the workloads that notice.
-    #[arg(
-        long = "break",
-        value_name = "RULE",
-        value_parser = PossibleValuesParser::new(Fault::ALL.map(Fault::name))
-            .try_map(|name| name.parse::<Fault>())
-    )]
-    broken: Option<Fault>,
+    #[command(flatten)]
+    broken: crate::cli::BreakRule,
 }
 
 /// One fault plan as written, and parsed.
@@ -251,7 +243,7 @@ fn run_all(
 fn run_one(job: &Job<'_>, args: &SwarmArgs, config: rshmem::Config) -> Verdict {
     let tampering = Tampering {
         plan: job.plan.plan.clone(),
-        broken: args.broken,
+        broken: args.broken.rule,
     };
     let choice = SimChoice {
         machine: job.machine.clone(),
@@ -361,7 +353,7 @@ fn replay_command(job: &Job<'_>, args: &SwarmArgs) -> String {
     if !job.plan.plan.is_empty() {
         command.push_str(&format!(" --faults '{}'", job.plan.written));
     }
-    if let Some(rule) = args.broken {
+    if let Some(rule) = args.broken.rule {
         command.push_str(&format!(" --break {}", rule.name()));
     }
     command
