@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use conformance::{BodyError, host::run_on_host_with_heap, run_on_sim_with};
 use hw::host::HostBackend;
 use litmus::{ExecutionError, catalogue_dir, load_paths, run_on_host, run_once};
-use model::litmus::{Config, Litmus, Outcome};
+use model::litmus::{Config, Litmus, Observation, Outcome};
 use model::om::allowed_outcomes;
 use rshmem::Shmem;
 use shuttle::rand::RngCore;
@@ -112,8 +112,12 @@ fn catalogue(backend: OnBackend) -> Vec<(Arc<Litmus>, Config)> {
         let test = Arc::new(file.test);
         for expect in &test.expect {
             // A test that may hang would fail its run at the wait's deadline; its hangs are
-            // checked against the model by the exploration (`rshmem litmus`) instead.
-            if backend.runs(&expect.config) && !expect.hangs {
+            // checked against the model by the exploration (`rshmem litmus`) instead. An
+            // undefined test has no outcome to check.
+            if backend.runs(&expect.config)
+                && !expect.hangs
+                && expect.observation != Observation::Undefined
+            {
                 checks.push((Arc::clone(&test), expect.config.clone()));
             }
         }
