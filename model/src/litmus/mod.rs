@@ -10,5 +10,5 @@ mod validity;
 pub use ast::*;
 pub use config::{Config, Hang, Modifier, Platform};
 pub use instr::{Instr, NONE_SATISFIED};
-pub use parse::{ParseError, ParseErrorKind, parse};
+pub use parse::{KEYWORDS, ParseError, ParseErrorKind, parse};
 pub use validity::{DoesNotApply, Undefined, does_not_apply, undefined_behaviour};

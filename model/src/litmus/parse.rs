@@ -376,7 +376,7 @@ impl Parser {
 }
 
 /// Names that cannot be variables: line keywords and instruction mnemonics.
-const KEYWORDS: &[&str] = &[
+pub const KEYWORDS: &[&str] = &[
     "litmus",
     "source",
     "pes",

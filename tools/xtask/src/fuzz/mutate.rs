@@ -77,7 +77,7 @@ pub(crate) const MAX_INPUT_BYTES: usize = 256 * 1024;
 pub(crate) fn mutate(
     input: &mut Vec<u8>,
     rng: &mut Rng,
-    dictionary: &[&str],
+    dictionary: &[&[&str]],
     other: &[u8],
     separator: u8,
 ) {
@@ -87,7 +87,7 @@ pub(crate) fn mutate(
     input.truncate(MAX_INPUT_BYTES);
 }
 
-fn mutate_once(input: &mut Vec<u8>, rng: &mut Rng, dictionary: &[&str], other: &[u8], sep: u8) {
+fn mutate_once(input: &mut Vec<u8>, rng: &mut Rng, dictionary: &[&[&str]], other: &[u8], sep: u8) {
     let len = input.len();
     match rng.below(16) {
         0 => {
@@ -173,12 +173,20 @@ fn random_byte(rng: &mut Rng) -> u8 {
     }
 }
 
-fn rng_word<'a>(rng: &mut Rng, dictionary: &[&'a str]) -> &'a str {
-    if dictionary.is_empty() || rng.one_in(4) {
-        NUMBERS[rng.below(NUMBERS.len())]
-    } else {
-        dictionary[rng.below(dictionary.len())]
+fn rng_word<'a>(rng: &mut Rng, dictionary: &[&[&'a str]]) -> &'a str {
+    let words: usize = dictionary.iter().map(|list| list.len()).sum();
+    if words == 0 || rng.one_in(4) {
+        return NUMBERS[rng.below(NUMBERS.len())];
     }
+    // One word of all the lists, each word as likely as any other.
+    let mut at = rng.below(words);
+    for list in dictionary {
+        if at < list.len() {
+            return list[at];
+        }
+        at -= list.len();
+    }
+    unreachable!("`at` is below the number of words")
 }
 
 /// A range `start..end` within `0..len`, short more often than long.
@@ -306,7 +314,7 @@ mod tests {
             for _ in 0..200 {
                 let mut input = b"pes 2\nP0:\n  put x@1 = 1\nexists x@1 == 1\n".to_vec();
                 let before = input.clone();
-                mutate(&mut input, &mut rng, &["fence"], b"other input", 0);
+                mutate(&mut input, &mut rng, &[&["fence"]], b"other input", 0);
                 changed += usize::from(input != before);
                 out.push(input);
             }

@@ -60,7 +60,7 @@ static PLANTED_PANIC: Target = Target {
     name: "planted-panic",
     corpus: |_| Ok(vec![b"exists ~x".to_vec()]),
     generate: |rng: &mut Rng| vec![b'~'; rng.range(0, 3)],
-    dictionary: &["~"],
+    dictionary: &[&["~"]],
     separator: b'\0',
     run: |input| {
         if input.windows(2).any(|w| w == b"~~") {

@@ -22,7 +22,7 @@ pub(crate) static TARGET: Target = Target {
     name: "cli",
     corpus,
     generate,
-    dictionary: &[
+    dictionary: &[&[
         "run",
         "check",
         "litmus",
@@ -59,7 +59,7 @@ pub(crate) static TARGET: Target = Target {
         "nvshmem",
         "openshmem-1.5",
         "=",
-    ],
+    ]],
     separator: b'\0',
     run,
 };

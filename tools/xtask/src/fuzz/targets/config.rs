@@ -18,7 +18,7 @@ pub(crate) static TARGET: Target = Target {
     name: "config",
     corpus,
     generate,
-    dictionary: &[
+    dictionary: &[&[
         "SHMEM_SYMMETRIC_SIZE",
         "SHMEM_DEVICE_SYMMETRIC_SIZE",
         "SHMEM_SYMMETRIC_HEAP_DEFAULT",
@@ -50,7 +50,7 @@ pub(crate) static TARGET: Target = Target {
         "n",
         " ",
         "\t",
-    ],
+    ]],
     separator: b'\0',
     run,
 };

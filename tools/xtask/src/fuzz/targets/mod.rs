@@ -18,8 +18,9 @@ pub(crate) struct Target {
     pub(crate) corpus: fn(root: &Path) -> anyhow::Result<Vec<Vec<u8>>>,
     /// An input made from the format's grammar, valid more often than not.
     pub(crate) generate: fn(&mut Rng) -> Vec<u8>,
-    /// Words of the format that mutations insert.
-    pub(crate) dictionary: &'static [&'static str],
+    /// Words of the format that mutations insert, in lists (a reader's own keyword list
+    /// where it exports one, then the fuzzer's further words).
+    pub(crate) dictionary: &'static [&'static [&'static str]],
     /// Separates the entries of inputs that are lists (argument vectors, environments).
     pub(crate) separator: u8,
     /// Runs one input through the real code: `Ok` when accepted, the error when refused.

@@ -16,7 +16,7 @@ pub(crate) static TARGET: Target = Target {
     name: "topology",
     corpus,
     generate,
-    dictionary: &[
+    dictionary: &[&[
         "name",
         "[timing]",
         "[timing.copy]",
@@ -67,7 +67,7 @@ pub(crate) static TARGET: Target = Target {
         "[[",
         "]]",
         ".",
-    ],
+    ]],
     separator: b'\0',
     run,
 };
