@@ -1,5 +1,5 @@
-//! Benchmark results as NVSHMEM's benchmark prints them (`name bytes=N key=value ...`, or
-//! bare `key=value` pairs), so that one parser reads both runs and lines of the same name
+//! Benchmark results as NVSHMEM's benchmark prints them (`name [pes=N] [bytes=N] key=value ...`,
+//! or bare `key=value` pairs), so that one parser reads both runs and lines of the same name
 //! compare; and the comparison table with the targets of docs/targets.md.
 
 use std::collections::BTreeMap;
@@ -41,6 +41,14 @@ impl Line {
             value: self.value,
         }
     }
+
+    /// The line, measured with `n_pes` PEs (the collectives, which are measured at several).
+    pub(crate) fn pes(self, n_pes: u32) -> Line {
+        Line {
+            metric: self.metric.pes(n_pes),
+            value: self.value,
+        }
+    }
 }
 
 impl fmt::Display for Line {
@@ -48,6 +56,9 @@ impl fmt::Display for Line {
         let metric = &self.metric;
         if let Some(group) = &metric.group {
             write!(f, "{group} ")?;
+        }
+        if let Some(n_pes) = metric.n_pes {
+            write!(f, "pes={n_pes} ")?;
         }
         if let Some(bytes) = metric.bytes {
             write!(f, "bytes={bytes} ")?;
@@ -61,6 +72,9 @@ impl fmt::Display for Line {
 pub(crate) struct Metric {
     /// The group (`put_bw`), or `None` for a bare `key=value`.
     group: Option<String>,
+    /// How many PEs took part, for groups measured at several counts (the collectives);
+    /// `None` for the two-PE metrics.
+    n_pes: Option<u32>,
     /// The transfer size, for groups measured per size.
     bytes: Option<u64>,
     /// What the value is (`GBps`, `half_rtt_us`, or the bare key).
@@ -72,9 +86,22 @@ impl Metric {
     pub(crate) fn new(group: Option<&str>, bytes: Option<u64>, key: &str) -> Metric {
         Metric {
             group: group.map(str::to_string),
+            n_pes: None,
             bytes,
             key: key.to_string(),
         }
+    }
+
+    /// The metric, measured with `n_pes` PEs.
+    pub(crate) fn pes(self, n_pes: u32) -> Metric {
+        Metric {
+            n_pes: Some(n_pes),
+            ..self
+        }
+    }
+
+    pub(crate) fn n_pes(&self) -> Option<u32> {
+        self.n_pes
     }
 
     pub(crate) fn group(&self) -> Option<&str> {
@@ -99,6 +126,9 @@ impl fmt::Display for Metric {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(group) = &self.group {
             write!(f, "{group} ")?;
+        }
+        if let Some(n_pes) = self.n_pes {
+            write!(f, "{n_pes} PEs ")?;
         }
         if let Some(bytes) = self.bytes {
             write!(f, "{} ", size(bytes))?;
@@ -133,8 +163,8 @@ pub(crate) fn us_per_op(ms: f64, iters: u32) -> f64 {
 /// A line of benchmark output that does not parse.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "line {line}: {text:?} is not `name [bytes=N] key=value ...` nor `key=value ...` with \
-     numbers for values"
+    "line {line}: {text:?} is not `name [pes=N] [bytes=N] key=value ...` nor `key=value ...` \
+     with numbers for values"
 )]
 pub(crate) struct ParseError {
     /// 1-based.
@@ -146,8 +176,8 @@ pub(crate) struct ParseError {
 /// text) are skipped.
 ///
 /// # Errors
-/// A line with `=` that is not `name [bytes=N] key=value ...` nor `key=value ...` with
-/// numbers for values, naming the line.
+/// A line with `=` that is not `name [pes=N] [bytes=N] key=value ...` nor `key=value ...`
+/// with numbers for values, naming the line.
 pub(crate) fn parse(text: &str) -> Result<Vec<Line>, ParseError> {
     Ok(parse_numbered(text)?
         .into_iter()
@@ -176,15 +206,21 @@ pub(crate) fn parse_numbered(text: &str) -> Result<Vec<(usize, Line)>, ParseErro
             _ => None,
         };
         let mut bytes = None;
+        let mut n_pes = None;
         for token in tokens {
             let (key, value) = token.split_once('=').ok_or_else(bad)?;
             if key == "bytes" {
                 bytes = Some(value.parse().map_err(|_| bad())?);
                 continue;
             }
+            if key == "pes" {
+                n_pes = Some(value.parse().map_err(|_| bad())?);
+                continue;
+            }
             let line = Line {
                 metric: Metric {
                     group: group.clone(),
+                    n_pes,
                     bytes,
                     key: key.to_string(),
                 },
@@ -318,7 +354,8 @@ mod tests {
         put_bw bytes=268435456 GBps=361.0\n\
         small_put bytes=65536 warp_GBps=10.00 block_GBps=40.00\n\
         p_pingpong half_rtt_us=1.250\n\
-        sum_reduce_on_stream bytes=8192 us=7.60 algbw_GBps=1.1\n";
+        sum_reduce_on_stream bytes=8192 us=7.60 algbw_GBps=1.1\n\
+        broadcast_on_stream pes=8 bytes=4096 us=9.50\n";
 
     #[test]
     fn nvshmem_output_parses_into_groups_sizes_and_keys() {
@@ -327,7 +364,10 @@ mod tests {
         assert_eq!(shown[0], "init_ms=877.100");
         assert_eq!(shown[2], "put_bw bytes=268435456 GBps=361.000");
         assert_eq!(shown[4], "small_put bytes=65536 block_GBps=40.000");
-        assert_eq!(lines.len(), 8);
+        assert_eq!(shown[8], "broadcast_on_stream pes=8 bytes=4096 us=9.500");
+        assert_eq!(lines[8].metric().n_pes(), Some(8));
+        assert_eq!(lines[8].metric().to_string(), "broadcast_on_stream 8 PEs 4 KiB us");
+        assert_eq!(lines.len(), 9);
     }
 
     #[test]
