@@ -377,10 +377,10 @@ fn document(args: &Args, machine_gpus: u32, lines: &[TableLine], elapsed: Durati
     };
     let gpus = match args.gpu_placement {
         Placement::Random => format!(
-            "PEs on random distinct GPUs of the machine's {machine_gpus}, {} placement(s) a test",
+            "GPU placement random over the machine's {machine_gpus} GPUs, {} a test",
             args.gpu_placements
         ),
-        Placement::Fixed => format!("PE i on GPU i mod {machine_gpus}"),
+        Placement::Fixed => format!("GPU placement fixed (PE i on GPU i mod {machine_gpus})"),
     };
     let short = short_of(lines, args.executions);
     let reached = if short.is_empty() {
