@@ -109,6 +109,10 @@ pub enum LaunchError {
         /// Why not, and what to change.
         reason: String,
     },
+    /// The GPUs asked for do not fit the machine: one it lacks, one named twice, none, or
+    /// two without peer access; the message says which and what to change.
+    #[error("cannot place the PEs on the GPUs asked for: {0}")]
+    Gpus(String),
     /// The backend could not start.
     #[error("backend failed to start: {0}")]
     Init(String),

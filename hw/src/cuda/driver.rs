@@ -18,7 +18,8 @@ use crate::common::threads::panic_message;
 /// One GPU as the driver reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GpuInfo {
-    /// The driver's ordinal (PE `i` of a CUDA run uses GPU `i`).
+    /// The driver's ordinal (PE `i` of a CUDA run uses GPU `i`, unless `CudaBuilder::gpus`
+    /// places it).
     pub ordinal: u32,
     /// The product name ("NVIDIA H200").
     pub name: String,

@@ -8,9 +8,10 @@
 //!
 //! - **Threads.** The launcher starts a thread per PE (`crate::common`'s launch loop) and
 //!   makes that PE's GPU's primary context current on it. PE `i` runs on GPU `i`; with
-//!   [`CudaBuilder::share_gpus`], on GPU `i % n_gpus`, so that two-PE tests run on one GPU. Primary contexts stay retained for
-//!   the process, and the atomics kernel stays loaded in them, so a run starts in about a
-//!   millisecond after the first (`driver.rs`).
+//!   [`CudaBuilder::share_gpus`], on GPU `i % n_gpus`, so that two-PE tests run on one GPU;
+//!   with [`CudaBuilder::gpus`], on the list's GPU `i % len` (`placement.rs`). Primary
+//!   contexts stay retained for the process, and the atomics kernel stays loaded in them, so a
+//!   run starts in about a millisecond after the first (`driver.rs`).
 //! - **Memory.** A device segment is CUDA virtual memory: physical memory of the PE's GPU
 //!   (`cuMemCreate`) mapped at a reserved address that every GPU of the run may read and
 //!   write (`cuMemSetAccess`). In one process that address means the same memory on every
@@ -54,6 +55,7 @@ mod host_shared;
 mod kernel;
 mod memory;
 mod nvrtc;
+mod placement;
 mod poll;
 mod process;
 mod queue;
@@ -101,8 +103,8 @@ impl Backend for CudaBackend {
 #[derive(Debug)]
 pub struct Cuda {
     n_pes: u32,
-    /// The GPUs the PEs run on: PE `i` on GPU `i % n_gpus`.
-    n_gpus: u32,
+    /// The GPUs the PEs run on, by ordinal: PE `i` on `ordinals[i % ordinals.len()]`.
+    ordinals: Vec<u32>,
     topology: Topology,
     semantics: Semantics,
     inventory: GpuInventory,
@@ -117,6 +119,7 @@ pub struct CudaBuilder {
     n_pes: Option<u32>,
     semantics: Semantics,
     share_gpus: bool,
+    gpus: Option<Vec<u32>>,
     static_data: bool,
 }
 
@@ -154,6 +157,22 @@ impl CudaBuilder {
         self
     }
 
+    /// Says which GPUs the PEs run on, by the driver's ordinals: PE `i` on
+    /// `gpus[i % gpus.len()]` (default: GPUs 0 to n-1, so PE `i` on GPU `i`, or `i % n_gpus`
+    /// when PEs share). With more PEs than GPUs listed, PEs wrap around the list and share its
+    /// GPUs, which needs [`Self::share_gpus`]; the run's PE count defaults to the list's length.
+    /// The litmus runner places each test's PEs on a seeded random choice of the machine's GPUs
+    /// through this, so that every GPU and every pair of them carries tests.
+    ///
+    /// [`Self::build`] checks the list against the machine: an empty list, an ordinal the
+    /// machine lacks, an ordinal named twice, or two listed GPUs without peer access between
+    /// them is a [`LaunchError::Gpus`] that names the problem and the fix. A process of a run
+    /// started by `rshmem run -n` (one PE a process) runs on `gpus[rank % len]`.
+    pub fn gpus(mut self, gpus: Vec<u32>) -> Self {
+        self.gpus = Some(gpus);
+        self
+    }
+
     /// Lets [`crate::Device::share_static_data`] remap the program's static data when each PE
     /// is a process of its own (default off; PEs that are threads of one process share one
     /// copy and never do). The remap must run before the program has threads of its own that
@@ -168,20 +187,28 @@ impl CudaBuilder {
     ///
     /// A process started by `rshmem run -n N` (its environment names the launcher's bootstrap,
     /// see [`crate::bootstrap`]) runs one PE, its rank, of the launcher's N on GPU
-    /// `rank % n_gpus`; [`CudaBuilder::pes`], if given, must then be N. PEs share GPUs there
-    /// when this builder allows it or the launcher was given `--share-gpus`
-    /// ([`SHARE_GPUS_VAR`]).
+    /// `rank % n_gpus` (or the [`Self::gpus`] list's `rank % len`); [`CudaBuilder::pes`], if
+    /// given, must then be N. PEs share GPUs there when this builder allows it or the launcher
+    /// was given `--share-gpus` ([`SHARE_GPUS_VAR`]).
     ///
     /// # Errors
-    /// [`LaunchError::Pes`] for zero PEs, more PEs than GPUs without [`Self::share_gpus`], or
-    /// more than [`MAX_PES_PER_GPU`] PEs per GPU with it; [`LaunchError::Init`] if CUDA is
-    /// unavailable (the message says why) or two GPUs of the run cannot access each other.
+    /// [`LaunchError::Pes`] for zero PEs, more PEs than GPUs (of the machine, or listed with
+    /// [`Self::gpus`]) without [`Self::share_gpus`], or more than [`MAX_PES_PER_GPU`] PEs per
+    /// GPU with it; [`LaunchError::Init`] if CUDA is unavailable (the message says why);
+    /// [`LaunchError::Gpus`] for a list of GPUs the machine does not fit (see [`Self::gpus`])
+    /// or two GPUs of the run that cannot access each other.
     pub fn build(self) -> Result<Cuda, LaunchError> {
         if self.n_pes == Some(0) {
-            return Err(check_pes(0, 0, false).unwrap_err());
+            return Err(check_pes(0, 0, false, MACHINE).unwrap_err());
         }
         let inventory = probe()?;
-        let machine_gpus = inventory.gpus.len() as u32;
+        let (run_gpus, whose) = match &self.gpus {
+            Some(gpus) => {
+                placement::check_gpu_list(gpus, &inventory)?;
+                (gpus.len() as u32, LISTED)
+            }
+            None => (inventory.gpus.len() as u32, MACHINE),
+        };
         let process = BootstrapEnv::from_env().map_err(|e| LaunchError::Init(e.to_string()))?;
         let (requested, share) = match &process {
             Some(env) => {
@@ -198,16 +225,23 @@ impl CudaBuilder {
                 let shared_by_launcher = std::env::var(SHARE_GPUS_VAR).is_ok_and(|v| v == "1");
                 (env.n_ranks, self.share_gpus || shared_by_launcher)
             }
-            None => (self.n_pes.unwrap_or(machine_gpus), self.share_gpus),
+            None => (self.n_pes.unwrap_or(run_gpus), self.share_gpus),
         };
-        let n_pes = check_pes(requested, machine_gpus, share)?;
-        let n_gpus = n_pes.min(machine_gpus);
-        check_peer_access(&inventory, n_gpus)?;
+        let n_pes = check_pes(requested, run_gpus, share, whose)?;
+        let ordinals = match self.gpus {
+            // Only the GPUs some PE runs on need to reach each other.
+            Some(mut gpus) => {
+                gpus.truncate(n_pes as usize);
+                gpus
+            }
+            None => placement::first_gpus(n_pes, run_gpus),
+        };
+        placement::check_peer_access(&inventory, &ordinals)?;
         let topology = nvlink_topology(n_pes)
             .map_err(|e| LaunchError::Init(format!("the topology of {n_pes} GPUs: {e}")))?;
         Ok(Cuda {
             n_pes,
-            n_gpus,
+            ordinals,
             topology,
             semantics: self.semantics,
             inventory,
@@ -225,8 +259,14 @@ pub const SHARE_GPUS_VAR: &str = "RSHMEM_SHARE_GPUS";
 /// context's streams and a thread, and more than this is a mistake rather than a test.
 pub const MAX_PES_PER_GPU: u32 = 16;
 
-/// `requested` if a run can have that many PEs on `n_gpus` GPUs, sharing them or not.
-fn check_pes(requested: u32, n_gpus: u32, share: bool) -> Result<u32, LaunchError> {
+/// [`check_pes`]'s words for a run on the machine's GPUs.
+const MACHINE: &str = "this machine has";
+/// [`check_pes`]'s words for a run on the GPUs of [`CudaBuilder::gpus`].
+const LISTED: &str = "CudaBuilder::gpus lists";
+
+/// `requested` if a run can have that many PEs on `n_gpus` GPUs, sharing them or not; `whose`
+/// ([`MACHINE`] or [`LISTED`]) says where the GPUs come from.
+fn check_pes(requested: u32, n_gpus: u32, share: bool, whose: &str) -> Result<u32, LaunchError> {
     let most = if share {
         n_gpus * MAX_PES_PER_GPU
     } else {
@@ -235,35 +275,18 @@ fn check_pes(requested: u32, n_gpus: u32, share: bool) -> Result<u32, LaunchErro
     if requested == 0 || requested > most {
         let reason = if share {
             format!(
-                "this machine has {n_gpus} GPUs and at most {MAX_PES_PER_GPU} PEs may share \
-                 one; ask for 1 to {most} PEs"
+                "{whose} {n_gpus} GPUs and at most {MAX_PES_PER_GPU} PEs may share one; ask \
+                 for 1 to {most} PEs"
             )
         } else {
             format!(
-                "this machine has {n_gpus} GPUs and the CUDA backend runs one PE per GPU; ask \
-                 for 1 to {n_gpus} PEs, or let PEs share GPUs (CudaBuilder::share_gpus, for \
-                 tests)"
+                "{whose} {n_gpus} GPUs and the CUDA backend runs one PE per GPU; ask for 1 to \
+                 {n_gpus} PEs, or let PEs share GPUs (CudaBuilder::share_gpus, for tests)"
             )
         };
         return Err(LaunchError::Pes { requested, reason });
     }
     Ok(requested)
-}
-
-/// Checks that the first `n_pes` GPUs can all access each other.
-fn check_peer_access(inventory: &GpuInventory, n_pes: u32) -> Result<(), LaunchError> {
-    for from in 0..n_pes {
-        for to in 0..n_pes {
-            if !inventory.can_access_peer(from, to) {
-                return Err(LaunchError::Init(format!(
-                    "GPU {from} cannot access GPU {to}'s memory (no peer access between them: \
-                     check `nvidia-smi topo -m`); the CUDA backend needs NVLink or PCIe peer \
-                     access between every pair of its GPUs"
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The topology of `n_gpus` GPUs of one host joined by NVLink: for two, the NV18 pair of the
@@ -290,11 +313,16 @@ impl Cuda {
         &self.inventory
     }
 
+    /// The ordinal of the GPU PE `pe` runs on.
+    fn gpu_of(&self, pe: u32) -> u32 {
+        self.ordinals[pe as usize % self.ordinals.len()]
+    }
+
     /// The retained contexts of the run's GPUs, with peer access enabled between every pair
     /// and the atomics kernel loaded into each.
     fn gpus(&self) -> Result<Vec<Arc<Gpu>>, LaunchError> {
         let gpus = (0..self.n_pes)
-            .map(|pe| driver::gpu(pe % self.n_gpus))
+            .map(|pe| driver::gpu(self.gpu_of(pe)))
             .collect::<Result<Vec<_>, _>>()?;
         for a in &gpus {
             a.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
@@ -326,7 +354,7 @@ impl Cuda {
                 env.rank
             ))
         })?;
-        let gpu = driver::gpu(env.rank % self.n_gpus)?;
+        let gpu = driver::gpu(self.gpu_of(env.rank))?;
         gpu.amo_kernel()
             .map_err(|e| LaunchError::Init(format!("GPU {}: {e}", gpu.ordinal)))?;
         let pe = Pe(env.rank);
@@ -375,10 +403,11 @@ impl Cuda {
     /// memory of the smallest GPU divided among the PEs that share it.
     fn caps(&self) -> Caps {
         // PEs sharing a GPU share its memory.
-        let pes_per_gpu = u64::from(self.n_pes.div_ceil(self.n_gpus));
-        let max_segment_bytes = self.inventory.gpus[..self.n_gpus as usize]
+        let pes_per_gpu = u64::from(self.n_pes.div_ceil(self.ordinals.len() as u32));
+        let max_segment_bytes = self
+            .ordinals
             .iter()
-            .map(|g| g.memory_bytes / pes_per_gpu)
+            .map(|&g| self.inventory.gpus[g as usize].memory_bytes / pes_per_gpu)
             .min()
             .unwrap_or(0);
         Caps {
@@ -419,7 +448,7 @@ impl Launcher for Cuda {
         let names = local
             .clone()
             .map(|pe| {
-                let gpu = &self.inventory.gpus[(pe % self.n_gpus) as usize];
+                let gpu = &self.inventory.gpus[self.gpu_of(pe) as usize];
                 format!("{}: {}", gpu.ordinal, gpu.name)
             })
             .collect();
@@ -447,17 +476,19 @@ mod tests {
 
     #[test]
     fn more_pes_than_gpus_names_both_numbers() {
-        let e = check_pes(3, 2, false).unwrap_err().to_string();
+        let e = check_pes(3, 2, false, MACHINE).unwrap_err().to_string();
         assert!(e.contains("cannot run 3 PEs"), "{e}");
-        assert!(e.contains("has 2 GPUs"), "{e}");
+        assert!(e.contains("this machine has 2 GPUs"), "{e}");
         assert!(e.contains("share_gpus"), "{e}");
-        assert_eq!(check_pes(2, 2, false).unwrap(), 2);
+        assert_eq!(check_pes(2, 2, false, MACHINE).unwrap(), 2);
+        let e = check_pes(3, 2, false, LISTED).unwrap_err().to_string();
+        assert!(e.contains("CudaBuilder::gpus lists 2 GPUs"), "{e}");
     }
 
     #[test]
     fn shared_gpus_take_up_to_the_limit_per_gpu() {
-        assert_eq!(check_pes(3, 1, true).unwrap(), 3);
-        let e = check_pes(2 * MAX_PES_PER_GPU + 1, 2, true)
+        assert_eq!(check_pes(3, 1, true, MACHINE).unwrap(), 3);
+        let e = check_pes(2 * MAX_PES_PER_GPU + 1, 2, true, MACHINE)
             .unwrap_err()
             .to_string();
         assert!(e.contains("may share"), "{e}");
@@ -467,23 +498,6 @@ mod tests {
     fn zero_pes_is_refused_before_the_driver_is_touched() {
         let e = Cuda::builder().pes(0).build().unwrap_err();
         assert!(matches!(e, LaunchError::Pes { requested: 0, .. }), "{e}");
-    }
-
-    #[test]
-    fn a_pair_without_peer_access_is_named() {
-        let gpu = |ordinal| GpuInfo {
-            ordinal,
-            name: "test".into(),
-            compute_capability: (9, 0),
-            memory_bytes: 1 << 30,
-        };
-        let inventory = GpuInventory {
-            gpus: vec![gpu(0), gpu(1), gpu(2)],
-            peer_access: vec![(0, 1), (1, 0), (0, 2), (2, 0), (1, 2)],
-        };
-        assert!(check_peer_access(&inventory, 2).is_ok());
-        let e = check_peer_access(&inventory, 3).unwrap_err().to_string();
-        assert!(e.contains("GPU 2 cannot access GPU 1"), "{e}");
     }
 
     /// On a machine without CUDA the probe and the builder say why, as errors.

@@ -288,7 +288,7 @@ fn litmus_catalogue_as_gpu_kernels() {
         "|---|---|---|---|---|".to_string(),
     ];
     for (k, (test, allowed)) in nv_nvl_checks(u32::MAX).iter().enumerate() {
-        let counts = run_on_gpu_kernel(test, runs, k as u64)
+        let counts = run_on_gpu_kernel(test, runs, k as u64, None)
             .unwrap_or_else(|e| panic!("{} [{config}]: {e}", test.name));
         let (row, bad) = tally(test, &config, allowed, &counts);
         table.push(row);

@@ -52,8 +52,9 @@ pub struct StressedRun {
 }
 
 /// Runs up to `executions` executions of `test` as stressed kernels on the GPUs, at most
-/// `options.instances` a launch, launching no more after `time_box`; launch `k`'s plan comes
-/// from `seed` and `k`.
+/// `options.instances` a launch, launching no more after `time_box` (`Duration::MAX`: no
+/// limit); launch `k`'s plan comes from `seed` and `k`. PE `i` runs on `gpus[i % len]`, or
+/// without `gpus` on GPU `i % n`.
 ///
 /// # Errors
 /// [`GpuRunError`]: the test is not on GPU, or what failed, naming the PEs.
@@ -63,9 +64,10 @@ pub fn run_stressed_on_gpu(
     executions: u64,
     seed: u64,
     time_box: Duration,
+    gpus: Option<&[u32]>,
 ) -> Result<StressedRun, GpuRunError> {
     let source = stress_kernel_source(test)?;
-    let cuda = shared_gpus(test.n_pes)?;
+    let cuda = shared_gpus(test.n_pes, gpus)?;
     let (results, _) = cuda
         .launch(|dev| pe_stressed(&dev, test, &source, options, executions, seed, time_box))
         .map_err(ExecutionError::from)?;

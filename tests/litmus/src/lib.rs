@@ -19,6 +19,7 @@ mod error;
 mod explore;
 mod files;
 mod gpu_instr;
+mod gpu_placement;
 mod gpu_run;
 mod gpu_stress_kernel;
 mod gpu_stress_plan;
@@ -39,6 +40,7 @@ pub use error::{ExecutionError, PesFailed};
 pub use explore::{EXECUTION_LIMIT, Exploration, explore};
 pub use files::{LitmusFile, LoadError, catalogue_dir, load_paths};
 pub use gpu_instr::NotOnGpu;
+pub use gpu_placement::{GpuPlacement, placed_gpus, run_seed, show_placements, split_executions};
 pub use gpu_run::GpuRunError;
 pub use gpu_stress_kernel::{instance_words, stress_kernel_source};
 pub use gpu_stress_plan::{
@@ -46,7 +48,7 @@ pub use gpu_stress_plan::{
     ThreadLayout, VARS_WORDS, WordLayout,
 };
 pub use gpu_stress_run::{StressedRun, run_stressed_on_gpu};
-pub use gpu_table::{TableLine, Tally, UNDEFINED, table};
+pub use gpu_table::{TableLine, Tally, UNDEFINED, short_of, table};
 pub use machine::topology;
 pub use on_cuda::run_on_cuda;
 pub use on_gpu_kernel::{MAX_DELAY_CYCLES, kernel_source, run_on_gpu_kernel};

@@ -147,7 +147,8 @@ pub fn kernel_source(test: &Litmus) -> Result<String, NotOnGpu> {
 }
 
 /// How often each outcome appeared in `executions` executions of `test` on the GPUs, the
-/// first launch seeded with `seed`.
+/// first launch seeded with `seed`; PE `i` runs on `gpus[i % len]`, or without `gpus` on GPU
+/// `i % n`.
 ///
 /// # Errors
 /// [`GpuRunError`]: the test is not on GPU, or what failed (the launch, a compile, a PE),
@@ -156,9 +157,10 @@ pub fn run_on_gpu_kernel(
     test: &Litmus,
     executions: u32,
     seed: u64,
+    gpus: Option<&[u32]>,
 ) -> Result<BTreeMap<Outcome, u64>, GpuRunError> {
     let source = kernel_source(test)?;
-    let cuda = shared_gpus(test.n_pes)?;
+    let cuda = shared_gpus(test.n_pes, gpus)?;
     let (results, _) = cuda
         .launch(|dev| pe_records(&dev, test, &source, executions, seed))
         .map_err(ExecutionError::from)?;

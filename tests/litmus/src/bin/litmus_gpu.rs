@@ -1,8 +1,9 @@
-//! `litmus-gpu`: runs litmus tests as GPU kernels, with or without stress, and reports per test
-//! the outcomes seen, the weak outcomes the model allows that appeared, and any outcome the
-//! model forbids (docs/litmus-on-gpu.md).
+//! `litmus-gpu`: runs litmus tests as GPU kernels, with or without stress, each test's PEs on a
+//! seeded random choice of the machine's GPUs, and reports per test the GPUs, the outcomes
+//! seen, the weak outcomes the model allows that appeared, and any outcome the model forbids
+//! (docs/litmus-on-gpu.md).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -10,8 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use litmus::{
-    ScError, StressOptions, TableLine, Tally, UNDEFINED, catalogue_dir, kernel_source, load_paths,
-    run_on_gpu_kernel, run_stressed_on_gpu, sc_outcomes, stress_kernel_source, table,
+    GpuPlacement, ScError, StressOptions, TableLine, Tally, UNDEFINED, catalogue_dir,
+    kernel_source, load_paths, placed_gpus, run_on_gpu_kernel, run_seed, run_stressed_on_gpu,
+    sc_outcomes, short_of, show_placements, split_executions, stress_kernel_source, table,
 };
 use model::litmus::{Config, Litmus, Outcome};
 use model::om::allowed_outcomes;
@@ -28,7 +30,26 @@ enum Stress {
     Off,
 }
 
-/// Run litmus tests as GPU kernels of the device-side API, with stress, on this machine's
+/// Which GPUs a test's PEs run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Placement {
+    /// Distinct GPUs drawn at random from all the machine's, in random order, from the test's
+    /// seed: every GPU and link carries tests.
+    Random,
+    /// PE i on GPU i (i mod n when PEs outnumber GPUs) for every test, the backend's default.
+    Fixed,
+}
+
+impl From<Placement> for GpuPlacement {
+    fn from(p: Placement) -> Self {
+        match p {
+            Placement::Random => GpuPlacement::Random,
+            Placement::Fixed => GpuPlacement::Fixed,
+        }
+    }
+}
+
+/// Run litmus tests as GPU kernels of the device-side API, with stress, across this machine's
 /// GPUs (PEs share a GPU when there are fewer), and report each test's outcomes against the
 /// model's `nv-nvl` verdict and sequential consistency.
 #[derive(Parser, Debug)]
@@ -45,10 +66,18 @@ struct Args {
     /// Instances of a test per launch (stress on or placement).
     #[arg(long, default_value_t = StressOptions::default().instances)]
     instances: u32,
-    /// No launch of a test starts after this many seconds (stress on or placement); the row
-    /// shows the executions done.
+    /// No launch of a test starts after this many seconds (stress on or placement), 0 for no
+    /// limit; the row shows the executions done and the summary names the tests cut short.
     #[arg(long, default_value_t = 4.0)]
     time_box_s: f64,
+    /// Which GPUs each test's PEs run on: random (seeded, on every GPU of the machine) or fixed
+    /// (PE i on GPU i).
+    #[arg(long, value_enum, default_value_t = Placement::Random)]
+    gpu_placement: Placement,
+    /// Placements per test: its executions (and time box) are divided among this many runs,
+    /// each on GPUs of its own.
+    #[arg(long, default_value_t = 1)]
+    gpu_placements: u32,
     /// The seed of the first test; test k uses seed + k.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -57,15 +86,26 @@ struct Args {
     table: Option<PathBuf>,
 }
 
+impl Args {
+    /// A test's time box, none for `--time-box-s 0`.
+    fn time_box(&self) -> Option<Duration> {
+        (self.time_box_s > 0.0).then(|| Duration::from_secs_f64(self.time_box_s))
+    }
+}
+
 const AFTER_HELP: &str = "\
 Only tests with an `expect nv-nvl` line run: one host's GPUs are NVLink peers.
 An outcome is weak when the model allows it and no sequentially consistent interleaving of
 the programs gives it. A forbidden outcome fails the run (exit status 1); so does a test that
-could not run. A test holding an instruction the GPU kernels (or the SC enumerator) do not know
+could not run. With --gpu-placement random (the default) each test's PEs run on distinct GPUs
+drawn from the test's seed, so a seed replays the placement; the table's GPUs column gives, per
+run, the GPU of PE 0, PE 1, ... (PEs wrap around the list when they outnumber the GPUs). A test
+holding an instruction the GPU kernels (or the SC enumerator) do not know
 is listed as not on GPU and skipped; a test with undefined behaviour (an `expect ... undefined`
 line) is listed as skipped: no outcome of it is right or wrong.
 
-Example: litmus-gpu --executions 100000 --stress on --table litmus-stress.md";
+Example: litmus-gpu --executions 100000 --stress on --table litmus-stress.md
+Every test to the full count, across every GPU: litmus-gpu --time-box-s 0 --gpu-placements 4";
 
 fn main() -> ExitCode {
     match run(&Args::parse()) {
@@ -144,9 +184,16 @@ fn run(args: &Args) -> anyhow::Result<()> {
     if args.executions == 0 {
         bail!("--executions must be at least 1");
     }
-    if !(args.time_box_s > 0.0 && args.time_box_s.is_finite()) {
-        bail!("--time-box-s must be a positive number of seconds");
+    if !(args.time_box_s >= 0.0 && args.time_box_s.is_finite()) {
+        bail!("--time-box-s must be a number of seconds, 0 for no limit");
     }
+    if args.gpu_placements == 0 {
+        bail!("--gpu-placements must be at least 1");
+    }
+    let machine_gpus = hw::cuda::probe()
+        .context("litmus-gpu runs on the CUDA backend, which cannot run here")?
+        .gpus
+        .len() as u32;
     let paths = if args.paths.is_empty() {
         vec![catalogue_dir()]
     } else {
@@ -175,7 +222,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     for (k, p) in planned.iter().enumerate() {
         let test_started = Instant::now();
         let line = match p {
-            Ok(p) => run_one(args, &options, p, args.seed + k as u64),
+            Ok(p) => run_one(args, &options, machine_gpus, p, args.seed + k as u64),
             Err(n) => match &n.skip {
                 Skip::NotOnGpu(reason) => TableLine::NotOnGpu {
                     name: n.name.clone(),
@@ -201,11 +248,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
         );
         lines.push(line);
         if let Some(path) = &args.table {
-            let text = document(args, &lines, started.elapsed());
+            let text = document(args, machine_gpus, &lines, started.elapsed());
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
         }
     }
-    let text = document(args, &lines, started.elapsed());
+    let text = document(args, machine_gpus, &lines, started.elapsed());
     print!("{text}");
     let forbidden: Vec<String> = lines
         .iter()
@@ -231,42 +278,74 @@ fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs one planned test under `args` and tallies it.
-fn run_one<'a>(args: &Args, options: &StressOptions, p: &'a Planned, seed: u64) -> TableLine<'a> {
-    let result = match args.stress {
-        Stress::Off => u32::try_from(args.executions)
-            .context("--executions with --stress off must fit 32 bits")
-            .and_then(|n| Ok(run_on_gpu_kernel(&p.test, n, seed)?)),
-        Stress::On | Stress::Placement => run_stressed_on_gpu(
-            &p.test,
-            options,
-            args.executions,
-            seed,
-            Duration::from_secs_f64(args.time_box_s),
-        )
-        .map(|run| run.counts)
-        .map_err(anyhow::Error::from),
+/// Runs one planned test under `args`, its executions and time box divided among its
+/// placements (run `r` on `placed_gpus(.., seed, r)`, stressed from `run_seed(seed, r)`), and
+/// tallies it.
+fn run_one<'a>(
+    args: &Args,
+    options: &StressOptions,
+    machine_gpus: u32,
+    p: &'a Planned,
+    seed: u64,
+) -> TableLine<'a> {
+    let runs = split_executions(args.executions, args.gpu_placements);
+    let time_box = match args.time_box() {
+        None => Duration::MAX,
+        Some(t) => t / runs.len() as u32,
     };
-    match result {
-        Ok(counts) => TableLine::Ran(Tally {
-            test: &p.test,
-            counts,
-            allowed: p.allowed.clone(),
-            sc: p.sc.clone(),
-        }),
-        Err(e) => TableLine::Failed {
-            name: p.test.name.clone(),
-            n_pes: p.test.n_pes,
-            error: format!("{e:#}"),
-        },
+    let mut counts = BTreeMap::new();
+    let mut gpus = Vec::new();
+    for (run, executions) in (0..).zip(runs) {
+        let placed = placed_gpus(
+            args.gpu_placement.into(),
+            p.test.n_pes,
+            machine_gpus,
+            seed,
+            run,
+        );
+        let seed = run_seed(seed, run);
+        let result = match args.stress {
+            Stress::Off => u32::try_from(executions)
+                .context("--executions with --stress off must fit 32 bits")
+                .and_then(|n| Ok(run_on_gpu_kernel(&p.test, n, seed, Some(&placed))?)),
+            Stress::On | Stress::Placement => {
+                run_stressed_on_gpu(&p.test, options, executions, seed, time_box, Some(&placed))
+                    .map(|run| run.counts)
+                    .map_err(anyhow::Error::from)
+            }
+        };
+        gpus.push(placed);
+        match result {
+            Ok(run_counts) => {
+                for (outcome, n) in run_counts {
+                    *counts.entry(outcome).or_default() += n;
+                }
+            }
+            Err(e) => {
+                return TableLine::Failed {
+                    name: p.test.name.clone(),
+                    n_pes: p.test.n_pes,
+                    gpus,
+                    error: format!("{e:#}"),
+                };
+            }
+        }
     }
+    TableLine::Ran(Tally {
+        test: &p.test,
+        gpus,
+        counts,
+        allowed: p.allowed.clone(),
+        sc: p.sc.clone(),
+    })
 }
 
 /// One test's progress line.
 fn progress(line: &TableLine) -> String {
     match line {
         TableLine::Ran(t) => format!(
-            "{} executions, weak {}/{}, forbidden {}",
+            "on GPUs {}, {} executions, weak {}/{}, forbidden {}",
+            show_placements(&t.gpus),
             t.executions(),
             t.weak_seen().len(),
             t.weak().len(),
@@ -278,23 +357,50 @@ fn progress(line: &TableLine) -> String {
     }
 }
 
-/// The table under a line that says how it was made.
-fn document(args: &Args, lines: &[TableLine], elapsed: Duration) -> String {
+/// The table under lines that say how it was made and which tests stopped short of the count.
+fn document(args: &Args, machine_gpus: u32, lines: &[TableLine], elapsed: Duration) -> String {
     let how = match args.stress {
         Stress::Off => "stress off (the plain kernel: one thread per PE, barrier-aligned)".into(),
         Stress::On | Stress::Placement => format!(
-            "stress {} ({} instances a launch, time box {} s a test)",
+            "stress {} ({} instances a launch, {})",
             if args.stress == Stress::On {
                 "on"
             } else {
                 "placement (no memory stress)"
             },
             args.instances,
-            args.time_box_s
+            match args.time_box() {
+                None => "no time box".to_string(),
+                Some(_) => format!("time box {} s a test", args.time_box_s),
+            }
         ),
     };
+    let gpus = match args.gpu_placement {
+        Placement::Random => format!(
+            "GPU placement random over the machine's {machine_gpus} GPUs, {} a test",
+            args.gpu_placements
+        ),
+        Placement::Fixed => format!("GPU placement fixed (PE i on GPU i mod {machine_gpus})"),
+    };
+    let short = short_of(lines, args.executions);
+    let reached = if short.is_empty() {
+        format!(
+            "Every test that ran reached the {} executions asked.",
+            args.executions
+        )
+    } else {
+        let named: Vec<String> = short.iter().map(|(t, n)| format!("{t} ({n})")).collect();
+        format!(
+            "**{} tests stopped short of the {} executions asked** at the time box \
+             (`--time-box-s 0` for none): {}.",
+            short.len(),
+            args.executions,
+            named.join(", ")
+        )
+    };
     format!(
-        "{} tests, {how}, {} executions asked per test, seed {}; {:.0} s in all.\n\n{}",
+        "{} tests, {how}, {gpus}, {} executions asked per test, seed {}; {:.0} s in all.\n\
+         {reached}\n\n{}",
         lines.len(),
         args.executions,
         args.seed,
