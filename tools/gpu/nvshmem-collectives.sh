@@ -41,7 +41,7 @@ done
 timeout_s=${TIMEOUT_S:-300}
 arch=${NVSHMEM_ARCH:-sm_90}
 
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-gpu-nvshmem-collectives}
 mkdir -p "$out/lib"
 out=$(realpath "$out")
@@ -117,7 +117,8 @@ running() {
 
 # Runs the benchmark with $1 PEs; prints PE 0's lines, or why it failed and every PE's log.
 run_pes() {
-    local n=$1 per_gpu=$(((n + gpus - 1) / gpus)) share=() i
+    local n=$1 share=() i
+    local per_gpu=$(((n + gpus - 1) / gpus))
     if [ "$per_gpu" -gt 1 ]; then
         local through="without MPS"
         [ "$mps_started" -eq 0 ] || through="through CUDA MPS"
@@ -181,9 +182,10 @@ run_pes() {
     local reasons
     reasons=$(printf '%s; ' "${bad[@]}")
     echo "# $n PEs: FAILED in $((SECONDS - begun)) s (${reasons%; }); the PEs' logs:"
+    # As comments, so that the output stays a benchmark log that `rshmem bench` reads.
     for ((i = 0; i < n; i++)); do
         echo "## PE $i ($out/pes$n.pe$i.log)"
-        tail -n 20 "$out/pes$n.pe$i.log"
+        tail -n 20 "$out/pes$n.pe$i.log" | sed 's/^/#   /'
     done
     return 1
 }

@@ -12,9 +12,10 @@
 // PE 0 writes NVSHMEM's unique id to UIDFILE (default /tmp/nvshmem-collectives.uid) and the
 // others read it from there, so the file must not be left over from an earlier run.
 // PE i runs on GPU i % n_gpus; PEs that share a GPU need CUDA MPS (see the script).
+#include <cuda_runtime.h>
 #include <nvshmem.h>
 #include <nvshmemx.h>
-#include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -26,7 +27,6 @@
 #include <cstring>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -36,27 +36,28 @@ int g_rank = -1;
 [[noreturn]] void fail(const char *format, ...) {
     va_list args;
     va_start(args, format);
-    if (g_rank >= 0) fprintf(stderr, "collectives: PE %d: ", g_rank);
-    else fputs("collectives: ", stderr);
+    if (g_rank >= 0)
+        fprintf(stderr, "collectives: PE %d: ", g_rank);
+    else
+        fputs("collectives: ", stderr);
     vfprintf(stderr, format, args);
     fputc('\n', stderr);
     va_end(args);
     exit(1);
 }
 
-#define CUDA_CHECK(call)                                                                  \
-    do {                                                                                  \
-        cudaError_t status_ = (call);                                                     \
-        if (status_ != cudaSuccess)                                                       \
-            fail("%s failed (%s:%d): %s", #call, __FILE__, __LINE__,                      \
-                 cudaGetErrorString(status_));                                            \
+#define CUDA_CHECK(call)                                                                           \
+    do {                                                                                           \
+        cudaError_t status_ = (call);                                                              \
+        if (status_ != cudaSuccess)                                                                \
+            fail("%s failed (%s:%d): %s", #call, __FILE__, __LINE__, cudaGetErrorString(status_)); \
     } while (0)
 
 #define NVSHMEM_CHECK(call)                                                               \
     do {                                                                                  \
         int status_ = (call);                                                             \
-        if (status_ != 0) fail("%s failed (%s:%d) with status %d", #call, __FILE__,      \
-                               __LINE__, status_);                                        \
+        if (status_ != 0)                                                                 \
+            fail("%s failed (%s:%d) with status %d", #call, __FILE__, __LINE__, status_); \
     } while (0)
 
 // The spec's sizes, and the iteration counts that keep every measurement long enough.
@@ -65,7 +66,9 @@ const size_t kMaxBytes = 67108864;
 const int kRepeats = 3;
 const int kBlockThreads = 1024;
 
-int iterations(size_t bytes) { return bytes <= 32768 ? 1000 : bytes <= 2097152 ? 100 : 20; }
+int iterations(size_t bytes) {
+    return bytes <= 32768 ? 1000 : bytes <= 2097152 ? 100 : 20;
+}
 
 enum class Kind { barrier_all, broadcast, fcollect, alltoall, sum_reduce };
 
@@ -111,7 +114,7 @@ __host__ __device__ inline float expected_sum(int n_pes, uint64_t index) {
     return sum;
 }
 
-#define GRID_STRIDE(i, n)                                                                  \
+#define GRID_STRIDE(i, n)                                                                    \
     for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < (n); \
          i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
 
@@ -206,7 +209,8 @@ nvshmemx_uniqueid_t exchange_unique_id(int rank, const std::string &path) {
         NVSHMEM_CHECK(nvshmemx_get_uniqueid(&id));
         std::string aside = path + ".tmp." + std::to_string(getpid());
         FILE *file = fopen(aside.c_str(), "wb");
-        if (file == nullptr) fail("cannot write the unique id to %s: %s", aside.c_str(), strerror(errno));
+        if (file == nullptr)
+            fail("cannot write the unique id to %s: %s", aside.c_str(), strerror(errno));
         bool written = fwrite(&id, sizeof id, 1, file) == 1;
         if (fclose(file) != 0 || !written) fail("cannot write the unique id to %s", aside.c_str());
         if (rename(aside.c_str(), path.c_str()) != 0)
@@ -224,7 +228,8 @@ nvshmemx_uniqueid_t exchange_unique_id(int rank, const std::string &path) {
     }
     bool read = fread(&id, sizeof id, 1, file) == 1;
     fclose(file);
-    if (!read) fail("%s does not hold a unique id (a file left from another program?)", path.c_str());
+    if (!read)
+        fail("%s does not hold a unique id (a file left from another program?)", path.c_str());
     return id;
 }
 
@@ -233,9 +238,9 @@ struct Bench {
     int n_pes = 0;
     cudaStream_t stream{};
     cudaEvent_t start{}, stop{};
-    uint8_t *src = nullptr;  // n_pes * kMaxBytes, symmetric
-    uint8_t *dst = nullptr;  // n_pes * kMaxBytes, symmetric
-    int *verdicts = nullptr;  // n_pes ints, symmetric: PE p's mismatch flag at [p]
+    uint8_t *src = nullptr;            // n_pes * kMaxBytes, symmetric
+    uint8_t *dst = nullptr;            // n_pes * kMaxBytes, symmetric
+    int *verdicts = nullptr;           // n_pes ints, symmetric: PE p's mismatch flag at [p]
     Mismatches *mismatches = nullptr;  // device, this PE's check
     int fill_blocks = 0;
 
@@ -243,13 +248,16 @@ struct Bench {
         switch (kind) {
             case Kind::barrier_all: nvshmemx_barrier_all_on_stream(stream); break;
             case Kind::broadcast:
-                NVSHMEM_CHECK(nvshmemx_broadcastmem_on_stream(NVSHMEM_TEAM_WORLD, dst, src, bytes, 0, stream));
+                NVSHMEM_CHECK(nvshmemx_broadcastmem_on_stream(NVSHMEM_TEAM_WORLD, dst, src, bytes,
+                                                              0, stream));
                 break;
             case Kind::fcollect:
-                NVSHMEM_CHECK(nvshmemx_fcollectmem_on_stream(NVSHMEM_TEAM_WORLD, dst, src, bytes, stream));
+                NVSHMEM_CHECK(
+                    nvshmemx_fcollectmem_on_stream(NVSHMEM_TEAM_WORLD, dst, src, bytes, stream));
                 break;
             case Kind::alltoall:
-                NVSHMEM_CHECK(nvshmemx_alltoallmem_on_stream(NVSHMEM_TEAM_WORLD, dst, src, bytes, stream));
+                NVSHMEM_CHECK(
+                    nvshmemx_alltoallmem_on_stream(NVSHMEM_TEAM_WORLD, dst, src, bytes, stream));
                 break;
             case Kind::sum_reduce:
                 NVSHMEM_CHECK(nvshmemx_float_sum_reduce_on_stream(
@@ -269,8 +277,9 @@ struct Bench {
             const void *src_arg = src;
             void *args[] = {&kind_arg, &dst_arg, &src_arg, &bytes, &count};
             // NVSHMEM requires its collective launch for kernels that synchronise across PEs.
-            NVSHMEM_CHECK(nvshmemx_collective_launch(reinterpret_cast<const void *>(collective_block_kernel),
-                                                     dim3(1), dim3(kBlockThreads), args, 0, stream));
+            NVSHMEM_CHECK(
+                nvshmemx_collective_launch(reinterpret_cast<const void *>(collective_block_kernel),
+                                           dim3(1), dim3(kBlockThreads), args, 0, stream));
         }
         CUDA_CHECK(cudaGetLastError());
     }
@@ -301,7 +310,8 @@ struct Bench {
     void prepare(Kind kind, size_t bytes) {
         size_t region = received_bytes(kind, bytes, n_pes);
         if (kind == Kind::sum_reduce) {
-            fill_floats_kernel<<<fill_blocks, 256, 0, stream>>>(reinterpret_cast<float *>(src), bytes / 4, me);
+            fill_floats_kernel<<<fill_blocks, 256, 0, stream>>>(reinterpret_cast<float *>(src),
+                                                                bytes / 4, me);
         } else {
             size_t len = kind == Kind::alltoall ? bytes * n_pes : bytes;
             fill_bytes_kernel<<<fill_blocks, 256, 0, stream>>>(src, len, bytes, me);
@@ -324,11 +334,13 @@ struct Bench {
                                                               bytes / 4, n_pes, mismatches);
         } else {
             uint32_t tag = kind == Kind::alltoall ? me : 0;
-            check_bytes_kernel<<<fill_blocks, 256, 0, stream>>>(dst, region, bytes, tag, mismatches);
+            check_bytes_kernel<<<fill_blocks, 256, 0, stream>>>(dst, region, bytes, tag,
+                                                                mismatches);
         }
         CUDA_CHECK(cudaGetLastError());
         Mismatches found;
-        CUDA_CHECK(cudaMemcpyAsync(&found, mismatches, sizeof found, cudaMemcpyDeviceToHost, stream));
+        CUDA_CHECK(
+            cudaMemcpyAsync(&found, mismatches, sizeof found, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
         if (found.count > 0) describe_mismatch(kind, form, bytes, found);
 
@@ -358,12 +370,13 @@ struct Bench {
             uint32_t tag = kind == Kind::alltoall ? me : 0;
             uint8_t want = pattern_byte(at / bytes, tag, at % bytes);
             char text[160];
-            snprintf(text, sizeof text, "byte %zu (PE %zu's block, offset %zu) is 0x%02x, want 0x%02x",
-                     at, at / bytes, at % bytes, got, want);
+            snprintf(text, sizeof text,
+                     "byte %zu (PE %zu's block, offset %zu) is 0x%02x, want 0x%02x", at, at / bytes,
+                     at % bytes, got, want);
             detail = text;
         }
-        fprintf(stderr, "collectives: PE %d: %s_%s pes=%d bytes=%zu: %llu wrong; the first: %s\n", me,
-                kind_name(kind), form, n_pes, bytes, found.count, detail.c_str());
+        fprintf(stderr, "collectives: PE %d: %s_%s pes=%d bytes=%zu: %llu wrong; the first: %s\n",
+                me, kind_name(kind), form, n_pes, bytes, found.count, detail.c_str());
     }
 
     void print(Kind kind, const char *form, size_t bytes, double us) {
@@ -382,7 +395,8 @@ struct Bench {
 void *symmetric(size_t bytes) {
     void *ptr = nvshmem_malloc(bytes);
     if (ptr == nullptr)
-        fail("nvshmem_malloc(%zu) failed: the symmetric heap is too small (NVSHMEM_SYMMETRIC_SIZE)", bytes);
+        fail("nvshmem_malloc(%zu) failed: the symmetric heap is too small (NVSHMEM_SYMMETRIC_SIZE)",
+             bytes);
     return ptr;
 }
 
@@ -394,7 +408,8 @@ int main() {
     int rank = rank_from_env(rank_names, 3, "rank");
     g_rank = rank;
     int n_ranks = rank_from_env(size_names, 3, "number of ranks");
-    if (n_ranks < 1 || rank >= n_ranks) fail("rank %d is not below the number of ranks %d", rank, n_ranks);
+    if (n_ranks < 1 || rank >= n_ranks)
+        fail("rank %d is not below the number of ranks %d", rank, n_ranks);
     const char *uid_env = getenv("UIDFILE");
     std::string uid_path = uid_env != nullptr ? uid_env : "/tmp/nvshmem-collectives.uid";
 
@@ -422,9 +437,10 @@ int main() {
         fail("NVSHMEM made this PE %d of %d, want %d of %d", bench.me, bench.n_pes, rank, n_ranks);
     int status = nvshmemx_init_status();
     if (status == NVSHMEM_STATUS_LIMITED_MPG)
-        fail("NVSHMEM gives PEs that share a GPU only limited support (its collectives on a stream "
-             "exit): run them under CUDA MPS with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE adding up to at "
-             "most 100 per GPU, as tools/gpu/nvshmem-collectives.sh does");
+        fail(
+            "NVSHMEM gives PEs that share a GPU only limited support (its collectives on a stream "
+            "exit): run them under CUDA MPS with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE adding up to at "
+            "most 100 per GPU, as tools/gpu/nvshmem-collectives.sh does");
 
     CUDA_CHECK(cudaStreamCreateWithFlags(&bench.stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&bench.start));
@@ -438,10 +454,9 @@ int main() {
     bench.fill_blocks = prop.multiProcessorCount * 4;
 
     if (bench.me == 0) {
-        int major = 0, minor = 0, patch = 0;
-        nvshmemx_vendor_get_version_info(&major, &minor, &patch);
-        printf("# NVSHMEM %d.%d.%d collectives: %d PEs, PE i on GPU i %% %d (%s)%s\n", major, minor,
-               patch, bench.n_pes, n_gpus, prop.name,
+        printf("# NVSHMEM %d.%d.%d collectives: %d PEs, PE i on GPU i %% %d (%s)%s\n",
+               NVSHMEM_VENDOR_MAJOR_VERSION, NVSHMEM_VENDOR_MINOR_VERSION,
+               NVSHMEM_VENDOR_PATCH_VERSION, bench.n_pes, n_gpus, prop.name,
                status == NVSHMEM_STATUS_FULL_MPG ? "; PEs share GPUs through MPS" : "");
         fflush(stdout);
     }
@@ -454,7 +469,8 @@ int main() {
         bench.print(Kind::barrier_all, form, 0, bench.measure(Kind::barrier_all, in_kernel, 0));
     }
     for (Kind kind : data_kinds) {
-        if (bench.me == 0) fprintf(stderr, "collectives: %s at %d PEs\n", kind_name(kind), bench.n_pes);
+        if (bench.me == 0)
+            fprintf(stderr, "collectives: %s at %d PEs\n", kind_name(kind), bench.n_pes);
         for (size_t bytes : kSizes) {
             for (bool in_kernel : forms) {
                 const char *form = in_kernel ? "in_kernel" : "on_stream";
