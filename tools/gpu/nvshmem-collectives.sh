@@ -20,8 +20,8 @@
 # NVSHMEM_DISABLE_NVLS=1 (NVLink multicast must stay off on the GPU machines) and
 # NVSHMEM_DISABLE_NCCL=1 (NVSHMEM's own collectives are measured, not NCCL's) are set.
 #
-# Environment: OUT (build and logs; default gpu-nvshmem-collectives/), NVSHMEM_ARCH (nvcc's
-# -arch, default sm_90), TIMEOUT_S (seconds for one PE count, default 300).
+# Environment: OUT (the PEs' logs and nvcc's output; default gpu-nvshmem-collectives/),
+# NVSHMEM_ARCH (nvcc's -arch, default sm_90), TIMEOUT_S (seconds for one PE count, default 300).
 set -uo pipefail
 
 case ${1:-} in
@@ -43,7 +43,7 @@ arch=${NVSHMEM_ARCH:-sm_90}
 
 cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-gpu-nvshmem-collectives}
-mkdir -p "$out/lib"
+mkdir -p "$out"
 out=$(realpath "$out")
 export NVSHMEM_DISABLE_NVLS=1 NVSHMEM_DISABLE_NCCL=1
 
@@ -63,12 +63,15 @@ if [ "$gpus" -lt 1 ]; then
     exit 1
 fi
 
+# The program is built aside (23 MB, no output worth keeping), and removed at the end.
+build=$(mktemp -d "${TMPDIR:-/tmp}/nvshmem-collectives.XXXXXX")
+trap 'rm -rf "$build"' EXIT
 # -lnvshmem_host: the package ships only the versioned library.
-ln -sf "$nvshmem/lib/libnvshmem_host.so.3" "$out/lib/libnvshmem_host.so"
-echo "nvshmem-collectives: building $out/collectives with $(command -v nvcc)" >&2
+ln -sf "$nvshmem/lib/libnvshmem_host.so.3" "$build/libnvshmem_host.so"
+echo "nvshmem-collectives: building $build/collectives with $(command -v nvcc)" >&2
 started=$SECONDS
 if ! nvcc -O3 -rdc=true -arch="$arch" -I"$nvshmem/include" tools/gpu/nvshmem/collectives.cu \
-    -o "$out/collectives" -L"$out/lib" -lnvshmem_host "$nvshmem/lib/libnvshmem_device.a" -lcuda \
+    -o "$build/collectives" -L"$build" -lnvshmem_host "$nvshmem/lib/libnvshmem_device.a" -lcuda \
     > "$out/build.txt" 2>&1; then
     echo "error: nvcc failed to build tools/gpu/nvshmem/collectives.cu ($out/build.txt):" >&2
     tail -n 30 "$out/build.txt" >&2
@@ -87,6 +90,7 @@ cleanup() {
         echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
         mps_started=0
     fi
+    rm -rf "$build"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -135,10 +139,10 @@ run_pes() {
         local log=$out/pes$n.pe$i.log
         if [ "$i" -eq 0 ]; then
             timeout -k 10 "$timeout_s" env RANK=0 NRANKS="$n" UIDFILE="$uid" "${share[@]}" \
-                "$out/collectives" > "$out/pes$n.txt" 2> "$log" &
+                "$build/collectives" > "$out/pes$n.txt" 2> "$log" &
         else
             timeout -k 10 "$timeout_s" env RANK="$i" NRANKS="$n" UIDFILE="$uid" "${share[@]}" \
-                "$out/collectives" > "$log" 2>&1 &
+                "$build/collectives" > "$log" 2>&1 &
         fi
         pids+=($!)
     done
