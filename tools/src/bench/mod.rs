@@ -70,7 +70,8 @@ Each line times 1000 collectives (up to 32 KiB), 100 (up to 2 MiB) or 20 with CU
 the stream, after a warm-up, as the median of 3; us is per collective and algbw_GBps the \
 bytes one PE's dest receives per second (n_pes x the size for fcollect and alltoall). Every \
 PE's dest is checked after the timed runs; a wrong result stops the run. Needs as many GPUs \
-as PEs, or --share-gpus (for checking the command: PEs on one GPU do not use NVLink).
+as PEs, or --share-gpus (for checking the command: PEs on one GPU do not use NVLink). \
+Prints the lines, then a table per collective, beside NVSHMEM's lines with --nvshmem:
   rshmem bench --collectives --pes 4,8 --nvshmem nvshmem-collectives.log --raw rshmem.txt";
 
 pub(crate) fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
