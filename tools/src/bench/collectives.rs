@@ -285,7 +285,12 @@ pub(super) fn main(
         let mut gpus = report.gpus.clone();
         gpus.sort();
         gpus.dedup();
-        placements.push(format!("# {n_pes} PEs on {}", gpus.join(", ")));
+        let shared = if gpus.len() < n_pes as usize {
+            " (PEs share GPUs: one GPU's memory, not NVLink)"
+        } else {
+            ""
+        };
+        placements.push(format!("# {n_pes} PEs on {}{shared}", gpus.join(", ")));
     }
     progress.finish_and_clear();
     sort_for_reading(&mut ours);
