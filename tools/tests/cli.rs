@@ -338,3 +338,23 @@ fn calibrate_refuses_what_it_cannot_fit_naming_the_file_and_line() {
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn bench_collectives_refuses_one_pe_and_says_what_it_needs() {
+    let out = rshmem(&["bench", "--collectives", "--pes", "4,1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a collective needs 2 PEs or more"), "{err}");
+    let help = String::from_utf8_lossy(&rshmem(&["bench", "--help"]).stdout).into_owned();
+    assert!(help.contains("--collectives measures"), "{help}");
+    if hw::cuda::probe().is_ok() {
+        return; // With CUDA the command would measure.
+    }
+    let out = rshmem(&["bench", "--collectives", "--share-gpus"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: rshmem bench --collectives measures the CUDA backend: "),
+        "{err}"
+    );
+}

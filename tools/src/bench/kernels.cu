@@ -1,6 +1,7 @@
 // The device-side kernels of `rshmem bench`, compiled behind rshmem_device.cuh. Each mirrors a
 // kernel of NVSHMEM's benchmark (../shared/bench/nvshmem/nvshmem_bench.cu in the workspace's
-// reference material), so that the two measure the same work.
+// reference material), so that the two measure the same work. The barrier and the reduction
+// are collectives.cu's.
 
 // Block-scoped nbi puts of `chunk` bytes per block, `iters` times, then quiet.
 extern "C" __global__ void put_bw(char *dst, const char *src, unsigned long long chunk,
@@ -54,22 +55,10 @@ extern "C" __global__ void signal_pingpong(char *data, unsigned long long *sig,
     }
 }
 
-// `iters` barriers of all PEs.
-extern "C" __global__ void barrier(unsigned int iters) {
-    for (unsigned int i = 0; i < iters; i++) rshmem_barrier_all();
-}
-
 // `iters` dependent remote fetch-adds; the sum goes to `out` so none is optimised away.
 extern "C" __global__ void fetch_add_latency(unsigned long long *ctr, unsigned int iters,
                                              int peer, unsigned long long *out) {
     unsigned long long v = 0;
     for (unsigned int i = 0; i < iters; i++) v += rshmem_atomic_fetch_add(ctr, 1ull, peer);
     *out = v;
-}
-
-// `iters` sum reductions of `n` floats over every PE, by one block per PE. Launched with 1024
-// threads, so it tells the compiler (without the bound the reduction's registers allow 896).
-extern "C" __global__ void __launch_bounds__(1024) sum_reduce(float *dest, const float *source, unsigned long long n,
-                                      unsigned int iters) {
-    for (unsigned int i = 0; i < iters; i++) rshmem_sum_reduce_block(dest, source, n);
 }

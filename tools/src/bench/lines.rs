@@ -145,6 +145,31 @@ fn size(bytes: u64) -> String {
     }
 }
 
+/// The lines as NVSHMEM's benchmark prints them: the values of one group, PE count and size
+/// that follow each other share a text line (`broadcast_on_stream pes=8 bytes=8 us=1.000
+/// algbw_GBps=0.008`); bare values and other groups start a new one.
+pub(crate) fn joined(lines: &[Line]) -> Vec<String> {
+    let mut text: Vec<String> = Vec::new();
+    let mut previous: Option<&Metric> = None;
+    for line in lines {
+        let metric = &line.metric;
+        let continues = previous.is_some_and(|p| {
+            metric.group.is_some()
+                && p.group == metric.group
+                && p.n_pes == metric.n_pes
+                && p.bytes == metric.bytes
+        });
+        match text.last_mut() {
+            Some(last) if continues => {
+                last.push_str(&format!(" {}={:.3}", metric.key, line.value));
+            }
+            _ => text.push(line.to_string()),
+        }
+        previous = Some(metric);
+    }
+    text
+}
+
 /// GB/s (10^9 bytes per second) of `iters` transfers of `bytes` in `ms`.
 pub(crate) fn gbps(bytes: u64, iters: u32, ms: f64) -> f64 {
     bytes as f64 * f64::from(iters) / (ms * 1e6)
@@ -371,6 +396,38 @@ mod tests {
             "broadcast_on_stream 8 PEs 4 KiB us"
         );
         assert_eq!(lines.len(), 9);
+    }
+
+    #[test]
+    fn values_of_one_measurement_share_a_line_that_parses_back() {
+        let lines = vec![
+            Line::new("barrier_all_on_stream", None, 2.0)
+                .field("us")
+                .pes(4),
+            Line::new("broadcast_in_kernel", Some(8), 1.5)
+                .field("us")
+                .pes(4),
+            Line::new("broadcast_in_kernel", Some(8), 0.005)
+                .field("algbw_GBps")
+                .pes(4),
+            Line::new("broadcast_in_kernel", Some(8), 1.25)
+                .field("us")
+                .pes(8),
+            Line::new("init_ms", None, 300.0),
+            Line::new("malloc_1GiB_ms", None, 12.0),
+        ];
+        let text = joined(&lines);
+        assert_eq!(
+            text,
+            [
+                "barrier_all_on_stream pes=4 us=2.000",
+                "broadcast_in_kernel pes=4 bytes=8 us=1.500 algbw_GBps=0.005",
+                "broadcast_in_kernel pes=8 bytes=8 us=1.250",
+                "init_ms=300.000",
+                "malloc_1GiB_ms=12.000",
+            ]
+        );
+        assert_eq!(parse(&text.join("\n")).unwrap(), lines);
     }
 
     #[test]

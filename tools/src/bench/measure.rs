@@ -7,13 +7,11 @@
 
 use std::time::Instant as WallClock;
 
-use hw::cuda::{CudaDevice, CudaQueue, DeviceKernel, KernelArg, KernelOptions};
+use hw::cuda::{CudaDevice, KernelArg};
 use hw::{Device, Instant, LocalRange, MemKind, Pe, Queue, RemoteRange};
 
 use super::lines::{Line, gbps, half_rtt_us, us_per_op};
-
-/// The kernels, behind the device-side API's header.
-const KERNELS: &str = include_str!("kernels.cu");
+use super::pe::{BenchPe, Kernels};
 
 /// The heap: the 1 GiB allocation NVSHMEM's benchmark times, which holds everything else.
 const HEAP_BYTES: u64 = 1 << 30;
@@ -31,91 +29,12 @@ const OUT: u64 = FLAG + 384;
 /// 4 KiB block puts, and one run measured 262 and 282 ns a put (docs/calibration.md).
 const REPEATS: usize = 5;
 
-/// A wait not satisfied in this long traps the kernel instead of hanging the GPU.
-const WAIT_TIMEOUT_NS: u64 = 30_000_000_000;
-
 /// What a PE measured (PE 0's lines; PE 1 returns none), or why it could not.
 pub(super) type PeResult = Result<Vec<Line>, String>;
 
-/// One PE of the benchmark: its device, its queue, and its peer.
-struct BenchPe<'a> {
-    dev: &'a CudaDevice,
-    queue: CudaQueue,
-    me: u32,
-    peer: i32,
-}
-
-impl BenchPe<'_> {
-    fn deadline(&self) -> Instant {
-        Instant(self.dev.now().0 + 120_000_000_000)
-    }
-
-    /// Both PEs reach this point.
-    fn sync(&self) -> Result<(), String> {
-        self.dev
-            .exchange(&[], self.deadline())
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-
-    fn kernel(&self, name: &str) -> Result<DeviceKernel, String> {
-        let options = KernelOptions {
-            wait_timeout_ns: Some(WAIT_TIMEOUT_NS),
-        };
-        self.dev
-            .compile_kernel_with(KERNELS, name, &options)
-            .map_err(|e| e.to_string())
-    }
-
-    /// The median of [`REPEATS`] runs of `measure`.
-    fn median_of(&self, mut measure: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
-        let mut samples = (0..REPEATS)
-            .map(|_| measure())
-            .collect::<Result<Vec<f64>, String>>()?;
-        samples.sort_by(f64::total_cmp);
-        Ok(samples[REPEATS / 2])
-    }
-
-    /// Launches `kernel` and returns the GPU milliseconds from before the launch to its end.
-    fn timed(
-        &self,
-        kernel: &DeviceKernel,
-        grid: u32,
-        block: u32,
-        args: &[KernelArg],
-    ) -> Result<f64, String> {
-        self.timed_launches(kernel, grid, block, args, 1)
-    }
-
-    /// Launches `kernel` `launches` times back to back on the stream and returns the GPU
-    /// milliseconds from before the first launch to the end of the last.
-    fn timed_launches(
-        &self,
-        kernel: &DeviceKernel,
-        grid: u32,
-        block: u32,
-        args: &[KernelArg],
-        launches: u32,
-    ) -> Result<f64, String> {
-        let ((), ms) = self
-            .queue
-            .time_on_stream(|q| {
-                for _ in 0..launches {
-                    // SAFETY: every kernel of kernels.cu takes the arguments its callers here
-                    // pass (heap offsets inside HEAP_BYTES for pointers, then the integers
-                    // declared), touches only the heaps within those ranges, and makes
-                    // collective calls with whole warps or blocks; barrier_all and the
-                    // reduction are called by one block per PE, the same number of times on
-                    // both, and the ping-pong kernels of the two PEs run at once (both PEs
-                    // launch them between the same two syncs).
-                    unsafe { kernel.launch(q, (grid, 1, 1), (block, 1, 1), args) }
-                        .map_err(|e| hw::QueueError::Lost(e.to_string()))?;
-                }
-                Ok::<(), hw::QueueError>(())
-            })
-            .map_err(|e| format!("{}: {e}", kernel.name()))?;
-        Ok(ms)
-    }
+/// The other PE of the two.
+fn peer(pe: &BenchPe<'_>) -> i32 {
+    i32::from(pe.me == 0)
 }
 
 /// Runs every measurement on this PE. `started` is when the launcher was first called, for
@@ -127,12 +46,7 @@ pub(super) fn run(dev: &CudaDevice, started: WallClock) -> PeResult {
     let deadline = Instant(dev.now().0 + 120_000_000_000);
     hw::cuda::share_device_heap(dev, HEAP_BYTES, deadline).map_err(|e| e.to_string())?;
     let malloc_ms = malloc_started.elapsed().as_secs_f64() * 1e3;
-    let pe = BenchPe {
-        dev,
-        queue: dev.create_queue().map_err(|e| e.to_string())?,
-        me,
-        peer: i32::from(me == 0),
-    };
+    let pe = BenchPe::new(dev)?;
     let mut lines = vec![
         Line::new("init_ms", None, init_ms),
         Line::new("malloc_1GiB_ms", None, malloc_ms),
@@ -164,7 +78,7 @@ pub(super) fn run(dev: &CudaDevice, started: WallClock) -> PeResult {
 
 /// Block-scoped device puts PE 0 → PE 1, 4 KiB to 256 MiB.
 fn device_put_bandwidth(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
-    let kernel = pe.kernel("put_bw")?;
+    let kernel = pe.kernel(Kernels::PointToPoint, "put_bw")?;
     let mut bytes = 4096u64;
     while bytes <= MAX_BYTES {
         if pe.me == 0 {
@@ -177,11 +91,11 @@ fn device_put_bandwidth(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), S
                     KernelArg::Heap(SRC),
                     KernelArg::U64(chunk),
                     KernelArg::U32(iters),
-                    KernelArg::I32(pe.peer),
+                    KernelArg::I32(peer(pe)),
                 ]
             };
             pe.timed(&kernel, blocks, 1024, &args(2))?;
-            let ms = pe.median_of(|| pe.timed(&kernel, blocks, 1024, &args(iters)))?;
+            let ms = pe.median_of(REPEATS, || pe.timed(&kernel, blocks, 1024, &args(iters)))?;
             lines.push(Line::new("put_bw", Some(bytes), gbps(bytes, iters, ms)).field("GBps"));
         }
         pe.sync()?;
@@ -212,7 +126,7 @@ fn host_put_bandwidth(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), Str
                 .put_from_local(dst, src)
                 .map_err(|e| e.to_string())?;
             pe.queue.quiet(pe.deadline()).map_err(|e| e.to_string())?;
-            let ms = pe.median_of(|| {
+            let ms = pe.median_of(REPEATS, || {
                 let ((), ms) = pe
                     .queue
                     .time_on_stream(|q| {
@@ -241,7 +155,10 @@ fn host_put_bandwidth(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), Str
 
 /// One warp's and one block's puts, 1 KiB to 1 MiB.
 fn small_puts(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
-    let (warp, block) = (pe.kernel("put_warp")?, pe.kernel("put_block")?);
+    let (warp, block) = (
+        pe.kernel(Kernels::PointToPoint, "put_warp")?,
+        pe.kernel(Kernels::PointToPoint, "put_block")?,
+    );
     let mut bytes = 1024u64;
     while bytes <= 1 << 20 {
         if pe.me == 0 {
@@ -252,13 +169,13 @@ fn small_puts(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
                     KernelArg::Heap(SRC),
                     KernelArg::U64(bytes),
                     KernelArg::U32(iters),
-                    KernelArg::I32(pe.peer),
+                    KernelArg::I32(peer(pe)),
                 ]
             };
             pe.timed(&warp, 1, 32, &args(10))?;
             pe.timed(&block, 1, 1024, &args(10))?;
-            let warp_ms = pe.median_of(|| pe.timed(&warp, 1, 32, &args(iters)))?;
-            let block_ms = pe.median_of(|| pe.timed(&block, 1, 1024, &args(iters)))?;
+            let warp_ms = pe.median_of(REPEATS, || pe.timed(&warp, 1, 32, &args(iters)))?;
+            let block_ms = pe.median_of(REPEATS, || pe.timed(&block, 1, 1024, &args(iters)))?;
             lines.push(
                 Line::new("small_put", Some(bytes), gbps(bytes, iters, warp_ms)).field("warp_GBps"),
             );
@@ -276,7 +193,7 @@ fn small_puts(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
 /// put_signal ping-pong of 8 B, 512 B and 32 KiB; half a round trip, after a warm-up of 10
 /// (the signal word is zeroed before each, with both PEs out of the kernel).
 fn signal_pingpong(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
-    let kernel = pe.kernel("signal_pingpong")?;
+    let kernel = pe.kernel(Kernels::PointToPoint, "signal_pingpong")?;
     let mut bytes = 8u64;
     while bytes <= 65_536 {
         let args = |iters: u32| {
@@ -286,7 +203,7 @@ fn signal_pingpong(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String
                 KernelArg::U64(bytes),
                 KernelArg::U32(iters),
                 KernelArg::I32(pe.me as i32),
-                KernelArg::I32(pe.peer),
+                KernelArg::I32(peer(pe)),
             ]
         };
         let iters = 5000;
@@ -299,7 +216,7 @@ fn signal_pingpong(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String
             Ok(ms)
         };
         run(10)?;
-        let ms = pe.median_of(|| run(iters))?;
+        let ms = pe.median_of(REPEATS, || run(iters))?;
         if pe.me == 0 {
             lines.push(
                 Line::new("put_signal_pingpong", Some(bytes), half_rtt_us(ms, iters))
@@ -314,11 +231,11 @@ fn signal_pingpong(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String
 
 /// `barrier_all` from the device, averaged over 5000.
 fn device_barrier(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
-    let kernel = pe.kernel("barrier")?;
+    let kernel = pe.kernel(Kernels::Collectives, "barrier")?;
     pe.sync()?;
     pe.timed(&kernel, 1, 1, &[KernelArg::U32(10)])?;
     let iters = 5000;
-    let ms = pe.median_of(|| {
+    let ms = pe.median_of(REPEATS, || {
         pe.sync()?;
         pe.timed(&kernel, 1, 1, &[KernelArg::U32(iters)])
     })?;
@@ -338,7 +255,7 @@ fn device_barrier(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String>
 /// launches, so the launch's cost counts; `sum_reduce_in_kernel` is the same reduction 1000
 /// times inside one launch (the collective's own cost).
 fn sum_reduce(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
-    let kernel = pe.kernel("sum_reduce")?;
+    let kernel = pe.kernel(Kernels::Collectives, "sum_reduce")?;
     let bytes = 8192u64;
     let args = |iters: u32| {
         [
@@ -351,11 +268,11 @@ fn sum_reduce(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
     pe.sync()?;
     pe.timed_launches(&kernel, 1, 1024, &args(1), 10)?;
     let iters = 1000;
-    let launched_ms = pe.median_of(|| {
+    let launched_ms = pe.median_of(REPEATS, || {
         pe.sync()?;
         pe.timed_launches(&kernel, 1, 1024, &args(1), iters)
     })?;
-    let in_kernel_ms = pe.median_of(|| {
+    let in_kernel_ms = pe.median_of(REPEATS, || {
         pe.sync()?;
         pe.timed(&kernel, 1, 1024, &args(iters))
     })?;
@@ -390,9 +307,9 @@ fn sum_reduce(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
 
 /// p ping-pong on a 32-bit flag; half a round trip.
 fn p_pingpong(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
-    let kernel = pe.kernel("p_pingpong")?;
+    let kernel = pe.kernel(Kernels::PointToPoint, "p_pingpong")?;
     let iters = 10_000;
-    let ms = pe.median_of(|| {
+    let ms = pe.median_of(REPEATS, || {
         zero_word(pe, FLAG);
         pe.sync()?;
         let ms = pe.timed(
@@ -403,7 +320,7 @@ fn p_pingpong(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
                 KernelArg::Heap(FLAG),
                 KernelArg::U32(iters),
                 KernelArg::I32(pe.me as i32),
-                KernelArg::I32(pe.peer),
+                KernelArg::I32(peer(pe)),
             ],
         )?;
         pe.sync()?;
@@ -417,7 +334,7 @@ fn p_pingpong(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
 
 /// Dependent fetch-adds PE 0 → PE 1.
 fn fetch_add_latency(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), String> {
-    let kernel = pe.kernel("fetch_add_latency")?;
+    let kernel = pe.kernel(Kernels::PointToPoint, "fetch_add_latency")?;
     zero_word(pe, CTR);
     pe.sync()?;
     if pe.me == 0 {
@@ -425,13 +342,13 @@ fn fetch_add_latency(pe: &BenchPe<'_>, lines: &mut Vec<Line>) -> Result<(), Stri
             [
                 KernelArg::Heap(CTR),
                 KernelArg::U32(iters),
-                KernelArg::I32(pe.peer),
+                KernelArg::I32(peer(pe)),
                 KernelArg::Heap(OUT),
             ]
         };
         pe.timed(&kernel, 1, 1, &args(100))?;
         let iters = 10_000;
-        let ms = pe.median_of(|| pe.timed(&kernel, 1, 1, &args(iters)))?;
+        let ms = pe.median_of(REPEATS, || pe.timed(&kernel, 1, 1, &args(iters)))?;
         lines.push(Line::new(
             "fetch_add_latency_us",
             None,

@@ -3,10 +3,13 @@
 //! NVSHMEM prints them and, given NVSHMEM's output from the same machine, as a table beside
 //! it with the speedups and the targets of docs/targets.md.
 
+mod collectives;
+mod collectives_pe;
 pub(crate) mod lines;
 mod measure;
+mod pe;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -19,12 +22,26 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Arguments of `rshmem bench`.
 #[derive(Args, Debug)]
 pub(crate) struct BenchArgs {
-    /// Let the two PEs share a GPU on a machine with one (the numbers then measure one GPU's
-    /// memory, not NVLink: for checking the command, not for comparing)
+    /// Measure the collectives over every PE (barrier_all, broadcast, fcollect, alltoall, sum
+    /// reduction) at several PE counts, instead of the two-PE metrics
+    #[arg(long)]
+    collectives: bool,
+    /// With --collectives: a PE count to measure, 2 or more (repeat it or separate counts
+    /// with commas; default 4 and 8)
+    #[arg(
+        long = "pes",
+        value_name = "N",
+        value_delimiter = ',',
+        requires = "collectives",
+        value_parser = collectives::parse_pes
+    )]
+    pes: Vec<u32>,
+    /// Let PEs share GPUs on a machine with fewer GPUs than PEs (the numbers then measure one
+    /// GPU's memory, not NVLink: for checking the command, not for comparing)
     #[arg(long)]
     share_gpus: bool,
-    /// NVSHMEM's benchmark output from the same machine (the log of its run.sh), to print a
-    /// table of both with the speedups and the targets
+    /// NVSHMEM's benchmark output from the same machine (the log of its run.sh, or of its
+    /// collective benchmark with --collectives), to print a table of both with the speedups
     #[arg(long, value_name = "LOG")]
     nvshmem: Option<PathBuf>,
     /// Also write rshmem's results, in NVSHMEM's line format, to this file
@@ -42,14 +59,33 @@ with peer access.
 
 Side by side with NVSHMEM (run both in one session on the same machine):
   bench/nvshmem/run.sh > nvshmem.log
-  rshmem bench --nvshmem nvshmem.log";
+  rshmem bench --nvshmem nvshmem.log
+
+--collectives measures instead, at each PE count of --pes (default 4 and 8, PE i on GPU \
+i % GPUs), barrier_all, broadcast from PE 0, fcollect, alltoall and the sum reduction of \
+floats, each at 8 B to 64 MiB per PE (the barrier has no size), in two forms: on_stream, one \
+launch per collective on the PE's stream of a one-block kernel (1024 threads) calling the \
+device API's block-scoped collective; in_kernel, one launch of that block looping over it. \
+Each line times 1000 collectives (up to 32 KiB), 100 (up to 2 MiB) or 20 with CUDA events on \
+the stream, after a warm-up, as the median of 3; us is per collective and algbw_GBps the \
+bytes one PE's dest receives per second (n_pes x the size for fcollect and alltoall). Every \
+PE's dest is checked after the timed runs; a wrong result stops the run. Needs as many GPUs \
+as PEs, or --share-gpus (for checking the command: PEs on one GPU do not use NVLink). \
+Prints the lines, then a table per collective, beside NVSHMEM's lines with --nvshmem:
+  rshmem bench --collectives --pes 4,8 --nvshmem nvshmem-collectives.log --raw rshmem.txt";
 
 pub(crate) fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    if args.collectives {
+        return collectives::main(
+            &args.pes,
+            args.share_gpus,
+            args.nvshmem.as_deref(),
+            args.raw.as_deref(),
+        );
+    }
     let nvshmem = match &args.nvshmem {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading NVSHMEM's output {}", path.display()))?;
-            let lines = lines::parse(&text).with_context(|| format!("in {}", path.display()))?;
+            let lines = read_log(path)?;
             if lines.is_empty() {
                 bail!(
                     "{} holds no NVSHMEM result (lines like `put_bw bytes=4096 GBps=12.3`); \
@@ -91,8 +127,7 @@ pub(crate) fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
     println!("## rshmem on {}", report.gpus.join(", "));
     println!("{}", raw.join("\n"));
     if let Some(path) = &args.raw {
-        std::fs::write(path, raw.join("\n") + "\n")
-            .with_context(|| format!("writing {}", path.display()))?;
+        write_raw(path, &raw)?;
     }
     println!();
     println!(
@@ -100,4 +135,17 @@ pub(crate) fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
         lines::table(&ours, nvshmem.as_deref(), args.share_gpus)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every value of a benchmark's log at `path`.
+fn read_log(path: &Path) -> anyhow::Result<Vec<lines::Line>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading NVSHMEM's output {}", path.display()))?;
+    lines::parse(&text).with_context(|| format!("in {}", path.display()))
+}
+
+/// Writes benchmark lines to `path`, one a line.
+fn write_raw(path: &Path, raw: &[String]) -> anyhow::Result<()> {
+    std::fs::write(path, raw.join("\n") + "\n")
+        .with_context(|| format!("writing {}", path.display()))
 }

@@ -540,27 +540,62 @@ __device__ inline char *rshmem_detail_scratch(int pe) {
     return (char *)rshmem_state.sync_base[pe] + RSHMEM_SYNC_HEADER_BYTES;
 }
 
+// 16 bytes of T, the unit in which the reductions add when the data allows.
+template <typename T> struct __align__(16) rshmem_detail_vec16 {
+    T v[16 / sizeof(T)];
+};
+
 // dest[i] = the sum over every PE of its source[i], by pulling (the data does not fit the
-// scratch).
+// scratch). Every PE adds in PE order, so each gets the same sums. Where every address and
+// the length allow it, a thread reads 16 bytes of up to 8 PEs before it adds them, so that
+// those loads are in flight together: one 4-byte load a PE at a time summed 64 MiB of floats
+// over 8 PEs of one H200 at 1.3 GB/s (2026-11-28).
 template <typename T>
 __device__ inline void rshmem_detail_sum_reduce_pulled(T *dest, const T *source,
                                                        size_t nelems) {
     rshmem_barrier_all();
     int n = rshmem_state.n_pes;
-    for (size_t i = rshmem_detail_block_rank(); i < nelems; i += rshmem_detail_block_size()) {
-        T sum = 0;
-        for (int pe = 0; pe < n; ++pe) {
-            sum += ((const T *)rshmem_detail_remote(source, pe))[i];
+    unsigned rank = rshmem_detail_block_rank(), n_threads = rshmem_detail_block_size();
+    // Peers' sources by offset from their heap bases, which are aligned as this PE's is.
+    rshmem_u64 offset = (rshmem_u64)source - rshmem_state.heap_base[rshmem_state.my_pe];
+    size_t bytes = nelems * sizeof(T);
+    rshmem_u64 alignment = (rshmem_u64)dest | (rshmem_u64)source | bytes;
+    if (16 % sizeof(T) == 0 && alignment % 16 == 0) {
+        typedef rshmem_detail_vec16<T> Vec;
+        const int PER = 16 / sizeof(T), BATCH = 8;
+        for (size_t i = rank; i < bytes / 16; i += n_threads) {
+            Vec sum;
+#pragma unroll
+            for (int k = 0; k < PER; ++k) sum.v[k] = 0;
+            for (int first = 0; first < n; first += BATCH) {
+                Vec x[BATCH];
+#pragma unroll
+                for (int b = 0; b < BATCH; ++b) {
+                    if (first + b < n) {
+                        x[b] = ((const Vec *)(rshmem_state.heap_base[first + b] + offset))[i];
+                    }
+                }
+#pragma unroll
+                for (int b = 0; b < BATCH; ++b) {
+                    if (first + b < n) {
+#pragma unroll
+                        for (int k = 0; k < PER; ++k) sum.v[k] += x[b].v[k];
+                    }
+                }
+            }
+            ((Vec *)dest)[i] = sum;
         }
-        dest[i] = sum;
+    } else {
+        for (size_t i = rank; i < nelems; i += n_threads) {
+            T sum = 0;
+            for (int pe = 0; pe < n; ++pe) {
+                sum += ((const T *)(rshmem_state.heap_base[pe] + offset))[i];
+            }
+            dest[i] = sum;
+        }
     }
     rshmem_barrier_all();
 }
-
-// 16 bytes of T, the unit in which the pushed reduction adds when the data allows.
-template <typename T> struct __align__(16) rshmem_detail_vec16 {
-    T v[16 / sizeof(T)];
-};
 
 // The part of thread `rank` of `n_threads` in dest[i] = the sum over PEs of their vectors:
 // this PE's `source`, every other PE's slot of `landed`. Every PE adds in PE order, so each
