@@ -2,10 +2,12 @@
 # The GPU checks of the CUDA backend in one go, for a GPU machine without Rust: the unit
 # tests, the conformance and device-API suites, the litmus catalogue as GPU kernels (plain and
 # stressed), the multi-process launcher, both symmetric heaps
-# (tests/conformance/examples/cuda_heaps.rs), the C test programs under `oshrun --gpu`, and
-# `rshmem bench` beside NVSHMEM's benchmark in the same call.
+# (tests/conformance/examples/cuda_heaps.rs), the C test programs under `oshrun --gpu`,
+# `rshmem bench` beside NVSHMEM's benchmark, and `rshmem bench --collectives` beside NVSHMEM's
+# collectives (tools/gpu/nvshmem-collectives.sh), all in the same call.
 # With one GPU the PEs share it (--share-gpus) and NVSHMEM, which needs a GPU per PE, is
-# skipped. Every output goes to OUT (default gpu-check/); a summary is printed, and the exit
+# skipped (its collectives still run, the PEs sharing the GPU through CUDA MPS). Every output
+# goes to OUT (default gpu-check/); a summary is printed, and the exit
 # status is non-zero if any check failed.
 #
 #   tools/gpu/check.sh [BIN_DIR] [NVSHMEM_BENCH_DIR]    (defaults: .devbin .bench/nvshmem)
@@ -101,5 +103,25 @@ else
     echo "NVSHMEM's benchmark skipped: it needs 2 GPUs and $nvshmem/run.sh" | tee -a "$out/summary.txt"
     run bench timeout 400 "$bin/rshmem" bench "${share[@]}" --raw "$out/rshmem-bench.txt"
 fi
+# The collectives at several PE counts beside NVSHMEM's (docs/collectives-bench.md), in this
+# same call: NVSHMEM's side is built here with nvcc. PE counts beyond the GPUs share them
+# (NVSHMEM through CUDA MPS), which measures one GPU's memory rather than NVLink: the output
+# says so. COLL_PES overrides the PE counts (default 2 4 8).
+coll_pes=(${COLL_PES:-2 4 8})
+coll_share=()
+for n in "${coll_pes[@]}"; do
+    if [ "$n" -gt "$gpus" ]; then coll_share=(--share-gpus); fi
+done
+OUT=$out/nvshmem-collectives-logs run nvshmem-collectives timeout 600 \
+    bash tools/gpu/nvshmem-collectives.sh "${coll_pes[@]}"
+coll_list=$(IFS=,; echo "${coll_pes[*]}")
+if grep -q 'pes=' "$out/nvshmem-collectives.txt"; then
+    run bench-collectives timeout 600 "$bin/rshmem" bench --collectives --pes "$coll_list" \
+        "${coll_share[@]}" --nvshmem "$out/nvshmem-collectives.txt" --raw "$out/rshmem-collectives.txt"
+else
+    run bench-collectives timeout 600 "$bin/rshmem" bench --collectives --pes "$coll_list" \
+        "${coll_share[@]}" --raw "$out/rshmem-collectives.txt"
+fi
+
 echo "failed: $failures of the checks above" | tee -a "$out/summary.txt"
 [ "$failures" -eq 0 ]
