@@ -12,7 +12,7 @@
 #
 #   tools/gpu/check.sh [BIN_DIR] [NVSHMEM_BENCH_DIR]    (defaults: .devbin .bench/nvshmem)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 bin=${1:-.devbin}
 nvshmem=${2:-.bench/nvshmem}
 out=${OUT:-gpu-check}
@@ -107,7 +107,7 @@ fi
 # same call: NVSHMEM's side is built here with nvcc. PE counts beyond the GPUs share them
 # (NVSHMEM through CUDA MPS), which measures one GPU's memory rather than NVLink: the output
 # says so. COLL_PES overrides the PE counts (default 2 4 8).
-coll_pes=(${COLL_PES:-2 4 8})
+read -ra coll_pes <<< "${COLL_PES:-2 4 8}"
 coll_share=()
 for n in "${coll_pes[@]}"; do
     if [ "$n" -gt "$gpus" ]; then coll_share=(--share-gpus); fi
