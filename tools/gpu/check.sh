@@ -106,21 +106,23 @@ fi
 # The collectives at several PE counts beside NVSHMEM's (docs/collectives-bench.md), in this
 # same call: NVSHMEM's side is built here with nvcc. PE counts beyond the GPUs share them
 # (NVSHMEM through CUDA MPS), which measures one GPU's memory rather than NVLink: the output
-# says so. COLL_PES overrides the PE counts (default 2 4 8).
-read -ra coll_pes <<< "${COLL_PES:-2 4 8}"
+# says so. COLL_PES overrides the PE counts (default 2 4 8; empty skips the collectives).
+read -ra coll_pes <<< "${COLL_PES-2 4 8}"
 coll_share=()
 for n in "${coll_pes[@]}"; do
     if [ "$n" -gt "$gpus" ]; then coll_share=(--share-gpus); fi
 done
-OUT=$out/nvshmem-collectives-logs run nvshmem-collectives timeout 600 \
-    bash tools/gpu/nvshmem-collectives.sh "${coll_pes[@]}"
-coll_list=$(IFS=,; echo "${coll_pes[*]}")
-if grep -q 'pes=' "$out/nvshmem-collectives.txt"; then
-    run bench-collectives timeout 600 "$bin/rshmem" bench --collectives --pes "$coll_list" \
-        "${coll_share[@]}" --nvshmem "$out/nvshmem-collectives.txt" --raw "$out/rshmem-collectives.txt"
-else
-    run bench-collectives timeout 600 "$bin/rshmem" bench --collectives --pes "$coll_list" \
-        "${coll_share[@]}" --raw "$out/rshmem-collectives.txt"
+if [ ${#coll_pes[@]} -gt 0 ]; then
+    OUT=$out/nvshmem-collectives-logs run nvshmem-collectives timeout 600 \
+        bash tools/gpu/nvshmem-collectives.sh "${coll_pes[@]}"
+    coll_list=$(IFS=,; echo "${coll_pes[*]}")
+    if grep -q 'pes=' "$out/nvshmem-collectives.txt"; then
+        run bench-collectives timeout 600 "$bin/rshmem" bench --collectives --pes "$coll_list" \
+            "${coll_share[@]}" --nvshmem "$out/nvshmem-collectives.txt" --raw "$out/rshmem-collectives.txt"
+    else
+        run bench-collectives timeout 600 "$bin/rshmem" bench --collectives --pes "$coll_list" \
+            "${coll_share[@]}" --raw "$out/rshmem-collectives.txt"
+    fi
 fi
 
 echo "failed: $failures of the checks above" | tee -a "$out/summary.txt"
