@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::collectives_pe::{self, Stop};
 use super::lines::{self, Line};
+use super::speedups;
 
 /// The sizes of every collective but the barrier, 8 B to 64 MiB.
 pub(super) const SIZES: [u64; 9] = [
@@ -224,14 +225,15 @@ fn tables(ours: &[Line], nvshmem: Option<&[Line]>, shared_gpus: bool) -> String 
     out.join("\n\n")
 }
 
-/// `rshmem bench --collectives`.
+/// `rshmem bench --collectives`: measures, or with `from` reads an earlier run's lines, and
+/// prints the tables.
 pub(super) fn main(
     asked_pes: &[u32],
     share_gpus: bool,
     nvshmem: Option<&Path>,
     raw: Option<&Path>,
+    from: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
-    let counts = pe_counts(asked_pes);
     let nvshmem = match nvshmem {
         Some(path) => {
             let mut theirs = super::read_log(path)?;
@@ -248,15 +250,44 @@ pub(super) fn main(
         }
         None => None,
     };
+    let ours = match from {
+        Some(path) => {
+            let mut ours = super::read_log(path)?;
+            ours.retain(|l| line_kind(l).is_some());
+            if ours.is_empty() {
+                bail!(
+                    "{} holds no collective result; give a file that `rshmem bench \
+                     --collectives --raw FILE` wrote",
+                    path.display()
+                );
+            }
+            ours
+        }
+        None => measure(&pe_counts(asked_pes), share_gpus, raw)?,
+    };
+    println!();
+    println!("{}", tables(&ours, nvshmem.as_deref(), share_gpus));
+    if let Some(theirs) = &nvshmem {
+        println!();
+        println!("### Speedups (NVSHMEM's time / rshmem's; below 1, in bold, rshmem is slower)");
+        println!();
+        println!("{}", speedups::matrix(&ours, theirs));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Measures every collective at each of `counts` PEs, prints the lines and writes them to
+/// `raw`.
+fn measure(counts: &[u32], share_gpus: bool, raw: Option<&Path>) -> anyhow::Result<Vec<Line>> {
     let inventory = probe().context("rshmem bench --collectives measures the CUDA backend")?;
-    check_gpus(&counts, inventory.gpus.len(), share_gpus)?;
+    check_gpus(counts, inventory.gpus.len(), share_gpus)?;
     let progress = ProgressBar::new(steps(counts.len())).with_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} {elapsed}")
             .expect("a valid template"),
     );
     let mut ours = Vec::new();
     let mut placements = Vec::new();
-    for &n_pes in &counts {
+    for &n_pes in counts {
         progress.set_message(format!("starting {n_pes} PEs"));
         let cuda = Cuda::builder()
             .pes(n_pes)
@@ -301,9 +332,7 @@ pub(super) fn main(
     if let Some(path) = raw {
         super::write_raw(path, &raw_lines)?;
     }
-    println!();
-    println!("{}", tables(&ours, nvshmem.as_deref(), share_gpus));
-    Ok(ExitCode::SUCCESS)
+    Ok(ours)
 }
 
 #[cfg(test)]

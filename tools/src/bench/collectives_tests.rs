@@ -123,7 +123,7 @@ fn without_cuda_the_command_says_what_is_missing() {
     if probe().is_ok() {
         return; // A machine with CUDA would measure instead.
     }
-    let e = main(&[4], true, None, None).unwrap_err();
+    let e = main(&[4], true, None, None, None).unwrap_err();
     let e = format!("{e:#}");
     assert!(e.contains("measures the CUDA backend"), "{e}");
 }
@@ -132,7 +132,7 @@ fn without_cuda_the_command_says_what_is_missing() {
 fn a_log_without_collectives_is_refused_before_any_measurement() {
     let path = std::env::temp_dir().join(format!("rshmem-coll-{}.log", std::process::id()));
     std::fs::write(&path, "put_bw bytes=4096 GBps=12.3\n").unwrap();
-    let e = main(&[4], true, Some(&path), None).unwrap_err().to_string();
+    let e = main(&[4], true, Some(&path), None, None).unwrap_err().to_string();
     std::fs::remove_file(&path).unwrap();
     assert!(e.contains("holds no collective result"), "{e}");
 }
@@ -263,4 +263,14 @@ fn the_tables_put_each_collective_under_its_heading_with_pes_in_each_row() {
         shown.contains("| alltoall_in_kernel 8 PEs 4 KiB us | 20.000 | - | - |"),
         "{shown}"
     );
+}
+
+#[test]
+fn lines_read_back_without_collectives_are_refused() {
+    let path = std::env::temp_dir().join(format!("rshmem-coll-from-{}.txt", std::process::id()));
+    std::fs::write(&path, "put_bw bytes=4096 GBps=12.3\n").unwrap();
+    let e = main(&[], false, None, None, Some(&path)).unwrap_err().to_string();
+    std::fs::remove_file(&path).unwrap();
+    assert!(e.contains("holds no collective result"), "{e}");
+    assert!(e.contains("--raw FILE"), "{e}");
 }

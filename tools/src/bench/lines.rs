@@ -137,7 +137,8 @@ impl fmt::Display for Metric {
     }
 }
 
-fn size(bytes: u64) -> String {
+/// `bytes` as people write it: `64 B`, `4 KiB`, `16 MiB`.
+pub(crate) fn size(bytes: u64) -> String {
     match bytes {
         b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
         b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
@@ -334,12 +335,14 @@ pub(crate) fn table(ours: &[Line], nvshmem: Option<&[Line]>, shared_gpu: bool) -
     for line in ours {
         let metric = line.metric.clone();
         let their = theirs.get(&metric).copied();
-        let speedup = their.map(|t| {
-            if metric.higher_is_better() {
+        // A value printed as 0 (a tiny bandwidth) gives no ratio.
+        let speedup = their.and_then(|t| {
+            let ratio = if metric.higher_is_better() {
                 line.value / t
             } else {
                 t / line.value
-            }
+            };
+            ratio.is_finite().then_some(ratio)
         });
         let (target_text, met) = match target(&metric) {
             Some(_) if shared_gpu => ("n/a: one GPU", None),

@@ -8,6 +8,7 @@ mod collectives_pe;
 pub(crate) mod lines;
 mod measure;
 mod pe;
+mod speedups;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -47,6 +48,10 @@ pub(crate) struct BenchArgs {
     /// Also write rshmem's results, in NVSHMEM's line format, to this file
     #[arg(long, value_name = "FILE")]
     raw: Option<PathBuf>,
+    /// Read rshmem's results from this file (what --raw wrote on the GPU machine) instead of
+    /// measuring, and print the tables again, beside NVSHMEM's with --nvshmem; needs no GPU
+    #[arg(long, value_name = "RAW_FILE", conflicts_with_all = ["raw", "share_gpus", "pes"])]
+    from: Option<PathBuf>,
 }
 
 pub(crate) const AFTER_HELP: &str = "\
@@ -71,8 +76,12 @@ the stream, after a warm-up, as the median of 3; us is per collective and algbw_
 bytes one PE's dest receives per second (n_pes x the size for fcollect and alltoall). Every \
 PE's dest is checked after the timed runs; a wrong result stops the run. Needs as many GPUs \
 as PEs, or --share-gpus (for checking the command: PEs on one GPU do not use NVLink). \
-Prints the lines, then a table per collective, beside NVSHMEM's lines with --nvshmem:
-  rshmem bench --collectives --pes 4,8 --nvshmem nvshmem-collectives.log --raw rshmem.txt";
+Prints the lines, then a table per collective, beside NVSHMEM's lines with --nvshmem, and a \
+matrix of the speedups (NVSHMEM's time over rshmem's) by collective, PE count and size:
+  rshmem bench --collectives --pes 4,8 --nvshmem nvshmem-collectives.log --raw rshmem.txt
+--from reads the lines of such a run back instead of measuring, to print the tables again on \
+a machine without GPUs:
+  rshmem bench --collectives --from rshmem.txt --nvshmem nvshmem-collectives.log";
 
 pub(crate) fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if args.collectives {
@@ -81,6 +90,7 @@ pub(crate) fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
             args.share_gpus,
             args.nvshmem.as_deref(),
             args.raw.as_deref(),
+            args.from.as_deref(),
         );
     }
     let nvshmem = match &args.nvshmem {
@@ -97,6 +107,11 @@ pub(crate) fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    if let Some(path) = &args.from {
+        let ours = read_log(path)?;
+        println!("{}", lines::table(&ours, nvshmem.as_deref(), false));
+        return Ok(ExitCode::SUCCESS);
+    }
     let inventory = probe().context("rshmem bench measures the CUDA backend")?;
     if inventory.gpus.len() < 2 && !args.share_gpus {
         bail!(

@@ -521,15 +521,18 @@ __device__ inline void rshmem_barrier_all() {
 // every thread of exactly one block per PE, the same number of times on every PE. `dest` and
 // `source` are symmetric and must not overlap; `nelems` is the same on every PE.
 //
-// Broadcast, fcollect and alltoall are one-shot pulls: a barrier_all (the sources are ready
-// everywhere), then each thread of the block pulls its strided elements straight from the
-// peers' memory, then a barrier_all (no PE changes a source that another still reads).
+// Broadcast, and fcollect and alltoall above the scratch, are one-shot pulls: a barrier_all
+// (the sources are ready everywhere), then each thread of the block pulls its strided elements
+// straight from the peers' memory, then a barrier_all (no PE changes a source that another
+// still reads).
 //
-// The sum reduction pushes instead when the data fits the collectives' scratch (every PE's
-// `nelems` elements in half of RSHMEM_SCRATCH_BYTES): each PE puts its source into its slot of
-// every peer's scratch, releases a per-PE epoch word there, waits for every peer's epoch in
-// its own memory, and adds locally. One flight instead of two barriers and a pull: 2.4 µs
-// against 6.4 µs for 8 KiB on two H200s (2026-11-23). The scratch alternates between two
+// The sum reduction, fcollect and alltoall push instead when the data fits the collectives'
+// scratch (every PE's chunk in half of RSHMEM_SCRATCH_BYTES): each PE puts its chunk for each
+// peer into its slot of that peer's scratch, releases a per-PE epoch word there, waits for
+// every peer's epoch in its own memory, and adds or copies locally. One flight instead of two
+// barriers and a pull: the reduction of 8 KiB took 2.4 µs against 6.4 µs on two H200s
+// (2026-11-23). Broadcast keeps the pull: its root receives nothing, so it could run ahead of
+// the epochs and overwrite a half a peer still reads. The scratch alternates between two
 // halves by epoch parity, which needs no barrier at the end: a PE writes a half again only
 // after every peer has pushed the next epoch, which each does after it finished reading that
 // half (its __syncthreads orders the reads before its release).
@@ -633,15 +636,15 @@ __device__ inline void rshmem_detail_sum_landed(T *dest, const T *source, const 
     }
 }
 
-// dest[i] = the sum over every PE of its source[i].
-template <typename T>
-__device__ inline void rshmem_sum_reduce_block(T *dest, const T *source, size_t nelems) {
+// The pushed exchange of the sum reduction, fcollect and alltoall: every PE puts, for each
+// peer `pe`, the `bytes` at `chunk_for(pe)` into its slot of the half (by epoch parity) of
+// pe's scratch, releases the epoch to every peer and waits for every peer's. Returns this PE's
+// half, whose slot `pe` holds what PE `pe` pushed here. The caller reads it and ends with a
+// __syncthreads (the next exchange's release must follow those reads).
+template <typename ChunkFor>
+__device__ inline const char *rshmem_detail_push_exchange(ChunkFor chunk_for, size_t bytes,
+                                                          const char *what) {
     int n = rshmem_state.n_pes, me = rshmem_state.my_pe;
-    size_t bytes = nelems * sizeof(T);
-    if ((size_t)n * bytes > RSHMEM_SCRATCH_BYTES / 2) {
-        rshmem_detail_sum_reduce_pulled(dest, source, nelems);
-        return;
-    }
     unsigned rank = rshmem_detail_block_rank(), size = rshmem_detail_block_size();
     rshmem_sync_t *mine = rshmem_detail_sync(me);
     // Every thread reads the epoch before the __syncthreads after which thread 0 bumps it.
@@ -650,8 +653,8 @@ __device__ inline void rshmem_sum_reduce_block(T *dest, const T *source, size_t 
     __syncthreads();
     for (int pe = 0; pe < n; ++pe) {
         if (pe != me) {
-            rshmem_detail_copy(rshmem_detail_scratch(pe) + half + (size_t)me * bytes, source,
-                               bytes, rank, size);
+            rshmem_detail_copy(rshmem_detail_scratch(pe) + half + (size_t)me * bytes,
+                               chunk_for(pe), bytes, rank, size);
         }
     }
     __syncthreads();
@@ -668,12 +671,43 @@ __device__ inline void rshmem_sum_reduce_block(T *dest, const T *source, size_t 
         for (int pe = 0; pe < n; ++pe) {
             if (pe != me) {
                 rshmem_detail_poll((const rshmem_u64 *)&mine->pushed[pe], RSHMEM_CMP_GE, epoch,
-                                   "sum_reduce_block");
+                                   what);
             }
         }
     }
     __syncthreads();
-    rshmem_detail_sum_landed(dest, source, rshmem_detail_scratch(me) + half, nelems, rank, size);
+    return rshmem_detail_scratch(me) + half;
+}
+
+// Whether `n_pes` chunks of `bytes` fit half the scratch, so that the collective pushes.
+__device__ inline bool rshmem_detail_pushes(size_t bytes) {
+    return (size_t)rshmem_state.n_pes * bytes <= RSHMEM_SCRATCH_BYTES / 2;
+}
+
+// dest[i] = the sum over every PE of its source[i].
+template <typename T>
+__device__ inline void rshmem_sum_reduce_block(T *dest, const T *source, size_t nelems) {
+    size_t bytes = nelems * sizeof(T);
+    if (!rshmem_detail_pushes(bytes)) {
+        rshmem_detail_sum_reduce_pulled(dest, source, nelems);
+        return;
+    }
+    const char *landed = rshmem_detail_push_exchange(
+        [&](int) { return (const void *)source; }, bytes, "sum_reduce_block");
+    rshmem_detail_sum_landed(dest, source, landed, nelems, rshmem_detail_block_rank(),
+                             rshmem_detail_block_size());
+    __syncthreads();
+}
+
+// dest[pe * nelems + i] = chunk `pe` of `landed` (what PE `pe` pushed), this PE's own from
+// `own`: the end of a pushed fcollect or alltoall.
+__device__ inline void rshmem_detail_copy_landed(char *dest, const char *landed,
+                                                 const char *own, size_t bytes) {
+    unsigned rank = rshmem_detail_block_rank(), size = rshmem_detail_block_size();
+    for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
+        const char *from = pe == rshmem_state.my_pe ? own : landed + (size_t)pe * bytes;
+        rshmem_detail_copy(dest + (size_t)pe * bytes, from, bytes, rank, size);
+    }
     __syncthreads();
 }
 
@@ -690,6 +724,13 @@ __device__ inline void rshmem_broadcast_block(T *dest, const T *source, size_t n
 // dest[pe * nelems + i] = PE pe's source[i]: every PE's block, in PE order.
 template <typename T>
 __device__ inline void rshmem_fcollect_block(T *dest, const T *source, size_t nelems) {
+    size_t bytes = nelems * sizeof(T);
+    if (rshmem_detail_pushes(bytes)) {
+        const char *landed = rshmem_detail_push_exchange(
+            [&](int) { return (const void *)source; }, bytes, "fcollect_block");
+        rshmem_detail_copy_landed((char *)dest, landed, (const char *)source, bytes);
+        return;
+    }
     rshmem_barrier_all();
     for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
         rshmem_detail_copy(dest + (size_t)pe * nelems, rshmem_detail_remote(source, pe),
@@ -703,8 +744,17 @@ __device__ inline void rshmem_fcollect_block(T *dest, const T *source, size_t ne
 // goes to block `i` of PE `j`'s dest.
 template <typename T>
 __device__ inline void rshmem_alltoall_block(T *dest, const T *source, size_t nelems) {
-    rshmem_barrier_all();
     int me = rshmem_state.my_pe;
+    size_t bytes = nelems * sizeof(T);
+    if (rshmem_detail_pushes(bytes)) {
+        const char *landed = rshmem_detail_push_exchange(
+            [&](int pe) { return (const void *)(source + (size_t)pe * nelems); }, bytes,
+            "alltoall_block");
+        rshmem_detail_copy_landed((char *)dest, landed, (const char *)(source + (size_t)me * nelems),
+                                  bytes);
+        return;
+    }
+    rshmem_barrier_all();
     for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
         const T *theirs = (const T *)rshmem_detail_remote(source, pe) + (size_t)me * nelems;
         rshmem_detail_copy(dest + (size_t)pe * nelems, theirs, nelems * sizeof(T),
