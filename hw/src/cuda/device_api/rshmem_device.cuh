@@ -527,7 +527,8 @@ __device__ inline void rshmem_barrier_all() {
 // still reads).
 //
 // The sum reduction, fcollect and alltoall push instead when the data fits the collectives'
-// scratch (every PE's chunk in half of RSHMEM_SCRATCH_BYTES): each PE puts its chunk for each
+// scratch (every PE's chunk in half of RSHMEM_SCRATCH_BYTES; for fcollect and alltoall, in
+// RSHMEM_PUSH_COPY_BYTES): each PE puts its chunk for each
 // peer into its slot of that peer's scratch, releases a per-PE epoch word there, waits for
 // every peer's epoch in its own memory, and adds or copies locally. One flight instead of two
 // barriers and a pull: the reduction of 8 KiB took 2.4 µs against 6.4 µs on two H200s
@@ -679,9 +680,21 @@ __device__ inline const char *rshmem_detail_push_exchange(ChunkFor chunk_for, si
     return rshmem_detail_scratch(me) + half;
 }
 
-// Whether `n_pes` chunks of `bytes` fit half the scratch, so that the collective pushes.
+// Whether `n_pes` chunks of `bytes` fit half the scratch, so that the reduction pushes.
 __device__ inline bool rshmem_detail_pushes(size_t bytes) {
     return (size_t)rshmem_state.n_pes * bytes <= RSHMEM_SCRATCH_BYTES / 2;
+}
+
+// The most bytes (all PEs' chunks together) that fcollect and alltoall push: beyond it the
+// block's copy of the landed chunks into dest costs more than the two barriers of a pull. On
+// two H200s (2026-11-28) pushing was faster at 64 KiB and 256 KiB in all, slower at 512 KiB
+// (2 PEs of 256 KiB: 0.83 to 0.93 of NVSHMEM's speed, against 1.04 to 1.31 pulled) and level
+// at 1 MiB.
+#define RSHMEM_PUSH_COPY_BYTES (256u << 10)
+
+// Whether fcollect and alltoall of `bytes` a chunk push.
+__device__ inline bool rshmem_detail_pushes_copy(size_t bytes) {
+    return (size_t)rshmem_state.n_pes * bytes <= RSHMEM_PUSH_COPY_BYTES;
 }
 
 // dest[i] = the sum over every PE of its source[i].
@@ -725,7 +738,7 @@ __device__ inline void rshmem_broadcast_block(T *dest, const T *source, size_t n
 template <typename T>
 __device__ inline void rshmem_fcollect_block(T *dest, const T *source, size_t nelems) {
     size_t bytes = nelems * sizeof(T);
-    if (rshmem_detail_pushes(bytes)) {
+    if (rshmem_detail_pushes_copy(bytes)) {
         const char *landed = rshmem_detail_push_exchange(
             [&](int) { return (const void *)source; }, bytes, "fcollect_block");
         rshmem_detail_copy_landed((char *)dest, landed, (const char *)source, bytes);
@@ -746,7 +759,7 @@ template <typename T>
 __device__ inline void rshmem_alltoall_block(T *dest, const T *source, size_t nelems) {
     int me = rshmem_state.my_pe;
     size_t bytes = nelems * sizeof(T);
-    if (rshmem_detail_pushes(bytes)) {
+    if (rshmem_detail_pushes_copy(bytes)) {
         const char *landed = rshmem_detail_push_exchange(
             [&](int pe) { return (const void *)(source + (size_t)pe * nelems); }, bytes,
             "alltoall_block");
