@@ -366,7 +366,10 @@ mod tests {
         assert_eq!(shown[4], "small_put bytes=65536 block_GBps=40.000");
         assert_eq!(shown[8], "broadcast_on_stream pes=8 bytes=4096 us=9.500");
         assert_eq!(lines[8].metric().n_pes(), Some(8));
-        assert_eq!(lines[8].metric().to_string(), "broadcast_on_stream 8 PEs 4 KiB us");
+        assert_eq!(
+            lines[8].metric().to_string(),
+            "broadcast_on_stream 8 PEs 4 KiB us"
+        );
         assert_eq!(lines.len(), 9);
     }
 
