@@ -145,7 +145,8 @@ impl Collectives {
     pub(super) fn new(measured: &Measured) -> Collectives {
         let mut metrics: Vec<Metric> = measured.modelled.keys().cloned().collect();
         metrics.sort_by_key(order);
-        let mut runs: BTreeMap<(u32, Collective), BTreeSet<(Form, Option<u64>)>> = BTreeMap::new();
+        // By PE count and the collective simulated: alltoall's lines are fcollect's run.
+        let mut runs: BTreeMap<(u32, Collective), Measurements> = BTreeMap::new();
         let mut block_sizes = BTreeSet::new();
         let mut widest_broadcast = None;
         for metric in &metrics {
@@ -154,9 +155,13 @@ impl Collectives {
                 .and_then(parse_group)
                 .expect("measured.rs keeps only collective lines");
             let n_pes = metric.n_pes().expect("a collective line has a PE count");
-            runs.entry((n_pes, collective))
-                .or_default()
-                .insert((form, metric.bytes()));
+            let simulated = match collective {
+                Collective::Alltoall => Collective::Fcollect,
+                c => c,
+            };
+            let entry = runs.entry((n_pes, simulated)).or_default();
+            entry.0.insert(collective);
+            entry.1.insert((form, metric.bytes()));
             if let Some(bytes) = metric.bytes()
                 && collective != Collective::SumReduce
             {
@@ -170,10 +175,8 @@ impl Collectives {
         }
         let runs = runs
             .into_iter()
-            .map(|((n_pes, collective), measurements)| Run {
-                n_pes,
-                collective,
-                measurements: measurements.into_iter().collect(),
+            .flat_map(|((n_pes, collective), measurements)| {
+                simulations(n_pes, collective, measurements, widest_broadcast)
             })
             .collect();
         Collectives {
@@ -200,6 +203,39 @@ impl Collectives {
         let i = self.block_sizes.iter().position(|&b| b == bytes)?;
         Some(Param::Point(Mover::Block, i))
     }
+}
+
+/// The collectives a simulation reports, and its measurements.
+type Measurements = (BTreeSet<Collective>, BTreeSet<(Form, Option<u64>)>);
+
+/// The simulations of `collective`'s `measurements` at `n_pes`: one, but the broadcast that
+/// the latency group fits to is simulated alone, so that each of the group's steps reruns
+/// only it.
+fn simulations(
+    n_pes: u32,
+    collective: Collective,
+    (reported, mut measurements): Measurements,
+    widest_broadcast: Option<(u32, u64)>,
+) -> Vec<Run> {
+    let reported: Vec<Collective> = reported.into_iter().collect();
+    let run = |measurements: Vec<(Form, Option<u64>)>| Run {
+        n_pes,
+        collective,
+        reported: reported.clone(),
+        measurements,
+    };
+    let mut runs = Vec::new();
+    if let Some((n, bytes)) = widest_broadcast
+        && collective == Collective::Broadcast
+        && n == n_pes
+    {
+        measurements.remove(&(Form::InKernel, Some(bytes)));
+        runs.push(run(vec![(Form::InKernel, Some(bytes))]));
+    }
+    if !measurements.is_empty() {
+        runs.push(run(measurements.into_iter().collect()));
+    }
+    runs
 }
 
 /// `sizes` (rising) cut to [`MAX_CURVE_POINTS`] by dropping the second smallest.
@@ -254,12 +290,15 @@ impl Bench for Collectives {
     }
 
     fn latency_parts(&self) -> Vec<usize> {
-        let widest = self.widest_broadcast.map(|(n, _)| n);
+        let widest = self
+            .widest_broadcast
+            .map(|(n, bytes)| (n, vec![(Form::InKernel, Some(bytes))]));
         (0..self.runs.len())
             .filter(|&i| {
                 let run = &self.runs[i];
                 run.collective == Collective::Barrier
-                    || (run.collective == Collective::Broadcast && Some(run.n_pes) == widest)
+                    || (run.collective == Collective::Broadcast
+                        && Some((run.n_pes, run.measurements.clone())) == widest)
             })
             .collect()
     }

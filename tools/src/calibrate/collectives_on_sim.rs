@@ -34,11 +34,14 @@ const MAX_ITERS: u32 = 100;
 const MAX_BYTES_PER_MEASUREMENT: u64 = 8 << 20;
 
 /// One simulation: a collective at a PE count, each of its measurements a form and a size
-/// (none for the barrier).
+/// (none for the barrier), reported as the lines of each collective of `reported`.
+/// fcollect and alltoall make the same copies in the same order (one pull of `bytes` from
+/// each PE, PE 0 first), so one simulation times both.
 #[derive(Clone, Debug)]
 pub(super) struct Run {
     pub(super) n_pes: u32,
     pub(super) collective: Collective,
+    pub(super) reported: Vec<Collective>,
     pub(super) measurements: Vec<(Form, Option<u64>)>,
 }
 
@@ -59,7 +62,8 @@ impl Run {
 /// The topology has fewer GPUs than the run's PEs, or the run failed.
 pub(super) fn run(machine: &Machine, run: &Run) -> anyhow::Result<Vec<Line>> {
     let sim = Sim::builder(machine.clone()).pes(run.n_pes).build()?;
-    let heap_bytes = run.max_bytes() + SCRATCH_BYTES + (4 << 20);
+    // The landing area and the reduction's dest, the scratch, and room for the rest.
+    let heap_bytes = 2 * run.max_bytes() + SCRATCH_BYTES + (4 << 20);
     let config = Config::default().device_heap_size(heap_bytes);
     let output =
         rshmem::run(sim, config, |sh| measure(sh, run)).context("simulating the collectives")?;
@@ -130,24 +134,23 @@ fn measure<B: Backend>(sh: &Shmem<B>, run: &Run) -> Result<Vec<Line>, ShmemError
             }
         }
         let ms = (sh.now_ns() - start_ns) as f64 / 1e6;
-        let group = form.group(run.collective);
         let n = run.n_pes;
-        lines.push(
-            Line::new(&group, bytes, us_per_op(ms, iters))
-                .field("us")
-                .pes(n),
-        );
-        if let Some(bytes) = bytes {
-            let received = match run.collective {
-                Collective::Fcollect | Collective::Alltoall => bytes * u64::from(n),
-                _ => bytes,
-            };
-            let algbw = gbps(received, iters, ms);
-            lines.push(
-                Line::new(&group, Some(bytes), algbw)
-                    .field("algbw_GBps")
-                    .pes(n),
-            );
+        for &reported in &run.reported {
+            let group = form.group(reported);
+            let us = us_per_op(ms, iters);
+            lines.push(Line::new(&group, bytes, us).field("us").pes(n));
+            if let Some(bytes) = bytes {
+                let received = match reported {
+                    Collective::Fcollect | Collective::Alltoall => bytes * u64::from(n),
+                    _ => bytes,
+                };
+                let algbw = gbps(received, iters, ms);
+                lines.push(
+                    Line::new(&group, Some(bytes), algbw)
+                        .field("algbw_GBps")
+                        .pes(n),
+                );
+            }
         }
     }
     sh.barrier_all()?;

@@ -28,22 +28,31 @@ fn hgx8() -> Machine {
 }
 
 /// The lines of a run of the collective benchmark on `machine`: every collective in both
-/// forms, at 4 and 8 PEs and each of [`SIZES`].
-fn raw(machine: &Machine) -> String {
+/// forms, at 4 and 8 PEs and each of `sizes`.
+fn raw(machine: &Machine, sizes: &[u64]) -> String {
     let mut text = String::from("# the collectives, simulated\n");
     for n_pes in [4, 8] {
-        for collective in Collective::ALL {
+        // fcollect's simulation reports alltoall's lines too.
+        for collective in Collective::ALL
+            .into_iter()
+            .filter(|&c| c != Collective::Alltoall)
+        {
             let sizes: Vec<Option<u64>> = match collective {
                 Collective::Barrier => vec![None],
-                _ => SIZES.iter().copied().map(Some).collect(),
+                _ => sizes.iter().copied().map(Some).collect(),
             };
             let measurements = Form::ALL
                 .iter()
                 .flat_map(|&form| sizes.iter().map(move |&bytes| (form, bytes)))
                 .collect();
+            let reported = match collective {
+                Collective::Fcollect => vec![Collective::Fcollect, Collective::Alltoall],
+                c => vec![c],
+            };
             let run = Run {
                 n_pes,
                 collective,
+                reported,
                 measurements,
             };
             for line in collectives_on_sim::run(machine, &run).unwrap() {
@@ -55,12 +64,12 @@ fn raw(machine: &Machine) -> String {
 }
 
 /// hgx8's parameters with the switch 30 % slower to cross and 15 % narrower, the block's
-/// curve, a launch and a local access planted.
-fn truth(machine: &Subject) -> Params {
+/// curve (`block_ns` at the subject's sizes), a launch and a local access planted.
+fn truth(machine: &Subject, block_ns: &[f64]) -> Params {
     let mut params = machine.params_of(machine.base());
     params[Param::LatencyNs] *= 1.3;
     params[Param::LinkNsPerByte] /= 0.85;
-    for (i, ns) in PLANTED_BLOCK_NS.into_iter().enumerate() {
+    for (i, &ns) in block_ns.iter().enumerate() {
         params[Param::Point(Mover::Block, i)] = ns;
     }
     params[Param::LaunchNs] = 2500.0;
@@ -82,8 +91,8 @@ fn a_fit_of_hgx8_finds_the_planted_switch_curve_and_launch_and_meets_every_targe
     let n_gpus = base.topology.n_gpus();
     // The subject only to plant the truth; the fit's own comes from the measurement.
     let planting = Subject::switch(base.clone(), SIZES.to_vec()).unwrap();
-    let expected = truth(&planting);
-    let text = raw(&planting.with(&expected));
+    let expected = truth(&planting, &PLANTED_BLOCK_NS);
+    let text = raw(&planting.with(&expected), &SIZES);
     let measured =
         measured::parse_collectives(&text, Path::new("truth.raw"), "hgx8", n_gpus).unwrap();
     let bench = Collectives::new(&measured);
@@ -184,6 +193,7 @@ fn two_pe_lines_beside_the_collectives_are_shown_as_left_out() {
         &Run {
             n_pes: 4,
             collective: Collective::Barrier,
+            reported: vec![Collective::Barrier],
             measurements: vec![(Form::InKernel, None)],
         },
     )
@@ -201,4 +211,42 @@ fn two_pe_lines_beside_the_collectives_are_shown_as_left_out() {
     // And the two-PE fit says the same of collective lines.
     let two_pe = measured::parse(text, Path::new("c.raw"));
     assert!(two_pe.is_err(), "a two-PE fit needs every bench metric");
+}
+
+/// Every size of the collective benchmark, and the block's planted curve at the eight its
+/// fit keeps (all but 64 B).
+const SPEC_SIZES: [u64; 9] = [
+    8,
+    64,
+    512,
+    4096,
+    32 << 10,
+    256 << 10,
+    2 << 20,
+    16 << 20,
+    64 << 20,
+];
+const SPEC_BLOCK_NS: [f64; 8] = [
+    300.0, 330.0, 420.0, 1000.0, 3600.0, 25_000.0, 195_000.0, 780_000.0,
+];
+
+/// Writes a synthetic run of every line of the collective benchmark at 4 and 8 PEs, simulated
+/// on hgx8 with the planted values of the round trip, to the file `RSHMEM_SYNTHETIC_RAW`
+/// names (default `hgx8.synthetic.raw`): what `rshmem calibrate --preset hgx8` is timed on
+/// (docs/calibration.md). Made by the simulator, not measured on GPUs.
+#[test]
+#[ignore = "writes a file to time the fit on; run by hand with --ignored"]
+fn write_a_synthetic_run_of_every_collective_line() {
+    let mut sizes = SPEC_SIZES.to_vec();
+    sizes.remove(1);
+    let planting = Subject::switch(hgx8(), sizes).unwrap();
+    let machine = planting.with(&truth(&planting, &SPEC_BLOCK_NS));
+    let text = format!(
+        "# synthetic: the collectives simulated on hgx8 with its switch 30 % slower to cross \
+         and 15 % narrower,\n# a block curve, launch and local access planted; not measured on \
+         GPUs\n{}",
+        raw(&machine, &SPEC_SIZES)
+    );
+    let path = std::env::var("RSHMEM_SYNTHETIC_RAW").unwrap_or("hgx8.synthetic.raw".into());
+    std::fs::write(&path, text).unwrap();
 }
