@@ -33,7 +33,7 @@ use catalogue::TwoPe;
 use collectives::Collectives;
 use fit::Fit;
 use measured::Measured;
-use params::{Param, Shape, Subject};
+use params::{Param, Params, Shape, Subject};
 use plot::Series;
 
 /// Arguments of `rshmem calibrate`.
@@ -190,49 +190,32 @@ fn changes(machine: &Subject, fit: &Fit) -> String {
         Shape::Switch(links) => format!("the {} GPU-to-NVSwitch links'", links.len()),
     };
     let (start, fitted) = (&fit.start, &fit.fitted);
-    let ns = |param| {
-        (
-            format!("{:.0} ns", start[param]),
-            format!("{:.0} ns", fitted[param]),
-        )
-    };
     let gbps = |rate: Option<f64>| rate.map_or("free".to_string(), |r| format!("{r:.2} GB/s"));
+    // Each value as the topology file gives it: times in ns, rates in GB/s.
+    let shown = |param: Param, params: &Params| match param {
+        Param::LinkNsPerByte => gbps(Some(params.gbps())),
+        Param::MapNsPerByte => gbps(params.map_gbps()),
+        _ => format!("{:.0} ns", params[param]),
+    };
     let rows = [
-        (format!("{link} latency"), ns(Param::LatencyNs)),
-        (
-            format!("{link} bandwidth"),
-            (gbps(Some(start.gbps())), gbps(Some(fitted.gbps()))),
-        ),
-        ("timing poll_ns".to_string(), ns(Param::PollNs)),
-        ("timing fence_ns".to_string(), ns(Param::FenceNs)),
-        ("timing release_ns".to_string(), ns(Param::ReleaseNs)),
-        ("timing launch_ns".to_string(), ns(Param::LaunchNs)),
-        (
-            "timing local_access_ns".to_string(),
-            ns(Param::LocalAccessNs),
-        ),
-        ("timing startup_ns".to_string(), ns(Param::StartupNs)),
-        (
-            "timing map_gbps".to_string(),
-            (gbps(start.map_gbps()), gbps(fitted.map_gbps())),
-        ),
+        (format!("{link} latency"), Param::LatencyNs),
+        (format!("{link} bandwidth"), Param::LinkNsPerByte),
+        ("timing poll_ns".to_string(), Param::PollNs),
+        ("timing fence_ns".to_string(), Param::FenceNs),
+        ("timing release_ns".to_string(), Param::ReleaseNs),
+        ("timing launch_ns".to_string(), Param::LaunchNs),
+        ("timing local_access_ns".to_string(), Param::LocalAccessNs),
+        ("timing startup_ns".to_string(), Param::StartupNs),
+        ("timing map_gbps".to_string(), Param::MapNsPerByte),
     ];
     let params = machine.params();
-    let fitted_param = |name: &str| {
-        let param = match name {
-            n if n.ends_with("poll_ns") => Param::PollNs,
-            n if n.ends_with("fence_ns") => Param::FenceNs,
-            n if n.ends_with("release_ns") => Param::ReleaseNs,
-            n if n.ends_with("startup_ns") => Param::StartupNs,
-            n if n.ends_with("map_gbps") => Param::MapNsPerByte,
-            _ => return true,
-        };
-        params.contains(&param)
-    };
     let mut out: String = rows
         .iter()
-        .filter(|(name, _)| fitted_param(name))
-        .map(|(name, (before, after))| format!("  {name}: {before} -> {after}\n"))
+        .filter(|(_, param)| params.contains(param))
+        .map(|(name, param)| {
+            let (before, after) = (shown(*param, start), shown(*param, fitted));
+            format!("  {name}: {before} -> {after}\n")
+        })
         .collect();
     let copy = fit.machine.timing.copy;
     for (mover, sizes) in machine.curves() {

@@ -1,6 +1,8 @@
 //! What a calibration changes, as numbers a fit can move, and back into a topology: the link
-//! that joins PE 0 and PE 1, and the topology's timing: poll, fence, the movers' copy curves,
-//! launches, local accesses, start-up and mapping.
+//! that joins PE 0 and PE 1 (or every GPU-to-NVSwitch link, alike), and the topology's
+//! timing: poll, fence, the movers' copy curves, launches, local accesses, start-up and
+//! mapping; for the collectives only the links, the block's curve, launches and local
+//! accesses (`collectives.rs`).
 //!
 //! `issue_ns` is not among them: every latency pays one issue per one-way trip, as it pays
 //! the link's latency, so no bench metric tells the two apart (a fetch-add is one issue and

@@ -12,7 +12,7 @@ use super::collectives::{Collective, Collectives, Form};
 use super::collectives_on_sim::{self, Run};
 use super::measured::{self, MeasuredError};
 use super::params::{Mover, Param, Params, Subject};
-use super::{fit, table};
+use super::{fit, plot, table};
 
 /// Sizes of the round trip: fewer than the benchmark's nine, so that the test takes
 /// seconds, but small and large enough that the switch's bandwidth shows (2 MiB from one
@@ -125,6 +125,24 @@ fn a_fit_of_hgx8_finds_the_planted_switch_curve_and_launch_and_meets_every_targe
     // poll and fence are not the collectives' to fit: they keep hgx8's.
     assert_eq!(fit.machine.timing.poll_ns, hgx8().timing.poll_ns);
     assert_eq!(fit.machine.timing.fence_ns, hgx8().timing.fence_ns);
+
+    // What it prints: the switch's links and only what the collectives fit.
+    let changes = super::changes(&machine, &fit);
+    assert!(
+        changes.contains("the 8 GPU-to-NVSwitch links' latency: 225 ns -> "),
+        "{changes}"
+    );
+    assert!(changes.contains("timing.copy.block: 8 B "), "{changes}");
+    assert!(!changes.contains("poll_ns"), "{changes}");
+    // The picture: each collective's bandwidth in a kernel at each PE count.
+    let svg = plot::svg(
+        &measured,
+        &fit.simulated,
+        &plot::collective_series(bench.pe_counts()),
+        "hgx8",
+    );
+    assert_eq!(svg.matches("<polyline").count(), 4 * 2, "{svg}");
+    assert_eq!(svg.matches("<circle").count(), 4 * 2 * SIZES.len(), "{svg}");
 
     // The file it writes is the fitted topology.
     let file = super::toml_file(&machine, &fit, Path::new("truth.raw"), "hgx8");
