@@ -246,8 +246,11 @@ fn curve_sizes(mut sizes: Vec<u64>) -> Vec<u64> {
     sizes
 }
 
+/// Where a metric sorts: PE count, collective and form, size, bandwidth after time.
+type Order = (Option<u32>, Option<(Collective, Form)>, Option<u64>, bool);
+
 /// The table's order: by PE count, collective, form, size, then time before bandwidth.
-fn order(metric: &Metric) -> (Option<u32>, Option<(Collective, Form)>, Option<u64>, bool) {
+fn order(metric: &Metric) -> Order {
     (
         metric.n_pes(),
         metric.group().and_then(parse_group),

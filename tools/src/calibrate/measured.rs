@@ -54,17 +54,17 @@ pub(crate) enum MeasuredError {
     )]
     Missing { path: PathBuf, missing: Vec<Metric> },
     #[error(
-        "{}:{line}: {metric} was measured on {n_pes} PEs; a collective is fitted on 2 to \
+        "{}:{line}: {metric} was measured on {} PEs; a collective is fitted on 2 to \
          {n_gpus} PEs, one per GPU of topology {topology:?}: give a topology with that many \
          GPUs, or leave those lines out",
-        path.display()
+        path.display(),
+        metric.n_pes().unwrap_or(0)
     )]
     PesOutOfRange {
         path: PathBuf,
         line: usize,
         metric: Metric,
-        n_pes: u32,
-        topology: String,
+        topology: Box<str>,
         n_gpus: u32,
     },
     #[error(
@@ -237,8 +237,7 @@ pub(super) fn parse_collectives(
                 path: path.to_path_buf(),
                 line,
                 metric: metric.clone(),
-                n_pes,
-                topology: topology.to_string(),
+                topology: topology.into(),
                 n_gpus,
             });
         }
