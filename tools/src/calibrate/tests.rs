@@ -190,10 +190,18 @@ fn read_err(text: &str) -> String {
 
 #[test]
 fn a_good_file_splits_into_modelled_and_not_modelled() {
-    let text = format!("{}cuda_peer bytes=4096 GBps=2\n", good());
+    let text = format!(
+        "{}cuda_peer bytes=4096 GBps=2\nbarrier_all_in_kernel pes=8 us=3\n",
+        good()
+    );
     let measured = measured::parse(&text, Path::new("m.raw")).unwrap();
     assert_eq!(measured.modelled.len(), catalogue::modelled().len());
-    assert_eq!(measured.not_modelled.len(), 1);
+    assert_eq!(measured.not_modelled.len(), 2);
+    let markdown = table::markdown(&[], &measured);
+    assert!(
+        markdown.contains("- `barrier_all_in_kernel 8 PEs us`: a line of the collective benchmark; the collectives are fitted on an NVSwitch topology (--preset hgx8)."),
+        "{markdown}"
+    );
 }
 
 #[test]

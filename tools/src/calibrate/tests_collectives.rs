@@ -202,6 +202,20 @@ fn runs_an_nvswitch_fit_cannot_use_are_refused_naming_the_problem_and_the_fix() 
 }
 
 #[test]
+fn a_topology_file_of_an_nvswitch_machine_is_fitted_as_one() {
+    let path = std::env::temp_dir().join(format!("rshmem-hgx8-{}.toml", std::process::id()));
+    std::fs::write(&path, sim::topology::write::to_toml(&hgx8())).unwrap();
+    let loaded = sim::topology::load(path.to_str().unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(Subject::is_switch(&loaded));
+    let subject = Subject::switch(loaded, vec![8, 4096]).unwrap();
+    assert_eq!(subject.params_of(subject.base()), {
+        let preset = Subject::switch(hgx8(), vec![8, 4096]).unwrap();
+        preset.params_of(preset.base())
+    });
+}
+
+#[test]
 fn two_pe_lines_beside_the_collectives_are_shown_as_left_out() {
     let text = "init_ms=280\nbarrier_all_in_kernel pes=4 us=3.100\n";
     let measured = measured::parse_collectives(text, Path::new("c.raw"), "hgx8", 8).unwrap();
