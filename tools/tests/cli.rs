@@ -317,7 +317,9 @@ fn calibrate_refuses_what_it_cannot_fit_naming_the_file_and_line() {
     std::fs::write(&bad, "init_ms=140.0\np_pingpong half_rtt_us=slow\n").unwrap();
     let partial = scratch("partial.raw");
     std::fs::write(&partial, "p_pingpong half_rtt_us=1.2\n").unwrap();
-    let cases: [(&[&str], &str); 3] = [
+    let wide = scratch("wide.raw");
+    std::fs::write(&wide, "broadcast_in_kernel pes=16 bytes=8 us=9.0\n").unwrap();
+    let cases: [(&[&str], &str); 5] = [
         (
             &["calibrate", "--measured", "no/such.raw"],
             "cannot read the measured bench lines no/such.raw",
@@ -329,6 +331,26 @@ fn calibrate_refuses_what_it_cannot_fit_naming_the_file_and_line() {
         (
             &["calibrate", "--measured", partial.to_str().unwrap()],
             "partial.raw lacks 41 of the metrics the simulator models: init_ms, malloc_1GiB_ms, ",
+        ),
+        (
+            &[
+                "calibrate",
+                "--measured",
+                partial.to_str().unwrap(),
+                "--preset",
+                "hgx8",
+            ],
+            "partial.raw has no lines of the collective benchmark",
+        ),
+        (
+            &[
+                "calibrate",
+                "--measured",
+                wide.to_str().unwrap(),
+                "--preset",
+                "hgx8",
+            ],
+            "wide.raw:1: broadcast_in_kernel 16 PEs 8 B us was measured on 16 PEs",
         ),
     ];
     for (args, needle) in cases {

@@ -7,9 +7,15 @@
 //! takes to copy a put of a size, what a kernel launch, a plain access of the PE's own
 //! memory, the GPU's start-up and the mapping of memory cost.
 
-use crate::bench::lines::Metric;
+use std::collections::BTreeMap;
 
-use super::params::{Mover, Param};
+use sim::Machine;
+
+use super::bench::Bench;
+use super::bench_on_sim::{self, Part};
+use super::measured::Measured;
+use super::params::{Mover, Param, Params};
+use crate::bench::lines::{Line, Metric};
 
 /// The sizes of `put_bw` that the bench puts with 32 thread blocks, which a simulated PE
 /// issues whole ([`Mover::Device`]); below them the bench puts with one block.
@@ -73,7 +79,7 @@ pub(super) fn modelled() -> Vec<Metric> {
 }
 
 /// The parameter that `metric` fits, or `None` for the four latencies that the link's
-/// latency, the poll and the fence fit together (`fit.rs`).
+/// latency, the poll, the fence and the release fit together (`fit.rs`).
 ///
 /// Why one owner per metric: each of these parameters moves its metrics one to one (a put's
 /// time follows its mover's point at its size, a launched reduction its launch) and barely
@@ -99,6 +105,107 @@ pub(super) fn owner(metric: &Metric) -> Option<Param> {
     }
 }
 
+/// The two-PE bench of `rshmem bench`, on a pair of GPUs joined by one link.
+pub(super) struct TwoPe {
+    metrics: Vec<Metric>,
+}
+
+impl TwoPe {
+    pub(super) fn new() -> TwoPe {
+        TwoPe {
+            metrics: modelled(),
+        }
+    }
+}
+
+/// The latency group: the four latencies fit them together.
+const LATENCY_GROUP: [Param; 4] = [
+    Param::LatencyNs,
+    Param::PollNs,
+    Param::FenceNs,
+    Param::ReleaseNs,
+];
+
+impl Bench for TwoPe {
+    fn metrics(&self) -> &[Metric] {
+        &self.metrics
+    }
+
+    fn n_parts(&self) -> usize {
+        Part::ALL.len()
+    }
+
+    fn run(&self, machine: &Machine, part: usize) -> anyhow::Result<Vec<Line>> {
+        bench_on_sim::run(machine, Part::ALL[part])
+    }
+
+    fn latency_group(&self) -> &[Param] {
+        &LATENCY_GROUP
+    }
+
+    fn fits_latency_group(&self, metric: &Metric) -> bool {
+        owner(metric).is_none()
+    }
+
+    fn latency_parts(&self) -> Vec<usize> {
+        let latencies = Part::ALL.iter().position(|&p| p == Part::Latencies);
+        latencies.into_iter().collect()
+    }
+
+    /// Every owned metric pays its parameter once per operation, but the in-kernel
+    /// reduction, which makes three local accesses (load one's vector, load the peer's,
+    /// store the sums: `bench_on_sim.rs`), and the allocation, whose time is its bytes over
+    /// the mapping rate.
+    fn owner(&self, metric: &Metric) -> Option<(Param, f64)> {
+        let param = owner(metric)?;
+        let times = match param {
+            Param::LocalAccessNs => 3.0,
+            Param::MapNsPerByte => MALLOC_BYTES as f64,
+            _ => 1.0,
+        };
+        Some((param, times))
+    }
+
+    fn first_guess(&self, measured: &Measured, start: &Params) -> Params {
+        first_guess(measured, start)
+    }
+}
+
+/// The first guess: `start` with every owned parameter set from the measurement directly
+/// (see the module's step 1), and the link at least as fast as the fastest put.
+fn first_guess(measured: &Measured, start: &Params) -> Params {
+    let time = |group: Option<&str>, bytes: Option<u64>, key: &str| {
+        let metric = Metric::new(group, bytes, key);
+        time_ns(&metric, measured.modelled[&metric])
+    };
+    let mut params = start.clone();
+    let mut owned: BTreeMap<Param, Vec<f64>> = BTreeMap::new();
+    for (metric, &value) in &measured.modelled {
+        if let Some(param @ Param::Point(..)) = owner(metric) {
+            owned.entry(param).or_default().push(time_ns(metric, value));
+        }
+    }
+    for (param, times) in owned {
+        params[param] = times.iter().sum::<f64>() / times.len() as f64;
+    }
+    let fastest_gbps = measured
+        .modelled
+        .iter()
+        .filter(|(m, _)| m.higher_is_better() && m.group() != Some("sum_reduce_on_stream"))
+        .map(|(_, &v)| v)
+        .fold(0.0, f64::max);
+    if fastest_gbps > params.gbps() {
+        params[Param::LinkNsPerByte] = 1.0 / fastest_gbps;
+    }
+    let reduce = REDUCE_BYTES;
+    params[Param::LaunchNs] = (time(Some("sum_reduce_on_stream"), Some(reduce), "us")
+        - time(Some("sum_reduce_in_kernel"), Some(reduce), "us"))
+    .max(0.0);
+    params[Param::StartupNs] = time(None, None, "init_ms");
+    params[Param::MapNsPerByte] = time(None, None, "malloc_1GiB_ms") / MALLOC_BYTES as f64;
+    params
+}
+
 /// How far the simulated value may be from the measured one, as a fraction of it: 5 % for
 /// bandwidths and 10 % for times (docs/targets.md).
 pub(super) fn tolerance(metric: &Metric) -> f64 {
@@ -109,13 +216,22 @@ pub(super) fn tolerance(metric: &Metric) -> f64 {
     }
 }
 
+/// What a value printed with three decimals (as the benchmarks print them) may be off by.
+const PRINTED_RESOLUTION: f64 = 0.0005;
+
+/// How far the simulated value may be from `measured`, the measured value of `metric`, as a
+/// fraction of it: [`tolerance`], or more where the printed value is too coarse to tell
+/// (a collective's bandwidth of 8 B, 0.001 GB/s, is known to ±50 %).
+pub(super) fn tolerance_at(metric: &Metric, measured: f64) -> f64 {
+    tolerance(metric).max(PRINTED_RESOLUTION / measured)
+}
+
 /// The time a value stands for, in ns: a time in µs or ms, or a bandwidth's time per
-/// operation (its bytes over GB/s, which are bytes per ns). The fit works on times because
+/// operation (the bytes it counts over GB/s, which are bytes per ns). The fit works on times because
 /// the simulator's parameters add up to them.
 pub(super) fn time_ns(metric: &Metric, value: f64) -> f64 {
     if metric.higher_is_better() {
-        let bytes = metric.bytes().expect("every bandwidth is of a size");
-        bytes as f64 / value
+        super::collectives::received_bytes(metric) as f64 / value
     } else if metric.key().ends_with("ms") {
         value * 1e6
     } else {

@@ -4,21 +4,22 @@
 //! simulator, nearly a sum of the parameters (latencies, polls, fences, a mover's time for a
 //! size, launches, local accesses), so each step is nearly linear:
 //!
-//! 1. First guess in closed form from the measurement: each point of a mover's curve is the
-//!    measured time per put of its size, the start-up is the measured init, the mapping rate
-//!    the measured 1 GiB allocation, a launch the launched reduction less the in-kernel one.
-//!    The link keeps the topology's bandwidth, raised to the fastest put measured if it is
-//!    slower (the link carries every mover's bytes, so it must not be what paces them).
-//! 2. Rounds, each simulating the whole bench once:
-//!    - the latency, poll and fence of the four latencies (p and put-with-signal ping-pongs,
-//!      fetch-add, barrier) by Gauss-Newton: one simulation of the latencies per parameter
-//!      gives the simulator's sensitivities (finite differences), a linear model whose
-//!      least-squares solution is the next guess; a step that does not lower the error is
-//!      halved. Errors are weighed by their targets (5 % or 10 %), and a faint pull toward
-//!      the starting topology (a ridge) keeps the solve well posed;
-//!    - every other parameter by a secant step on the metrics it owns
-//!      (`catalogue::owner`): it moves them one to one and barely moves any other, so each
-//!      is solved on its own, all at once, its slope learnt from the round before.
+//! The benchmark (`bench.rs`: the two-PE bench or the collectives) says which metrics there
+//! are, how to simulate them and which parameter each fits.
+//!
+//! 1. First guess in closed form from the measurement (`Bench::first_guess`).
+//! 2. Rounds, each simulating the whole benchmark once:
+//!    - the latency group (for the two-PE bench the link's latency, poll, fence and release,
+//!      fitted to the four latencies; for the collectives the switch's latency and bandwidth,
+//!      fitted to the barriers and the largest broadcast) by Gauss-Newton: one simulation of
+//!      the group's parts per parameter gives the simulator's sensitivities (finite
+//!      differences), a linear model whose least-squares solution is the next guess; a step
+//!      that does not lower the error is halved. Errors are weighed by their targets (5 % or
+//!      10 %), and a faint pull toward the starting topology (a ridge) keeps the solve well
+//!      posed;
+//!    - every other parameter by a secant step on the metrics it owns (`Bench::owner`): it
+//!      moves them nearly one to one and barely moves any other, so each is solved on its
+//!      own, all at once, its slope learnt from the round before.
 //! 3. It stops when every error is under a twentieth of its target, or after
 //!    [`MAX_ROUNDS`].
 
@@ -26,8 +27,8 @@ use std::collections::BTreeMap;
 
 use sim::Machine;
 
-use super::bench_on_sim::{self, Part};
-use super::catalogue::{self, MALLOC_BYTES};
+use super::bench::{self, Bench};
+use super::catalogue;
 use super::lsq;
 use super::measured::Measured;
 use super::params::{Param, Params, Subject};
@@ -66,24 +67,28 @@ pub(super) struct Fit {
     pub(super) runs: u32,
 }
 
-/// Fits `machine` to `measured`, calling `on_run` with the count after every simulation.
+/// Fits `machine` to `measured` of `bench`, calling `on_run` with the count after every
+/// simulation.
 ///
 /// # Errors
 /// A simulated run failed.
 pub(super) fn fit(
     machine: &Subject,
+    bench: &dyn Bench,
     measured: &Measured,
     on_run: &mut dyn FnMut(u32),
 ) -> anyhow::Result<Fit> {
     let start = machine.params_of(machine.base());
     let mut fitter = Fitter {
         machine,
-        targets: Targets::new(measured),
+        bench,
+        targets: Targets::new(bench, measured),
         start: start.clone(),
         runs: 0,
         on_run,
     };
-    let mut current = fitter.evaluate(&first_guess(measured, &start), &Part::ALL, None)?;
+    let all: Vec<usize> = (0..bench.n_parts()).collect();
+    let mut current = fitter.evaluate(&bench.first_guess(measured, &start), &all, None)?;
     let mut secant = Secant::new();
     for _ in 0..MAX_ROUNDS {
         if current.residuals.iter().all(|r| r.abs() < CLOSE_ENOUGH) {
@@ -95,9 +100,9 @@ pub(super) fn fit(
                 None => break,
             }
         }
-        let gaps = fitter.targets.gaps(&current.lines);
+        let gaps = fitter.targets.gaps(bench, &current.lines);
         let next = secant.step(&current.params, &gaps);
-        current = fitter.evaluate(&next, &Part::ALL, None)?;
+        current = fitter.evaluate(&next, &all, None)?;
     }
     Ok(Fit {
         start,
@@ -108,44 +113,6 @@ pub(super) fn fit(
     })
 }
 
-/// The first guess: `start` with every owned parameter set from the measurement directly
-/// (see the module's step 1), and the link at least as fast as the fastest put.
-pub(super) fn first_guess(measured: &Measured, start: &Params) -> Params {
-    let time = |group: Option<&str>, bytes: Option<u64>, key: &str| {
-        let metric = Metric::new(group, bytes, key);
-        catalogue::time_ns(&metric, measured.modelled[&metric])
-    };
-    let mut params = start.clone();
-    let mut owned: BTreeMap<Param, Vec<f64>> = BTreeMap::new();
-    for (metric, &value) in &measured.modelled {
-        if let Some(param @ Param::Point(..)) = catalogue::owner(metric) {
-            owned
-                .entry(param)
-                .or_default()
-                .push(catalogue::time_ns(metric, value));
-        }
-    }
-    for (param, times) in owned {
-        params[param] = times.iter().sum::<f64>() / times.len() as f64;
-    }
-    let fastest_gbps = measured
-        .modelled
-        .iter()
-        .filter(|(m, _)| m.higher_is_better() && m.group() != Some("sum_reduce_on_stream"))
-        .map(|(_, &v)| v)
-        .fold(0.0, f64::max);
-    if fastest_gbps > params.gbps() {
-        params[Param::LinkNsPerByte] = 1.0 / fastest_gbps;
-    }
-    let reduce = catalogue::REDUCE_BYTES;
-    params[Param::LaunchNs] = (time(Some("sum_reduce_on_stream"), Some(reduce), "us")
-        - time(Some("sum_reduce_in_kernel"), Some(reduce), "us"))
-    .max(0.0);
-    params[Param::StartupNs] = time(None, None, "init_ms");
-    params[Param::MapNsPerByte] = time(None, None, "malloc_1GiB_ms") / MALLOC_BYTES as f64;
-    params
-}
-
 /// The measured values as the fit compares them: times, with their tolerances.
 struct Targets {
     metrics: Vec<Metric>,
@@ -154,13 +121,16 @@ struct Targets {
 }
 
 impl Targets {
-    fn new(measured: &Measured) -> Targets {
-        let metrics = catalogue::modelled();
+    fn new(bench: &dyn Bench, measured: &Measured) -> Targets {
+        let metrics = bench.metrics().to_vec();
         let times_ns = metrics
             .iter()
             .map(|m| catalogue::time_ns(m, measured.modelled[m]))
             .collect();
-        let tolerances = metrics.iter().map(catalogue::tolerance).collect();
+        let tolerances = metrics
+            .iter()
+            .map(|m| catalogue::tolerance_at(m, measured.modelled[m]))
+            .collect();
         Targets {
             metrics,
             times_ns,
@@ -198,42 +168,47 @@ impl Targets {
             .collect()
     }
 
-    /// The residuals of the four latencies that the latency group fits.
-    fn latency_residuals(&self, lines: &BTreeMap<PartKey, Vec<Line>>) -> Vec<f64> {
+    /// The residuals of the metrics that the latency group fits.
+    fn latency_residuals(
+        &self,
+        bench: &dyn Bench,
+        lines: &BTreeMap<PartKey, Vec<Line>>,
+    ) -> Vec<f64> {
         self.times(lines)
-            .filter(|(metric, ..)| catalogue::owner(metric).is_none())
+            .filter(|(metric, ..)| bench.fits_latency_group(metric))
             .map(|(_, simulated, measured, tolerance)| {
                 (simulated - measured) / (measured * tolerance)
             })
             .collect()
     }
 
-    /// For each owned parameter, how far its metrics' simulated times are above the measured
-    /// ones, in ns, on average.
-    fn gaps(&self, lines: &BTreeMap<PartKey, Vec<Line>>) -> BTreeMap<Param, f64> {
-        let mut sums: BTreeMap<Param, (f64, u32)> = BTreeMap::new();
-        for (metric, simulated, measured, _) in self.times(lines) {
-            if let Some(param) = catalogue::owner(metric) {
+    /// For each owned parameter, how far it should move to close its metrics' gaps (how far
+    /// their simulated times are above the measured ones): the least-squares step of the
+    /// linear model in which a metric's time moves by the number of times its operation pays
+    /// the parameter, errors weighed by their targets as the residuals are. For a parameter
+    /// of one metric that is its gap per payment.
+    fn gaps(
+        &self,
+        bench: &dyn Bench,
+        lines: &BTreeMap<PartKey, Vec<Line>>,
+    ) -> BTreeMap<Param, f64> {
+        let mut sums: BTreeMap<Param, (f64, f64)> = BTreeMap::new();
+        for (metric, simulated, measured, tolerance) in self.times(lines) {
+            if let Some((param, times)) = bench.owner(metric) {
+                let weight = (measured * tolerance).powi(-2);
                 let entry = sums.entry(param).or_default();
-                entry.0 += simulated - measured;
-                entry.1 += 1;
+                entry.0 += weight * times * (simulated - measured);
+                entry.1 += weight * times * times;
             }
         }
         sums.into_iter()
-            .map(|(param, (sum, n))| (param, sum / f64::from(n)))
+            .map(|(param, (moved, norm))| (param, moved / norm))
             .collect()
     }
 }
 
-/// Parts as map keys, in the bench's order.
+/// Parts as map keys: their index, in the benchmark's order.
 type PartKey = usize;
-
-fn key(part: Part) -> PartKey {
-    Part::ALL
-        .iter()
-        .position(|&p| p == part)
-        .expect("a part of the bench")
-}
 
 /// The bench simulated with some parameters, and how far it is from the measurement.
 struct Evaluation {
@@ -245,8 +220,9 @@ struct Evaluation {
     residuals: Vec<f64>,
 }
 
-/// The secant steps of the owned parameters: each parameter's slope (how its metrics' time
-/// moves per unit of it), learnt from the last two rounds.
+/// The secant steps of the owned parameters: each parameter's slope (how its metrics' gap
+/// moves per unit of it, about one since gaps count per payment), learnt from the last two
+/// rounds.
 struct Secant {
     slopes: BTreeMap<Param, f64>,
     last: Option<(Params, BTreeMap<Param, f64>)>,
@@ -260,24 +236,13 @@ impl Secant {
         }
     }
 
-    /// The slope to assume before any is learnt: one for a time the metric pays once per
-    /// operation; three local accesses per reduction (load one's vector, load the peer's,
-    /// store the sums: `bench_on_sim.rs`); the bytes of the allocation for the mapping.
-    fn prior(param: Param) -> f64 {
-        match param {
-            Param::LocalAccessNs => 3.0,
-            Param::MapNsPerByte => MALLOC_BYTES as f64,
-            _ => 1.0,
-        }
-    }
-
     /// `params` with each owned parameter moved to close its gap.
     fn step(&mut self, params: &Params, gaps: &BTreeMap<Param, f64>) -> Params {
         if let Some((last_params, last_gaps)) = &self.last {
             for (&param, &gap) in gaps {
                 let moved = params[param] - last_params[param];
                 let slope = (gap - last_gaps[&param]) / moved;
-                let prior = Self::prior(param);
+                let prior = 1.0;
                 // Only a slope near the structure's is believed: a parameter whose metric sat
                 // at a bound (rounding, another cost) looks flat or steep for one round.
                 if moved.abs() > 0.0 && slope > prior / 4.0 && slope < prior * 4.0 {
@@ -287,11 +252,7 @@ impl Secant {
         }
         let mut next = params.clone();
         for (&param, &gap) in gaps {
-            let slope = self
-                .slopes
-                .get(&param)
-                .copied()
-                .unwrap_or_else(|| Self::prior(param));
+            let slope = self.slopes.get(&param).copied().unwrap_or(1.0);
             next[param] = (params[param] - gap / slope).max(0.0);
         }
         self.last = Some((params.clone(), gaps.clone()));
@@ -301,6 +262,7 @@ impl Secant {
 
 struct Fitter<'a> {
     machine: &'a Subject,
+    bench: &'a dyn Bench,
     targets: Targets,
     start: Params,
     runs: u32,
@@ -308,12 +270,13 @@ struct Fitter<'a> {
 }
 
 impl Fitter<'_> {
-    /// Where each latency parameter is, in the units the linear solve works in: multiples of
-    /// 100 ns from the start.
+    /// Where each latency parameter is, in the units the linear solve works in
+    /// (`bench::unit`) from the start.
     fn scaled(&self, params: &Params) -> Vec<f64> {
-        Param::LATENCY_GROUP
+        self.bench
+            .latency_group()
             .iter()
-            .map(|&p| (params[p] - self.start[p]) / 100.0)
+            .map(|&p| (params[p] - self.start[p]) / bench::unit(p))
             .collect()
     }
 
@@ -321,13 +284,13 @@ impl Fitter<'_> {
     fn evaluate(
         &mut self,
         params: &Params,
-        parts: &[Part],
+        parts: &[usize],
         reuse: Option<&Evaluation>,
     ) -> anyhow::Result<Evaluation> {
         let machine = self.machine.with(params);
         let mut lines = reuse.map(|e| e.lines.clone()).unwrap_or_default();
         for &part in parts {
-            lines.insert(key(part), bench_on_sim::run(&machine, part)?);
+            lines.insert(part, self.bench.run(&machine, part)?);
             self.runs += 1;
             (self.on_run)(self.runs);
         }
@@ -342,7 +305,9 @@ impl Fitter<'_> {
 
     /// The latency group's cost: its squared residuals plus the ridge's pull.
     fn latency_cost(&self, evaluation: &Evaluation) -> f64 {
-        let residuals = self.targets.latency_residuals(&evaluation.lines);
+        let residuals = self
+            .targets
+            .latency_residuals(self.bench, &evaluation.lines);
         let pull: f64 = self.scaled(&evaluation.params).iter().map(|x| x * x).sum();
         residuals.iter().map(|r| r * r).sum::<f64>() + RIDGE * pull
     }
@@ -351,15 +316,17 @@ impl Fitter<'_> {
     /// only, halved until it lowers the group's cost; `None` when no step does, or rounding
     /// leaves nothing to move.
     fn improve_latencies(&mut self, current: &Evaluation) -> anyhow::Result<Option<Evaluation>> {
-        let residuals = self.targets.latency_residuals(&current.lines);
-        let mut columns = Vec::with_capacity(Param::LATENCY_GROUP.len());
-        for param in Param::LATENCY_GROUP {
+        let (bench, group) = (self.bench, self.bench.latency_group());
+        let parts = bench.latency_parts();
+        let residuals = self.targets.latency_residuals(bench, &current.lines);
+        let mut columns = Vec::with_capacity(group.len());
+        for &param in group {
             let value = current.params[param];
             let mut params = current.params.clone();
-            params[param] += (0.05 * value).max(20.0);
-            let moved = self.evaluate(&params, &[Part::Latencies], Some(current))?;
-            let change = (moved.params[param] - value) / 100.0;
-            let after = self.targets.latency_residuals(&moved.lines);
+            params[param] += (0.05 * value).max(0.2 * bench::unit(param));
+            let moved = self.evaluate(&params, &parts, Some(current))?;
+            let change = (moved.params[param] - value) / bench::unit(param);
+            let after = self.targets.latency_residuals(bench, &moved.lines);
             columns.push(
                 after
                     .iter()
@@ -379,14 +346,14 @@ impl Fitter<'_> {
         let mut fraction = 1.0;
         for _ in 0..=MAX_HALVINGS {
             let mut params = current.params.clone();
-            for (&param, dx) in Param::LATENCY_GROUP.iter().zip(&step) {
-                params[param] = (params[param] + fraction * dx * 100.0).max(0.0);
+            for (&param, dx) in group.iter().zip(&step) {
+                params[param] = (params[param] + fraction * dx * bench::unit(param)).max(0.0);
             }
             let rounded = self.machine.params_of(&self.machine.with(&params));
             if rounded == current.params {
                 return Ok(None);
             }
-            let candidate = self.evaluate(&rounded, &[Part::Latencies], Some(current))?;
+            let candidate = self.evaluate(&rounded, &parts, Some(current))?;
             if self.latency_cost(&candidate) < cost {
                 return Ok(Some(candidate));
             }

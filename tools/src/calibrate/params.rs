@@ -1,6 +1,8 @@
 //! What a calibration changes, as numbers a fit can move, and back into a topology: the link
-//! that joins PE 0 and PE 1, and the topology's timing: poll, fence, the movers' copy curves,
-//! launches, local accesses, start-up and mapping.
+//! that joins PE 0 and PE 1 (or every GPU-to-NVSwitch link, alike), and the topology's
+//! timing: poll, fence, the movers' copy curves, launches, local accesses, start-up and
+//! mapping; for the collectives only the links, the block's curve, launches and local
+//! accesses (`collectives.rs`).
 //!
 //! `issue_ns` is not among them: every latency pays one issue per one-way trip, as it pays
 //! the link's latency, so no bench metric tells the two apart (a fetch-add is one issue and
@@ -14,7 +16,7 @@ use std::ops::{Index, IndexMut};
 
 use anyhow::bail;
 use hw::Pe;
-use hw::topology::{LinkId, TopologyBuilder};
+use hw::topology::{LinkId, NodeKind, TopologyBuilder};
 use sim::Machine;
 use sim::costs::{CopyCurve, CopyTimes, Timing};
 
@@ -125,38 +127,7 @@ pub(super) enum Param {
     MapNsPerByte,
 }
 
-impl Param {
-    /// Every parameter.
-    pub(super) fn all() -> Vec<Param> {
-        let mut params = vec![
-            Param::LatencyNs,
-            Param::PollNs,
-            Param::FenceNs,
-            Param::ReleaseNs,
-            Param::LinkNsPerByte,
-        ];
-        for mover in Mover::ALL {
-            params.extend((0..mover.sizes().len()).map(|i| Param::Point(mover, i)));
-        }
-        params.extend([
-            Param::LaunchNs,
-            Param::LocalAccessNs,
-            Param::StartupNs,
-            Param::MapNsPerByte,
-        ]);
-        params
-    }
-
-    /// The four the latencies fit together (`fit.rs`).
-    pub(super) const LATENCY_GROUP: [Param; 4] = [
-        Param::LatencyNs,
-        Param::PollNs,
-        Param::FenceNs,
-        Param::ReleaseNs,
-    ];
-}
-
-/// A value for each [`Param`].
+/// A value for each [`Param`] a calibration moves.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Params(BTreeMap<Param, f64>);
 
@@ -174,6 +145,11 @@ impl IndexMut<Param> for Params {
 }
 
 impl Params {
+    /// The value of `param`, if the calibration moves it.
+    pub(super) fn get(&self, param: Param) -> Option<f64> {
+        self.0.get(&param).copied()
+    }
+
     /// The link's bandwidth in GB/s.
     pub(super) fn gbps(&self) -> f64 {
         1.0 / self[Param::LinkNsPerByte]
@@ -186,15 +162,29 @@ impl Params {
     }
 }
 
-/// What a calibration fits: a machine, and the link of it that joins the bench's two GPUs.
+/// How the GPUs a calibration measures are joined: the links whose latency and bandwidth it
+/// fits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// PE 0 and PE 1 joined directly by one link (`h200x2`): the two-PE bench.
+    Pair(LinkId),
+    /// Every GPU linked to one NVSwitch (`hgx8`): the collectives. The links are alike, so one
+    /// latency and one bandwidth stand for all of them.
+    Switch(Vec<LinkId>),
+}
+
+/// What a calibration fits: a machine, the links of it that the measured GPUs cross, and the
+/// movers whose curves it fits, each at the sizes its points sit at.
 #[derive(Debug)]
 pub(super) struct Subject {
     base: Machine,
-    link: LinkId,
+    shape: Shape,
+    curves: Vec<(Mover, Vec<u64>)>,
 }
 
 impl Subject {
-    /// The machine of `base`, whose first two GPUs must be joined by one link.
+    /// The machine of `base`, whose first two GPUs must be joined by one link, for the two-PE
+    /// bench: every mover's curve at the sizes the bench measures it at.
     ///
     /// # Errors
     /// Fewer than two GPUs, or a route from PE 0 to PE 1 over other than one link.
@@ -210,20 +200,96 @@ impl Subject {
         let path = topology.routes_from(Pe(0)).path_to(topology, Pe(1));
         let [hop] = path.hops.as_slice() else {
             bail!(
-                "topology {:?} routes PE 0 to PE 1 over {} links; a calibration fits the one \
-                 link that joins the bench's two GPUs, so give a topology whose first two GPUs \
-                 are linked directly (such as h200x2)",
+                "topology {:?} routes PE 0 to PE 1 over {} links; a calibration to the two-PE \
+                 bench fits the one link that joins its two GPUs, so give a topology whose first \
+                 two GPUs are linked directly (such as h200x2), or measure the collectives \
+                 (`pes=N` lines) to fit an NVSwitch machine",
                 topology.name(),
                 path.hops.len()
             );
         };
-        let link = hop.link;
-        Ok(Subject { link, base })
+        let curves = Mover::ALL.iter().map(|&m| (m, m.sizes())).collect();
+        Ok(Subject {
+            shape: Shape::Pair(hop.link),
+            base,
+            curves,
+        })
     }
 
-    /// The link the calibration fits.
+    /// The machine of `base`, whose GPUs must each be linked to one NVSwitch, for the
+    /// collectives: the block's curve (the collectives' one mover) at `block_sizes`.
+    ///
+    /// # Errors
+    /// A topology whose GPUs do not all hang off one NVSwitch, one link each.
+    pub(super) fn switch(base: Machine, block_sizes: Vec<u64>) -> anyhow::Result<Subject> {
+        let links = switch_links(&base).ok_or_else(|| {
+            anyhow::anyhow!(
+                "topology {:?} is not one NVSwitch with every GPU linked to it; a calibration to \
+                 the collectives fits the GPU-to-switch links, so give such a topology (such as \
+                 hgx8)",
+                base.topology.name()
+            )
+        })?;
+        Ok(Subject {
+            base,
+            shape: Shape::Switch(links),
+            curves: vec![(Mover::Block, block_sizes)],
+        })
+    }
+
+    /// Whether `base` is one NVSwitch with every GPU linked to it, one link each.
+    pub(super) fn is_switch(base: &Machine) -> bool {
+        switch_links(base).is_some()
+    }
+
+    /// How the measured GPUs are joined.
+    pub(super) fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// A link the calibration fits (every fitted link has the same values).
     pub(super) fn link(&self) -> LinkId {
-        self.link
+        match &self.shape {
+            Shape::Pair(link) => *link,
+            Shape::Switch(links) => links[0],
+        }
+    }
+
+    fn fits_link(&self, link: LinkId) -> bool {
+        match &self.shape {
+            Shape::Pair(fitted) => *fitted == link,
+            Shape::Switch(links) => links.contains(&link),
+        }
+    }
+
+    /// The movers whose curves the calibration fits, each with the sizes of its points.
+    pub(super) fn curves(&self) -> &[(Mover, Vec<u64>)] {
+        &self.curves
+    }
+
+    /// The sizes of `mover`'s points; none for a mover the calibration does not fit.
+    pub(super) fn sizes(&self, mover: Mover) -> &[u64] {
+        self.curves
+            .iter()
+            .find(|(m, _)| *m == mover)
+            .map_or(&[], |(_, sizes)| sizes.as_slice())
+    }
+
+    /// The parameters the calibration moves.
+    pub(super) fn params(&self) -> Vec<Param> {
+        let mut params = vec![Param::LatencyNs];
+        if let Shape::Pair(_) = self.shape {
+            params.extend([Param::PollNs, Param::FenceNs, Param::ReleaseNs]);
+        }
+        params.push(Param::LinkNsPerByte);
+        for (mover, sizes) in &self.curves {
+            params.extend((0..sizes.len()).map(|i| Param::Point(*mover, i)));
+        }
+        params.extend([Param::LaunchNs, Param::LocalAccessNs]);
+        if let Shape::Pair(_) = self.shape {
+            params.extend([Param::StartupNs, Param::MapNsPerByte]);
+        }
+        params
     }
 
     /// The machine the calibration started from.
@@ -234,17 +300,17 @@ impl Subject {
     /// The parameters of `machine`, the base or a fit of it. A free curve reads as zeros at
     /// its points.
     pub(super) fn params_of(&self, machine: &Machine) -> Params {
-        let link = machine.topology.link(self.link);
+        let link = machine.topology.link(self.link());
         let timing = machine.timing;
         let mut values = BTreeMap::new();
-        for param in Param::all() {
+        for param in self.params() {
             let value = match param {
                 Param::LatencyNs => link.latency_ns as f64,
                 Param::PollNs => timing.poll_ns as f64,
                 Param::FenceNs => timing.fence_ns as f64,
                 Param::ReleaseNs => timing.release_ns as f64,
                 Param::LinkNsPerByte => 1e9 / link.bandwidth_bytes_per_s as f64,
-                Param::Point(mover, i) => mover.curve(&timing.copy).ns(mover.sizes()[i]) as f64,
+                Param::Point(mover, i) => mover.curve(&timing.copy).ns(self.sizes(mover)[i]) as f64,
                 Param::LaunchNs => timing.launch_ns as f64,
                 Param::LocalAccessNs => timing.local_access_ns as f64,
                 Param::StartupNs => timing.startup_ns as f64,
@@ -260,18 +326,20 @@ impl Subject {
 
     /// The base machine with `params`, as the machine holds them: times in whole
     /// nanoseconds, none below zero, each curve's times never falling with size, rates in
-    /// whole bytes per second; `transfer_ns` 0, the movers' curves holding the start-ups.
+    /// whole bytes per second; the pair's `transfer_ns` 0, the movers' curves holding the
+    /// start-ups. What the calibration does not move keeps the base's value.
     pub(super) fn with(&self, params: &Params) -> Machine {
         let ns = |param: Param| params[param].max(0.0).round() as u64;
-        let mut copy = CopyTimes::FREE;
-        for mover in Mover::ALL {
+        let base = self.base.timing;
+        let or_base = |param: Param, value: u64| params.get(param).map_or(value, |_| ns(param));
+        let mut copy = base.copy;
+        for (mover, sizes) in &self.curves {
             let mut last_ns = 0;
-            let points: Vec<(u64, u64)> = mover
-                .sizes()
-                .into_iter()
+            let points: Vec<(u64, u64)> = sizes
+                .iter()
                 .enumerate()
-                .map(|(i, bytes)| {
-                    last_ns = ns(Param::Point(mover, i)).max(last_ns);
+                .map(|(i, &bytes)| {
+                    last_ns = ns(Param::Point(*mover, i)).max(last_ns);
                     (bytes, last_ns)
                 })
                 .collect();
@@ -289,21 +357,26 @@ impl Subject {
                 0
             }
         };
-        let base = &self.base.topology;
-        let graph = base.graph();
-        let mut builder = TopologyBuilder::new(base.name());
-        builder.local_bytes_per_s(base.local_bytes_per_s());
+        let topology = &self.base.topology;
+        let graph = topology.graph();
+        let mut builder = TopologyBuilder::new(topology.name());
+        builder.local_bytes_per_s(topology.local_bytes_per_s());
         let timing = Timing {
-            poll_ns: ns(Param::PollNs),
-            fence_ns: ns(Param::FenceNs),
-            release_ns: ns(Param::ReleaseNs),
-            transfer_ns: 0,
+            poll_ns: or_base(Param::PollNs, base.poll_ns),
+            fence_ns: or_base(Param::FenceNs, base.fence_ns),
+            release_ns: or_base(Param::ReleaseNs, base.release_ns),
+            transfer_ns: match self.shape {
+                Shape::Pair(_) => 0,
+                Shape::Switch(_) => base.transfer_ns,
+            },
             copy,
             launch_ns: ns(Param::LaunchNs),
             local_access_ns: ns(Param::LocalAccessNs),
-            startup_ns: ns(Param::StartupNs),
-            map_bytes_per_s: per_byte(Param::MapNsPerByte),
-            ..self.base.timing
+            startup_ns: or_base(Param::StartupNs, base.startup_ns),
+            map_bytes_per_s: params
+                .get(Param::MapNsPerByte)
+                .map_or(base.map_bytes_per_s, |_| per_byte(Param::MapNsPerByte)),
+            ..base
         };
         let nodes: Vec<_> = graph
             .node_weights()
@@ -312,7 +385,7 @@ impl Subject {
         for edge in graph.edge_indices() {
             let (a, b) = graph.edge_endpoints(edge).expect("the edge exists");
             let mut link = graph[edge];
-            if LinkId(edge.index() as u32) == self.link {
+            if self.fits_link(LinkId(edge.index() as u32)) {
                 link.latency_ns = ns(Param::LatencyNs);
                 link.bandwidth_bytes_per_s = per_byte(Param::LinkNsPerByte).max(1);
             }
@@ -324,4 +397,28 @@ impl Subject {
             .expect("a fitted topology is as valid as its base");
         Machine { topology, timing }
     }
+}
+
+/// The links of `base` if it is one NVSwitch with every GPU linked to it by one link, in
+/// PE order.
+fn switch_links(base: &Machine) -> Option<Vec<LinkId>> {
+    let topology = &base.topology;
+    let graph = topology.graph();
+    let switches: Vec<_> = graph
+        .node_indices()
+        .filter(|&n| matches!(graph[n].kind, NodeKind::NvSwitch { .. }))
+        .collect();
+    let [switch] = switches.as_slice() else {
+        return None;
+    };
+    if graph.node_count() != topology.n_gpus() as usize + 1 || topology.n_gpus() < 2 {
+        return None;
+    }
+    (0..topology.n_gpus())
+        .map(|pe| {
+            let gpu = topology.gpu_node(Pe(pe));
+            let edge = graph.find_edge(gpu, *switch)?;
+            (graph.edges_connecting(gpu, *switch).count() == 1).then(|| LinkId(edge.index() as u32))
+        })
+        .collect()
 }

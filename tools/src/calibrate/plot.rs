@@ -1,7 +1,8 @@
 //! The calibration as a picture (`rshmem calibrate --svg FILE`): for each bandwidth the bench
-//! measures at several sizes, the measured points and the simulated line, GB/s against bytes
-//! on logarithmic axes, one panel per series, so a reader sees at a glance where the
-//! simulator follows the GPUs and where it does not.
+//! measures at several sizes (for the collectives, each collective's in a kernel at each PE
+//! count), the measured points and the simulated line, GB/s against bytes on logarithmic
+//! axes, one panel per series, so a reader sees at a glance where the simulator follows the
+//! GPUs and where it does not.
 
 use std::fmt::Write;
 
@@ -10,8 +11,47 @@ use crate::svg::xml;
 
 use super::measured::Measured;
 
-/// A series of one panel: the metric group and key whose sizes it plots, and its title.
-const SERIES: [(&str, &str, &str); 4] = [
+/// A series of one panel: the metric group, PE count and key whose sizes it plots, and its
+/// title.
+pub(super) struct Series {
+    group: String,
+    n_pes: Option<u32>,
+    key: &'static str,
+    title: String,
+}
+
+/// The two-PE bench's series: its four bandwidths.
+pub(super) fn two_pe_series() -> Vec<Series> {
+    TWO_PE_SERIES
+        .iter()
+        .map(|&(group, key, title)| Series {
+            group: group.to_string(),
+            n_pes: None,
+            key,
+            title: title.to_string(),
+        })
+        .collect()
+}
+
+/// The collectives' series: each collective's bandwidth in a kernel, at each PE count
+/// measured.
+pub(super) fn collective_series(pe_counts: impl IntoIterator<Item = u32>) -> Vec<Series> {
+    let mut series = Vec::new();
+    for n_pes in pe_counts {
+        for collective in ["broadcast", "fcollect", "alltoall", "sum_reduce"] {
+            let group = format!("{collective}_in_kernel");
+            series.push(Series {
+                title: format!("{group}, {n_pes} PEs"),
+                group,
+                n_pes: Some(n_pes),
+                key: "algbw_GBps",
+            });
+        }
+    }
+    series
+}
+
+const TWO_PE_SERIES: [(&str, &str, &str); 4] = [
     (
         "put_bw",
         "GBps",
@@ -36,14 +76,20 @@ const GAP: f64 = 24.0;
 /// One size of a series: bytes, measured and simulated GB/s.
 type Point = (u64, f64, f64);
 
-/// The SVG of the fit: `measured` against `simulated`, titled `title`.
-pub(super) fn svg(measured: &Measured, simulated: &[Line], title: &str) -> String {
-    let panels: Vec<(&str, Vec<Point>)> = SERIES
+/// The SVG of the fit: `measured` against `simulated` in `series`, titled `title`.
+pub(super) fn svg(
+    measured: &Measured,
+    simulated: &[Line],
+    series: &[Series],
+    title: &str,
+) -> String {
+    let panels: Vec<(&str, Vec<Point>)> = series
         .iter()
-        .map(|&(group, key, name)| (name, points(measured, simulated, group, key)))
+        .map(|s| (s.title.as_str(), points(measured, simulated, s)))
         .collect();
+    let rows = panels.len().div_ceil(2) as f64;
     let width = 2.0 * (PANEL_W + GAP) + GAP;
-    let height = 2.0 * (PANEL_H + GAP) + GAP + 40.0;
+    let height = rows * (PANEL_H + GAP) + GAP + 40.0;
     let mut out = String::new();
     let _ = write!(
         out,
@@ -65,12 +111,16 @@ pub(super) fn svg(measured: &Measured, simulated: &[Line], title: &str) -> Strin
     out
 }
 
-/// The sizes of `group`'s `key`, with both values, smallest first.
-fn points(measured: &Measured, simulated: &[Line], group: &str, key: &str) -> Vec<Point> {
+/// The sizes of `series`, with both values, smallest first.
+fn points(measured: &Measured, simulated: &[Line], series: &Series) -> Vec<Point> {
     let mut points: Vec<Point> = measured
         .modelled
         .iter()
-        .filter(|(m, _)| m.group() == Some(group) && m.key() == key)
+        .filter(|(m, _)| {
+            m.group() == Some(series.group.as_str())
+                && m.n_pes() == series.n_pes
+                && m.key() == series.key
+        })
         .filter_map(|(m, &value)| {
             let bytes = m.bytes()?;
             let sim = simulated.iter().find(|l| l.metric() == m)?.value();

@@ -22,7 +22,11 @@ impl Row {
     }
 
     pub(super) fn within_target(&self) -> bool {
-        self.error().abs() <= catalogue::tolerance(&self.metric)
+        self.error().abs() <= self.tolerance()
+    }
+
+    fn tolerance(&self) -> f64 {
+        catalogue::tolerance_at(&self.metric, self.measured)
     }
 
     /// The row's cells: metric, measured, simulated, error, target, within.
@@ -32,7 +36,7 @@ impl Row {
             format!("{:.3}", self.measured),
             format!("{:.3}", self.simulated),
             format!("{:+.2} %", 100.0 * self.error()),
-            format!("±{:.0} %", 100.0 * catalogue::tolerance(&self.metric)),
+            format!("±{:.0} %", 100.0 * self.tolerance()),
             if self.within_target() {
                 "yes"
             } else {
@@ -52,10 +56,11 @@ const HEADER: [&str; 6] = [
     "within",
 ];
 
-/// The rows of every modelled metric, in the bench's order.
-pub(super) fn rows(measured: &Measured, simulated: &[Line]) -> Vec<Row> {
-    catalogue::modelled()
-        .into_iter()
+/// The rows of every modelled metric, in the order of `metrics`.
+pub(super) fn rows(metrics: &[Metric], measured: &Measured, simulated: &[Line]) -> Vec<Row> {
+    metrics
+        .iter()
+        .cloned()
         .map(|metric| {
             let simulated = simulated
                 .iter()
@@ -81,12 +86,11 @@ pub(super) fn markdown(rows: &[Row], measured: &Measured) -> String {
         out.push_str(&format!("| {} |\n", row.cells().join(" | ")));
     }
     if !measured.not_modelled.is_empty() {
-        let names: Vec<String> = left_out(measured).map(|m| format!("`{m}`")).collect();
-        out.push_str(&format!(
-            "\nNot modelled by the simulator:\n\n- {}: {}.\n",
-            names.join(", "),
-            catalogue::NOT_A_BENCH_METRIC
-        ));
+        out.push_str("\nNot modelled by the simulator:\n\n");
+        for (reason, metrics) in left_out(measured) {
+            let names: Vec<String> = metrics.iter().map(|m| format!("`{m}`")).collect();
+            out.push_str(&format!("- {}: {reason}.\n", names.join(", ")));
+        }
     }
     out
 }
@@ -124,17 +128,23 @@ pub(super) fn text(rows: &[Row], measured: &Measured) -> String {
         out.push_str(&line(row));
     }
     if !measured.not_modelled.is_empty() {
-        let names: Vec<String> = left_out(measured).map(ToString::to_string).collect();
-        out.push_str(&format!(
-            "\nnot modelled by the simulator:\n  {}: {}\n",
-            names.join(", "),
-            catalogue::NOT_A_BENCH_METRIC
-        ));
+        out.push_str("\nnot modelled by the simulator:\n");
+        for (reason, metrics) in left_out(measured) {
+            let names: Vec<String> = metrics.iter().map(ToString::to_string).collect();
+            out.push_str(&format!("  {}: {reason}\n", names.join(", ")));
+        }
     }
     out
 }
 
-/// The measured metrics the simulator does not model, in file order.
-fn left_out(measured: &Measured) -> impl Iterator<Item = &Metric> {
-    measured.not_modelled.iter().map(Line::metric)
+/// The measured metrics the simulator does not model, by why, each in file order.
+fn left_out(measured: &Measured) -> Vec<(&'static str, Vec<&Metric>)> {
+    let mut groups: Vec<(&'static str, Vec<&Metric>)> = Vec::new();
+    for (line, reason) in &measured.not_modelled {
+        match groups.iter_mut().find(|(r, _)| r == reason) {
+            Some((_, metrics)) => metrics.push(line.metric()),
+            None => groups.push((reason, vec![line.metric()])),
+        }
+    }
+    groups
 }

@@ -8,7 +8,9 @@ use std::path::Path;
 use sim::Machine;
 use sim::costs::Timing;
 
+use super::bench::Bench;
 use super::bench_on_sim::{self, Part};
+use super::catalogue::TwoPe;
 use super::measured::{self, MeasuredError};
 use super::params::{Mover, Param, Params, Subject};
 use super::{catalogue, fit, plot, table};
@@ -63,7 +65,7 @@ fn a_fit_finds_the_parameters_of_a_simulated_run_and_meets_every_target() {
     let expected = truth(&machine);
     let truth = machine.with(&expected);
     let measured = measured::parse(&raw(&truth), Path::new("truth.raw")).unwrap();
-    let fit = fit::fit(&machine, &measured, &mut |_| {}).unwrap();
+    let fit = fit::fit(&machine, &TwoPe::new(), &measured, &mut |_| {}).unwrap();
 
     let found = &fit.fitted;
     assert_near("latency ns", found[Param::LatencyNs], 300.0, 15.0);
@@ -89,7 +91,7 @@ fn a_fit_finds_the_parameters_of_a_simulated_run_and_meets_every_target() {
     }
     assert_eq!(fit.machine.timing.issue_ns, Timing::default().issue_ns);
 
-    let rows = table::rows(&measured, &fit.simulated);
+    let rows = table::rows(&catalogue::modelled(), &measured, &fit.simulated);
     let markdown = table::markdown(&rows, &measured);
     assert!(rows.iter().all(table::Row::within_target), "{markdown}");
     assert_eq!(rows.len(), catalogue::modelled().len());
@@ -103,7 +105,7 @@ fn a_fit_finds_the_parameters_of_a_simulated_run_and_meets_every_target() {
     );
 
     // The file it writes is the fitted topology.
-    let text = super::toml_file(&fit, Path::new("truth.raw"), "h200x2");
+    let text = super::toml_file(&machine, &fit, Path::new("truth.raw"), "h200x2");
     let back = sim::topology::file::parse(&text, "fitted.toml").unwrap();
     assert_eq!(back.timing, fit.machine.timing);
     assert_eq!(machine.params_of(&back), fit.fitted);
@@ -114,7 +116,7 @@ fn the_first_guess_reads_each_owned_parameter_off_the_measurement() {
     let measured = measured::parse(&good(), Path::new("good.raw")).unwrap();
     let machine = h200x2();
     let start = machine.params_of(machine.base());
-    let guess = fit::first_guess(&measured, &start);
+    let guess = TwoPe::new().first_guess(&measured, &start);
     // The warp's point at 64 KiB: 65536 B at 40 GB/s.
     let warp_64k = Mover::Warp.point_of(64 << 10).unwrap();
     assert_near(
@@ -188,10 +190,18 @@ fn read_err(text: &str) -> String {
 
 #[test]
 fn a_good_file_splits_into_modelled_and_not_modelled() {
-    let text = format!("{}cuda_peer bytes=4096 GBps=2\n", good());
+    let text = format!(
+        "{}cuda_peer bytes=4096 GBps=2\nbarrier_all_in_kernel pes=8 us=3\n",
+        good()
+    );
     let measured = measured::parse(&text, Path::new("m.raw")).unwrap();
     assert_eq!(measured.modelled.len(), catalogue::modelled().len());
-    assert_eq!(measured.not_modelled.len(), 1);
+    assert_eq!(measured.not_modelled.len(), 2);
+    let markdown = table::markdown(&[], &measured);
+    assert!(
+        markdown.contains("- `barrier_all_in_kernel 8 PEs us`: a line of the collective benchmark; the collectives are fitted on an NVSwitch topology (--preset hgx8)."),
+        "{markdown}"
+    );
 }
 
 #[test]
@@ -249,6 +259,15 @@ fn a_topology_without_one_link_between_the_bench_pes_is_refused() {
         err.to_string().contains("routes PE 0 to PE 1 over 2 links"),
         "{err}"
     );
+    // Nor is one of several NVSwitch boards a switch the collectives fit.
+    let ib = sim::topology::load("ib-1").unwrap();
+    assert!(!Subject::is_switch(&ib));
+    let err = Subject::switch(ib, vec![8]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("is not one NVSwitch with every GPU linked to it"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -262,7 +281,7 @@ fn the_committed_preset_is_a_fixed_point_of_its_own_measurement() {
         .iter()
         .flat_map(|&part| bench_on_sim::run(machine.base(), part).unwrap())
         .collect();
-    let rows = table::rows(&measured, &lines);
+    let rows = table::rows(&catalogue::modelled(), &measured, &lines);
     let misses: Vec<String> = rows
         .iter()
         .filter(|r| !r.within_target())
@@ -275,7 +294,7 @@ fn the_committed_preset_is_a_fixed_point_of_its_own_measurement() {
 
     // The picture has a point for every size of the four bandwidth series, each with its
     // measured and simulated value.
-    let svg = plot::svg(&measured, &lines, "h200x2");
+    let svg = plot::svg(&measured, &lines, &plot::two_pe_series(), "h200x2");
     assert!(
         svg.starts_with("<svg ") && svg.ends_with("</svg>\n"),
         "{svg}"
