@@ -132,7 +132,9 @@ fn without_cuda_the_command_says_what_is_missing() {
 fn a_log_without_collectives_is_refused_before_any_measurement() {
     let path = std::env::temp_dir().join(format!("rshmem-coll-{}.log", std::process::id()));
     std::fs::write(&path, "put_bw bytes=4096 GBps=12.3\n").unwrap();
-    let e = main(&[4], true, Some(&path), None, None).unwrap_err().to_string();
+    let e = main(&[4], true, Some(&path), None, None)
+        .unwrap_err()
+        .to_string();
     std::fs::remove_file(&path).unwrap();
     assert!(e.contains("holds no collective result"), "{e}");
 }
@@ -269,7 +271,9 @@ fn the_tables_put_each_collective_under_its_heading_with_pes_in_each_row() {
 fn lines_read_back_without_collectives_are_refused() {
     let path = std::env::temp_dir().join(format!("rshmem-coll-from-{}.txt", std::process::id()));
     std::fs::write(&path, "put_bw bytes=4096 GBps=12.3\n").unwrap();
-    let e = main(&[], false, None, None, Some(&path)).unwrap_err().to_string();
+    let e = main(&[], false, None, None, Some(&path))
+        .unwrap_err()
+        .to_string();
     std::fs::remove_file(&path).unwrap();
     assert!(e.contains("holds no collective result"), "{e}");
     assert!(e.contains("--raw FILE"), "{e}");

@@ -109,6 +109,9 @@ mod tests {
             "{table}"
         );
         assert!(table.trim_end().ends_with("| - |"), "{table}");
-        assert!(!table.contains("in_kernel | 4 | -"), "rows with no pair are left out: {table}");
+        assert!(
+            !table.contains("in_kernel | 4 | -"),
+            "rows with no pair are left out: {table}"
+        );
     }
 }

@@ -220,10 +220,11 @@ pub(super) fn tolerance(metric: &Metric) -> f64 {
 const PRINTED_RESOLUTION: f64 = 0.0005;
 
 /// How far the simulated value may be from `measured`, the measured value of `metric`, as a
-/// fraction of it: [`tolerance`], or more where the printed value is too coarse to tell
-/// (a collective's bandwidth of 8 B, 0.001 GB/s, is known to ±50 %).
+/// fraction of it: [`tolerance`] of any value the printed one may stand for, so the
+/// rounding adds to it (a collective's bandwidth of 8 B, printed 0.001 GB/s, is known to
+/// ±50 % before the target; one of 50 GB/s to ±0.001 %).
 pub(super) fn tolerance_at(metric: &Metric, measured: f64) -> f64 {
-    tolerance(metric).max(PRINTED_RESOLUTION / measured)
+    tolerance(metric) + PRINTED_RESOLUTION / measured
 }
 
 /// The time a value stands for, in ns: a time in µs or ms, or a bandwidth's time per

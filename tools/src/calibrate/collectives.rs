@@ -130,6 +130,16 @@ pub(super) fn reduce_pushes(n_pes: u32, bytes: u64) -> bool {
     u64::from(n_pes) * bytes <= SCRATCH_BYTES / 2
 }
 
+/// The most bytes, all PEs' chunks together, that the device API's fcollect and alltoall
+/// push (RSHMEM_PUSH_COPY_BYTES of rshmem_device.cuh).
+pub(super) const PUSH_COPY_BYTES: u64 = 256 << 10;
+
+/// Whether the device API's fcollect or alltoall of `bytes` a chunk over `n_pes` pushes
+/// through the scratch rather than pulls.
+pub(super) fn copy_pushes(n_pes: u32, bytes: u64) -> bool {
+    u64::from(n_pes) * bytes <= PUSH_COPY_BYTES
+}
+
 /// The collective benchmark's lines of one run.
 pub(super) struct Collectives {
     metrics: Vec<Metric>,
@@ -319,6 +329,10 @@ impl Bench for Collectives {
         match collective {
             Collective::Barrier => None,
             Collective::Broadcast => Some((self.point(bytes)?, 1.0)),
+            // Pushed: the block's put of `bytes` to each peer.
+            Collective::Fcollect | Collective::Alltoall if copy_pushes(metric.n_pes()?, bytes) => {
+                Some((self.point(bytes)?, n_pes - 1.0))
+            }
             Collective::Fcollect | Collective::Alltoall => Some((self.point(bytes)?, n_pes)),
             Collective::SumReduce if reduce_pushes(metric.n_pes()?, bytes) => {
                 Some((Param::LocalAccessNs, 3.0))

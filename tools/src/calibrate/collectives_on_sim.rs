@@ -5,8 +5,10 @@
 //! measured line of the same name.
 //!
 //! The device API's barrier is thread 0's fence, its epoch stored into its slot on every
-//! PE, and a poll of its own slots; here the same, with `p` and `wait_until`. Broadcast,
-//! fcollect, alltoall and the pulled reduction pull with the block's loads, which the
+//! PE, and a poll of its own slots; here the same, with `p` and `wait_until`. The pushed
+//! reduction, fcollect and alltoall (small enough for the scratch) are puts, a fence and
+//! flags, as on the GPU. Broadcast and the pulled fcollect, alltoall and reduction pull with
+//! the block's loads, which the
 //! simulator has no mover for: each pull of `bytes` from PE `j` is simulated as the mirror
 //! push, a put of `bytes` by the block to PE `j`. It costs the block's copy curve as the
 //! pull does, and loads the switch links as the pull does with the directions swapped (the
@@ -21,7 +23,9 @@ use hw::{Backend, Cmp};
 use rshmem::{Config, Dim3, KernelThread, Shmem, ShmemError, Sym};
 use sim::{Machine, Sim};
 
-use super::collectives::{Collective, Form, SCRATCH_BYTES, reduce_pushes};
+use super::collectives::{
+    Collective, Form, PUSH_COPY_BYTES, SCRATCH_BYTES, copy_pushes, reduce_pushes,
+};
 use crate::bench::lines::{Line, gbps, us_per_op};
 
 /// Collectives of each measurement at most, where the benchmark runs 1000: enough to
@@ -88,6 +92,8 @@ struct Memory {
     scratch: Sym<u8>,
     landing: Sym<u8>,
     dest: Sym<f32>,
+    /// Where a pushed fcollect or alltoall copies what landed.
+    gathered: Sym<u8>,
     /// This PE's barrier and reduction epochs; one block per PE uses them, as on the GPU.
     barrier_epoch: Cell<u64>,
     reduce_epoch: Cell<u64>,
@@ -103,6 +109,7 @@ fn measure<B: Backend>(sh: &Shmem<B>, run: &Run) -> Result<Vec<Line>, ShmemError
         scratch: sh.malloc::<u8>(SCRATCH_BYTES as usize)?,
         landing: sh.malloc::<u8>(max_bytes)?,
         dest: sh.malloc::<f32>(max_bytes / 4)?,
+        gathered: sh.malloc::<u8>(PUSH_COPY_BYTES as usize)?,
         barrier_epoch: Cell::new(0),
         reduce_epoch: Cell::new(0),
     };
@@ -195,8 +202,14 @@ async fn collective<B: Backend>(
             pull(t, memory, source, bytes, 0).await?;
             barrier(t, memory).await
         }
-        // rshmem_fcollect_block and rshmem_alltoall_block: barrier, pull from each PE in
-        // order, barrier.
+        // rshmem_fcollect_block and rshmem_alltoall_block up to RSHMEM_PUSH_COPY_BYTES: the
+        // pushed exchange, then the block copies what landed into dest.
+        Collective::Fcollect | Collective::Alltoall if copy_pushes(n_pes, bytes) => {
+            let landed = push_exchange(t, memory, bytes).await?;
+            let theirs = t.local(landed)?;
+            t.set_local(memory.gathered.slice(..theirs.len())?, &theirs)
+        }
+        // Above it: barrier, pull from each PE in order, barrier.
         Collective::Fcollect | Collective::Alltoall => {
             barrier(t, memory).await?;
             for pe in 0..n_pes {
@@ -204,8 +217,12 @@ async fn collective<B: Backend>(
             }
             barrier(t, memory).await
         }
+        // rshmem_sum_reduce_block when the data fits the scratch: the pushed exchange, then
+        // the block loads what landed, adds and stores.
         Collective::SumReduce if reduce_pushes(n_pes, bytes) => {
-            pushed_reduce(t, memory, bytes).await
+            let landed = push_exchange(t, memory, bytes).await?;
+            let _theirs = t.local(landed)?;
+            t.set_local(memory.dest.slice(..(bytes / 4) as usize)?, &sums(bytes))
         }
         // rshmem_detail_sum_reduce_pulled: barrier, pull every PE's source, store the sums,
         // barrier.
@@ -253,15 +270,16 @@ async fn barrier<B: Backend>(t: &KernelThread<'_, B>, memory: &Memory) -> Result
     Ok(())
 }
 
-/// rshmem_sum_reduce_block when the data fits the scratch: load one's vector, put it by the
-/// block into this PE's slot of every peer's scratch (the half the epoch's parity picks),
-/// fence, store the epoch into this PE's word on every peer, wait for every peer's, load
-/// what landed, add, store.
-async fn pushed_reduce<B: Backend>(
+/// rshmem_detail_push_exchange: load one's chunk, put it by the block into this PE's slot of
+/// every peer's scratch (the half the epoch's parity picks), fence, store the epoch into this
+/// PE's word on every peer, and wait for every peer's. Returns this PE's half, where the
+/// peers' chunks landed. Every PE pushes the same bytes to each peer; which bytes (alltoall's
+/// block per peer) does not change the time.
+async fn push_exchange<B: Backend>(
     t: &KernelThread<'_, B>,
     memory: &Memory,
     bytes: u64,
-) -> Result<(), ShmemError> {
+) -> Result<Sym<u8>, ShmemError> {
     let (me, n_pes) = (t.my_pe(), t.n_pes());
     let epoch = memory.reduce_epoch.get() + 1;
     memory.reduce_epoch.set(epoch);
@@ -287,8 +305,7 @@ async fn pushed_reduce<B: Backend>(
         )
         .await?;
     }
-    let _theirs = t.local(landed)?;
-    t.set_local(memory.dest.slice(..len / 4)?, &sums(bytes))
+    Ok(landed)
 }
 
 /// The floats a reduction of `bytes` stores; their values do not change its time.

@@ -114,12 +114,17 @@ fn a_fit_of_hgx8_finds_the_planted_switch_curve_and_launch_and_meets_every_targe
     );
     assert_near("switch GB/s", found.gbps(), expected.gbps(), 0.03);
     assert_near("launch", found[Param::LaunchNs], 2500.0, 0.05);
+    // From 256 KiB a block's copy is most of each collective's time, so its point is pinned.
+    // At 4 KiB the copies are a third of a pushed fcollect's time and less of a broadcast's,
+    // so metrics within target leave the point looser (the fit of this run finds it within
+    // a quarter); 8 B is lost in the flags' latency.
     for (i, ns) in PLANTED_BLOCK_NS.into_iter().enumerate().skip(1) {
+        let tolerance = if SIZES[i] < 256 << 10 { 0.25 } else { 0.05 };
         assert_near(
             &format!("block at {} B", SIZES[i]),
             found[Param::Point(Mover::Block, i)],
             ns,
-            0.05,
+            tolerance,
         );
     }
     // poll and fence are not the collectives' to fit: they keep hgx8's.
