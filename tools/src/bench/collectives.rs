@@ -27,8 +27,8 @@ pub(super) const REPEATS: usize = 3;
 const DEFAULT_PES: [u32; 2] = [4, 8];
 
 /// A collective over every PE (the world team).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Collective {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Collective {
     BarrierAll,
     /// From PE 0.
     Broadcast,
@@ -40,7 +40,7 @@ pub(super) enum Collective {
 
 impl Collective {
     /// In the order they are measured and shown.
-    pub(super) const ALL: [Collective; 5] = [
+    pub(crate) const ALL: [Collective; 5] = [
         Collective::BarrierAll,
         Collective::Broadcast,
         Collective::Fcollect,
@@ -48,7 +48,7 @@ impl Collective {
         Collective::SumReduce,
     ];
 
-    pub(super) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Collective::BarrierAll => "barrier_all",
             Collective::Broadcast => "broadcast",
@@ -59,13 +59,32 @@ impl Collective {
     }
 
     /// Whether it moves data, measured at every size of [`SIZES`].
-    pub(super) fn is_sized(self) -> bool {
+    pub(crate) fn is_sized(self) -> bool {
         self != Collective::BarrierAll
     }
 
     /// The name of its lines in `form` (`broadcast_on_stream`).
-    pub(super) fn line_name(self, form: Form) -> String {
+    pub(crate) fn line_name(self, form: Form) -> String {
         format!("{}_{}", self.name(), form.name())
+    }
+
+    /// The keys of its lines: a time, and a bandwidth for those that move data.
+    pub(crate) fn keys(self) -> &'static [&'static str] {
+        if self.is_sized() {
+            &["us", "algbw_GBps"]
+        } else {
+            &["us"]
+        }
+    }
+
+    /// The collective and form whose lines are named `line_name`, if any.
+    pub(crate) fn parse_line_name(line_name: &str) -> Option<(Collective, Form)> {
+        Collective::ALL.iter().find_map(|&collective| {
+            Form::ALL
+                .iter()
+                .find(|&&form| collective.line_name(form) == line_name)
+                .map(|&form| (collective, form))
+        })
     }
 
     /// The bytes one PE's dest holds after it, each PE contributing `bytes`.
@@ -84,8 +103,8 @@ impl Collective {
 }
 
 /// How a collective is issued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Form {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Form {
     /// One launch per collective on the PE's stream.
     OnStream,
     /// One launch that makes every collective of a measurement.
@@ -93,7 +112,7 @@ pub(super) enum Form {
 }
 
 impl Form {
-    pub(super) const ALL: [Form; 2] = [Form::OnStream, Form::InKernel];
+    pub(crate) const ALL: [Form; 2] = [Form::OnStream, Form::InKernel];
 
     fn name(self) -> &'static str {
         match self {
@@ -185,16 +204,8 @@ fn steps(n_counts: usize) -> u64 {
 /// The collective and form a line belongs to, by its name, with their places in
 /// [`Collective::ALL`] and [`Form::ALL`].
 fn line_kind(line: &Line) -> Option<(usize, usize)> {
-    let group = line.metric().group()?;
-    Collective::ALL
-        .iter()
-        .enumerate()
-        .find_map(|(c, collective)| {
-            Form::ALL
-                .iter()
-                .position(|&form| collective.line_name(form) == group)
-                .map(|f| (c, f))
-        })
+    let (collective, form) = Collective::parse_line_name(line.metric().group()?)?;
+    Some((collective as usize, form as usize))
 }
 
 /// Puts lines in reading order: by collective, form and PE count; the order of sizes and

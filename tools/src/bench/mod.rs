@@ -3,7 +3,7 @@
 //! NVSHMEM prints them and, given NVSHMEM's output from the same machine, as a table beside
 //! it with the speedups and the targets of docs/targets.md.
 
-mod collectives;
+pub(crate) mod collectives;
 mod collectives_pe;
 pub(crate) mod lines;
 mod measure;

@@ -21,80 +21,12 @@ use super::bench::Bench;
 use super::collectives_on_sim::{self, Run};
 use super::measured::Measured;
 use super::params::{Mover, Param, Params};
+pub(super) use crate::bench::collectives::{Collective, Form};
 use crate::bench::lines::{Line, Metric};
-
-/// A collective of the benchmark.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Collective {
-    Barrier,
-    Broadcast,
-    Fcollect,
-    Alltoall,
-    SumReduce,
-}
-
-impl Collective {
-    pub(super) const ALL: [Collective; 5] = [
-        Collective::Barrier,
-        Collective::Broadcast,
-        Collective::Fcollect,
-        Collective::Alltoall,
-        Collective::SumReduce,
-    ];
-
-    /// The name its lines start with.
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Collective::Barrier => "barrier_all",
-            Collective::Broadcast => "broadcast",
-            Collective::Fcollect => "fcollect",
-            Collective::Alltoall => "alltoall",
-            Collective::SumReduce => "sum_reduce",
-        }
-    }
-
-    /// The keys of its lines: a time, and a bandwidth for those that move data.
-    fn keys(self) -> &'static [&'static str] {
-        match self {
-            Collective::Barrier => &["us"],
-            _ => &["us", "algbw_GBps"],
-        }
-    }
-}
-
-/// How the benchmark calls a collective.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Form {
-    /// One launch per collective, on the PE's stream.
-    OnStream,
-    /// One launch that loops over the collectives.
-    InKernel,
-}
-
-impl Form {
-    pub(super) const ALL: [Form; 2] = [Form::OnStream, Form::InKernel];
-
-    fn suffix(self) -> &'static str {
-        match self {
-            Form::OnStream => "_on_stream",
-            Form::InKernel => "_in_kernel",
-        }
-    }
-
-    /// The group of `collective`'s lines in this form: `broadcast_on_stream`.
-    pub(super) fn group(self, collective: Collective) -> String {
-        format!("{}{}", collective.name(), self.suffix())
-    }
-}
 
 /// The collective and form of a line's group, if it is one of the benchmark's.
 pub(super) fn parse_group(group: &str) -> Option<(Collective, Form)> {
-    Collective::ALL.iter().find_map(|&c| {
-        Form::ALL
-            .iter()
-            .find(|f| f.group(c) == group)
-            .map(|&f| (c, f))
-    })
+    Collective::parse_line_name(group)
 }
 
 /// Whether `metric` is a line of the collective benchmark: a known collective and form, with
@@ -104,7 +36,7 @@ pub(super) fn is_collective(metric: &Metric) -> bool {
         return false;
     };
     metric.n_pes().is_some()
-        && metric.bytes().is_some() == (collective != Collective::Barrier)
+        && metric.bytes().is_some() == (collective != Collective::BarrierAll)
         && collective.keys().contains(&metric.key())
 }
 
@@ -296,7 +228,7 @@ impl Bench for Collectives {
             return false;
         };
         match collective {
-            Collective::Barrier => true,
+            Collective::BarrierAll => true,
             Collective::Broadcast => metric.n_pes().zip(metric.bytes()) == self.widest_broadcast,
             _ => false,
         }
@@ -309,7 +241,7 @@ impl Bench for Collectives {
         (0..self.runs.len())
             .filter(|&i| {
                 let run = &self.runs[i];
-                run.collective == Collective::Barrier
+                run.collective == Collective::BarrierAll
                     || (run.collective == Collective::Broadcast
                         && Some((run.n_pes, run.measurements.clone())) == widest)
             })
@@ -327,7 +259,7 @@ impl Bench for Collectives {
         }
         let bytes = metric.bytes()?;
         match collective {
-            Collective::Barrier => None,
+            Collective::BarrierAll => None,
             Collective::Broadcast => Some((self.point(bytes)?, 1.0)),
             // Pushed: the block's put of `bytes` to each peer.
             Collective::Fcollect | Collective::Alltoall if copy_pushes(metric.n_pes()?, bytes) => {
@@ -373,7 +305,7 @@ impl Bench for Collectives {
                 continue;
             }
             if let Param::Point(..) = param {
-                let group = Form::InKernel.group(Collective::Barrier);
+                let group = Collective::BarrierAll.line_name(Form::InKernel);
                 let barrier = Metric::new(Some(&group), None, "us");
                 let barrier_ns = metric
                     .n_pes()

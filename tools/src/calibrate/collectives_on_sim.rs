@@ -143,7 +143,7 @@ fn measure<B: Backend>(sh: &Shmem<B>, run: &Run) -> Result<Vec<Line>, ShmemError
         let ms = (sh.now_ns() - start_ns) as f64 / 1e6;
         let n = run.n_pes;
         for &reported in &run.reported {
-            let group = form.group(reported);
+            let group = reported.line_name(form);
             let us = us_per_op(ms, iters);
             lines.push(Line::new(&group, bytes, us).field("us").pes(n));
             if let Some(bytes) = bytes {
@@ -195,7 +195,7 @@ async fn collective<B: Backend>(
 ) -> Result<(), ShmemError> {
     let n_pes = t.n_pes();
     match collective {
-        Collective::Barrier => barrier(t, memory).await,
+        Collective::BarrierAll => barrier(t, memory).await,
         // rshmem_broadcast_block: barrier, pull from the root (PE 0), barrier.
         Collective::Broadcast => {
             barrier(t, memory).await?;

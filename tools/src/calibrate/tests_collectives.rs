@@ -38,7 +38,7 @@ fn raw(machine: &Machine, sizes: &[u64]) -> String {
             .filter(|&c| c != Collective::Alltoall)
         {
             let sizes: Vec<Option<u64>> = match collective {
-                Collective::Barrier => vec![None],
+                Collective::BarrierAll => vec![None],
                 _ => sizes.iter().copied().map(Some).collect(),
             };
             let measurements = Form::ALL
@@ -230,8 +230,8 @@ fn two_pe_lines_beside_the_collectives_are_shown_as_left_out() {
         &hgx8(),
         &Run {
             n_pes: 4,
-            collective: Collective::Barrier,
-            reported: vec![Collective::Barrier],
+            collective: Collective::BarrierAll,
+            reported: vec![Collective::BarrierAll],
             measurements: vec![(Form::InKernel, None)],
         },
     )
