@@ -9,7 +9,7 @@
 //!   and seven PEs pulling one root's data at once is the switch link's bandwidth;
 //! - every line on a stream fits the launch, which it pays once per collective;
 //! - broadcast, fcollect, alltoall and the pulled reduction in a kernel fit the block's copy
-//!   curve at their size (paying it once, or once per PE);
+//!   curve at their size (paying it once, once per PE pulled, or once per peer pushed);
 //! - the pushed reduction in a kernel fits the local access, which it pays three times.
 
 use std::collections::{BTreeMap, BTreeSet};
