@@ -81,7 +81,7 @@ An NVSwitch topology (--preset hgx8) is fitted to the collective benchmark's lin
 (`pes=N`; lines without a PE count are left out): the GPU-to-switch links' latency and \
 bandwidth (by Gauss-Newton on the barriers in a kernel and the largest broadcast at the \
 most PEs), the block's copy curve at the sizes measured (from broadcast, fcollect and alltoall, \
-pulled or pushed, and the pulled reduction in a kernel), launch_ns (from every line on a stream) and \
+pulled or pushed, in a kernel), launch_ns (from every line on a stream) and \
 local_access_ns (from the pushed reduction in a kernel):
   rshmem calibrate --measured coll.raw --preset hgx8 --out hgx8.fitted.toml --table";
 
