@@ -97,7 +97,7 @@ impl Collective {
     }
 
     /// The bytes of its algorithmic bandwidth: what one PE's dest receives.
-    pub(super) fn received_bytes(self, n_pes: u32, bytes: u64) -> u64 {
+    pub(crate) fn received_bytes(self, n_pes: u32, bytes: u64) -> u64 {
         self.dest_bytes(n_pes, bytes)
     }
 }

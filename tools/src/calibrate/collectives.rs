@@ -47,10 +47,8 @@ pub(super) fn is_collective(metric: &Metric) -> bool {
 pub(super) fn received_bytes(metric: &Metric) -> u64 {
     let bytes = metric.bytes().expect("every bandwidth is of a size");
     match metric.group().and_then(parse_group) {
-        Some((Collective::Fcollect | Collective::Alltoall, _)) => {
-            bytes * u64::from(metric.n_pes().unwrap_or(1))
-        }
-        _ => bytes,
+        Some((collective, _)) => collective.received_bytes(metric.n_pes().unwrap_or(1), bytes),
+        None => bytes,
     }
 }
 

@@ -147,11 +147,7 @@ fn measure<B: Backend>(sh: &Shmem<B>, run: &Run) -> Result<Vec<Line>, ShmemError
             let us = us_per_op(ms, iters);
             lines.push(Line::new(&group, bytes, us).field("us").pes(n));
             if let Some(bytes) = bytes {
-                let received = match reported {
-                    Collective::Fcollect | Collective::Alltoall => bytes * u64::from(n),
-                    _ => bytes,
-                };
-                let algbw = gbps(received, iters, ms);
+                let algbw = gbps(reported.received_bytes(n, bytes), iters, ms);
                 lines.push(
                     Line::new(&group, Some(bytes), algbw)
                         .field("algbw_GBps")
