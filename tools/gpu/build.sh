@@ -36,7 +36,8 @@ cargo build --release -p rshmem-capi
 cp target/release/libshmem.so "$dir/"
 rm -rf "$dir/c"
 mkdir -p "$dir/c"
-for source in runtime/capi/tests/c/*.c; do
+# The programs written like public applications (runtime/capi/tests/apps) go beside them.
+for source in runtime/capi/tests/c/*.c runtime/capi/tests/apps/*.c; do
     program=$(basename "$source" .c)
     tools/osh/bin/oshcc -std=c11 -O1 -Wall -pthread -o "$dir/c/$program" "$source"
 done

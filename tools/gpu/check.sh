@@ -68,6 +68,8 @@ c_cases=(
     "err_wait_timeout fail:rshmem:,shmem_long_wait_until RSHMEM_WAIT_TIMEOUT_MS=500"
     "hello pass SHMEM_SYMMETRIC_HEAP_DEFAULT=DEVICE"
     "on_stream pass SHMEM_SYMMETRIC_HEAP_DEFAULT=DEVICE"
+    "heat_exit pass" "bcast_in_place pass" "histogram pass" "thread_ctx pass"
+    "big_heap pass SHMEM_SYMMETRIC_SIZE=2G"
 )
 c_failed=0
 for case in "${c_cases[@]}"; do
