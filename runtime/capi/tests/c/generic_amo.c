@@ -115,6 +115,7 @@ static shmem_ctx_t ctx;
         CHECK(shmem_atomic_fetch(e, me) == VALUE(T, HIGH, left + 1), #NAME ": fetch");    \
         CHECK(shmem_atomic_fetch(ctx, e + 1, me) == VALUE(T, HIGH, left + 2),             \
               #NAME ": ctx fetch");                                                       \
+        shmem_barrier_all(); /* before the left neighbour swaps e */                      \
         shmem_atomic_fetch_nbi(fetched, e, right);                                        \
         shmem_atomic_fetch_nbi(ctx, fetched + 1, e + 1, right);                           \
         shmem_quiet();                                                                    \
@@ -209,6 +210,7 @@ BIT_AMO_TYPES(BIT_AMO_TEST)
         shmem_set(d, VALUE(T, HIGH, me + 1), right);                                      \
         shmem_barrier_all();                                                              \
         CHECK(shmem_fetch(d, me) == VALUE(T, HIGH, left + 1), #NAME ": shmem_fetch");     \
+        shmem_barrier_all(); /* before the left neighbour swaps d */                      \
         CHECK(shmem_swap(d, (T) 5, right) == VALUE(T, HIGH, me + 1), #NAME ": shmem_swap"); \
         shmem_barrier_all();                                                              \
         CHECK(*d == (T) 5, #NAME ": swapped in");                                         \

@@ -1,12 +1,13 @@
 /* generic_reduce: the C11 generic team reductions and scans on every type of the table
  * "Reduction Types, Names and Supporting Operations for Team-Based Reductions" (OpenSHMEM
- * 1.5 section 9.9, SHMEM_REDUCTIONS, and the 1.6 scans), each typedef'd type through variables declared with
- * the typedef:
+ * 1.5 section 9.9, SHMEM_REDUCTIONS, and the 1.6 scans), each typedef'd type through
+ * variables declared with the typedef:
  *   and_reduce, or_reduce, xor_reduce on the 14 types with AND, OR, XOR (the table lists
  *     int8_t ... int64_t but not signed char ... long: on LP64 an int64_t variable is a
  *     long, and must still select the 64-bit routine);
  *   max_reduce, min_reduce on the 24 types with MAX, MIN;
- *   sum_reduce, prod_reduce, sum_inscan, sum_exscan on all 26, the complex types included.
+ *   sum_reduce, prod_reduce, sum_inscan, sum_exscan on all 26, the complex types included
+ *     (the exclusive scan's value at PE 0 is left unchecked, as in reductions.c).
  * The bitwise values carry a high bit, so a routine of the wrong width would show. */
 #include <stddef.h>
 #include <stdint.h>

@@ -124,24 +124,22 @@ static uint64_t *sig;
         CHECK(back[1] == VALUE(T, HIGH, me, 0) && back[5] == VALUE(T, HIGH, me, 4),       \
               #NAME ": ctx ibget");                                                       \
         shmem_barrier_all();                                                              \
-        /* Team collectives over the same table. */                                       \
+        /* Collectives, each into its own part of dest (a PE may write it on entering). */ \
         src[0] = VALUE(T, HIGH, me, 0);                                                   \
-        CHECK(shmem_broadcast(SHMEM_TEAM_WORLD, dest, src, 1, 0) == 0, #NAME ": bcast");  \
-        CHECK(me == 0 || dest[0] == VALUE(T, HIGH, 0, 0), #NAME ": broadcast value");    \
-        CHECK(shmem_collect(SHMEM_TEAM_WORLD, dest, src, 1) == 0, #NAME ": collect");     \
+        CHECK(shmem_broadcast(SHMEM_TEAM_WORLD, dest + 40, src, 1, 0) == 0, #NAME ": bcast"); \
+        CHECK(me == 0 || dest[40] == VALUE(T, HIGH, 0, 0), #NAME ": broadcast value");   \
+        CHECK(shmem_collect(SHMEM_TEAM_WORLD, dest + 44, src, 1) == 0, #NAME ": collect"); \
+        CHECK(shmem_fcollect(SHMEM_TEAM_WORLD, dest + 48, src, 1) == 0, #NAME ": fcollect"); \
         for (int p = 0; p < npes; p++)                                                    \
-            CHECK(dest[p] == VALUE(T, HIGH, p, 0), #NAME ": collect from PE %d", p);      \
-        CHECK(shmem_fcollect(SHMEM_TEAM_WORLD, dest + 8, src, 1) == 0, #NAME ": fcollect"); \
-        for (int p = 0; p < npes; p++)                                                    \
-            CHECK(dest[8 + p] == VALUE(T, HIGH, p, 0), #NAME ": fcollect from PE %d", p); \
+            CHECK(dest[44 + p] == VALUE(T, HIGH, p, 0) && dest[48 + p] == VALUE(T, HIGH, p, 0), \
+                  #NAME ": (f)collect from PE %d", p);                                    \
         for (int p = 0; p < npes; p++)                                                    \
             src[p] = VALUE(T, HIGH, me, p);                                               \
-        shmem_barrier_all();                                                              \
-        CHECK(shmem_alltoall(SHMEM_TEAM_WORLD, dest, src, 1) == 0, #NAME ": alltoall");   \
-        CHECK(shmem_alltoalls(SHMEM_TEAM_WORLD, dest + 8, src, 1, 1, 1) == 0,             \
+        CHECK(shmem_alltoall(SHMEM_TEAM_WORLD, dest + 52, src, 1) == 0, #NAME ": alltoall"); \
+        CHECK(shmem_alltoalls(SHMEM_TEAM_WORLD, dest + 56, src, 1, 1, 1) == 0,            \
               #NAME ": alltoalls");                                                       \
         for (int p = 0; p < npes; p++)                                                    \
-            CHECK(dest[p] == VALUE(T, HIGH, p, me) && dest[8 + p] == VALUE(T, HIGH, p, me), \
+            CHECK(dest[52 + p] == VALUE(T, HIGH, p, me) && dest[56 + p] == VALUE(T, HIGH, p, me), \
                   #NAME ": alltoall(s) from PE %d", p);                                   \
         shmem_barrier_all();                                                              \
         shmem_free(src);                                                                  \

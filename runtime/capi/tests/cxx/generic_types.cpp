@@ -26,7 +26,7 @@ template <typename T> T *symmetric(std::size_t count) {
 // Standard RMA types: put, p, g, get, iput, iget, ibput, ibget, put_nbi, get_nbi,
 // put_signal(_nbi), and the collectives over the same table.
 template <typename T> void rma(const char *name, T high) {
-    T *dest = symmetric<T>(32), *src = symmetric<T>(8);
+    T *dest = symmetric<T>(64), *src = symmetric<T>(8);
     std::uint64_t *sig = symmetric<std::uint64_t>(1);
     T back[8];
     for (int k = 0; k < 8; k++)
@@ -76,21 +76,22 @@ template <typename T> void rma(const char *name, T high) {
               back[2] == value(high, me * 8) && back[6] == value(high, me * 8 + 4),
           "%s: ibget", name);
     shmem_barrier_all();
+    // Each collective into its own part of dest: a PE may write another's dest as soon as it
+    // enters a collective.
     src[0] = value(high, me);
-    CHECK(shmem_broadcast(SHMEM_TEAM_WORLD, dest, src, 1, 0) == 0, "%s: broadcast", name);
-    CHECK(me == 0 || dest[0] == value(high, 0), "%s: broadcast value", name);
-    CHECK(shmem_collect(SHMEM_TEAM_WORLD, dest, src, 1) == 0, "%s: collect", name);
-    CHECK(shmem_fcollect(SHMEM_TEAM_WORLD, dest + 8, src, 1) == 0, "%s: fcollect", name);
+    CHECK(shmem_broadcast(SHMEM_TEAM_WORLD, dest + 40, src, 1, 0) == 0, "%s: broadcast", name);
+    CHECK(me == 0 || dest[40] == value(high, 0), "%s: broadcast value", name);
+    CHECK(shmem_collect(SHMEM_TEAM_WORLD, dest + 44, src, 1) == 0, "%s: collect", name);
+    CHECK(shmem_fcollect(SHMEM_TEAM_WORLD, dest + 48, src, 1) == 0, "%s: fcollect", name);
     for (int p = 0; p < npes; p++)
-        CHECK(dest[p] == value(high, p) && dest[8 + p] == value(high, p), "%s: collect %d", name,
-              p);
+        CHECK(dest[44 + p] == value(high, p) && dest[48 + p] == value(high, p),
+              "%s: (f)collect from %d", name, p);
     for (int p = 0; p < npes; p++)
         src[p] = value(high, me * 4 + p);
-    shmem_barrier_all();
-    CHECK(shmem_alltoall(SHMEM_TEAM_WORLD, dest, src, 1) == 0, "%s: alltoall", name);
-    CHECK(shmem_alltoalls(SHMEM_TEAM_WORLD, dest + 8, src, 1, 1, 1) == 0, "%s: alltoalls", name);
+    CHECK(shmem_alltoall(SHMEM_TEAM_WORLD, dest + 52, src, 1) == 0, "%s: alltoall", name);
+    CHECK(shmem_alltoalls(SHMEM_TEAM_WORLD, dest + 56, src, 1, 1, 1) == 0, "%s: alltoalls", name);
     for (int p = 0; p < npes; p++)
-        CHECK(dest[p] == value(high, p * 4 + me) && dest[8 + p] == value(high, p * 4 + me),
+        CHECK(dest[52 + p] == value(high, p * 4 + me) && dest[56 + p] == value(high, p * 4 + me),
               "%s: alltoall(s) from %d", name, p);
     shmem_barrier_all();
     shmem_free(sig);
@@ -154,6 +155,7 @@ template <typename T> void ext_amo(const char *name, T high) {
     shmem_barrier_all();
     CHECK(shmem_atomic_fetch(e, me) == value(high, left + 1), "%s: fetch", name);
     CHECK(shmem_atomic_fetch(ctx, e + 1, me) == value(high, left + 2), "%s: ctx fetch", name);
+    shmem_barrier_all(); // before the left neighbour swaps e
     shmem_atomic_fetch_nbi(fetched, e, right);
     shmem_atomic_fetch_nbi(ctx, fetched + 1, e + 1, right);
     shmem_quiet();
@@ -313,6 +315,7 @@ template <typename T> void deprecated_ext(const char *name, T high) {
     shmem_set(d, value(high, me + 1), right);
     shmem_barrier_all();
     CHECK(shmem_fetch(d, me) == value(high, left + 1), "%s: shmem_fetch", name);
+    shmem_barrier_all(); // before the left neighbour swaps d
     CHECK(shmem_swap(d, T(5), right) == value(high, me + 1), "%s: shmem_swap", name);
     shmem_barrier_all();
     shmem_free(d);
