@@ -10,44 +10,11 @@
  *   the deprecated generic names of OpenSHMEM 1.3 (fetch, set, swap on float, double, int,
  *     long, long long; cswap, finc, inc, fadd, add on int, long, long long).
  * The values carry a high bit, so that a routine of the wrong width would show. */
-#include <stddef.h>
-#include <stdint.h>
-
 #include "check.h"
+#include "generic_tables.h"
 
 static int me, npes, right, left;
 static shmem_ctx_t ctx;
-
-/* Type, name in messages, a high bit of the type (0 for the floating types). */
-#define STD_AMO_TYPES(X)                                                                  \
-    X(int, int, 1 << 30)                                                                  \
-    X(long, long, 1L << 62)                                                               \
-    X(long long, longlong, 1LL << 62)                                                     \
-    X(unsigned int, uint, 1u << 31)                                                       \
-    X(unsigned long, ulong, 1UL << 63)                                                    \
-    X(unsigned long long, ulonglong, 1ULL << 63)                                          \
-    X(int32_t, int32, INT32_C(1) << 30)                                                   \
-    X(int64_t, int64, INT64_C(1) << 62)                                                   \
-    X(uint32_t, uint32, UINT32_C(1) << 31)                                                \
-    X(uint64_t, uint64, UINT64_C(1) << 63)                                                \
-    X(size_t, size, (size_t) 1 << 63)                                                     \
-    X(ptrdiff_t, ptrdiff, (ptrdiff_t) 1 << 62)
-
-#define EXT_AMO_TYPES(X)                                                                  \
-    X(float, float, 0)                                                                    \
-    X(double, double, 0)                                                                  \
-    STD_AMO_TYPES(X)
-
-#define BIT_AMO_TYPES(X)                                                                  \
-    X(unsigned int, uint, 1u << 31)                                                       \
-    X(unsigned long, ulong, 1UL << 63)                                                    \
-    X(unsigned long long, ulonglong, 1ULL << 63)                                          \
-    X(int32_t, int32, INT32_C(1) << 30)                                                   \
-    X(int64_t, int64, INT64_C(1) << 62)                                                   \
-    X(uint32_t, uint32, UINT32_C(1) << 31)                                                \
-    X(uint64_t, uint64, UINT64_C(1) << 63)
-
-#define VALUE(T, HIGH, k) ((T) ((T) (HIGH) + (T) (k)))
 
 /* Standard AMOs: 12 increments by 1 of PE 0's a[0] from every PE, and a chain of
  * compare-and-swaps on the right neighbour's a[1], starting from the high bit. */
@@ -195,13 +162,6 @@ BIT_AMO_TYPES(BIT_AMO_TEST)
 
 /* The deprecated generic names: OpenSHMEM 1.3's C11 spellings, deprecated by 1.4 and still
  * listed by 1.5 (Annex "Deprecated API"); they have no context form. */
-#define DEPRECATED_EXT_TYPES(X)                                                           \
-    X(float, float, 0)                                                                    \
-    X(double, double, 0)                                                                  \
-    X(int, int, 1 << 30)                                                                  \
-    X(long, long, 1L << 62)                                                               \
-    X(long long, longlong, 1LL << 62)
-
 #define DEPRECATED_EXT_TEST(T, NAME, HIGH)                                                \
     static void deprecated_ext_##NAME(void) {                                             \
         T *d = shmem_calloc(1, sizeof(T));                                                \
@@ -217,11 +177,6 @@ BIT_AMO_TYPES(BIT_AMO_TEST)
         shmem_barrier_all();                                                              \
         shmem_free(d);                                                                    \
     }
-
-#define DEPRECATED_STD_TYPES(X)                                                           \
-    X(int, int, 1 << 30)                                                                  \
-    X(long, long, 1L << 62)                                                               \
-    X(long long, longlong, 1LL << 62)
 
 #define DEPRECATED_STD_TEST(T, NAME, HIGH)                                                \
     static void deprecated_std_##NAME(void) {                                             \

@@ -9,65 +9,10 @@
  *   sum_reduce, prod_reduce, sum_inscan, sum_exscan on all 26, the complex types included
  *     (the exclusive scan's value at PE 0 is left unchecked, as in reductions.c).
  * The bitwise values carry a high bit, so a routine of the wrong width would show. */
-#include <stddef.h>
-#include <stdint.h>
-
 #include "check.h"
+#include "generic_tables.h"
 
 static int me, npes;
-
-/* Type, name in messages, a high bit of the type. */
-#define BIT_TYPES(X)                                                                      \
-    X(unsigned char, uchar, 128)                                                          \
-    X(unsigned short, ushort, 1u << 15)                                                   \
-    X(unsigned int, uint, 1u << 31)                                                       \
-    X(unsigned long, ulong, 1UL << 63)                                                    \
-    X(unsigned long long, ulonglong, 1ULL << 63)                                          \
-    X(int8_t, int8, 64)                                                                   \
-    X(int16_t, int16, 1 << 14)                                                            \
-    X(int32_t, int32, INT32_C(1) << 30)                                                   \
-    X(int64_t, int64, INT64_C(1) << 62)                                                   \
-    X(uint8_t, uint8, 128)                                                                \
-    X(uint16_t, uint16, 1u << 15)                                                         \
-    X(uint32_t, uint32, UINT32_C(1) << 31)                                                \
-    X(uint64_t, uint64, UINT64_C(1) << 63)                                                \
-    X(size_t, size, (size_t) 1 << 63)
-
-/* Type and name in messages: the real types of the table, then the integer ones. */
-#define REAL_TYPES(X)                                                                     \
-    X(float, float)                                                                       \
-    X(double, double)                                                                     \
-    X(long double, longdouble)
-
-#define INTEGER_TYPES(X)                                                                  \
-    X(char, char)                                                                         \
-    X(signed char, schar)                                                                 \
-    X(short, short)                                                                       \
-    X(int, int)                                                                           \
-    X(long, long)                                                                         \
-    X(long long, longlong)                                                                \
-    X(ptrdiff_t, ptrdiff)                                                                 \
-    X(unsigned char, uchar)                                                               \
-    X(unsigned short, ushort)                                                             \
-    X(unsigned int, uint)                                                                 \
-    X(unsigned long, ulong)                                                               \
-    X(unsigned long long, ulonglong)                                                      \
-    X(int8_t, int8)                                                                       \
-    X(int16_t, int16)                                                                     \
-    X(int32_t, int32)                                                                     \
-    X(int64_t, int64)                                                                     \
-    X(uint8_t, uint8)                                                                     \
-    X(uint16_t, uint16)                                                                   \
-    X(uint32_t, uint32)                                                                   \
-    X(uint64_t, uint64)                                                                   \
-    X(size_t, size)
-
-#define MINMAX_TYPES(X) INTEGER_TYPES(X) REAL_TYPES(X)
-
-#define ARITH_TYPES(X)                                                                    \
-    MINMAX_TYPES(X)                                                                       \
-    X(double _Complex, complexd)                                                          \
-    X(float _Complex, complexf)
 
 /* Every PE clears, sets or flips its own bit; OR also sets the high bit. */
 #define BIT_TEST(T, NAME, HIGH)                                                           \
@@ -81,7 +26,7 @@ static int me, npes;
         CHECK(shmem_and_reduce(SHMEM_TEAM_WORLD, dst, src, 1) == 0, #NAME ": and");       \
         CHECK(shmem_or_reduce(SHMEM_TEAM_WORLD, dst + 1, src + 1, 1) == 0, #NAME ": or"); \
         CHECK(shmem_xor_reduce(SHMEM_TEAM_WORLD, dst + 2, src + 2, 1) == 0, #NAME ": xor"); \
-        CHECK(dst[0] == none, #NAME ": and gave %#llx", (unsigned long long) dst[0]); \
+        CHECK(dst[0] == none, #NAME ": and gave %#llx", (unsigned long long) dst[0]);     \
         CHECK(dst[1] == (T) (all | (T) (HIGH)), #NAME ": or gave %#llx",                  \
               (unsigned long long) dst[1]);                                               \
         CHECK(dst[2] == all, #NAME ": xor gave %#llx", (unsigned long long) dst[2]);      \
@@ -91,7 +36,7 @@ static int me, npes;
     }
 
 /* PE i contributes i + 1: max npes, min 1. */
-#define MINMAX_TEST(T, NAME)                                                              \
+#define MINMAX_TEST(T, NAME, HIGH)                                                        \
     static void minmax_##NAME(void) {                                                     \
         T *src = shmem_malloc(sizeof(T)), *dst = shmem_malloc(2 * sizeof(T));             \
         CHECK(src && dst, #NAME ": malloc");                                              \
@@ -106,7 +51,7 @@ static int me, npes;
 
 /* PE i contributes i + 1: sum n(n+1)/2, product n!, inclusive scan (i+1)(i+2)/2, exclusive
  * scan i(i+1)/2. */
-#define ARITH_TEST(T, NAME)                                                               \
+#define ARITH_TEST(T, NAME, HIGH)                                                         \
     static void arith_##NAME(void) {                                                      \
         T *src = shmem_malloc(sizeof(T)), *dst = shmem_malloc(4 * sizeof(T));             \
         int product = 1;                                                                  \
@@ -121,15 +66,15 @@ static int me, npes;
         CHECK(dst[0] == (T) (npes * (npes + 1) / 2), #NAME ": sum value");                \
         CHECK(dst[1] == (T) product, #NAME ": prod value");                               \
         CHECK(dst[2] == (T) ((me + 1) * (me + 2) / 2), #NAME ": inscan value");           \
-        CHECK(me == 0 || dst[3] == (T) (me * (me + 1) / 2), #NAME ": exscan value");       \
+        CHECK(me == 0 || dst[3] == (T) (me * (me + 1) / 2), #NAME ": exscan value");      \
         shmem_barrier_all();                                                              \
         shmem_free(dst);                                                                  \
         shmem_free(src);                                                                  \
     }
 
-BIT_TYPES(BIT_TEST)
-MINMAX_TYPES(MINMAX_TEST)
-ARITH_TYPES(ARITH_TEST)
+REDUCE_BIT_TYPES(BIT_TEST)
+REDUCE_MINMAX_TYPES(MINMAX_TEST)
+REDUCE_ARITH_TYPES(ARITH_TEST)
 
 int main(void) {
     shmem_init();
@@ -137,11 +82,11 @@ int main(void) {
     npes = shmem_n_pes();
     CHECK(npes <= 5, "the values are made for at most 5 PEs (5! fits a signed char)");
 #define RUN_BIT(T, NAME, HIGH) bit_##NAME();
-#define RUN_MINMAX(T, NAME) minmax_##NAME();
-#define RUN_ARITH(T, NAME) arith_##NAME();
-    BIT_TYPES(RUN_BIT)
-    MINMAX_TYPES(RUN_MINMAX)
-    ARITH_TYPES(RUN_ARITH)
+#define RUN_MINMAX(T, NAME, HIGH) minmax_##NAME();
+#define RUN_ARITH(T, NAME, HIGH) arith_##NAME();
+    REDUCE_BIT_TYPES(RUN_BIT)
+    REDUCE_MINMAX_TYPES(RUN_MINMAX)
+    REDUCE_ARITH_TYPES(RUN_ARITH)
     FINISH("generic_reduce");
     return 0;
 }

@@ -8,45 +8,15 @@
  *   collect, fcollect (1.5 section 9.9).
  * On LP64, int64_t is long, size_t is unsigned long, ...: the values carry a high bit so that a
  * selection of a routine of the wrong width would show. */
-#include <stddef.h>
-#include <stdint.h>
-
 #include "check.h"
+#include "generic_tables.h"
 
 static int me, npes, right, left;
 static shmem_ctx_t ctx;
 static uint64_t *sig;
 
-/* Each type of the table, its name in messages, and a value with a high bit set (0 where the
- * type has no bits to shift: the floating types). */
-#define RMA_TYPES(X)                                                                      \
-    X(float, float, 0)                                                                    \
-    X(double, double, 0)                                                                  \
-    X(long double, longdouble, 0)                                                         \
-    X(char, char, 64)                                                                     \
-    X(signed char, schar, 64)                                                             \
-    X(short, short, 1 << 14)                                                              \
-    X(int, int, 1 << 30)                                                                  \
-    X(long, long, 1L << 62)                                                               \
-    X(long long, longlong, 1LL << 62)                                                     \
-    X(unsigned char, uchar, 128)                                                          \
-    X(unsigned short, ushort, 1u << 15)                                                   \
-    X(unsigned int, uint, 1u << 31)                                                       \
-    X(unsigned long, ulong, 1UL << 63)                                                    \
-    X(unsigned long long, ulonglong, 1ULL << 63)                                          \
-    X(int8_t, int8, 64)                                                                   \
-    X(int16_t, int16, 1 << 14)                                                            \
-    X(int32_t, int32, INT32_C(1) << 30)                                                   \
-    X(int64_t, int64, INT64_C(1) << 62)                                                   \
-    X(uint8_t, uint8, 128)                                                                \
-    X(uint16_t, uint16, 1u << 15)                                                         \
-    X(uint32_t, uint32, UINT32_C(1) << 31)                                                \
-    X(uint64_t, uint64, UINT64_C(1) << 63)                                                \
-    X(size_t, size, (size_t) 1 << 63)                                                     \
-    X(ptrdiff_t, ptrdiff, (ptrdiff_t) 1 << 62)
-
 /* The value element k of PE pe puts: distinct per PE and element, high bit included. */
-#define VALUE(T, HIGH, pe, k) ((T) ((T) (HIGH) + (T) ((pe) * 8 + (k) + 1)))
+#define PE_VALUE(T, HIGH, pe, k) VALUE(T, HIGH, (pe) * 8 + (k) + 1)
 
 /* One function per type: every RMA and collective generic name on T. */
 #define RMA_TEST(T, NAME, HIGH)                                                           \
@@ -57,10 +27,10 @@ static uint64_t *sig;
         T got;                                                                            \
         CHECK(dest && src, #NAME ": calloc");                                             \
         for (int k = 0; k < 8; k++)                                                       \
-            src[k] = VALUE(T, HIGH, me, k);                                               \
+            src[k] = PE_VALUE(T, HIGH, me, k);                                            \
         *sig = 0;                                                                         \
         shmem_barrier_all();                                                              \
-        /* Writes into the right neighbour's dest, each form into its own elements. */   \
+        /* Writes into the right neighbour's dest, each form into its own elements. */    \
         shmem_put(dest, src, 2, right);                                                   \
         shmem_put(ctx, dest + 2, src, 2, right);                                          \
         shmem_p(dest + 4, src[0], right);                                                 \
@@ -80,13 +50,13 @@ static uint64_t *sig;
         shmem_signal_wait_until(sig, SHMEM_CMP_EQ, 4);                                    \
         shmem_barrier_all();                                                              \
         for (int k = 0; k < 2; k++) {                                                     \
-            T want = VALUE(T, HIGH, left, k);                                             \
+            T want = PE_VALUE(T, HIGH, left, k);                                          \
             CHECK(dest[k] == want && dest[2 + k] == want, #NAME ": put element %d", k);   \
             CHECK(dest[4 + k] == want, #NAME ": p element %d", k);                        \
             CHECK(dest[6 + 2 * k] == want && dest[10 + 2 * k] == want,                    \
                   #NAME ": iput element %d", k);                                          \
             CHECK(dest[26 + k] == want && dest[28 + k] == want, #NAME ": put_nbi %d", k); \
-            CHECK(dest[30 + k] == want && dest[32 + k] == want, #NAME ": put_signal %d", \
+            CHECK(dest[30 + k] == want && dest[32 + k] == want, #NAME ": put_signal %d",  \
                   k);                                                                     \
             CHECK(dest[34 + k] == want && dest[36 + k] == want,                           \
                   #NAME ": put_signal_nbi %d", k);                                        \
@@ -94,15 +64,15 @@ static uint64_t *sig;
         /* ibput: block b of 2 elements from src + 4b to dest + 3b. */                    \
         for (int b = 0; b < 2; b++)                                                       \
             for (int k = 0; k < 2; k++) {                                                 \
-                T want = VALUE(T, HIGH, left, 4 * b + k);                                 \
+                T want = PE_VALUE(T, HIGH, left, 4 * b + k);                              \
                 CHECK(dest[14 + 3 * b + k] == want && dest[20 + 3 * b + k] == want,       \
                       #NAME ": ibput block %d element %d", b, k);                         \
             }                                                                             \
         /* Reads from the right neighbour, whose dest this PE wrote. */                   \
         got = shmem_g(dest + 4, right);                                                   \
-        CHECK(got == VALUE(T, HIGH, me, 0), #NAME ": g");                                 \
+        CHECK(got == PE_VALUE(T, HIGH, me, 0), #NAME ": g");                              \
         got = shmem_g(ctx, dest + 5, right);                                              \
-        CHECK(got == VALUE(T, HIGH, me, 1), #NAME ": ctx g");                             \
+        CHECK(got == PE_VALUE(T, HIGH, me, 1), #NAME ": ctx g");                          \
         shmem_get(back, dest, 2, right);                                                  \
         shmem_get(ctx, back + 2, dest + 2, 2, right);                                     \
         shmem_get_nbi(back + 4, dest + 26, 2, right);                                     \
@@ -110,36 +80,38 @@ static uint64_t *sig;
         shmem_ctx_quiet(ctx);                                                             \
         shmem_quiet();                                                                    \
         for (int k = 0; k < 8; k++)                                                       \
-            CHECK(back[k] == VALUE(T, HIGH, me, k % 2), #NAME ": get element %d", k);     \
+            CHECK(back[k] == PE_VALUE(T, HIGH, me, k % 2), #NAME ": get element %d", k);  \
         shmem_iget(back, dest + 6, 1, 2, 2, right);                                       \
         shmem_iget(ctx, back + 2, dest + 10, 1, 2, 2, right);                             \
         for (int k = 0; k < 4; k++)                                                       \
-            CHECK(back[k] == VALUE(T, HIGH, me, k % 2), #NAME ": iget element %d", k);    \
+            CHECK(back[k] == PE_VALUE(T, HIGH, me, k % 2), #NAME ": iget element %d", k); \
         /* ibget: block b of 2 elements from dest + 3b to back + 4b. */                   \
         shmem_ibget(back, dest + 14, 4, 3, 2, 2, right);                                  \
-        CHECK(back[0] == VALUE(T, HIGH, me, 0) && back[1] == VALUE(T, HIGH, me, 1) &&     \
-                  back[4] == VALUE(T, HIGH, me, 4) && back[5] == VALUE(T, HIGH, me, 5),   \
+        CHECK(back[0] == PE_VALUE(T, HIGH, me, 0) && back[1] == PE_VALUE(T, HIGH, me, 1) && \
+                  back[4] == PE_VALUE(T, HIGH, me, 4) && back[5] == PE_VALUE(T, HIGH, me, 5), \
               #NAME ": ibget");                                                           \
         shmem_ibget(ctx, back + 1, dest + 20, 4, 3, 1, 2, right);                         \
-        CHECK(back[1] == VALUE(T, HIGH, me, 0) && back[5] == VALUE(T, HIGH, me, 4),       \
+        CHECK(back[1] == PE_VALUE(T, HIGH, me, 0) && back[5] == PE_VALUE(T, HIGH, me, 4), \
               #NAME ": ctx ibget");                                                       \
         shmem_barrier_all();                                                              \
         /* Collectives, each into its own part of dest (a PE may write it on entering). */ \
-        src[0] = VALUE(T, HIGH, me, 0);                                                   \
+        src[0] = PE_VALUE(T, HIGH, me, 0);                                                \
         CHECK(shmem_broadcast(SHMEM_TEAM_WORLD, dest + 40, src, 1, 0) == 0, #NAME ": bcast"); \
-        CHECK(me == 0 || dest[40] == VALUE(T, HIGH, 0, 0), #NAME ": broadcast value");   \
+        CHECK(me == 0 || dest[40] == PE_VALUE(T, HIGH, 0, 0), #NAME ": broadcast value"); \
         CHECK(shmem_collect(SHMEM_TEAM_WORLD, dest + 44, src, 1) == 0, #NAME ": collect"); \
         CHECK(shmem_fcollect(SHMEM_TEAM_WORLD, dest + 48, src, 1) == 0, #NAME ": fcollect"); \
         for (int p = 0; p < npes; p++)                                                    \
-            CHECK(dest[44 + p] == VALUE(T, HIGH, p, 0) && dest[48 + p] == VALUE(T, HIGH, p, 0), \
+            CHECK(dest[44 + p] == PE_VALUE(T, HIGH, p, 0) &&                              \
+                      dest[48 + p] == PE_VALUE(T, HIGH, p, 0),                            \
                   #NAME ": (f)collect from PE %d", p);                                    \
         for (int p = 0; p < npes; p++)                                                    \
-            src[p] = VALUE(T, HIGH, me, p);                                               \
+            src[p] = PE_VALUE(T, HIGH, me, p);                                            \
         CHECK(shmem_alltoall(SHMEM_TEAM_WORLD, dest + 52, src, 1) == 0, #NAME ": alltoall"); \
         CHECK(shmem_alltoalls(SHMEM_TEAM_WORLD, dest + 56, src, 1, 1, 1) == 0,            \
               #NAME ": alltoalls");                                                       \
         for (int p = 0; p < npes; p++)                                                    \
-            CHECK(dest[52 + p] == VALUE(T, HIGH, p, me) && dest[56 + p] == VALUE(T, HIGH, p, me), \
+            CHECK(dest[52 + p] == PE_VALUE(T, HIGH, p, me) &&                             \
+                      dest[56 + p] == PE_VALUE(T, HIGH, p, me),                           \
                   #NAME ": alltoall(s) from PE %d", p);                                   \
         shmem_barrier_all();                                                              \
         shmem_free(src);                                                                  \

@@ -11,31 +11,10 @@
  *   name;
  * shmem_signal_add and shmem_signal_set with the optional context first (1.6 section 9.8).
  * The values carry a high bit, so a routine of the wrong width would compare wrongly. */
-#include <stddef.h>
-#include <stdint.h>
-
 #include "check.h"
+#include "generic_tables.h"
 
 static int me, npes, right, left;
-
-/* Type, name in messages, a high bit of the type. */
-#define P2P_TYPES(X)                                                                      \
-    X(short, short, 1 << 14)                                                              \
-    X(int, int, 1 << 30)                                                                  \
-    X(long, long, 1L << 62)                                                               \
-    X(long long, longlong, 1LL << 62)                                                     \
-    X(unsigned short, ushort, 1u << 15)                                                   \
-    X(unsigned int, uint, 1u << 31)                                                       \
-    X(unsigned long, ulong, 1UL << 63)                                                    \
-    X(unsigned long long, ulonglong, 1ULL << 63)                                          \
-    X(int32_t, int32, INT32_C(1) << 30)                                                   \
-    X(int64_t, int64, INT64_C(1) << 62)                                                   \
-    X(uint32_t, uint32, UINT32_C(1) << 31)                                                \
-    X(uint64_t, uint64, UINT64_C(1) << 63)                                                \
-    X(size_t, size, (size_t) 1 << 63)                                                     \
-    X(ptrdiff_t, ptrdiff, (ptrdiff_t) 1 << 62)
-
-#define VALUE(T, HIGH, k) ((T) ((T) (HIGH) + (T) (k)))
 
 /* The left neighbour sets this PE's four ivars to the high bit plus one; every form then
  * waits for or tests that value, and a test for the low bits alone must fail. */
@@ -83,12 +62,6 @@ static int me, npes, right, left;
 P2P_TYPES(P2P_TEST)
 
 /* The deprecated shmem_wait returns once ivar differs from cmp_value. */
-#define WAIT_TYPES(X)                                                                     \
-    X(short, short, 1 << 14)                                                              \
-    X(int, int, 1 << 30)                                                                  \
-    X(long, long, 1L << 62)                                                               \
-    X(long long, longlong, 1LL << 62)
-
 #define WAIT_TEST(T, NAME, HIGH)                                                          \
     static void wait_##NAME(void) {                                                       \
         T *ivar = shmem_calloc(1, sizeof(T));                                             \
@@ -101,7 +74,7 @@ P2P_TYPES(P2P_TEST)
         shmem_free(ivar);                                                                 \
     }
 
-WAIT_TYPES(WAIT_TEST)
+DEPRECATED_WAIT_TYPES(WAIT_TEST)
 
 int main(void) {
     static long psync[SHMEM_SYNC_SIZE];
@@ -114,7 +87,7 @@ int main(void) {
 #define RUN_P2P(T, NAME, HIGH) p2p_##NAME();
 #define RUN_WAIT(T, NAME, HIGH) wait_##NAME();
     P2P_TYPES(RUN_P2P)
-    WAIT_TYPES(RUN_WAIT)
+    DEPRECATED_WAIT_TYPES(RUN_WAIT)
 
     /* shmem_sync: one argument is the team form, four the deprecated active set. */
     for (int k = 0; k < SHMEM_SYNC_SIZE; k++)

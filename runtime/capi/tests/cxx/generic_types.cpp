@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "../c/check.h"
+#include "../c/generic_tables.h"
 
 namespace {
 
@@ -302,10 +303,6 @@ template <typename T> void arith_reduce(const char *name) {
     shmem_free(src);
 }
 
-template <typename T> void minmax_and_arith(const char *name) {
-    minmax_reduce<T>(name);
-    arith_reduce<T>(name);
-}
 
 // The deprecated generic names, which have no context form: fetch, set, swap on the
 // extended rows of OpenSHMEM 1.3, and cswap, finc, inc, fadd, add on its standard rows.
@@ -357,120 +354,29 @@ int main() {
     CHECK(npes <= 4, "the values are made for at most 4 PEs");
     CHECK(shmem_ctx_create(0, &ctx) == 0, "ctx_create");
 
-    // Standard RMA types, in the table's order.
-    rma<float>("float", 0);
-    rma<double>("double", 0);
-    rma<long double>("longdouble", 0);
-    rma<char>("char", 64);
-    rma<signed char>("schar", 64);
-    rma<short>("short", 1 << 14);
-    rma<int>("int", 1 << 30);
-    rma<long>("long", 1L << 62);
-    rma<long long>("longlong", 1LL << 62);
-    rma<unsigned char>("uchar", 128);
-    rma<unsigned short>("ushort", 1u << 15);
-    rma<unsigned int>("uint", 1u << 31);
-    rma<unsigned long>("ulong", 1UL << 63);
-    rma<unsigned long long>("ulonglong", 1ULL << 63);
-    rma<std::int8_t>("int8", 64);
-    rma<std::int16_t>("int16", 1 << 14);
-    rma<std::int32_t>("int32", INT32_C(1) << 30);
-    rma<std::int64_t>("int64", INT64_C(1) << 62);
-    rma<std::uint8_t>("uint8", 128);
-    rma<std::uint16_t>("uint16", 1u << 15);
-    rma<std::uint32_t>("uint32", UINT32_C(1) << 31);
-    rma<std::uint64_t>("uint64", UINT64_C(1) << 63);
-    rma<std::size_t>("size", std::size_t(1) << 63);
-    rma<std::ptrdiff_t>("ptrdiff", std::ptrdiff_t(1) << 62);
-
-    // Standard AMO types; the extended ones are these and float, double.
-    ext_amo<float>("float", 0);
-    ext_amo<double>("double", 0);
-#define STD_AND_EXT_AMO(T, NAME, HIGH)                                                    \
-    std_amo<T>(NAME, HIGH);                                                               \
-    ext_amo<T>(NAME, HIGH);
-    STD_AND_EXT_AMO(int, "int", 1 << 30)
-    STD_AND_EXT_AMO(long, "long", 1L << 62)
-    STD_AND_EXT_AMO(long long, "longlong", 1LL << 62)
-    STD_AND_EXT_AMO(unsigned int, "uint", 1u << 31)
-    STD_AND_EXT_AMO(unsigned long, "ulong", 1UL << 63)
-    STD_AND_EXT_AMO(unsigned long long, "ulonglong", 1ULL << 63)
-    STD_AND_EXT_AMO(std::int32_t, "int32", INT32_C(1) << 30)
-    STD_AND_EXT_AMO(std::int64_t, "int64", INT64_C(1) << 62)
-    STD_AND_EXT_AMO(std::uint32_t, "uint32", UINT32_C(1) << 31)
-    STD_AND_EXT_AMO(std::uint64_t, "uint64", UINT64_C(1) << 63)
-    STD_AND_EXT_AMO(std::size_t, "size", std::size_t(1) << 63)
-    STD_AND_EXT_AMO(std::ptrdiff_t, "ptrdiff", std::ptrdiff_t(1) << 62)
-
-    // Bitwise AMO types.
-    bit_amo<unsigned int>("uint", 1u << 31);
-    bit_amo<unsigned long>("ulong", 1UL << 63);
-    bit_amo<unsigned long long>("ulonglong", 1ULL << 63);
-    bit_amo<std::int32_t>("int32", INT32_C(1) << 30);
-    bit_amo<std::int64_t>("int64", INT64_C(1) << 62);
-    bit_amo<std::uint32_t>("uint32", UINT32_C(1) << 31);
-    bit_amo<std::uint64_t>("uint64", UINT64_C(1) << 63);
-
-    // Point-to-point synchronization types (short and unsigned short are deprecated rows).
-    p2p<short>("short", 1 << 14);
-    p2p<int>("int", 1 << 30);
-    p2p<long>("long", 1L << 62);
-    p2p<long long>("longlong", 1LL << 62);
-    p2p<unsigned short>("ushort", 1u << 15);
-    p2p<unsigned int>("uint", 1u << 31);
-    p2p<unsigned long>("ulong", 1UL << 63);
-    p2p<unsigned long long>("ulonglong", 1ULL << 63);
-    p2p<std::int32_t>("int32", INT32_C(1) << 30);
-    p2p<std::int64_t>("int64", INT64_C(1) << 62);
-    p2p<std::uint32_t>("uint32", UINT32_C(1) << 31);
-    p2p<std::uint64_t>("uint64", UINT64_C(1) << 63);
-    p2p<std::size_t>("size", std::size_t(1) << 63);
-    p2p<std::ptrdiff_t>("ptrdiff", std::ptrdiff_t(1) << 62);
-
-    // Team reductions: the 14 types with AND, OR, XOR also have MAX, MIN, SUM, PROD.
-#define ALL_REDUCTIONS(T, NAME, HIGH)                                                     \
-    bit_reduce<T>(NAME, HIGH);                                                            \
-    minmax_and_arith<T>(NAME);
-    ALL_REDUCTIONS(unsigned char, "uchar", 128)
-    ALL_REDUCTIONS(unsigned short, "ushort", 1u << 15)
-    ALL_REDUCTIONS(unsigned int, "uint", 1u << 31)
-    ALL_REDUCTIONS(unsigned long, "ulong", 1UL << 63)
-    ALL_REDUCTIONS(unsigned long long, "ulonglong", 1ULL << 63)
-    ALL_REDUCTIONS(std::int8_t, "int8", 64)
-    ALL_REDUCTIONS(std::int16_t, "int16", 1 << 14)
-    ALL_REDUCTIONS(std::int32_t, "int32", INT32_C(1) << 30)
-    ALL_REDUCTIONS(std::int64_t, "int64", INT64_C(1) << 62)
-    ALL_REDUCTIONS(std::uint8_t, "uint8", 128)
-    ALL_REDUCTIONS(std::uint16_t, "uint16", 1u << 15)
-    ALL_REDUCTIONS(std::uint32_t, "uint32", UINT32_C(1) << 31)
-    ALL_REDUCTIONS(std::uint64_t, "uint64", UINT64_C(1) << 63)
-    ALL_REDUCTIONS(std::size_t, "size", std::size_t(1) << 63)
-    minmax_and_arith<char>("char");
-    minmax_and_arith<signed char>("schar");
-    minmax_and_arith<short>("short");
-    minmax_and_arith<int>("int");
-    minmax_and_arith<long>("long");
-    minmax_and_arith<long long>("longlong");
-    minmax_and_arith<std::ptrdiff_t>("ptrdiff");
-    minmax_and_arith<float>("float");
-    minmax_and_arith<double>("double");
-    minmax_and_arith<long double>("longdouble");
-    arith_reduce<shmem_complexd_t>("complexd");
-    arith_reduce<shmem_complexf_t>("complexf");
-
-    // The deprecated generic names.
-    deprecated_ext<float>("float", 0);
-    deprecated_ext<double>("double", 0);
-    deprecated_ext<int>("int", 1 << 30);
-    deprecated_ext<long>("long", 1L << 62);
-    deprecated_ext<long long>("longlong", 1LL << 62);
-    deprecated_std<int>("int", 1 << 30);
-    deprecated_std<long>("long", 1L << 62);
-    deprecated_std<long long>("longlong", 1LL << 62);
-    deprecated_wait<short>("short", 1 << 14);
-    deprecated_wait<int>("int", 1 << 30);
-    deprecated_wait<long>("long", 1L << 62);
-    deprecated_wait<long long>("longlong", 1LL << 62);
+    // Every table of ../c/generic_tables.h, each name's template on each row.
+#define RUN_RMA(T, NAME, HIGH) rma<T>(#NAME, HIGH);
+#define RUN_STD_AMO(T, NAME, HIGH) std_amo<T>(#NAME, HIGH);
+#define RUN_EXT_AMO(T, NAME, HIGH) ext_amo<T>(#NAME, HIGH);
+#define RUN_BIT_AMO(T, NAME, HIGH) bit_amo<T>(#NAME, HIGH);
+#define RUN_P2P(T, NAME, HIGH) p2p<T>(#NAME, HIGH);
+#define RUN_BIT_REDUCE(T, NAME, HIGH) bit_reduce<T>(#NAME, HIGH);
+#define RUN_MINMAX_REDUCE(T, NAME, HIGH) minmax_reduce<T>(#NAME);
+#define RUN_ARITH_REDUCE(T, NAME, HIGH) arith_reduce<T>(#NAME);
+#define RUN_DEPRECATED_EXT(T, NAME, HIGH) deprecated_ext<T>(#NAME, HIGH);
+#define RUN_DEPRECATED_STD(T, NAME, HIGH) deprecated_std<T>(#NAME, HIGH);
+#define RUN_DEPRECATED_WAIT(T, NAME, HIGH) deprecated_wait<T>(#NAME, HIGH);
+    RMA_TYPES(RUN_RMA)
+    STD_AMO_TYPES(RUN_STD_AMO)
+    EXT_AMO_TYPES(RUN_EXT_AMO)
+    BIT_AMO_TYPES(RUN_BIT_AMO)
+    P2P_TYPES(RUN_P2P)
+    REDUCE_BIT_TYPES(RUN_BIT_REDUCE)
+    REDUCE_MINMAX_TYPES(RUN_MINMAX_REDUCE)
+    REDUCE_ARITH_TYPES(RUN_ARITH_REDUCE)
+    DEPRECATED_EXT_TYPES(RUN_DEPRECATED_EXT)
+    DEPRECATED_STD_TYPES(RUN_DEPRECATED_STD)
+    DEPRECATED_WAIT_TYPES(RUN_DEPRECATED_WAIT)
 
     // shmem_sync: the team form, then the deprecated active-set form of the same name.
     static long psync[SHMEM_SYNC_SIZE];
