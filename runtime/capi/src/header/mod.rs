@@ -14,9 +14,11 @@
 //!   expect no warning from `start_pes` or `shmem_long_sum_to_all` (neither Sandia OpenSHMEM
 //!   nor Open MPI warns by default); defining `RSHMEM_WARN_DEPRECATED` before including
 //!   `shmem.h` marks them `deprecated`.
-//! - **Generic names** come from the typed templates (`generic.rs`): C11 `_Generic` macros
-//!   when compiled as C11 or later, overloaded inline functions when compiled as C++, neither
-//!   in C99.
+//! - **Generic names** come from the typed templates (`generic.rs`) and, for the untyped
+//!   names the specification makes generic (`shmem_sync(team)`, the signal updates with an
+//!   optional context), from their functions' argument counts (`arity.rs`): C11 macros when
+//!   compiled as C11 or later, overloaded inline functions when compiled as C++, neither in
+//!   C99.
 
 mod arity;
 mod checks;
