@@ -1972,9 +1972,21 @@ void rshmem_generic_type_not_supported(void);
 
 /* Generic names: C11 _Generic macros. */
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define RSHMEM_ARG0(a, ...) a
-#define RSHMEM_ARG1(a, b, ...) b
-#define RSHMEM_ARG2(a, b, c, ...) c
+_Static_assert(_Generic((int8_t) 0, signed char: 1, default: 0), "shmem.h: the generic names take int8_t to be signed char (LP64)");
+_Static_assert(_Generic((int16_t) 0, short: 1, default: 0), "shmem.h: the generic names take int16_t to be short (LP64)");
+_Static_assert(_Generic((int32_t) 0, int: 1, default: 0), "shmem.h: the generic names take int32_t to be int (LP64)");
+_Static_assert(_Generic((int64_t) 0, long: 1, default: 0), "shmem.h: the generic names take int64_t to be long (LP64)");
+_Static_assert(_Generic((uint8_t) 0, unsigned char: 1, default: 0), "shmem.h: the generic names take uint8_t to be unsigned char (LP64)");
+_Static_assert(_Generic((uint16_t) 0, unsigned short: 1, default: 0), "shmem.h: the generic names take uint16_t to be unsigned short (LP64)");
+_Static_assert(_Generic((uint32_t) 0, unsigned int: 1, default: 0), "shmem.h: the generic names take uint32_t to be unsigned int (LP64)");
+_Static_assert(_Generic((uint64_t) 0, unsigned long: 1, default: 0), "shmem.h: the generic names take uint64_t to be unsigned long (LP64)");
+_Static_assert(_Generic((size_t) 0, unsigned long: 1, default: 0), "shmem.h: the generic names take size_t to be unsigned long (LP64)");
+_Static_assert(_Generic((ptrdiff_t) 0, long: 1, default: 0), "shmem.h: the generic names take ptrdiff_t to be long (LP64)");
+#define RSHMEM_ARG0(a0, ...) a0
+#define RSHMEM_ARG1(a0, a1, ...) a1
+#define RSHMEM_ARG2(a0, a1, a2, ...) a2
+#define RSHMEM_ARG3(a0, a1, a2, a3, ...) a3
+#define RSHMEM_ARG4(a0, a1, a2, a3, a4, ...) a4
 #define shmem_put(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
     shmem_ctx_t: _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         float *: shmem_ctx_float_put, \
@@ -2502,66 +2514,90 @@ void rshmem_generic_type_not_supported(void);
         unsigned int *: shmem_ctx_uint_atomic_fetch_and, \
         unsigned long *: shmem_ctx_ulong_atomic_fetch_and, \
         unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_and, \
+        int *: shmem_ctx_int32_atomic_fetch_and, \
+        long *: shmem_ctx_int64_atomic_fetch_and, \
         default: rshmem_generic_type_not_supported), \
     default: _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_uint_atomic_fetch_and, \
         unsigned long *: shmem_ulong_atomic_fetch_and, \
         unsigned long long *: shmem_ulonglong_atomic_fetch_and, \
+        int *: shmem_int32_atomic_fetch_and, \
+        long *: shmem_int64_atomic_fetch_and, \
         default: rshmem_generic_type_not_supported))(__VA_ARGS__)
 #define shmem_atomic_and(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
     shmem_ctx_t: _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_ctx_uint_atomic_and, \
         unsigned long *: shmem_ctx_ulong_atomic_and, \
         unsigned long long *: shmem_ctx_ulonglong_atomic_and, \
+        int *: shmem_ctx_int32_atomic_and, \
+        long *: shmem_ctx_int64_atomic_and, \
         default: rshmem_generic_type_not_supported), \
     default: _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_uint_atomic_and, \
         unsigned long *: shmem_ulong_atomic_and, \
         unsigned long long *: shmem_ulonglong_atomic_and, \
+        int *: shmem_int32_atomic_and, \
+        long *: shmem_int64_atomic_and, \
         default: rshmem_generic_type_not_supported))(__VA_ARGS__)
 #define shmem_atomic_fetch_or(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
     shmem_ctx_t: _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_ctx_uint_atomic_fetch_or, \
         unsigned long *: shmem_ctx_ulong_atomic_fetch_or, \
         unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_or, \
+        int *: shmem_ctx_int32_atomic_fetch_or, \
+        long *: shmem_ctx_int64_atomic_fetch_or, \
         default: rshmem_generic_type_not_supported), \
     default: _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_uint_atomic_fetch_or, \
         unsigned long *: shmem_ulong_atomic_fetch_or, \
         unsigned long long *: shmem_ulonglong_atomic_fetch_or, \
+        int *: shmem_int32_atomic_fetch_or, \
+        long *: shmem_int64_atomic_fetch_or, \
         default: rshmem_generic_type_not_supported))(__VA_ARGS__)
 #define shmem_atomic_or(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
     shmem_ctx_t: _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_ctx_uint_atomic_or, \
         unsigned long *: shmem_ctx_ulong_atomic_or, \
         unsigned long long *: shmem_ctx_ulonglong_atomic_or, \
+        int *: shmem_ctx_int32_atomic_or, \
+        long *: shmem_ctx_int64_atomic_or, \
         default: rshmem_generic_type_not_supported), \
     default: _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_uint_atomic_or, \
         unsigned long *: shmem_ulong_atomic_or, \
         unsigned long long *: shmem_ulonglong_atomic_or, \
+        int *: shmem_int32_atomic_or, \
+        long *: shmem_int64_atomic_or, \
         default: rshmem_generic_type_not_supported))(__VA_ARGS__)
 #define shmem_atomic_fetch_xor(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
     shmem_ctx_t: _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_ctx_uint_atomic_fetch_xor, \
         unsigned long *: shmem_ctx_ulong_atomic_fetch_xor, \
         unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_xor, \
+        int *: shmem_ctx_int32_atomic_fetch_xor, \
+        long *: shmem_ctx_int64_atomic_fetch_xor, \
         default: rshmem_generic_type_not_supported), \
     default: _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_uint_atomic_fetch_xor, \
         unsigned long *: shmem_ulong_atomic_fetch_xor, \
         unsigned long long *: shmem_ulonglong_atomic_fetch_xor, \
+        int *: shmem_int32_atomic_fetch_xor, \
+        long *: shmem_int64_atomic_fetch_xor, \
         default: rshmem_generic_type_not_supported))(__VA_ARGS__)
 #define shmem_atomic_xor(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
     shmem_ctx_t: _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_ctx_uint_atomic_xor, \
         unsigned long *: shmem_ctx_ulong_atomic_xor, \
         unsigned long long *: shmem_ctx_ulonglong_atomic_xor, \
+        int *: shmem_ctx_int32_atomic_xor, \
+        long *: shmem_ctx_int64_atomic_xor, \
         default: rshmem_generic_type_not_supported), \
     default: _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_uint_atomic_xor, \
         unsigned long *: shmem_ulong_atomic_xor, \
         unsigned long long *: shmem_ulonglong_atomic_xor, \
+        int *: shmem_int32_atomic_xor, \
+        long *: shmem_int64_atomic_xor, \
         default: rshmem_generic_type_not_supported))(__VA_ARGS__)
 #define shmem_atomic_fetch_nbi(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
     shmem_ctx_t: _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
@@ -2661,33 +2697,45 @@ void rshmem_generic_type_not_supported(void);
         unsigned int *: shmem_ctx_uint_atomic_fetch_and_nbi, \
         unsigned long *: shmem_ctx_ulong_atomic_fetch_and_nbi, \
         unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_and_nbi, \
+        int *: shmem_ctx_int32_atomic_fetch_and_nbi, \
+        long *: shmem_ctx_int64_atomic_fetch_and_nbi, \
         default: rshmem_generic_type_not_supported), \
     default: _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_uint_atomic_fetch_and_nbi, \
         unsigned long *: shmem_ulong_atomic_fetch_and_nbi, \
         unsigned long long *: shmem_ulonglong_atomic_fetch_and_nbi, \
+        int *: shmem_int32_atomic_fetch_and_nbi, \
+        long *: shmem_int64_atomic_fetch_and_nbi, \
         default: rshmem_generic_type_not_supported))(__VA_ARGS__)
 #define shmem_atomic_fetch_or_nbi(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
     shmem_ctx_t: _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_ctx_uint_atomic_fetch_or_nbi, \
         unsigned long *: shmem_ctx_ulong_atomic_fetch_or_nbi, \
         unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_or_nbi, \
+        int *: shmem_ctx_int32_atomic_fetch_or_nbi, \
+        long *: shmem_ctx_int64_atomic_fetch_or_nbi, \
         default: rshmem_generic_type_not_supported), \
     default: _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_uint_atomic_fetch_or_nbi, \
         unsigned long *: shmem_ulong_atomic_fetch_or_nbi, \
         unsigned long long *: shmem_ulonglong_atomic_fetch_or_nbi, \
+        int *: shmem_int32_atomic_fetch_or_nbi, \
+        long *: shmem_int64_atomic_fetch_or_nbi, \
         default: rshmem_generic_type_not_supported))(__VA_ARGS__)
 #define shmem_atomic_fetch_xor_nbi(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
     shmem_ctx_t: _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_ctx_uint_atomic_fetch_xor_nbi, \
         unsigned long *: shmem_ctx_ulong_atomic_fetch_xor_nbi, \
         unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_xor_nbi, \
+        int *: shmem_ctx_int32_atomic_fetch_xor_nbi, \
+        long *: shmem_ctx_int64_atomic_fetch_xor_nbi, \
         default: rshmem_generic_type_not_supported), \
     default: _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
         unsigned int *: shmem_uint_atomic_fetch_xor_nbi, \
         unsigned long *: shmem_ulong_atomic_fetch_xor_nbi, \
         unsigned long long *: shmem_ulonglong_atomic_fetch_xor_nbi, \
+        int *: shmem_int32_atomic_fetch_xor_nbi, \
+        long *: shmem_int64_atomic_fetch_xor_nbi, \
         default: rshmem_generic_type_not_supported))(__VA_ARGS__)
 #define shmem_fetch(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
         float *: shmem_float_fetch, \
@@ -2892,6 +2940,10 @@ void rshmem_generic_type_not_supported(void);
         unsigned int *: shmem_uint_and_reduce, \
         unsigned long *: shmem_ulong_and_reduce, \
         unsigned long long *: shmem_ulonglong_and_reduce, \
+        signed char *: shmem_int8_and_reduce, \
+        short *: shmem_int16_and_reduce, \
+        int *: shmem_int32_and_reduce, \
+        long *: shmem_int64_and_reduce, \
         default: rshmem_generic_type_not_supported)(__VA_ARGS__)
 #define shmem_or_reduce(...) _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         unsigned char *: shmem_uchar_or_reduce, \
@@ -2899,6 +2951,10 @@ void rshmem_generic_type_not_supported(void);
         unsigned int *: shmem_uint_or_reduce, \
         unsigned long *: shmem_ulong_or_reduce, \
         unsigned long long *: shmem_ulonglong_or_reduce, \
+        signed char *: shmem_int8_or_reduce, \
+        short *: shmem_int16_or_reduce, \
+        int *: shmem_int32_or_reduce, \
+        long *: shmem_int64_or_reduce, \
         default: rshmem_generic_type_not_supported)(__VA_ARGS__)
 #define shmem_xor_reduce(...) _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         unsigned char *: shmem_uchar_xor_reduce, \
@@ -2906,6 +2962,10 @@ void rshmem_generic_type_not_supported(void);
         unsigned int *: shmem_uint_xor_reduce, \
         unsigned long *: shmem_ulong_xor_reduce, \
         unsigned long long *: shmem_ulonglong_xor_reduce, \
+        signed char *: shmem_int8_xor_reduce, \
+        short *: shmem_int16_xor_reduce, \
+        int *: shmem_int32_xor_reduce, \
+        long *: shmem_int64_xor_reduce, \
         default: rshmem_generic_type_not_supported)(__VA_ARGS__)
 #define shmem_max_reduce(...) _Generic(RSHMEM_ARG1(__VA_ARGS__, 0, 0), \
         char *: shmem_char_max_reduce, \
@@ -3151,10 +3211,33 @@ void rshmem_generic_type_not_supported(void);
         short *: shmem_short_test_some_vector, \
         unsigned short *: shmem_ushort_test_some_vector, \
         default: rshmem_generic_type_not_supported)(__VA_ARGS__)
+#define shmem_wait(...) _Generic(RSHMEM_ARG0(__VA_ARGS__, 0, 0), \
+        short *: shmem_short_wait, \
+        int *: shmem_int_wait, \
+        long *: shmem_long_wait, \
+        long long *: shmem_longlong_wait, \
+        default: rshmem_generic_type_not_supported)(__VA_ARGS__)
+#define shmem_sync(...) RSHMEM_ARG4(__VA_ARGS__, shmem_sync, shmem_sync, shmem_sync, shmem_team_sync, 0)(__VA_ARGS__)
+#define shmem_signal_add(...) RSHMEM_ARG4(__VA_ARGS__, shmem_ctx_signal_add, shmem_signal_add, shmem_signal_add, shmem_signal_add, 0)(__VA_ARGS__)
+#define shmem_signal_set(...) RSHMEM_ARG4(__VA_ARGS__, shmem_ctx_signal_set, shmem_signal_set, shmem_signal_set, shmem_signal_set, 0)(__VA_ARGS__)
 #endif /* C11 */
 
 /* Generic names: C++ overloads. */
 #ifdef __cplusplus
+#if __cplusplus >= 201103L
+template <typename A, typename B> struct rshmem_same_type { enum { value = 0 }; };
+template <typename A> struct rshmem_same_type<A, A> { enum { value = 1 }; };
+static_assert(rshmem_same_type<int8_t, signed char>::value, "shmem.h: the generic names take int8_t to be signed char (LP64)");
+static_assert(rshmem_same_type<int16_t, short>::value, "shmem.h: the generic names take int16_t to be short (LP64)");
+static_assert(rshmem_same_type<int32_t, int>::value, "shmem.h: the generic names take int32_t to be int (LP64)");
+static_assert(rshmem_same_type<int64_t, long>::value, "shmem.h: the generic names take int64_t to be long (LP64)");
+static_assert(rshmem_same_type<uint8_t, unsigned char>::value, "shmem.h: the generic names take uint8_t to be unsigned char (LP64)");
+static_assert(rshmem_same_type<uint16_t, unsigned short>::value, "shmem.h: the generic names take uint16_t to be unsigned short (LP64)");
+static_assert(rshmem_same_type<uint32_t, unsigned int>::value, "shmem.h: the generic names take uint32_t to be unsigned int (LP64)");
+static_assert(rshmem_same_type<uint64_t, unsigned long>::value, "shmem.h: the generic names take uint64_t to be unsigned long (LP64)");
+static_assert(rshmem_same_type<size_t, unsigned long>::value, "shmem.h: the generic names take size_t to be unsigned long (LP64)");
+static_assert(rshmem_same_type<ptrdiff_t, long>::value, "shmem.h: the generic names take ptrdiff_t to be long (LP64)");
+#endif /* C++11 */
 static inline void shmem_put(float *dest, const float *source, size_t nelems, int pe) { return shmem_float_put(dest, source, nelems, pe); }
 static inline void shmem_put(double *dest, const double *source, size_t nelems, int pe) { return shmem_double_put(dest, source, nelems, pe); }
 static inline void shmem_put(long double *dest, const long double *source, size_t nelems, int pe) { return shmem_longdouble_put(dest, source, nelems, pe); }
@@ -3546,39 +3629,63 @@ static inline void shmem_atomic_add(shmem_ctx_t ctx, unsigned long long *dest, u
 static inline unsigned int shmem_atomic_fetch_and(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_and(dest, value, pe); }
 static inline unsigned long shmem_atomic_fetch_and(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_and(dest, value, pe); }
 static inline unsigned long long shmem_atomic_fetch_and(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_and(dest, value, pe); }
+static inline int32_t shmem_atomic_fetch_and(int32_t *dest, int32_t value, int pe) { return shmem_int32_atomic_fetch_and(dest, value, pe); }
+static inline int64_t shmem_atomic_fetch_and(int64_t *dest, int64_t value, int pe) { return shmem_int64_atomic_fetch_and(dest, value, pe); }
 static inline unsigned int shmem_atomic_fetch_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_and(ctx, dest, value, pe); }
 static inline unsigned long shmem_atomic_fetch_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_and(ctx, dest, value, pe); }
 static inline unsigned long long shmem_atomic_fetch_and(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_and(ctx, dest, value, pe); }
+static inline int32_t shmem_atomic_fetch_and(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe) { return shmem_ctx_int32_atomic_fetch_and(ctx, dest, value, pe); }
+static inline int64_t shmem_atomic_fetch_and(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe) { return shmem_ctx_int64_atomic_fetch_and(ctx, dest, value, pe); }
 static inline void shmem_atomic_and(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_and(dest, value, pe); }
 static inline void shmem_atomic_and(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_and(dest, value, pe); }
 static inline void shmem_atomic_and(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_and(dest, value, pe); }
+static inline void shmem_atomic_and(int32_t *dest, int32_t value, int pe) { return shmem_int32_atomic_and(dest, value, pe); }
+static inline void shmem_atomic_and(int64_t *dest, int64_t value, int pe) { return shmem_int64_atomic_and(dest, value, pe); }
 static inline void shmem_atomic_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_and(ctx, dest, value, pe); }
 static inline void shmem_atomic_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_and(ctx, dest, value, pe); }
 static inline void shmem_atomic_and(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_and(ctx, dest, value, pe); }
+static inline void shmem_atomic_and(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe) { return shmem_ctx_int32_atomic_and(ctx, dest, value, pe); }
+static inline void shmem_atomic_and(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe) { return shmem_ctx_int64_atomic_and(ctx, dest, value, pe); }
 static inline unsigned int shmem_atomic_fetch_or(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_or(dest, value, pe); }
 static inline unsigned long shmem_atomic_fetch_or(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_or(dest, value, pe); }
 static inline unsigned long long shmem_atomic_fetch_or(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_or(dest, value, pe); }
+static inline int32_t shmem_atomic_fetch_or(int32_t *dest, int32_t value, int pe) { return shmem_int32_atomic_fetch_or(dest, value, pe); }
+static inline int64_t shmem_atomic_fetch_or(int64_t *dest, int64_t value, int pe) { return shmem_int64_atomic_fetch_or(dest, value, pe); }
 static inline unsigned int shmem_atomic_fetch_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_or(ctx, dest, value, pe); }
 static inline unsigned long shmem_atomic_fetch_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_or(ctx, dest, value, pe); }
 static inline unsigned long long shmem_atomic_fetch_or(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_or(ctx, dest, value, pe); }
+static inline int32_t shmem_atomic_fetch_or(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe) { return shmem_ctx_int32_atomic_fetch_or(ctx, dest, value, pe); }
+static inline int64_t shmem_atomic_fetch_or(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe) { return shmem_ctx_int64_atomic_fetch_or(ctx, dest, value, pe); }
 static inline void shmem_atomic_or(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_or(dest, value, pe); }
 static inline void shmem_atomic_or(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_or(dest, value, pe); }
 static inline void shmem_atomic_or(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_or(dest, value, pe); }
+static inline void shmem_atomic_or(int32_t *dest, int32_t value, int pe) { return shmem_int32_atomic_or(dest, value, pe); }
+static inline void shmem_atomic_or(int64_t *dest, int64_t value, int pe) { return shmem_int64_atomic_or(dest, value, pe); }
 static inline void shmem_atomic_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_or(ctx, dest, value, pe); }
 static inline void shmem_atomic_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_or(ctx, dest, value, pe); }
 static inline void shmem_atomic_or(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_or(ctx, dest, value, pe); }
+static inline void shmem_atomic_or(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe) { return shmem_ctx_int32_atomic_or(ctx, dest, value, pe); }
+static inline void shmem_atomic_or(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe) { return shmem_ctx_int64_atomic_or(ctx, dest, value, pe); }
 static inline unsigned int shmem_atomic_fetch_xor(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_xor(dest, value, pe); }
 static inline unsigned long shmem_atomic_fetch_xor(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_xor(dest, value, pe); }
 static inline unsigned long long shmem_atomic_fetch_xor(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_xor(dest, value, pe); }
+static inline int32_t shmem_atomic_fetch_xor(int32_t *dest, int32_t value, int pe) { return shmem_int32_atomic_fetch_xor(dest, value, pe); }
+static inline int64_t shmem_atomic_fetch_xor(int64_t *dest, int64_t value, int pe) { return shmem_int64_atomic_fetch_xor(dest, value, pe); }
 static inline unsigned int shmem_atomic_fetch_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_xor(ctx, dest, value, pe); }
 static inline unsigned long shmem_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_xor(ctx, dest, value, pe); }
 static inline unsigned long long shmem_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_xor(ctx, dest, value, pe); }
+static inline int32_t shmem_atomic_fetch_xor(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe) { return shmem_ctx_int32_atomic_fetch_xor(ctx, dest, value, pe); }
+static inline int64_t shmem_atomic_fetch_xor(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe) { return shmem_ctx_int64_atomic_fetch_xor(ctx, dest, value, pe); }
 static inline void shmem_atomic_xor(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_xor(dest, value, pe); }
 static inline void shmem_atomic_xor(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_xor(dest, value, pe); }
 static inline void shmem_atomic_xor(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_xor(dest, value, pe); }
+static inline void shmem_atomic_xor(int32_t *dest, int32_t value, int pe) { return shmem_int32_atomic_xor(dest, value, pe); }
+static inline void shmem_atomic_xor(int64_t *dest, int64_t value, int pe) { return shmem_int64_atomic_xor(dest, value, pe); }
 static inline void shmem_atomic_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_xor(ctx, dest, value, pe); }
 static inline void shmem_atomic_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_xor(ctx, dest, value, pe); }
 static inline void shmem_atomic_xor(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_xor(ctx, dest, value, pe); }
+static inline void shmem_atomic_xor(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe) { return shmem_ctx_int32_atomic_xor(ctx, dest, value, pe); }
+static inline void shmem_atomic_xor(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe) { return shmem_ctx_int64_atomic_xor(ctx, dest, value, pe); }
 static inline void shmem_atomic_fetch_nbi(float *fetch, const float *source, int pe) { return shmem_float_atomic_fetch_nbi(fetch, source, pe); }
 static inline void shmem_atomic_fetch_nbi(double *fetch, const double *source, int pe) { return shmem_double_atomic_fetch_nbi(fetch, source, pe); }
 static inline void shmem_atomic_fetch_nbi(int *fetch, const int *source, int pe) { return shmem_int_atomic_fetch_nbi(fetch, source, pe); }
@@ -3650,21 +3757,33 @@ static inline void shmem_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long lon
 static inline void shmem_atomic_fetch_and_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_and_nbi(fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_and_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_and_nbi(fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_and_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_and_nbi(fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_and_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe) { return shmem_int32_atomic_fetch_and_nbi(fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_and_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe) { return shmem_int64_atomic_fetch_and_nbi(fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_and_nbi(ctx, fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_and_nbi(ctx, fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_and_nbi(ctx, fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_and_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe) { return shmem_ctx_int32_atomic_fetch_and_nbi(ctx, fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_and_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe) { return shmem_ctx_int64_atomic_fetch_and_nbi(ctx, fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_or_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_or_nbi(fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_or_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_or_nbi(fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_or_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_or_nbi(fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_or_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe) { return shmem_int32_atomic_fetch_or_nbi(fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_or_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe) { return shmem_int64_atomic_fetch_or_nbi(fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_or_nbi(ctx, fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_or_nbi(ctx, fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_or_nbi(ctx, fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_or_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe) { return shmem_ctx_int32_atomic_fetch_or_nbi(ctx, fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_or_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe) { return shmem_ctx_int64_atomic_fetch_or_nbi(ctx, fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_xor_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_xor_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_xor_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_xor_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe) { return shmem_int32_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_xor_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe) { return shmem_int64_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_xor_nbi(ctx, fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_xor_nbi(ctx, fetch, dest, value, pe); }
 static inline void shmem_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_xor_nbi(ctx, fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe) { return shmem_ctx_int32_atomic_fetch_xor_nbi(ctx, fetch, dest, value, pe); }
+static inline void shmem_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe) { return shmem_ctx_int64_atomic_fetch_xor_nbi(ctx, fetch, dest, value, pe); }
 static inline float shmem_fetch(const float *source, int pe) { return shmem_float_fetch(source, pe); }
 static inline double shmem_fetch(const double *source, int pe) { return shmem_double_fetch(source, pe); }
 static inline int shmem_fetch(const int *source, int pe) { return shmem_int_fetch(source, pe); }
@@ -3826,16 +3945,28 @@ static inline int shmem_and_reduce(shmem_team_t team, unsigned short *dest, cons
 static inline int shmem_and_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return shmem_uint_and_reduce(team, dest, source, nreduce); }
 static inline int shmem_and_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return shmem_ulong_and_reduce(team, dest, source, nreduce); }
 static inline int shmem_and_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return shmem_ulonglong_and_reduce(team, dest, source, nreduce); }
+static inline int shmem_and_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) { return shmem_int8_and_reduce(team, dest, source, nreduce); }
+static inline int shmem_and_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) { return shmem_int16_and_reduce(team, dest, source, nreduce); }
+static inline int shmem_and_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) { return shmem_int32_and_reduce(team, dest, source, nreduce); }
+static inline int shmem_and_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) { return shmem_int64_and_reduce(team, dest, source, nreduce); }
 static inline int shmem_or_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return shmem_uchar_or_reduce(team, dest, source, nreduce); }
 static inline int shmem_or_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return shmem_ushort_or_reduce(team, dest, source, nreduce); }
 static inline int shmem_or_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return shmem_uint_or_reduce(team, dest, source, nreduce); }
 static inline int shmem_or_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return shmem_ulong_or_reduce(team, dest, source, nreduce); }
 static inline int shmem_or_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return shmem_ulonglong_or_reduce(team, dest, source, nreduce); }
+static inline int shmem_or_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) { return shmem_int8_or_reduce(team, dest, source, nreduce); }
+static inline int shmem_or_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) { return shmem_int16_or_reduce(team, dest, source, nreduce); }
+static inline int shmem_or_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) { return shmem_int32_or_reduce(team, dest, source, nreduce); }
+static inline int shmem_or_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) { return shmem_int64_or_reduce(team, dest, source, nreduce); }
 static inline int shmem_xor_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return shmem_uchar_xor_reduce(team, dest, source, nreduce); }
 static inline int shmem_xor_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return shmem_ushort_xor_reduce(team, dest, source, nreduce); }
 static inline int shmem_xor_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return shmem_uint_xor_reduce(team, dest, source, nreduce); }
 static inline int shmem_xor_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return shmem_ulong_xor_reduce(team, dest, source, nreduce); }
 static inline int shmem_xor_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return shmem_ulonglong_xor_reduce(team, dest, source, nreduce); }
+static inline int shmem_xor_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) { return shmem_int8_xor_reduce(team, dest, source, nreduce); }
+static inline int shmem_xor_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) { return shmem_int16_xor_reduce(team, dest, source, nreduce); }
+static inline int shmem_xor_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) { return shmem_int32_xor_reduce(team, dest, source, nreduce); }
+static inline int shmem_xor_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) { return shmem_int64_xor_reduce(team, dest, source, nreduce); }
 static inline int shmem_max_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce) { return shmem_char_max_reduce(team, dest, source, nreduce); }
 static inline int shmem_max_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return shmem_schar_max_reduce(team, dest, source, nreduce); }
 static inline int shmem_max_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce) { return shmem_short_max_reduce(team, dest, source, nreduce); }
@@ -4039,6 +4170,12 @@ static inline size_t shmem_test_some_vector(unsigned long *ivars, size_t nelems,
 static inline size_t shmem_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long *cmp_values) { return shmem_ulonglong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
 static inline size_t shmem_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short *cmp_values) { return shmem_short_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
 static inline size_t shmem_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short *cmp_values) { return shmem_ushort_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+static inline void shmem_wait(short *ivar, short cmp_value) { return shmem_short_wait(ivar, cmp_value); }
+static inline void shmem_wait(int *ivar, int cmp_value) { return shmem_int_wait(ivar, cmp_value); }
+static inline void shmem_wait(long long *ivar, long long cmp_value) { return shmem_longlong_wait(ivar, cmp_value); }
+static inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }
+static inline void shmem_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) { return shmem_ctx_signal_add(ctx, sig_addr, signal, pe); }
+static inline void shmem_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) { return shmem_ctx_signal_set(ctx, sig_addr, signal, pe); }
 #endif /* __cplusplus */
 
 #endif /* RSHMEM_SHMEM_H */

@@ -108,7 +108,12 @@ const CASES: &[Case] = &[
         ..pass("c/threads.c")
     },
     pass("c/generic.c"),
+    pass("c/generic_rma.c"),
+    pass("c/generic_amo.c"),
+    pass("c/generic_sync.c"),
+    pass("c/generic_reduce.c"),
     pass("cxx/generic.cpp"),
+    pass("cxx/generic_types.cpp"),
     pass("cxx/classes.cpp"),
     Case {
         expect: Expect::Status(7),

@@ -109,20 +109,28 @@ fn compile(compiler: &str, flags: &[&str], file: &str, source: &str) {
     let dir = scratch(file);
     let path: PathBuf = dir.join(file);
     std::fs::write(&path, source).expect("write the program");
-    let include = include_dir();
-    let output = Command::new(compiler)
-        .args(flags)
-        .args(["-fsyntax-only", "-Wall", "-Werror", "-I"])
-        .arg(Path::new(&include))
-        .arg(&path)
-        .output()
-        .unwrap_or_else(|err| panic!("could not run {compiler}: {err}; install gcc and g++"));
+    let output = syntax_check(compiler, flags, &path);
     assert!(
         output.status.success(),
         "{compiler} {flags:?} {file} failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Runs `compiler` on the file at `path`, syntax only, warnings as errors, with the headers'
+/// directory and `tests/c` (for `check.h`) on the include path.
+fn syntax_check(compiler: &str, flags: &[&str], path: &Path) -> std::process::Output {
+    let tests_c = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+    Command::new(compiler)
+        .args(flags)
+        .args(["-fsyntax-only", "-Wall", "-Werror", "-I"])
+        .arg(include_dir())
+        .arg("-I")
+        .arg(tests_c)
+        .arg(path)
+        .output()
+        .unwrap_or_else(|err| panic!("could not run {compiler}: {err}; install gcc and g++"))
 }
 
 #[test]
@@ -154,6 +162,84 @@ fn header_compiles_as_c99_without_generics() {
 #[test]
 fn header_compiles_as_cxx_with_overloads() {
     compile("c++", &["-std=c++11"], "cxx.cpp", CXX_PROGRAM);
+}
+
+/// The programs of the generic names' tests (`tests/c/generic*.c`, `tests/cxx/generic*.cpp`),
+/// which the program suite runs, compiled here as strictly as their users may: `-Wall -Wextra
+/// -pedantic -Werror`, as C11, C17, C++11 and C++17.
+#[test]
+fn generic_test_programs_compile_pedantically() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut checked = 0;
+    for (dir, compiler, standards) in [
+        ("c", "cc", ["-std=c11", "-std=c17"]),
+        ("cxx", "c++", ["-std=c++11", "-std=c++17"]),
+    ] {
+        let entries = std::fs::read_dir(tests.join(dir)).expect("list the test programs");
+        for path in entries.map(|entry| entry.expect("a directory entry").path()) {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let program = name.ends_with(".c") || name.ends_with(".cpp");
+            if !name.starts_with("generic") || !program {
+                continue;
+            }
+            for standard in standards {
+                let output = syntax_check(compiler, &[standard, "-Wextra", "-pedantic"], &path);
+                assert!(
+                    output.status.success(),
+                    "{compiler} {standard} -Wextra -pedantic {name} failed:\n{}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 7, "only {checked} generic test programs found");
+}
+
+/// Types a generic name's table does not list select no routine, in C11 and in C++: the
+/// selections take exactly the specification's tables (OpenSHMEM 1.5 sections 9.7 and
+/// 9.9, SHMEM_REDUCTIONS), not a neighbouring type of the same width.
+#[test]
+fn a_type_outside_the_table_does_not_compile() {
+    let calls = [
+        // Bitwise AMO types: no short, no signed char, no long long (only unsigned long long).
+        ("short", "shmem_atomic_and(x, v, 0)"),
+        ("long long", "shmem_atomic_fetch_xor(x, v, 0)"),
+        // Standard AMO types: no floating types, no short.
+        ("float", "shmem_atomic_add(x, v, 0)"),
+        ("short", "shmem_atomic_fetch_inc(x, 0)"),
+        // Extended AMO types: no long double.
+        ("long double", "shmem_atomic_swap(x, v, 0)"),
+        // Team reductions: char has no AND; complex types have no MAX.
+        ("char", "shmem_and_reduce(SHMEM_TEAM_WORLD, x, x, 1)"),
+        (
+            "shmem_complexd_t",
+            "shmem_max_reduce(SHMEM_TEAM_WORLD, x, x, 1)",
+        ),
+        // Point-to-point synchronization types: no char, no floating types.
+        ("char", "shmem_wait_until(x, SHMEM_CMP_EQ, v)"),
+        ("double", "shmem_test(x, SHMEM_CMP_EQ, v)"),
+    ];
+    for (ty, call) in calls {
+        for (compiler, file, flags) in [
+            ("cc", "outside.c", "-std=c11"),
+            ("c++", "outside.cpp", "-std=c++11"),
+        ] {
+            let program = format!(
+                "#include <shmem.h>\nstatic {ty} target[1];\n\
+                 int main(void) {{ {ty} *x = target, v = 0; (void) v; {call}; return 0; }}\n"
+            );
+            let dir = scratch(file);
+            let path = dir.join(file);
+            std::fs::write(&path, program).expect("write the program");
+            let output = syntax_check(compiler, &[flags], &path);
+            assert!(
+                !output.status.success(),
+                "{compiler}: {call} on {ty} compiled"
+            );
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 #[test]

@@ -10,14 +10,22 @@
 //! must still be a valid expression, so each ends in a `default:` that names a function
 //! declared and never defined (an unsupported type then fails to compile, naming it).
 //!
-//! Typedef'd rows (`int64_t`, `size_t`, ...) are the same types as rows before them, so they
-//! are left out of `_Generic` lists and overload sets, as the specification allows.
+//! A typedef'd row (`int64_t`, `size_t`, ...) is the same C type as a standard one (`long`
+//! on LP64), and a `_Generic` list or an overload set may name a type only once. So each
+//! family names every distinct C type of its table once, with the routine of the row of that
+//! very type where the table has one (`long *` calls `shmem_long_put`, which is what
+//! `shmem_int64_put` does too), else of the first typedef'd row of that type (the bitwise AMOs
+//! list `int64_t` but not `long`, so `long *` calls `shmem_int64_atomic_and`). Every type of
+//! every table is then accepted, through whichever spelling the program declares it with;
+//! `shmem.h` asserts the typedefs this relies on (`typedef_asserts`).
 
 use super::spec::{Fill, Row, Status, Template};
 
-/// The deprecated C11 generic names of the specification (the `shmem_atomic_*` names' old
-/// spellings), the only deprecated typed templates that have one.
-const DEPRECATED_GENERICS: [&str; 8] = [
+/// The deprecated C11 generic names of the specification: the `shmem_atomic_*` names' old
+/// spellings and `shmem_wait(ivar, cmp_value)`, generic since OpenSHMEM 1.3 and deprecated in
+/// 1.4; the only deprecated typed templates that have one.
+const DEPRECATED_GENERICS: [&str; 9] = [
+    "shmem_wait",
     "shmem_fetch",
     "shmem_set",
     "shmem_cswap",
@@ -63,7 +71,7 @@ fn generic_name(typed: &str) -> String {
 }
 
 /// The parameters of a prototype.
-fn params(prototype: &str) -> Vec<&str> {
+pub(crate) fn params(prototype: &str) -> Vec<&str> {
     let open = prototype.find('(').unwrap_or(0);
     let close = prototype.rfind(')').unwrap_or(prototype.len());
     prototype[open + 1..close]
@@ -103,17 +111,26 @@ impl Form {
         self.rows.extend(rows.iter().copied());
     }
 
-    /// The rows a `_Generic` list or an overload set may name.
-    fn distinct_rows(&self) -> impl Iterator<Item = &Row> {
-        self.rows.iter().filter(|row| !row.is_alias())
+    /// The row each distinct C type of the table calls, in table order: the row of that very
+    /// type if the table has one, else its first typedef'd row of that type.
+    fn selected_rows(&self) -> Vec<&Row> {
+        let mut chosen: Vec<&Row> = Vec::new();
+        for row in &self.rows {
+            match chosen.iter().position(|c| c.lp64_type() == row.lp64_type()) {
+                None => chosen.push(row),
+                Some(at) if chosen[at].is_alias() && !row.is_alias() => chosen[at] = row,
+                Some(_) => {}
+            }
+        }
+        chosen
     }
 
     /// The `_Generic` selection over the argument `RSHMEM_ARG<pick>`.
     fn selection(&self) -> String {
         let mut out = format!("_Generic(RSHMEM_ARG{}(__VA_ARGS__, 0, 0), ", self.pick);
-        for row in self.distinct_rows() {
+        for row in self.selected_rows() {
             let function = self.template.name().replace("TYPENAME", row.name);
-            let ty = row.header_type();
+            let ty = row.lp64_type();
             out.push_str(&format!("\\\n        {ty} *: {function}, "));
             if self.pick_const {
                 out.push_str(&format!("\\\n        const {ty} *: {function}, "));
@@ -127,24 +144,55 @@ impl Form {
     /// C function of that name already has (`untyped`).
     fn overloads(&self, name: &str, untyped: &[String]) -> String {
         let mut out = String::new();
-        for row in self.distinct_rows() {
-            let declared = self
-                .template
-                .fill_row(row)
-                .replace(&self.template.name().replace("TYPENAME", row.name), name);
-            if untyped.contains(&declared) {
-                continue;
-            }
+        for row in self.selected_rows() {
             let function = self.template.name().replace("TYPENAME", row.name);
-            let args: Vec<&str> = params(&declared).into_iter().map(param_name).collect();
-            let head = declared.trim_end_matches(';');
-            out.push_str(&format!(
-                "static inline {head} {{ return {function}({}); }}\n",
-                args.join(", ")
-            ));
+            let declared = self.template.fill_row(row).replace(&function, name);
+            if !untyped.contains(&declared) {
+                out.push_str(&forwarding_overload(&declared, &function));
+            }
         }
         out
     }
+}
+
+/// A C++ inline function `declared` (a prototype, `;` included) that calls `function` with
+/// its arguments.
+pub(crate) fn forwarding_overload(declared: &str, function: &str) -> String {
+    let args: Vec<&str> = params(declared).into_iter().map(param_name).collect();
+    let head = declared.trim_end_matches(';');
+    format!(
+        "static inline {head} {{ return {function}({}); }}\n",
+        args.join(", ")
+    )
+}
+
+/// The compile-time checks of the typedefs the selections rely on (`int64_t` is `long`), one
+/// per typedef'd row of `families`, as C11 (`cxx` false) or C++11 declarations: a platform
+/// where one does not hold fails to compile, naming the typedef, instead of calling a
+/// routine of the wrong type.
+pub(crate) fn typedef_asserts(families: &[Family], cxx: bool) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = String::new();
+    let forms = families
+        .iter()
+        .flat_map(|family| std::iter::once(&family.plain).chain(&family.ctx));
+    for row in forms
+        .flat_map(|form| &form.rows)
+        .filter(|row| row.is_alias())
+    {
+        if seen.contains(&row.c_type) {
+            continue;
+        }
+        seen.push(row.c_type);
+        let (alias, plain) = (row.c_type, row.lp64_type());
+        let message = format!("\"shmem.h: the generic names take {alias} to be {plain} (LP64)\"");
+        out.push_str(&if cxx {
+            format!("static_assert(rshmem_same_type<{alias}, {plain}>::value, {message});\n")
+        } else {
+            format!("_Static_assert(_Generic(({alias}) 0, {plain}: 1, default: 0), {message});\n")
+        });
+    }
+    out
 }
 
 /// The generic families of the list, in its order.
@@ -224,8 +272,8 @@ mod tests {
             "to_all has no generic name"
         );
         assert!(names.contains(&"shmem_fadd"), "deprecated C11 name kept");
-        // 62 current names (58 of 1.5, 4 of 1.6) and the 8 deprecated ones.
-        assert_eq!(families.len(), 70);
+        // 62 current names (58 of 1.5, 4 of 1.6) and the 9 deprecated ones.
+        assert_eq!(families.len(), 71);
     }
 
     #[test]
@@ -238,9 +286,60 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("long *: shmem_ctx_long_put"), "{text}");
-        assert!(!text.contains("int64"), "aliases are left out: {text}");
+        assert!(
+            !text.contains("int64"),
+            "long is named once, as long: {text}"
+        );
         let g = families.iter().find(|f| f.name == "shmem_g").unwrap();
         assert!(g.c11_macro().contains("const long *: shmem_long_g"));
+    }
+
+    #[test]
+    fn a_type_only_a_typedef_row_has_calls_that_row() {
+        let families = families(&templates());
+        let find = |name: &str| families.iter().find(|f| f.name == name).unwrap();
+        let and = find("shmem_atomic_and").c11_macro();
+        for (ty, function) in [
+            ("int", "shmem_int32_atomic_and"),
+            ("long", "shmem_int64_atomic_and"),
+            ("unsigned int", "shmem_uint_atomic_and"),
+            ("unsigned long", "shmem_ulong_atomic_and"),
+            ("long", "shmem_ctx_int64_atomic_and"),
+        ] {
+            assert!(
+                and.contains(&format!("        {ty} *: {function}, ")),
+                "{and}"
+            );
+        }
+        assert_eq!(and.matches("unsigned long *:").count(), 2, "{and}");
+        let reduce = find("shmem_and_reduce").c11_macro();
+        assert!(
+            reduce.contains("signed char *: shmem_int8_and_reduce"),
+            "{reduce}"
+        );
+        assert!(
+            reduce.contains("short *: shmem_int16_and_reduce"),
+            "{reduce}"
+        );
+        assert!(
+            !reduce.contains("_t *"),
+            "typedefs are named as their types: {reduce}"
+        );
+        let cxx = find("shmem_atomic_and").cxx_overloads(&[]);
+        assert!(
+            cxx.contains("void shmem_atomic_and(int64_t *dest, int64_t value, int pe)"),
+            "{cxx}"
+        );
+    }
+
+    #[test]
+    fn the_typedefs_relied_on_are_asserted() {
+        let families = families(&templates());
+        let c = typedef_asserts(&families, false);
+        assert!(c.contains("_Static_assert(_Generic((int64_t) 0, long: 1, default: 0)"));
+        assert_eq!(c.lines().count(), 10, "{c}");
+        let cxx = typedef_asserts(&families, true);
+        assert!(cxx.contains("static_assert(rshmem_same_type<size_t, unsigned long>::value"));
     }
 
     #[test]

@@ -33,10 +33,28 @@ impl Row {
         }
     }
 
-    /// Whether the C type is a typedef of another row's type (`int64_t` is `long` here), which
-    /// a `_Generic` list or a C++ overload set must leave out to stay unambiguous.
+    /// The standard C type this row's type is on LP64 Linux, where `shmem.h` is used: a
+    /// typedef'd row (`int64_t`) is the type glibc's `<stdint.h>` and `<stddef.h>` define it
+    /// as (`long`), any other row is its own type. A `_Generic` list or a C++ overload set
+    /// names each such type once (naming two spellings of one type is an error), and
+    /// `shmem.h` asserts each of these equalities at compile time.
+    pub(crate) fn lp64_type(&self) -> &'static str {
+        match self.c_type {
+            "int8_t" => "signed char",
+            "int16_t" => "short",
+            "int32_t" => "int",
+            "int64_t" | "ptrdiff_t" => "long",
+            "uint8_t" => "unsigned char",
+            "uint16_t" => "unsigned short",
+            "uint32_t" => "unsigned int",
+            "uint64_t" | "size_t" => "unsigned long",
+            _ => self.header_type(),
+        }
+    }
+
+    /// Whether the C type is a typedef of a standard type (`int64_t` is `long`).
     pub(crate) fn is_alias(&self) -> bool {
-        self.c_type.ends_with("_t")
+        self.lp64_type() != self.header_type()
     }
 }
 
