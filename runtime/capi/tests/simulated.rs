@@ -211,6 +211,18 @@ fn a_pe_that_ends_the_run_is_named_whatever_the_way() {
             ],
             processes: Some(&[HEAP_LINE, "SHMEM_SYMMETRIC_SIZE", "it returns NULL"]),
         },
+        Ending {
+            mode: "8",
+            status: 5,
+            simulated: &["PE 1 exited with status 5"],
+            processes: Some(&["rank 1 exited with status 5"]),
+        },
+        Ending {
+            mode: "9",
+            status: 6,
+            simulated: &["PE 1 exited with status 6"],
+            processes: Some(&["rank 1 exited with status 6"]),
+        },
     ];
     for case in cases {
         let mode = case.mode;
@@ -241,6 +253,12 @@ fn a_pe_that_ends_the_run_is_named_whatever_the_way() {
                     r.stderr
                 );
             }
+            // PE 1 never reaches exit or the end of main, so its handler never runs.
+            assert!(
+                !r.stdout.contains("atexit: PE 1"),
+                "mode {mode} {args:?}: {}",
+                r.stdout
+            );
         }
     }
 }

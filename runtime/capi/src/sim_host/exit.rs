@@ -30,7 +30,7 @@
 //! ends its PE with that status, since `exit` from any thread ends the process.
 
 use std::cell::{Cell, RefCell};
-use std::ffi::{c_int, c_void};
+use std::ffi::{CStr, c_int, c_void};
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::OnceLock;
@@ -149,10 +149,13 @@ fn end_pe(status: c_int) -> ! {
 /// flush, the host's report hook), whatever PE runs.
 pub(crate) fn exit_process(status: c_int) -> ! {
     static REAL: OnceLock<usize> = OnceLock::new();
-    // SAFETY: libc's `exit` has this signature.
-    let real_exit =
-        unsafe { std::mem::transmute::<usize, extern "C" fn(c_int) -> !>(real(c"exit", &REAL)) };
-    real_exit(status)
+    libc_end(c"exit", &REAL)(status)
+}
+
+/// libc's `name`, one of the `exit` family.
+fn libc_end(name: &CStr, slot: &OnceLock<usize>) -> extern "C" fn(c_int) -> ! {
+    // SAFETY: libc's `exit`, `_exit`, `_Exit` and `quick_exit` take an int and never return.
+    unsafe { std::mem::transmute::<usize, extern "C" fn(c_int) -> !>(real(name, slot)) }
 }
 
 /// `exit`: ends the running simulated PE after its handlers, else the process.
@@ -168,14 +171,11 @@ pub extern "C-unwind" fn exit(status: c_int) -> ! {
 }
 
 /// Ends the running simulated PE without its handlers, else calls libc's `name`.
-fn end_without_handlers(name: &std::ffi::CStr, slot: &OnceLock<usize>, status: c_int) -> ! {
+fn end_without_handlers(name: &CStr, slot: &OnceLock<usize>, status: c_int) -> ! {
     if running().is_some() {
         end_pe(status)
     }
-    // SAFETY: libc's `_exit`, `_Exit` and `quick_exit` have this signature.
-    let real_end =
-        unsafe { std::mem::transmute::<usize, extern "C" fn(c_int) -> !>(real(name, slot)) };
-    real_end(status)
+    libc_end(name, slot)(status)
 }
 
 /// `_exit`: ends the running simulated PE at once, else the process.

@@ -249,12 +249,12 @@ impl Report {
     }
 
     /// Marks the run ended by a global exit (`who` says which PE) with `status`: a success
-    /// when `status` is 0 and no PE failed before.
+    /// when `status` is 0, as the process launcher says, whatever PEs exited before.
     pub(crate) fn end_globally(&mut self, who: String, status: c_int) {
         if status != 0 {
             self.failures.push(who.clone());
         }
-        self.ok = self.failures.is_empty();
+        self.ok = status == 0;
         self.ended_by = Some(who);
     }
 }
