@@ -162,7 +162,10 @@ pub(crate) fn main(
     let ran = run_once(&path, args, request, exports, timeout_s)?;
     let Some(report) = ran.report else {
         eprintln!("rshmem run: {}", missing_report(&path, ran.status));
-        return Ok(ExitCode::from(1));
+        // A crash (the line above names the PE and the signal) gives 128 + the signal, as a
+        // shell reports a process killed by it and as the process launcher does.
+        let status = ran.status.signal().map_or(1, |signal| 128 + signal);
+        return Ok(ExitCode::from(u8::try_from(status).unwrap_or(1)));
     };
     if json {
         println!("{report}");
@@ -203,6 +206,9 @@ fn print_text(program: &str, r: &Value, trace: Option<&Path>) {
     }
     for failure in r["failures"].as_array().into_iter().flatten() {
         eprintln!("  {}", failure.as_str().unwrap_or("?"));
+    }
+    if let Some(ended_by) = r["ended_by"].as_str().filter(|_| ok) {
+        eprintln!("  {ended_by}");
     }
     if let Some(path) = trace.filter(|_| ok) {
         eprintln!(

@@ -64,6 +64,7 @@ pub(crate) fn fail(call: &str, pe: Option<u32>, err: &CallError) -> ! {
     let _ = writeln!(std::io::stderr(), "rshmem: {message}");
     crate::sim_host::note_why(message);
     // Why exit and not abort: exit flushes the program's stdio buffers, so what it printed
-    // before the failure is not lost.
-    std::process::exit(1)
+    // before the failure is not lost. libc's exit, not the `exit` libshmem defines for
+    // simulated PEs: a refused call ends the whole run, not only its PE.
+    crate::sim_host::end_process(1)
 }

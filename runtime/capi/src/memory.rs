@@ -25,14 +25,21 @@ fn units(bytes: usize) -> usize {
     bytes.div_ceil(std::mem::size_of::<MaxAligned>())
 }
 
-/// The allocation `made`, as a pointer for the program: null where the heap was exhausted.
+/// The allocation `made` by `call`, as a pointer for the program: null where the heap was
+/// exhausted, which is said once per PE on standard error (how much was asked, how much the
+/// heap holds and has free, the variable that raises it), since a program that does not
+/// check for NULL crashes later with no word of why.
 fn pointer<T: rshmem::Element>(
+    call: &str,
     pe: &Pe,
     made: Result<Sym<T>, ShmemError>,
 ) -> Result<*mut c_void, CallError> {
     match made {
         Ok(sym) => Ok(pe.ptr_of(sym).cast()),
-        Err(ShmemError::HeapExhausted { .. }) => Ok(std::ptr::null_mut()),
+        Err(err @ ShmemError::HeapExhausted { .. }) => {
+            crate::sim_host::note_failed_alloc(pe.shmem.my_pe(), call, &err);
+            Ok(std::ptr::null_mut())
+        }
         Err(err) => Err(err.into()),
     }
 }
@@ -44,7 +51,11 @@ pub extern "C" fn shmem_malloc(size: usize) -> *mut c_void {
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        pointer(pe, pe.shmem.malloc::<MaxAligned>(units(size)))
+        pointer(
+            "shmem_malloc",
+            pe,
+            pe.shmem.malloc::<MaxAligned>(units(size)),
+        )
     })
 }
 
@@ -58,7 +69,11 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
         if bytes == 0 {
             return Ok(std::ptr::null_mut());
         }
-        pointer(pe, pe.shmem.calloc::<MaxAligned>(units(bytes)))
+        pointer(
+            "shmem_calloc",
+            pe,
+            pe.shmem.calloc::<MaxAligned>(units(bytes)),
+        )
     })
 }
 
@@ -69,7 +84,11 @@ pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        pointer(pe, pe.shmem.align::<u8>(alignment as u64, size))
+        pointer(
+            "shmem_align",
+            pe,
+            pe.shmem.align::<u8>(alignment as u64, size),
+        )
     })
 }
 
@@ -87,6 +106,7 @@ pub extern "C" fn shmem_malloc_with_hints(size: usize, hints: c_long) -> *mut c_
             ))
         })?;
         pointer(
+            "shmem_malloc_with_hints",
             pe,
             pe.shmem.malloc_with_hints::<MaxAligned>(units(size), hints),
         )
@@ -109,7 +129,7 @@ pub unsafe extern "C" fn shmem_realloc(ptr: *mut c_void, size: usize) -> *mut c_
             pe.shmem.free(sym)?;
             return Ok(std::ptr::null_mut());
         }
-        pointer(pe, pe.shmem.realloc(sym, units(size)))
+        pointer("shmem_realloc", pe, pe.shmem.realloc(sym, units(size)))
     })
 }
 

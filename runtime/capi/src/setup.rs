@@ -90,6 +90,7 @@ pub extern "C" fn shmem_global_exit(status: c_int) -> ! {
     // Why flush: the other PEs are ended from outside, and what this one printed should
     // not be lost with it.
     let _ = std::io::stdout().flush();
+    crate::sim_host::global_exit_if_simulated(status);
     state::global_exit(status)
 }
 

@@ -119,6 +119,10 @@ const CASES: &[Case] = &[
         expect: Expect::Status(7),
         ..pass("c/global_exit.c")
     },
+    // Ending with exit(0), after shmem_finalize or without it, and C++ destructors at exit.
+    pass("sim/exit_after_finalize.c"),
+    pass("sim/exit_without_finalize.c"),
+    pass("sim/static_destructor.cpp"),
     // shmem_malloc answers NULL when the heap is too small (the spec's answer, not an error).
     Case {
         env: &[("SHMEM_SYMMETRIC_SIZE", "1m")],

@@ -1,6 +1,6 @@
 //! The same C programs on the simulator (`oshrun --sim`) and under the race detector
-//! (`rshmem check -n N`): reproducible from a seed, a missing fence found both ways, and a PE
-//! that ends the run named.
+//! (`rshmem check -n N`): reproducible from a seed, a missing fence found both ways, a PE
+//! that ends the run named, and a PE's `exit` ending that PE as it ends a process.
 
 mod common;
 
@@ -137,36 +137,211 @@ fn only_a_missing_fence_lets_the_simulator_show_stale_data() {
     );
 }
 
+/// How one way of ending `sim/ending.c` must end the run: the same status as processes and
+/// on the simulator (where processes define it), and the words each says on stderr.
+struct Ending {
+    mode: &'static str,
+    status: i32,
+    simulated: &'static [&'static str],
+    /// `None`: not run as processes (a deadlock there waits for its deadline).
+    processes: Option<&'static [&'static str]>,
+}
+
 #[test]
 fn a_pe_that_ends_the_run_is_named_whatever_the_way() {
     let dir = setup();
     let ending = program(&dir, "sim/ending.c", &[]);
     let ending = ending.to_str().expect("a UTF-8 path");
-    let cases: [(&str, Option<i32>, &[&str]); 5] = [
-        (
-            "0",
-            Some(1),
-            &["PE 1", "shmem_long_p", "PE 7 does not exist"],
-        ),
-        ("1", Some(3), &["PE 1 called exit(3)"]),
-        ("2", Some(1), &["simulated PE 1 crashed with signal 11"]),
-        (
-            "3",
-            Some(1),
-            &["deadlock", "PE 0 waits for wait_until", "PE 1 waits"],
-        ),
-        ("4", Some(4), &["PE 1 called shmem_global_exit(4)"]),
+    const HEAP_LINE: &str = "shmem_malloc: host heap exhausted: asked for 1099511627776 bytes";
+    let cases = [
+        Ending {
+            mode: "0",
+            status: 1,
+            simulated: &["PE 1", "shmem_long_p", "PE 7 does not exist"],
+            processes: Some(&["PE 1", "shmem_long_p", "PE 7 does not exist"]),
+        },
+        // The others go on; the one that waits for PE 1 is told it finished.
+        Ending {
+            mode: "1",
+            status: 3,
+            simulated: &["PE 1 exited with status 3", "already finished: PEs 1"],
+            processes: Some(&["rank 1 exited with status 3"]),
+        },
+        Ending {
+            mode: "2",
+            status: 128 + 11,
+            simulated: &["simulated PE 1 crashed with signal 11 (SIGSEGV)"],
+            processes: Some(&["rank 1 was killed by signal 11"]),
+        },
+        Ending {
+            mode: "3",
+            status: 1,
+            simulated: &["deadlock", "PE 0 waits for wait_until", "PE 1 waits"],
+            processes: None,
+        },
+        Ending {
+            mode: "4",
+            status: 4,
+            simulated: &["PE 1 called shmem_global_exit(4)"],
+            processes: Some(&["rank 1 called shmem_global_exit(4)"]),
+        },
+        Ending {
+            mode: "5",
+            status: 128 + 6,
+            simulated: &["simulated PE 1 crashed with signal 6 (SIGABRT)"],
+            processes: Some(&["rank 1 was killed by signal 6"]),
+        },
+        // OpenSHMEM 1.5 section 9.1.5: the status goes to the environment; 0 is a success.
+        Ending {
+            mode: "6",
+            status: 0,
+            simulated: &["PE 1 called shmem_global_exit(0)", ": ok"],
+            processes: Some(&["rank 1 called shmem_global_exit(0)"]),
+        },
+        // OpenSHMEM 1.5 section 9.3.1: NULL on every PE; each PE says why once, and the
+        // crash of the PE that used the NULL names the allocation.
+        Ending {
+            mode: "7",
+            status: 128 + 11,
+            simulated: &[
+                HEAP_LINE,
+                "SHMEM_SYMMETRIC_SIZE",
+                "it returns NULL",
+                "simulated PE 1 crashed with signal 11 (SIGSEGV) after shmem_malloc returned NULL",
+            ],
+            processes: Some(&[HEAP_LINE, "SHMEM_SYMMETRIC_SIZE", "it returns NULL"]),
+        },
+        Ending {
+            mode: "8",
+            status: 5,
+            simulated: &["PE 1 exited with status 5"],
+            processes: Some(&["rank 1 exited with status 5"]),
+        },
+        Ending {
+            mode: "9",
+            status: 6,
+            simulated: &["PE 1 exited with status 6"],
+            processes: Some(&["rank 1 exited with status 6"]),
+        },
     ];
-    for (mode, status, words) in cases {
-        let args = ["-np", "2", "--sim", "hgx8", ending, mode];
-        let r = run(&dir, "oshrun", &args, &format!("ending{mode}"));
-        assert_eq!(exit_code(&r), status, "mode {mode}: {}", r.stderr);
-        for word in words {
-            assert!(
-                r.stderr.contains(word),
-                "mode {mode} lacks `{word}`: {}",
+    for case in cases {
+        let mode = case.mode;
+        let sim = ["-np", "2", "--sim", "hgx8", ending, mode];
+        let processes = ["-np", "2", ending, mode];
+        let launches = [
+            (&sim[..], Some(case.simulated)),
+            (&processes[..], case.processes),
+        ];
+        for (args, words) in launches {
+            let Some(words) = words else { continue };
+            let r = run(
+                &dir,
+                "oshrun",
+                args,
+                &format!("ending{mode}-{}", args.len()),
+            );
+            assert_eq!(
+                exit_code(&r),
+                Some(case.status),
+                "mode {mode} {args:?}: {}",
                 r.stderr
             );
+            for word in words {
+                assert!(
+                    r.stderr.contains(word),
+                    "mode {mode} {args:?} lacks `{word}`: {}",
+                    r.stderr
+                );
+            }
+            // PE 1 never reaches exit or the end of main, so its handler never runs.
+            assert!(
+                !r.stdout.contains("atexit: PE 1"),
+                "mode {mode} {args:?}: {}",
+                r.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn a_pe_that_exits_early_is_in_the_report_with_its_status() {
+    let dir = setup();
+    let ending = program(&dir, "sim/ending.c", &[]);
+    let ending = ending.to_str().expect("a UTF-8 path");
+    let args = ["-np", "4", "--sim", "hgx8", "--json", ending, "1"];
+    let r = run(&dir, "oshrun", &args, "ending1-json");
+    assert_eq!(exit_code(&r), Some(3), "{}", r.stderr);
+    let json = r.stdout.trim_end().lines().last().expect("a JSON report");
+    let report: serde_json::Value = serde_json::from_str(json).expect("a JSON report");
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["exit_statuses"][1], 3, "{report}");
+    let failures = report["failures"].to_string();
+    assert!(failures.contains("PE 1 exited with status 3"), "{failures}");
+}
+
+/// The lines `pe` printed that start with a handler's prefix, in order.
+fn handler_lines(stdout: &str, pe: usize) -> Vec<String> {
+    let me = format!(" PE {pe} ");
+    stdout
+        .lines()
+        .filter(|l| (l.starts_with("atexit:") || l.starts_with("destructor:")) && l.contains(&me))
+        .map(|l| l.replace(&me, " PE n "))
+        .collect()
+}
+
+#[test]
+fn each_pe_runs_its_own_atexit_handlers_once_in_reverse_order_as_processes_do() {
+    let dir = setup();
+    // C11 7.22.4.4 and C++17 [basic.start.term]: newest first, a function-local static's
+    // destructor in the place of its construction.
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "sim/exit_after_finalize.c",
+            &[
+                "atexit: PE n registered_second (after 0)",
+                "atexit: PE n registered_first (after 1)",
+            ],
+        ),
+        ("sim/exit_without_finalize.c", &["atexit: PE n done"]),
+        (
+            "sim/static_destructor.cpp",
+            &[
+                "atexit: PE n after_tally",
+                "destructor: PE n tally",
+                "atexit: PE n before_tally",
+            ],
+        ),
+    ];
+    for (source, want) in cases {
+        let binary = program(&dir, source, &[]);
+        let binary = binary.to_str().expect("a UTF-8 path");
+        for (tag, launch) in [
+            ("sim", &["-np", "4", "--sim", "hgx8"][..]),
+            ("processes", &["-np", "4"][..]),
+        ] {
+            let mut args = launch.to_vec();
+            args.push(binary);
+            let r = run(
+                &dir,
+                "oshrun",
+                &args,
+                &format!("{source}-{tag}").replace('/', "_"),
+            );
+            assert_eq!(
+                exit_code(&r),
+                Some(0),
+                "{source} {tag}: {}{}",
+                r.stdout,
+                r.stderr
+            );
+            for pe in 0..4 {
+                assert_eq!(
+                    handler_lines(&r.stdout, pe),
+                    want,
+                    "{source} {tag} PE {pe}: {}",
+                    r.stdout
+                );
+            }
         }
     }
 }

@@ -17,9 +17,10 @@ use crate::sim_host::HostError;
 use crate::sim_host::getopt::GetoptVars;
 use crate::sim_host::image::Image;
 
-/// A program's `main`, as the host calls it.
+/// A program's `main`, as the host calls it: "C-unwind", since a PE's `exit` unwinds out of it
+/// (`exit.rs`).
 pub(crate) type Main =
-    unsafe extern "C" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
+    unsafe extern "C-unwind" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
 
 /// One PE's copy of the program.
 #[derive(Debug)]

@@ -16,18 +16,24 @@
 //! per access. One OS thread runs everything, in the simulator's order: the same seed gives
 //! the same run, whatever the OS does.
 //!
+//! How a PE ends: as a process would. `exit`, `_exit`, `_Exit`, `quick_exit` and returning
+//! from `main` end that PE with its status, after its `atexit` handlers where a process runs
+//! them (`exit.rs`), and the run goes on for the others; a failed call, a global exit or a
+//! fatal signal ends the process, and the report names the PE (`ending.rs`).
+//!
 //! What a PE's program must not do: start threads that call SHMEM (the simulator has one
-//! thread), use thread-local variables of its own (refused at load), or call `exit` before
-//! the others are done (it ends the process, so the report names the PE and the status).
+//! thread), or use thread-local variables of its own (refused at load).
 
 pub(crate) mod check;
 mod copies;
 mod ending;
+mod exit;
 mod getopt;
 mod image;
 mod report;
 
 use std::ffi::{c_char, c_int};
+use std::io::Write;
 use std::path::PathBuf;
 
 use hw::any::AnyDevice;
@@ -191,6 +197,7 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
     // Leaked: a slot stays current after its PE's `main` returns, and the copies' exit
     // handlers (C++ destructors) may still call the library when the host ends the process.
     let slots: &'static [Slot] = Box::leak((0..request.pes).map(|_| Slot::new()).collect());
+    exit::install(slots, copies.iter().map(|copy| copy.base..copy.data.end));
     let pe_main = |device: AnyDevice| -> c_int {
         let pe = device.pe().0 as usize;
         run_copy(&slots[pe], &copies[pe], device, &config, args)
@@ -221,8 +228,8 @@ where
     launcher.launch(|device| pe_main(AnyDevice::new(device)))
 }
 
-/// One PE's life: its program's `main` on its own copy, with its own slot, and the finalize
-/// the program left out.
+/// One PE's life: its program's `main` on its own copy, with its own slot, until it returns
+/// or exits, and the finalize the program left out.
 fn run_copy(
     slot: &Slot,
     copy: &Copy,
@@ -230,6 +237,7 @@ fn run_copy(
     config: &rshmem::Config,
     args: &Args,
 ) -> c_int {
+    let pe = device.pe().0;
     slot.provide(device, config.clone());
     if let Some(vars) = copy.getopt {
         slot.getopt().set(vars);
@@ -237,17 +245,49 @@ fn run_copy(
     // SAFETY: the slots are leaked, so they live until the process ends.
     unsafe { state::enter_slot(slot) };
     // SAFETY: `main` is the copy's, called as the C runtime calls it.
-    let status = unsafe { (copy.main)(args.argc, args.argv, args.envp) };
-    // Why: a program that returns without shmem_finalize still takes part in the collective
-    // finalize the others run, as at the exit of a process.
-    state::finalize("shmem_finalize (when main returned)");
+    let status = exit::run_main(pe, || unsafe {
+        (copy.main)(args.argc, args.argv, args.envp)
+    });
+    ending::pe_ended(pe, status);
+    // Why: a program that ends without shmem_finalize still takes part in the collective
+    // finalize the others run.
+    state::finalize("shmem_finalize (when the PE exited)");
     status
 }
 
 pub(crate) use getopt::PeGetopt;
 
-/// Records why the running PE is about to end the process, for the report of a simulated
-/// run (a failed call, a global exit); elsewhere nothing reads it.
+/// Records why the running PE is about to end the process (a failed call), for the report
+/// of a simulated run; elsewhere nothing reads it.
 pub(crate) fn note_why(why: String) {
     ending::note_why(why);
+}
+
+/// Ends the process with `status` through libc's `exit`, never just the running PE: what a
+/// failed call does. On the simulator the status is the first PE's that exited non-zero, if
+/// one did, as the process launcher's would be.
+pub(crate) fn end_process(status: c_int) -> ! {
+    exit::exit_process(ending::run_status(status))
+}
+
+/// On the simulator, ends the run for `shmem_global_exit(status)` of the running PE; returns
+/// elsewhere.
+pub(crate) fn global_exit_if_simulated(status: c_int) {
+    if let Some(pe) = exit::running_pe() {
+        ending::note_global_exit(pe, status);
+        exit::exit_process(status)
+    }
+}
+
+/// Records that `call` returned NULL to PE `pe` because a heap is too small (`why`), and
+/// says so on standard error once per PE; on the simulator a crash of the PE names it.
+pub(crate) fn note_failed_alloc(pe: u32, call: &str, why: &dyn std::fmt::Display) {
+    let first = ending::note_failed_alloc(pe, || format!("{call} returned NULL ({why})"));
+    if first {
+        // Why ignore a failed write: the call returns NULL either way.
+        let _ = writeln!(
+            std::io::stderr(),
+            "rshmem: PE {pe}: {call}: {why}; it returns NULL (said once per PE)"
+        );
+    }
 }

@@ -5,9 +5,9 @@
 //! fields of the built-in workloads' `rshmem run --json`, plus each PE's exit status and the
 //! races of a checked run, their addresses named by the program's symbols.
 //!
-//! A PE that ends the process (`exit`, a fatal signal) ends the run for every PE, since they
-//! share the process: `on_exit` and a signal handler name that PE on standard error and in
-//! the report, so no run ends without saying why.
+//! A PE that ends the process (a failed call, `shmem_global_exit`, a fatal signal) ends the
+//! run for every PE, since they share the process: `on_exit` and a signal handler name that
+//! PE on standard error and in the report (`ending.rs`), so no run ends without saying why.
 
 use std::ffi::c_int;
 use std::io::Write;
@@ -42,8 +42,12 @@ pub(crate) struct Report {
     sim_ops_per_wall_s: f64,
     /// The host process's peak resident memory (every PE's copy, stack and touched memory).
     process_rss_bytes_peak: u64,
-    /// Each PE's `main`'s return value, or `null` for a PE that did not return.
+    /// Each PE's exit status (what `main` returned or `exit` was given, its low 8 bits), or
+    /// `null` for a PE that did not end.
     exit_statuses: Vec<Option<c_int>>,
+    /// The PE that ended the run with `shmem_global_exit`, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ended_by: Option<String>,
     /// The simulator's chance events (for `rshmem check --schedule delays`).
     choices: u64,
     failures: Vec<String>,
@@ -105,7 +109,7 @@ impl Outcome {
             .map(|(pe, result)| match result {
                 Ok(0) => Some(0),
                 Ok(status) => {
-                    failures.push(format!("PE {pe}: main returned {status}"));
+                    failures.push(exited(pe as u32, *status));
                     Some(*status)
                 }
                 Err(failure) => {
@@ -233,6 +237,31 @@ impl Report {
         self.failures.push(why);
         self.ok = false;
     }
+
+    /// Records that PE `pe` ended with `status`.
+    pub(crate) fn pe_ended(&mut self, pe: u32, status: c_int) {
+        if let Some(slot) = self.exit_statuses.get_mut(pe as usize) {
+            *slot = Some(status);
+        }
+        if status != 0 {
+            self.failures.push(exited(pe, status));
+        }
+    }
+
+    /// Marks the run ended by a global exit (`who` says which PE) with `status`: a success
+    /// when `status` is 0, as the process launcher says, whatever PEs exited before.
+    pub(crate) fn end_globally(&mut self, who: String, status: c_int) {
+        if status != 0 {
+            self.failures.push(who.clone());
+        }
+        self.ok = status == 0;
+        self.ended_by = Some(who);
+    }
+}
+
+/// The failure of a PE that exited with a non-zero `status`.
+fn exited(pe: u32, status: c_int) -> String {
+    format!("PE {pe} exited with status {status}")
 }
 
 /// Writes a report completed by the exit hook.
@@ -243,7 +272,8 @@ pub(crate) fn write_early(report: &Report) {
 }
 
 /// Writes the report of a finished (or failed) run and returns the process's exit status:
-/// 0 when every PE returned 0 with no failure and no race, else 1.
+/// 0 when every PE exited 0 with no failure and no race, else the status of the first PE
+/// that exited non-zero, else 1.
 pub(crate) fn finish(request: &Request, outcome: Result<Outcome, HostError>) -> c_int {
     let (mut report, timeline) = match outcome {
         Ok(outcome) => (outcome.report, outcome.timeline),
@@ -276,7 +306,11 @@ pub(crate) fn finish(request: &Request, outcome: Result<Outcome, HostError>) -> 
     write(&request.report, &report);
     // SAFETY: fflush(NULL) flushes every C stream; the PEs' output is in them.
     unsafe { libc::fflush(std::ptr::null_mut()) };
-    c_int::from(!report.ok)
+    if report.ok {
+        0
+    } else {
+        crate::sim_host::ending::run_status(1)
+    }
 }
 
 /// Reports a request the host could not even read, on standard error (there is no report

@@ -1,0 +1,227 @@
+//! `exit` and `atexit` for the simulator's PEs: a PE that calls `exit(status)` (or `_exit`,
+//! `_Exit`, `quick_exit`) ends that PE with `status`, as it would end its process, and the
+//! run goes on for the others; a PE's `atexit` handlers (and the C++ destructors its copy
+//! registers while it runs) run when that PE exits, once, on that PE, in reverse order.
+//!
+//! How: `libshmem` defines `exit`, `_exit`, `_Exit`, `quick_exit` and `__cxa_atexit`, which a
+//! program linked with it binds to first (glibc's `atexit`, linked into each copy, calls
+//! `__cxa_atexit` through the PLT), as `getopt.rs` does for `getopt`. Outside a simulated PE
+//! each forwards to libc's (`RTLD_NEXT`). Inside one:
+//! - `__cxa_atexit` keeps a handler registered by the PE's own copy (its `__dso_handle` lies
+//!   in the copy) in the PE's list; one registered for another object (libstdc++'s own
+//!   statics, shared by every PE) goes to libc's list, as before.
+//! - `exit` runs the PE's handlers, newest first, each taken off the list before it runs (a
+//!   handler that calls `exit` does not run twice), then unwinds the PE's stack with a
+//!   private payload ([`PeExit`]) up to [`run_main`], which returns the status as if `main`
+//!   had returned it; returning from `main` runs the handlers the same way. `_exit`, `_Exit`
+//!   and `quick_exit` unwind without running them.
+//!
+//! Why an unwind and not a simulator-side end: the PE's coroutine must finish for the
+//! simulator to count it done (its deadlock report names the PEs that finished), and its
+//! implicit `shmem_finalize` must run on its own stack. C frames built by gcc and clang carry
+//! unwind tables on x86-64 and AArch64 by default, so the unwind passes them without running
+//! anything. Limits: a program built with `-fno-asynchronous-unwind-tables` cannot be
+//! unwound (the run aborts, naming the PE); a C++ `catch (...)` between `main` and the `exit`
+//! catches the unwind (it must rethrow); C++ objects on the stack are destroyed on the way,
+//! which a process's `exit` would not do; `at_quick_exit` and `on_exit` handlers are the
+//! process's, not the PE's.
+//!
+//! Threads of a PE: the payload is [`PeExit`]; a simulated thread whose coroutine catches it
+//! ends its PE with that status, since `exit` from any thread ends the process.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::{CStr, c_int, c_void};
+use std::ops::Range;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::OnceLock;
+
+use crate::sim_host::getopt::real;
+use crate::state::{self, Slot};
+
+/// What unwinds a PE's stack from its `exit` to [`run_main`].
+#[derive(Debug)]
+pub(crate) struct PeExit {
+    /// The status the PE exits with.
+    pub(crate) status: c_int,
+}
+
+/// An `atexit` handler (or a C++ destructor) and its argument.
+type Handler = unsafe extern "C-unwind" fn(*mut c_void);
+
+/// One PE's exit state.
+struct PeExits {
+    /// Its handlers, oldest first.
+    handlers: RefCell<Vec<(Handler, *mut c_void)>>,
+    /// Whether its `main` (or its handlers after `main`) runs.
+    in_main: Cell<bool>,
+    /// The addresses of its copy of the program.
+    copy: Range<usize>,
+}
+
+/// Every PE's exit state, found by the slot that is current while the PE runs.
+struct Table {
+    slots: &'static [Slot],
+    pes: Box<[PeExits]>,
+}
+
+// SAFETY: the table is read and written only on the host's thread (`running` checks it).
+unsafe impl Sync for Table {}
+// SAFETY: as for Sync.
+unsafe impl Send for Table {}
+
+static TABLE: OnceLock<Table> = OnceLock::new();
+
+thread_local! {
+    /// Whether this thread runs the simulated PEs.
+    static HOST_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes this thread the one whose PEs `exit` ends: PE `n` has `slots[n]` and the copy at
+/// `copies[n]`.
+pub(crate) fn install(slots: &'static [Slot], copies: impl Iterator<Item = Range<usize>>) {
+    let pes = copies
+        .map(|copy| PeExits {
+            handlers: RefCell::new(Vec::new()),
+            in_main: Cell::new(false),
+            copy,
+        })
+        .collect();
+    let _ = TABLE.set(Table { slots, pes });
+    HOST_THREAD.set(true);
+}
+
+/// The simulated PE whose program runs now, and its exit state.
+fn running() -> Option<(u32, &'static PeExits)> {
+    if !HOST_THREAD.get() {
+        return None;
+    }
+    let table = TABLE.get()?;
+    let current = state::slot();
+    let pe = table.slots.iter().position(|s| std::ptr::eq(s, current))?;
+    let exits = &table.pes[pe];
+    exits.in_main.get().then_some((pe as u32, exits))
+}
+
+/// The number of the simulated PE whose program runs now, if one does (before its
+/// `shmem_init` too).
+pub(crate) fn running_pe() -> Option<u32> {
+    running().map(|(pe, _)| pe)
+}
+
+/// Runs PE `pe`'s `main` (`call_main`) and then its handlers, and returns its exit status as
+/// a process's would be (the low 8 bits), whether `main` returned or the PE called `exit`.
+pub(crate) fn run_main(pe: u32, call_main: impl FnOnce() -> c_int) -> c_int {
+    let exits = &TABLE.get().expect("install runs before the PEs").pes[pe as usize];
+    exits.in_main.set(true);
+    let ended = catch_unwind(AssertUnwindSafe(|| {
+        let status = call_main();
+        run_handlers(exits);
+        status
+    }));
+    exits.in_main.set(false);
+    let status = match ended {
+        Ok(status) => status,
+        Err(payload) => match payload.downcast::<PeExit>() {
+            Ok(exit) => exit.status,
+            Err(other) => resume_unwind(other),
+        },
+    };
+    status & 0xff
+}
+
+/// Runs `exits`'s handlers, newest first, each once.
+fn run_handlers(exits: &PeExits) {
+    loop {
+        let next = exits.handlers.borrow_mut().pop();
+        let Some((handler, arg)) = next else { return };
+        // SAFETY: the program registered `handler` with `arg`, to be called once at exit.
+        unsafe { handler(arg) };
+    }
+}
+
+/// Ends the running PE with `status`: unwinds to [`run_main`].
+fn end_pe(status: c_int) -> ! {
+    // Why resume_unwind and not panic!: it runs no panic hook, so nothing is printed.
+    resume_unwind(Box::new(PeExit { status }))
+}
+
+/// Ends the process with `status` through libc's `exit` (its `atexit` handlers, its stdio
+/// flush, the host's report hook), whatever PE runs.
+pub(crate) fn exit_process(status: c_int) -> ! {
+    static REAL: OnceLock<usize> = OnceLock::new();
+    libc_end(c"exit", &REAL)(status)
+}
+
+/// libc's `name`, one of the `exit` family.
+fn libc_end(name: &CStr, slot: &OnceLock<usize>) -> extern "C" fn(c_int) -> ! {
+    // SAFETY: libc's `exit`, `_exit`, `_Exit` and `quick_exit` take an int and never return.
+    unsafe { std::mem::transmute::<usize, extern "C" fn(c_int) -> !>(real(name, slot)) }
+}
+
+/// `exit`: ends the running simulated PE after its handlers, else the process.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn exit(status: c_int) -> ! {
+    match running() {
+        Some((_, exits)) => {
+            run_handlers(exits);
+            end_pe(status)
+        }
+        None => exit_process(status),
+    }
+}
+
+/// Ends the running simulated PE without its handlers, else calls libc's `name`.
+fn end_without_handlers(name: &CStr, slot: &OnceLock<usize>, status: c_int) -> ! {
+    if running().is_some() {
+        end_pe(status)
+    }
+    libc_end(name, slot)(status)
+}
+
+/// `_exit`: ends the running simulated PE at once, else the process.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn _exit(status: c_int) -> ! {
+    static REAL: OnceLock<usize> = OnceLock::new();
+    end_without_handlers(c"_exit", &REAL, status)
+}
+
+/// `_Exit`: as `_exit`.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn _Exit(status: c_int) -> ! {
+    static REAL: OnceLock<usize> = OnceLock::new();
+    end_without_handlers(c"_Exit", &REAL, status)
+}
+
+/// `quick_exit`: ends the running simulated PE without its `atexit` handlers, else the
+/// process after its `at_quick_exit` handlers.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn quick_exit(status: c_int) -> ! {
+    static REAL: OnceLock<usize> = OnceLock::new();
+    end_without_handlers(c"quick_exit", &REAL, status)
+}
+
+/// `__cxa_atexit`: a handler the running simulated PE's copy registers is the PE's; any
+/// other goes to libc.
+///
+/// # Safety
+/// As libc's: `handler` may be called once with `arg` at exit.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __cxa_atexit(
+    handler: Handler,
+    arg: *mut c_void,
+    dso: *mut c_void,
+) -> c_int {
+    if let Some((_, exits)) = running()
+        && exits.copy.contains(&(dso as usize))
+    {
+        exits.handlers.borrow_mut().push((handler, arg));
+        return 0;
+    }
+    type CxaAtexit = unsafe extern "C" fn(Handler, *mut c_void, *mut c_void) -> c_int;
+    static REAL: OnceLock<usize> = OnceLock::new();
+    // SAFETY: libc's `__cxa_atexit` has this signature.
+    let real_atexit =
+        unsafe { std::mem::transmute::<usize, CxaAtexit>(real(c"__cxa_atexit", &REAL)) };
+    // SAFETY: the caller's arguments, as libc takes them.
+    unsafe { real_atexit(handler, arg, dso) }
+}
