@@ -63,29 +63,37 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
 }
 
 /// Allocates `size` bytes aligned to `alignment` (a power of two) on every PE (collective).
+///
+/// The runtime aligns the allocation's offset in its heap, and the backend maps each heap at a
+/// base aligned to its size (up to 1 GiB), so the address is aligned too; an alignment beyond
+/// what the base gives is refused rather than returned misaligned.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
     with_pe("shmem_align", |pe| {
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        pointer(pe, pe.shmem.align::<u8>(alignment as u64, size))
+        let made = pointer(pe, pe.shmem.align::<u8>(alignment as u64, size))?;
+        if made.align_offset(alignment) != 0 {
+            return Err(CallError::Argument(format!(
+                "alignment {alignment:#x} is more than the heap's base here is aligned to \
+                 ({made:p}); ask for a smaller alignment or a larger SHMEM_SYMMETRIC_SIZE"
+            )));
+        }
+        Ok(made)
     })
 }
 
-/// Allocates `size` bytes in the heap `hints` pick (`SHMEM_MALLOC_*`), collective.
+/// Allocates `size` bytes in the heap `hints` pick (`SHMEM_MALLOC_*`), collective. Hint bits
+/// this library does not know are advice it cannot use: the call then behaves as
+/// `shmem_malloc` (OpenSHMEM 1.5 section 9.3, shmem_malloc_with_hints).
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_malloc_with_hints(size: usize, hints: c_long) -> *mut c_void {
     with_pe("shmem_malloc_with_hints", |pe| {
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        let hints = MallocHints::from_bits(hints as u64).ok_or_else(|| {
-            CallError::Argument(format!(
-                "unknown hint bits {hints:#x}; pass 0 or a combination of the SHMEM_MALLOC_* \
-                 constants of shmem.h"
-            ))
-        })?;
+        let hints = MallocHints::from_bits_ignoring_unknown(hints as u64);
         pointer(
             pe,
             pe.shmem.malloc_with_hints::<MaxAligned>(units(size), hints),

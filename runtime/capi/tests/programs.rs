@@ -108,6 +108,9 @@ const CASES: &[Case] = &[
         ..pass("c/threads.c")
     },
     pass("c/generic.c"),
+    pass("c/spec_memory.c"),
+    pass("c/spec_rma.c"),
+    pass("c/spec_waits.c"),
     pass("cxx/generic.cpp"),
     pass("cxx/classes.cpp"),
     Case {
