@@ -252,6 +252,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn mappings_are_aligned_to_their_size() {
+        for len in [1 << 20, (3 << 20) + 5, 4096] {
+            let (fd, first) = shared_memory(c"rshmem-test", len).expect("a memfd");
+            let second = Mapping::map(fd.as_fd(), len).expect("a mapping");
+            let align = base_alignment(len);
+            assert!(align >= len.min(MAX_BASE_ALIGN_BYTES) && align.is_power_of_two());
+            for mapping in [&first, &second] {
+                assert_eq!(
+                    mapping.span(0, 0, "test") as usize % align,
+                    0,
+                    "{len} bytes"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_second_mapping_of_a_memfd_sees_the_first_ones_writes() {
         let (fd, first) = shared_memory(c"rshmem-test", 1 << 20).expect("a memfd");
         let second = Mapping::map(fd.as_fd(), 1 << 20).expect("a mapping");

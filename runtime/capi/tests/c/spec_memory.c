@@ -81,6 +81,8 @@ int main(void) {
     long *peer = shmem_ptr(obj, right);
     if (peer != NULL)
         CHECK(*peer == 1000 + right, "shmem_ptr load gave %ld", *peer);
+    /* "Otherwise, a NULL address is returned": a PE that does not exist cannot be reached. */
+    CHECK(shmem_ptr(obj, n) == NULL && shmem_ptr(obj, -1) == NULL, "shmem_ptr to no PE");
     shmem_barrier_all();
 
     /* 9.1, shmem_addr_accessible: 1 for a symmetric object on every PE, 0 for a private one. */

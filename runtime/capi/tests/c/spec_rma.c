@@ -1,7 +1,8 @@
 /* spec_rma: remote memory access and signals checked against the words of OpenSHMEM 1.5,
  * section 9.6 (put, get, iput, iget, put_nbi, get_nbi; ibput and ibget of 1.6) and section
  * 9.8 (put_signal): transfers of no elements, with null buffers, move nothing and return;
- * strides follow the text; a put whose source and destination are the same object keeps it. */
+ * strides follow the text (at least 1, blocks may overlap); a put whose source and
+ * destination are the same object keeps it. */
 #include <stdint.h>
 #include <string.h>
 
@@ -89,6 +90,13 @@ int main(void) {
     CHECK(blocks[3] == 1000 * me + 6 && blocks[4] == 100 * right + 5, "ibget block 1 is %ld %ld",
           blocks[3], blocks[4]);
     CHECK(blocks[2] == 0 && blocks[5] == 0, "ibget wrote between the blocks");
+    /* The strides need only be at least 1: source blocks that overlap read elements twice. */
+    long twice[4] = {0};
+    shmem_long_ibget(twice, target, 2, 1, 2, 2, right);
+    CHECK(twice[0] == 1000 * me && twice[1] == 100 * right + 1 && twice[2] == 100 * right + 1 &&
+              twice[3] == 1000 * me + 3,
+          "ibget of overlapping blocks gave %ld %ld %ld %ld", twice[0], twice[1], twice[2],
+          twice[3]);
     shmem_barrier_all();
 
     /* 9.6, shmem_put: to the calling PE with source and dest the same object, the data the
