@@ -93,6 +93,10 @@ int main(void) {
         /* 9.1, shmem_pe_accessible: every PE of the program is reachable. */
         CHECK(shmem_pe_accessible(pe) == 1, "shmem_pe_accessible(%d)", pe);
     }
+    /* A PE that does not exist is not accessible: both queries answer 0. */
+    CHECK(shmem_addr_accessible(obj, n) == 0, "shmem_addr_accessible to PE n");
+    CHECK(shmem_pe_accessible(n) == 0 && shmem_pe_accessible(-1) == 0,
+          "shmem_pe_accessible of no PE");
     shmem_free(obj);
 
     FINISH("spec_memory");

@@ -43,6 +43,8 @@ int main(void) {
     shmem_iget16(NULL, NULL, 2, 3, 0, right);
     shmem_long_ibput(NULL, NULL, 4, 4, 2, 0, right);
     shmem_long_ibget(NULL, NULL, 4, 4, 0, 2, right);
+    /* 1.6, shmem_pe_quiet: an empty set of PEs is nothing to wait for. */
+    shmem_pe_quiet(NULL, 0);
     shmem_quiet();
     shmem_barrier_all();
     for (int i = 0; i < N; i++)
