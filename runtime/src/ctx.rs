@@ -6,7 +6,7 @@
 //! of its own in the backend, so [`Ctx::fence`] and [`Ctx::quiet`] order and complete only
 //! that context's operations and never wait for another context's.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ops::Deref;
 use std::rc::Rc;
 
@@ -76,6 +76,8 @@ pub struct Ctx<B: Backend> {
     pub(crate) team: crate::Team,
     /// Non-blocking fetching atomics whose values land at the next quiet (`p2p/amo_nbi.rs`).
     pub(crate) pending_fetches: RefCell<Vec<PendingFetch>>,
+    /// Where the next `_any` wait or test starts looking (`p2p/wait_set.rs`).
+    pub(crate) any_turn: Cell<usize>,
 }
 
 impl<B: Backend> std::fmt::Debug for Ctx<B> {

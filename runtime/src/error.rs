@@ -329,10 +329,11 @@ pub enum ShmemError {
     /// A kernel launch failed, or a call in it ([`crate::Shmem::launch_kernel`]).
     #[error(transparent)]
     Kernel(#[from] crate::kernel::KernelError),
-    /// A strided operation's blocks would overlap on one side.
+    /// A strided operation of two blocks or more has a stride of 0 on one side.
     #[error(
-        "{op}: the {side} stride is {stride} elements but a block is {block_len}, so blocks \
-         would overlap; pass a {side} stride of at least {block_len} (1 for iput/iget)"
+        "{op}: the {side} stride is {stride} elements, so every block of {block_len} would be \
+         the same one; pass a {side} stride of at least 1 (strides count elements from one \
+         block's start to the next)"
     )]
     StrideTooShort {
         /// The operation.

@@ -132,6 +132,7 @@ impl<B: Backend> Shmem<B> {
                 options: CtxOptions::default(),
                 team: world,
                 pending_fetches: RefCell::default(),
+                any_turn: Cell::default(),
             },
             teams,
             team_layout,
@@ -202,6 +203,7 @@ impl<B: Backend> Shmem<B> {
             options,
             team: team.clone(),
             pending_fetches: RefCell::default(),
+            any_turn: Cell::default(),
         })
     }
 

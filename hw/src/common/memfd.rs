@@ -37,7 +37,8 @@ unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
 impl Mapping {
-    /// Maps `len` bytes of `fd` shared and read/write. Length 0 maps nothing.
+    /// Maps `len` bytes of `fd` shared and read/write, at a base aligned as
+    /// [`base_alignment`] says. Length 0 maps nothing.
     ///
     /// # Errors
     /// What `mmap` said.
@@ -49,20 +50,7 @@ impl Mapping {
                 unmap_on_drop: false,
             });
         }
-        // SAFETY: a new mapping at an address the kernel picks; nothing else is affected.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
-        if addr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        let addr = map_aligned(fd, len, base_alignment(len))?;
         let base = NonNull::new(addr.cast::<u8>()).ok_or_else(io::Error::last_os_error)?;
         Ok(Mapping {
             base,
@@ -152,6 +140,83 @@ impl Drop for Mapping {
     }
 }
 
+/// The most a mapping's base is aligned to: the alignment of a 1 GiB heap, the default size.
+const MAX_BASE_ALIGN_BYTES: usize = 1 << 30;
+
+/// The alignment of the base of a mapping of `len` bytes: `len` rounded up to a power of two,
+/// at most [`MAX_BASE_ALIGN_BYTES`], at least a page.
+///
+/// Why: `shmem_align` aligns an allocation's offset in its segment, and that offset is the
+/// same on every PE while each PE maps the segment at an address of its own; the address is
+/// as aligned as asked only where the base is at least as aligned (OpenSHMEM 1.5 section 9.3,
+/// shmem_align). The cost is address space only, never memory.
+fn base_alignment(len: usize) -> usize {
+    len.next_power_of_two()
+        .clamp(page_bytes(), MAX_BASE_ALIGN_BYTES)
+}
+
+/// The size of a page.
+fn page_bytes() -> usize {
+    // SAFETY: sysconf only reads a system constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(page).unwrap_or(4096)
+}
+
+/// Maps `len` bytes of `fd` shared and read/write at an address that is a multiple of
+/// `align` (a power of two, at least a page): reserves `len + align` bytes of address space,
+/// maps the file over the aligned part and gives back the rest.
+fn map_aligned(fd: BorrowedFd<'_>, len: usize, align: usize) -> io::Result<*mut libc::c_void> {
+    let reserve_len = len.checked_add(align).ok_or(io::ErrorKind::InvalidInput)?;
+    // SAFETY: a new reservation at an address the kernel picks; nothing else is affected.
+    let reserved = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            reserve_len,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if reserved == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    let start = (reserved as usize).next_multiple_of(align);
+    // SAFETY: `start..start + len` lies inside the reservation just made, which nothing else
+    // uses, so MAP_FIXED replaces only it.
+    let addr = unsafe {
+        libc::mmap(
+            start as *mut libc::c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_FIXED,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
+    let mapped = if addr == libc::MAP_FAILED {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(addr)
+    };
+    let end = start + len.next_multiple_of(page_bytes());
+    let reserved_end = reserved as usize + reserve_len;
+    let (keep_from, keep_to) = if mapped.is_ok() {
+        (start, end)
+    } else {
+        (reserved_end, reserved_end)
+    };
+    // SAFETY: both ranges are page-aligned parts of the reservation outside the file's
+    // mapping (all of it when the mapping failed); unmapping them affects nothing else.
+    unsafe {
+        libc::munmap(reserved, keep_from - reserved as usize);
+        if reserved_end > keep_to {
+            libc::munmap(keep_to as *mut libc::c_void, reserved_end - keep_to);
+        }
+    }
+    mapped
+}
+
 /// A new memfd named `name`, `len` bytes long, reading as zero.
 ///
 /// # Errors
@@ -185,6 +250,23 @@ pub(crate) fn shared_memory(name: &CStr, len: usize) -> io::Result<(OwnedFd, Map
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mappings_are_aligned_to_their_size() {
+        for len in [1 << 20, (3 << 20) + 5, 4096] {
+            let (fd, first) = shared_memory(c"rshmem-test", len).expect("a memfd");
+            let second = Mapping::map(fd.as_fd(), len).expect("a mapping");
+            let align = base_alignment(len);
+            assert!(align >= len.min(MAX_BASE_ALIGN_BYTES) && align.is_power_of_two());
+            for mapping in [&first, &second] {
+                assert_eq!(
+                    mapping.span(0, 0, "test") as usize % align,
+                    0,
+                    "{len} bytes"
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_second_mapping_of_a_memfd_sees_the_first_ones_writes() {

@@ -78,33 +78,37 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
 }
 
 /// Allocates `size` bytes aligned to `alignment` (a power of two) on every PE (collective).
+///
+/// The runtime aligns the allocation's offset in its heap, and the backend maps each heap at a
+/// base aligned to its size (up to 1 GiB), so the address is aligned too; an alignment beyond
+/// what the base gives is refused rather than returned misaligned.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
     with_pe("shmem_align", |pe| {
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        pointer(
-            "shmem_align",
-            pe,
-            pe.shmem.align::<u8>(alignment as u64, size),
-        )
+        let made = pointer("shmem_align", pe, pe.shmem.align::<u8>(alignment as u64, size))?;
+        if made.align_offset(alignment) != 0 {
+            return Err(CallError::Argument(format!(
+                "alignment {alignment:#x} is more than the heap's base here is aligned to \
+                 ({made:p}); ask for a smaller alignment or a larger SHMEM_SYMMETRIC_SIZE"
+            )));
+        }
+        Ok(made)
     })
 }
 
-/// Allocates `size` bytes in the heap `hints` pick (`SHMEM_MALLOC_*`), collective.
+/// Allocates `size` bytes in the heap `hints` pick (`SHMEM_MALLOC_*`), collective. Hint bits
+/// this library does not know are advice it cannot use: the call then behaves as
+/// `shmem_malloc` (OpenSHMEM 1.5 section 9.3, shmem_malloc_with_hints).
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_malloc_with_hints(size: usize, hints: c_long) -> *mut c_void {
     with_pe("shmem_malloc_with_hints", |pe| {
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        let hints = MallocHints::from_bits(hints as u64).ok_or_else(|| {
-            CallError::Argument(format!(
-                "unknown hint bits {hints:#x}; pass 0 or a combination of the SHMEM_MALLOC_* \
-                 constants of shmem.h"
-            ))
-        })?;
+        let hints = MallocHints::from_bits_ignoring_unknown(hints as u64);
         pointer(
             "shmem_malloc_with_hints",
             pe,
@@ -149,12 +153,20 @@ pub unsafe extern "C" fn shmem_free(ptr: *mut c_void) {
 }
 
 /// The address at which this process reaches PE `pe`'s part of the symmetric object at
-/// `dest` with loads and stores, or null where it cannot (`shmem_ptr`).
+/// `dest` with loads and stores, or null where it cannot (`shmem_ptr`): a PE that does not
+/// exist cannot be reached, so it gets null as well ("Otherwise, a NULL address is returned",
+/// OpenSHMEM 1.5 section 9.1, shmem_ptr).
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
     with_pe("shmem_ptr", |me| {
         let sym = me.sym(dest.cast::<u8>(), 1)?;
-        let peer = me.shmem.ptr(sym, crate::setup::pe_number(pe)?)?;
+        let Some(pe) = u32::try_from(pe)
+            .ok()
+            .filter(|&pe| me.shmem.pe_accessible(pe))
+        else {
+            return Ok(std::ptr::null_mut());
+        };
+        let peer = me.shmem.ptr(sym, pe)?;
         Ok(peer
             .and_then(|peer| peer.addr)
             .map_or(std::ptr::null_mut(), |addr| addr as *mut c_void))

@@ -9,7 +9,9 @@
 //!
 //! Local buffers become slices after a check (not null unless empty, aligned for the element),
 //! so a bad pointer is an error naming the call, not undefined behaviour; remote ones become
-//! symmetric views, which the runtime checks. Non-blocking gets need a symmetric destination
+//! symmetric views, which the runtime checks. A transfer of no elements moves nothing and
+//! looks at neither buffer, so either may be null (OpenSHMEM 1.5 section 9.6 gives
+//! `nelems` no lower bound). Non-blocking gets need a symmetric destination
 //! in the runtime; into private memory a `get_nbi` is made blocking, which completes it
 //! earlier than the specification requires and so keeps its contract.
 
@@ -155,10 +157,13 @@ pub(crate) unsafe fn put<T: Element>(
     pe: c_int,
 ) {
     with_pe(call, |me| {
+        let (ctx, pe) = (me.ctx(ctx)?, pe_number(pe)?);
+        if nelems == 0 {
+            return Ok(());
+        }
         // SAFETY: the caller passes nelems readable elements.
         let data = unsafe { self::source(source, nelems) }?;
         let dst = me.sym(dest.cast_const(), nelems)?;
-        let (ctx, pe) = (me.ctx(ctx)?, pe_number(pe)?);
         if nbi {
             Ok(ctx.put_nbi(dst, data, pe)?)
         } else {
@@ -216,12 +221,12 @@ pub(crate) unsafe fn get<T: Element>(
     pe: c_int,
 ) {
     with_pe(call, |me| {
-        let src = me.sym(source, nelems)?;
         let (ctx, pe) = (me.ctx(ctx)?, pe_number(pe)?);
-        if nbi
-            && nelems > 0
-            && let Ok(dst) = me.sym(dest.cast_const(), nelems)
-        {
+        if nelems == 0 {
+            return Ok(());
+        }
+        let src = me.sym(source, nelems)?;
+        if nbi && let Ok(dst) = me.sym(dest.cast_const(), nelems) {
             return Ok(ctx.get_nbi(dst, src, pe)?);
         }
         // SAFETY: the caller passes nelems writable elements.
@@ -264,8 +269,11 @@ pub(crate) unsafe fn blocks<T: Element>(
 ) {
     with_pe(call, |me| {
         let (dst, sst) = (stride(dst)?, stride(sst)?);
-        let (dst_span, src_span) = (span(dst, bsize, nblocks)?, span(sst, bsize, nblocks)?);
         let (ctx, pe) = (me.ctx(ctx)?, pe_number(pe)?);
+        if bsize == 0 || nblocks == 0 {
+            return Ok(());
+        }
+        let (dst_span, src_span) = (span(dst, bsize, nblocks)?, span(sst, bsize, nblocks)?);
         match way {
             Way::Put => {
                 // SAFETY: the caller passes the elements the source stride reaches.

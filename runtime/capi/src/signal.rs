@@ -59,12 +59,18 @@ unsafe fn put_signal<T: Element>(
     pe: c_int,
 ) {
     with_pe(call, |me| {
-        // SAFETY: the caller passes nelems readable elements.
-        let data = unsafe { source(source_ptr, nelems) }?;
-        let dst = me.sym(dest.cast_const(), nelems)?;
         let sig = me.sym(sig_addr.cast_const(), 1)?;
         let (op, pe) = (op_of(sig_op)?, pe_number(pe)?);
         let ctx = me.ctx(ctx)?;
+        if nelems == 0 {
+            // No data, so neither buffer is looked at; the signal is still delivered
+            // (OpenSHMEM 1.5 section 9.8, shmem_put_signal). Done at once, which also
+            // completes the `_nbi` form earlier than required.
+            return Ok(ctx.signal_op(sig, signal, op, pe)?);
+        }
+        // SAFETY: the caller passes nelems readable elements.
+        let data = unsafe { source(source_ptr, nelems) }?;
+        let dst = me.sym(dest.cast_const(), nelems)?;
         if nbi {
             Ok(ctx.put_signal_nbi(dst, data, sig, signal, op, pe)?)
         } else {

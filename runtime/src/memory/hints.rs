@@ -61,15 +61,33 @@ impl MallocHints {
         self.0
     }
 
-    /// The hints `bits` encode (the C API's `SHMEM_MALLOC_*` values are these bits), if they
-    /// encode known hints only.
+    /// The hints `bits` encode (the C API's `SHMEM_MALLOC_*` values are these bits), unknown
+    /// bits left out: hints are advisory, and an implementation that cannot use one behaves as
+    /// `shmem_malloc` (OpenSHMEM 1.5 section 9.3, shmem_malloc_with_hints).
+    pub fn from_bits_ignoring_unknown(bits: u64) -> MallocHints {
+        // Why truncating: every known bit lies in the low 32.
+        MallocHints(bits as u32 & Self::KNOWN_BITS)
+    }
+
+    /// The hints `bits` encode, if they encode known hints only (the agreement check's
+    /// decoding).
     pub fn from_bits(bits: u64) -> Option<MallocHints> {
-        let all = NAMES.iter().fold(0, |acc, (hint, _)| acc | hint.0);
         u32::try_from(bits)
             .ok()
-            .filter(|b| b & !all == 0)
+            .filter(|b| b & !Self::KNOWN_BITS == 0)
             .map(MallocHints)
     }
+
+    /// Every hint's bit.
+    const KNOWN_BITS: u32 = {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < NAMES.len() {
+            bits |= NAMES[i].0.0;
+            i += 1;
+        }
+        bits
+    };
 }
 
 impl BitOr for MallocHints {
@@ -121,6 +139,14 @@ mod tests {
     #[test]
     fn hints_round_trip_through_bits_and_print_as_in_c() {
         let hints = MallocHints::SIGNAL_REMOTE | MallocHints::DEVICE_HEAP;
+        assert_eq!(
+            MallocHints::from_bits_ignoring_unknown(u64::from(hints.bits())),
+            hints
+        );
+        assert_eq!(
+            MallocHints::from_bits_ignoring_unknown(1 << 4 | 1 << 40 | 1),
+            MallocHints::ATOMICS_REMOTE
+        );
         assert_eq!(MallocHints::from_bits(u64::from(hints.bits())), Some(hints));
         assert_eq!(MallocHints::from_bits(1 << 4), None);
         assert_eq!(format!("{hints:?}"), "SIGNAL_REMOTE|DEVICE_HEAP");

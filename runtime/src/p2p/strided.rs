@@ -1,8 +1,8 @@
 //! Strided RMA: `iput`/`iget` move one element every stride, `ibput`/`ibget` (OpenSHMEM 1.6)
 //! a block of elements every stride.
 //!
-//! All four share one walk: a [`Shape`] is checked against both sides once (strides long
-//! enough that blocks do not overlap, every block inside its side), the remote side's whole
+//! All four share one walk: a [`Shape`] is checked against both sides once (strides of at
+//! least 1, every block inside its side), the remote side's whole
 //! span passes the heap check once, and then each block is one put or get through the checked
 //! paths of `rma.rs`. A shape whose blocks touch end to end on both sides is moved as one
 //! block.
@@ -35,8 +35,12 @@ impl Shape {
     }
 
     fn check_side(&self, side: &'static str, stride: usize, len: usize) -> Result<(), ShmemError> {
-        // Why only with two blocks or more: a single block's stride is never used.
-        if self.nblocks > 1 && stride < self.block_len {
+        // Why only 0 is refused: OpenSHMEM asks only that strides be at least 1 (1.5 section
+        // 9.6, shmem_iput; 1.6, shmem_ibput), so blocks may overlap: on the source that reads
+        // elements twice, on the destination later blocks may land over earlier ones in any
+        // order. Why only with two blocks or more of some elements: otherwise the stride is
+        // never used.
+        if self.nblocks > 1 && self.block_len > 0 && stride == 0 {
             return Err(ShmemError::StrideTooShort {
                 op: self.op,
                 side,
@@ -133,15 +137,16 @@ impl<B: Backend> Ctx<B> {
 
     /// Copies `nblocks` blocks of `block_len` elements from `src`, one block every
     /// `src_stride` elements, to `dst` on PE `pe`, one block every `dst_stride` elements
-    /// (`shmem_ibput` of OpenSHMEM 1.6). Strides are at least `block_len`, so blocks do not
-    /// overlap. Returns once `src` may be reused.
+    /// (`shmem_ibput` of OpenSHMEM 1.6). Strides are at least 1; blocks may overlap, and
+    /// where destination blocks do, which lands last is unspecified. Returns once `src` may
+    /// be reused.
     ///
     /// # Ordering
     /// As [`Ctx::put`]: each block is a put, unordered with the others and complete at the
     /// next [`Ctx::quiet`].
     ///
     /// # Errors
-    /// [`ShmemError::StrideTooShort`] if a stride is below `block_len` (with two blocks or
+    /// [`ShmemError::StrideTooShort`] for a stride of 0 (with two blocks or
     /// more); [`ShmemError::StridedOutOfBounds`] if a block reaches past the end of `dst` or
     /// `src`; as [`Ctx::put`] otherwise.
     // Why eight arguments: the parameter list of shmem_ibput, in its order.
@@ -205,7 +210,7 @@ impl<B: Backend> Ctx<B> {
     /// As [`Ctx::iget`].
     ///
     /// # Errors
-    /// [`ShmemError::StrideTooShort`] if a stride is below `block_len` (with two blocks or
+    /// [`ShmemError::StrideTooShort`] for a stride of 0 (with two blocks or
     /// more); [`ShmemError::StridedOutOfBounds`] if a block reaches past the end of `dst` or
     /// `src`; as [`Ctx::get`] otherwise.
     // Why eight arguments: the parameter list of shmem_ibget, in its order.
@@ -314,20 +319,22 @@ mod tests {
 
     #[test]
     fn checks_name_the_side_and_the_fix() {
-        let err = shape(1, 2, 2, 3).check(100, 100).unwrap_err();
+        let err = shape(0, 2, 2, 3).check(100, 100).unwrap_err();
         assert!(
             matches!(
                 err,
                 ShmemError::StrideTooShort {
                     side: "destination",
-                    stride: 1,
+                    stride: 0,
                     block_len: 2,
                     ..
                 }
             ),
             "{err}"
         );
-        assert!(err.to_string().contains("at least 2"), "{err}");
+        assert!(err.to_string().contains("at least 1"), "{err}");
+        // Overlapping blocks are allowed: the text asks only for strides of at least 1.
+        assert!(shape(1, 1, 2, 3).check(100, 100).is_ok());
         let err = shape(4, 2, 2, 3).check(10, 5).unwrap_err();
         assert!(
             matches!(

@@ -64,7 +64,8 @@ impl NarrowElement for u16 {
 pub enum NarrowMode {
     /// Every element left in holds (`wait_until_all`, `test_all`, and a single `wait_until`).
     All,
-    /// One element holds; the lowest such index is returned (`wait_until_any`, `test_any`).
+    /// One element holds; one such index is returned, taking turns as
+    /// [`Ctx::wait_until_any`] does (`wait_until_any`, `test_any`).
     Any,
     /// At least one holds; every index that does is returned (`wait_until_some`,
     /// `test_some`).
@@ -152,7 +153,7 @@ impl<B: Backend> Ctx<B> {
             };
             if done || !block {
                 return Ok(match mode {
-                    NarrowMode::Any => found.into_iter().take(1).collect(),
+                    NarrowMode::Any => self.next_any(&found).into_iter().collect(),
                     NarrowMode::All | NarrowMode::Some => found,
                 });
             }

@@ -6,11 +6,12 @@
 //! that its `status` mask does not exclude. Then:
 //! - *all* waits on each word in turn. A word that held stays counted even if it changes
 //!   later, as in the reference implementations; every word has held by the time it returns.
-//! - *any* blocks in [`hw::Device::wait_until_any`], which wakes on whichever word holds
-//!   first. Looping over `test` instead would keep a simulated PE running, so the world could
-//!   neither advance to the peer's update nor see a deadlock.
-//! - *some* waits as *any*, then tests the other words once and returns every index that
-//!   held.
+//! - *some* blocks in [`hw::Device::wait_until_any`], which wakes on whichever word holds
+//!   first, then tests the other words once and returns every index that held. Looping over
+//!   `test` instead would keep a simulated PE running, so the world could neither advance to
+//!   the peer's update nor see a deadlock.
+//! - *any* waits or tests as *some*, then picks one of the indices that held, taking turns
+//!   ([`Ctx::next_any`]) so that every entry that holds is eventually returned.
 //! - the tests look at each word once.
 
 use hw::{Backend, Cmp, Device, LocalRange, WaitSpec};
@@ -106,8 +107,8 @@ impl<B: Backend> Ctx<B> {
         wait_until_all, wait_until_all_vector => wait_all -> ();
 
         /// Blocks until some element of this PE's `ivars` satisfies `ivars[i] cmp value`, and
-        /// returns its index (`shmem_wait_until_any`); the lowest such index when several
-        /// hold at once. `None` at once when every element is left out (OpenSHMEM's
+        /// returns its index (`shmem_wait_until_any`); when several hold, the context takes
+        /// turns among them, so that each is eventually returned. `None` at once when every element is left out (OpenSHMEM's
         /// `SIZE_MAX`).
         wait_until_any, wait_until_any_vector => wait_any -> Option<usize>;
 
@@ -120,8 +121,9 @@ impl<B: Backend> Ctx<B> {
         /// `ivars[i] cmp value` (`shmem_test_all`); true when every element is left out.
         test_all, test_all_vector => test_all -> bool;
 
-        /// Tests each element of this PE's `ivars` once and returns the index of the first
-        /// that satisfies `ivars[i] cmp value` (`shmem_test_any`), or `None`.
+        /// Tests each element of this PE's `ivars` once and returns the index of one that
+        /// satisfies `ivars[i] cmp value` (`shmem_test_any`), taking turns as
+        /// [`Ctx::wait_until_any`] does, or `None`.
         test_any, test_any_vector => test_any -> Option<usize>;
 
         /// Tests each element of this PE's `ivars` once and returns the indices of those
@@ -178,6 +180,24 @@ impl<B: Backend> Ctx<B> {
     }
 }
 
+impl<B: Backend> Ctx<B> {
+    /// Of the indices `held` (increasing), the one an `_any` call returns: the first at or
+    /// after this context's turn, else the first; the turn then moves past it. Why: "if an
+    /// entry i satisfies the condition, a series of calls must eventually return i"
+    /// (OpenSHMEM 1.5 section 9.10, shmem_wait_until_any and shmem_test_any), which always
+    /// answering the lowest index breaks for a program that polls with every entry left in.
+    pub(crate) fn next_any(&self, held: &[usize]) -> Option<usize> {
+        let turn = self.any_turn.get();
+        let next = held
+            .iter()
+            .find(|&&i| i >= turn)
+            .or(held.first())
+            .copied()?;
+        self.any_turn.set(next + 1);
+        Some(next)
+    }
+}
+
 impl WaitSet {
     fn wait_all<B: Backend>(&self, ctx: &Ctx<B>) -> Result<(), ShmemError> {
         let deadline = ctx.deadline();
@@ -188,17 +208,16 @@ impl WaitSet {
     }
 
     fn wait_any<B: Backend>(&self, ctx: &Ctx<B>) -> Result<Option<usize>, ShmemError> {
-        if self.specs.is_empty() {
-            return Ok(None);
-        }
-        let (k, _) = ctx.device.wait_until_any(&self.specs, ctx.deadline())?;
-        Ok(Some(self.indices[k]))
+        let held = self.wait_some(ctx)?;
+        Ok(ctx.next_any(&held))
     }
 
     fn wait_some<B: Backend>(&self, ctx: &Ctx<B>) -> Result<Vec<usize>, ShmemError> {
-        let Some(found) = self.wait_any(ctx)? else {
+        if self.specs.is_empty() {
             return Ok(Vec::new());
-        };
+        }
+        let (k, _) = ctx.device.wait_until_any(&self.specs, ctx.deadline())?;
+        let found = self.indices[k];
         // Why `found` without a test: it held, and a later change must not drop it.
         Ok(self
             .indices
@@ -217,12 +236,8 @@ impl WaitSet {
     }
 
     fn test_any<B: Backend>(&self, ctx: &Ctx<B>) -> Result<Option<usize>, ShmemError> {
-        Ok(self
-            .indices
-            .iter()
-            .zip(&self.specs)
-            .find(|&(_, &spec)| ctx.device.test(spec).is_some())
-            .map(|(&i, _)| i))
+        let held = self.test_some(ctx)?;
+        Ok(ctx.next_any(&held))
     }
 
     fn test_some<B: Backend>(&self, ctx: &Ctx<B>) -> Result<Vec<usize>, ShmemError> {
