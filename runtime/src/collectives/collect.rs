@@ -128,6 +128,12 @@ impl<B: Backend> Shmem<B> {
             Dest::Sized(dest) => (dest, dest.len() as u64),
             Dest::Unsized(addr) => (addr.cast(source.len()), u64::MAX),
         };
+        // Why collect's members need not agree on source: each reads only its own, and one
+        // that brings no elements may pass no array at all (the C API then passes its dest).
+        let source_word = match kind {
+            Kind::Collect => 0,
+            _ => source.addr().0,
+        };
         let checked = (|| {
             let (d, s) = (self.span_of(dest)?, self.span_of(source)?);
             separate(op, d, s, Overlap::Forbidden)?;
@@ -137,12 +143,7 @@ impl<B: Backend> Shmem<B> {
             team,
             Proposal {
                 kind,
-                shared: vec![
-                    type_word::<T>(),
-                    dest.addr().0,
-                    dest_len_word,
-                    source.addr().0,
-                ],
+                shared: vec![type_word::<T>(), dest.addr().0, dest_len_word, source_word],
                 nelems: source.len() as u64,
                 checked,
             },
