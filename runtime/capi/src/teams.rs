@@ -149,7 +149,8 @@ pub extern "C" fn shmem_team_translate_pe(
         let (src, dest) = (pe.team(src_team)?, pe.team(dest_team)?);
         match pe.shmem.team_translate_pe(src, src_pe as u32, dest) {
             Ok(found) => Ok(found.map_or(-1, |n| n as c_int)),
-            Err(ShmemError::PeNotInTeam { .. }) => Ok(-1),
+            // A src_pe outside src_team is not in both teams: -1 (OpenSHMEM 1.5 section 9.4.5).
+            Err(ShmemError::PeNotInTeam { .. } | ShmemError::PeOutOfRange { .. }) => Ok(-1),
             Err(err) => Err(err.into()),
         }
     })

@@ -126,6 +126,22 @@ const CASES: &[Case] = &[
         ..pass("c/heap_exhausted.c")
     },
     fails("c/err_pe_range.c", &["rshmem: ", "shmem_long_p"]),
+    fails(
+        "c/coll_err_reduce_overlap.c",
+        &["rshmem: ", "shmem_long_sum_reduce", "very same array"],
+    ),
+    fails(
+        "c/coll_err_alltoalls_stride.c",
+        &["rshmem: ", "shmem_long_alltoalls", "dst is 0"],
+    ),
+    fails(
+        "c/ctx_err_invalid_quiet.c",
+        &["rshmem: ", "shmem_ctx_quiet", "invalid context"],
+    ),
+    fails(
+        "c/team_err_sync_invalid.c",
+        &["rshmem: ", "shmem_team_sync", "invalid team"],
+    ),
     fails("c/err_not_symmetric.c", &["rshmem: ", "shmem_long_put"]),
     fails(
         "c/err_misaligned_amo.c",

@@ -49,6 +49,8 @@ int main(void) {
     CHECK(shmem_team_translate_pe(SHMEM_TEAM_INVALID, 0, SHMEM_TEAM_WORLD) == -1, "translate");
     CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, 0, SHMEM_TEAM_INVALID) == -1, "translate");
     CHECK(shmem_team_ptr(SHMEM_TEAM_INVALID, &target, 0) == NULL, "team_ptr");
+    /* Section 9.4.5: -1 too for a src_pe that is not in both teams. */
+    CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, npes, SHMEM_TEAM_WORLD) == -1, "translate");
     if (team != SHMEM_TEAM_INVALID)
         CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, 0, team) == (npes == 1 ? 0 : -1),
               "translate of a PE outside the team");
