@@ -164,16 +164,13 @@ fn broadcast_fcollect_and_alltoall_work_in_place_on_every_team() {
             &shmem.local(mine).expect("local"),
             &values::<u64>(call, root, len),
         ));
-        // fcollect with each member's block already at its place in dest.
-        let block = |member: u32| {
-            let at = member as usize * len;
-            buffer.slice(at..at + len).expect("block")
-        };
+        // fcollect whose source is the first block of its dest, on every member alike.
+        let first = buffer.slice(..len).expect("first block");
         shmem
-            .set_local(block(me), &values(call ^ 1, me, len))
+            .set_local(first, &values(call ^ 1, me, len))
             .expect("set_local");
         shmem
-            .fcollect(team, buffer, block(me))
+            .fcollect(team, buffer, first)
             .expect("fcollect in place");
         let want: Vec<u64> = (0..n).flat_map(|m| values(call ^ 1, m, len)).collect();
         let what = format!("fcollect in place, team PE {me}");
