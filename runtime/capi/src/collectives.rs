@@ -62,6 +62,11 @@ pub(crate) fn broadcast_on<T: Element>(
 
 /// Concatenates every member's `nelems` of `source` into `dest`: `fixed` if every member
 /// brings the same count (fcollect), else each brings its own (collect).
+///
+/// Zero elements move nothing, so `NULL` buffers are fine then (OpenSHMEM 1.5 section 9.9.8
+/// asks nothing of them): an fcollect of 0 returns at once, as every member passes 0; a
+/// collect member that brings 0 still takes part, its empty source placed at `dest`, and a
+/// member with no `dest` either (so the team's total is 0) only synchronises.
 pub(crate) fn collect_on<T: Element>(
     me: &Pe,
     team: &Team,
@@ -70,6 +75,17 @@ pub(crate) fn collect_on<T: Element>(
     nelems: usize,
     fixed: bool,
 ) -> Result<(), CallError> {
+    if fixed && nelems == 0 {
+        return Ok(());
+    }
+    let source = if nelems == 0 && source.is_null() {
+        if dest.is_null() {
+            return Ok(me.shmem.team_sync(team)?);
+        }
+        dest.cast_const()
+    } else {
+        source
+    };
     let source = me.sym(source, nelems)?;
     if fixed {
         let n_pes = team.n_pes()? as usize;
@@ -89,20 +105,24 @@ pub(crate) fn alltoall_on<T: Element>(
     nelems: usize,
     strides: Strides,
 ) -> Result<(), CallError> {
+    let strides = match strides {
+        Strides::Contiguous => None,
+        Strides::Strided { dst, sst } => Some((stride(dst, "dst")?, stride(sst, "sst")?)),
+    };
+    // Every member passes the same nelems (OpenSHMEM 1.5 sections 9.9.5 and 9.9.6), so with
+    // none there is nothing to exchange, whatever the buffers.
+    if nelems == 0 {
+        return Ok(());
+    }
     let n_pes = team.n_pes()? as usize;
     match strides {
-        Strides::Contiguous => {
+        None => {
             let len = n_pes * nelems;
             let (dest, source) = (me.sym(dest.cast_const(), len)?, me.sym(source, len)?);
             Ok(me.shmem.alltoall(team, dest, source)?)
         }
-        Strides::Strided { dst, sst } => {
-            let (dst, sst) = (stride(dst, "dst")?, stride(sst, "sst")?);
-            let span = |stride: usize| {
-                (n_pes * nelems)
-                    .checked_sub(1)
-                    .map_or(0, |last| last * stride + 1)
-            };
+        Some((dst, sst)) => {
+            let span = |stride: usize| (n_pes * nelems - 1) * stride + 1;
             let dest = me.sym(dest.cast_const(), span(dst))?;
             let source = me.sym(source, span(sst))?;
             Ok(me.shmem.alltoalls(team, dest, source, dst, sst, nelems)?)
@@ -110,7 +130,7 @@ pub(crate) fn alltoall_on<T: Element>(
     }
 }
 
-/// A stride of alltoalls, checked to be positive.
+/// A stride of alltoalls, checked to be at least 1 (OpenSHMEM 1.5 section 9.9.6).
 fn stride(value: isize, name: &str) -> Result<usize, CallError> {
     usize::try_from(value)
         .ok()

@@ -7,7 +7,7 @@
 //! then an error that names it, not a read of freed memory.
 
 use std::cell::RefCell;
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 
 use rshmem::{Ctx, Shmem, Team};
 
@@ -38,11 +38,18 @@ pub mod predefined {
     pub const TEAM_NODE: usize = 3;
 }
 
+/// A team the program made, and the `num_contexts` it was configured with.
+#[derive(Clone, Copy)]
+struct LiveTeam {
+    handle: usize,
+    num_contexts: c_int,
+}
+
 /// The contexts and teams the program created and has not destroyed.
 #[derive(Default)]
 pub(crate) struct Handles {
     ctxs: RefCell<Vec<usize>>,
-    teams: RefCell<Vec<usize>>,
+    teams: RefCell<Vec<LiveTeam>>,
 }
 
 impl Handles {
@@ -97,18 +104,41 @@ impl Handles {
             predefined::TEAM_NODE => return Ok(shmem.team_node()),
             _ => {}
         }
-        if !self.teams.borrow().contains(&raw) {
-            return Err(CallError::InvalidTeam(raw));
-        }
+        self.live_team(raw)?;
         // SAFETY: `raw` is in the live list, so it came from `Box::into_raw` in `add_team`
         // and was not yet taken back by `remove_team`.
         Ok(unsafe { &*(handle as *const Team) })
     }
 
-    /// A handle for `team`, which the program now owns.
-    pub(crate) fn add_team(&self, team: Team) -> shmem_team_t {
+    /// The live team of the program's handle `raw`.
+    fn live_team(&self, raw: usize) -> Result<LiveTeam, CallError> {
+        self.teams
+            .borrow()
+            .iter()
+            .find(|live| live.handle == raw)
+            .copied()
+            .ok_or(CallError::InvalidTeam(raw))
+    }
+
+    /// The `num_contexts` the program's team `handle` was made with, as `shmem_team_config_t`
+    /// reports it; `None` for a predefined team, which was configured by no one.
+    pub(crate) fn team_num_contexts(
+        &self,
+        handle: shmem_team_t,
+    ) -> Result<Option<c_int>, CallError> {
+        if (handle as usize) <= predefined::TEAM_NODE {
+            return Ok(None);
+        }
+        Ok(Some(self.live_team(handle as usize)?.num_contexts))
+    }
+
+    /// A handle for `team`, which the program now owns, configured with `num_contexts`.
+    pub(crate) fn add_team(&self, team: Team, num_contexts: c_int) -> shmem_team_t {
         let handle = Box::into_raw(Box::new(team));
-        self.teams.borrow_mut().push(handle as usize);
+        self.teams.borrow_mut().push(LiveTeam {
+            handle: handle as usize,
+            num_contexts,
+        });
         handle.cast()
     }
 
@@ -116,7 +146,7 @@ impl Handles {
     pub(crate) fn remove_team(&self, handle: shmem_team_t) -> Result<Team, CallError> {
         let raw = handle as usize;
         let mut teams = self.teams.borrow_mut();
-        let Some(index) = teams.iter().position(|&live| live == raw) else {
+        let Some(index) = teams.iter().position(|live| live.handle == raw) else {
             return Err(CallError::InvalidTeam(raw));
         };
         teams.swap_remove(index);
@@ -140,9 +170,9 @@ impl Handles {
             .borrow()
             .iter()
             // SAFETY: every entry of the live list is a boxed team (see `team`).
-            .find(|&&live| unsafe { &*(live as *const Team) }.same_as(team))
-            .map_or(predefined::TEAM_INVALID as shmem_team_t, |&live| {
-                live as shmem_team_t
+            .find(|live| unsafe { &*(live.handle as *const Team) }.same_as(team))
+            .map_or(predefined::TEAM_INVALID as shmem_team_t, |live| {
+                live.handle as shmem_team_t
             })
     }
 }

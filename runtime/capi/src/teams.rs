@@ -3,8 +3,9 @@
 //!
 //! A team is the runtime's [`rshmem::Team`], boxed behind a handle (`handles.rs`). The
 //! queries return -1 for `SHMEM_TEAM_INVALID` as the specification asks; a split that cannot
-//! make its team returns non-zero with `SHMEM_TEAM_INVALID`, on every PE alike (the runtime
-//! agrees on the arguments first); other misuse ends the job.
+//! make its team (an invalid triplet, no free slot) returns non-zero with
+//! `SHMEM_TEAM_INVALID`, on every PE alike (the runtime agrees on the arguments first); other
+//! misuse ends the job.
 
 use std::ffi::{c_int, c_long, c_void};
 
@@ -32,17 +33,42 @@ fn is_invalid(team: shmem_team_t) -> bool {
     team as usize == predefined::TEAM_INVALID
 }
 
-/// The runtime's team configuration for a C configuration and mask.
-fn config_of(config: *const shmem_team_config_t, mask: c_long) -> Result<TeamConfig, CallError> {
-    let mut made = TeamConfig::default();
-    if mask & TEAM_NUM_CONTEXTS != 0 && !config.is_null() {
-        // SAFETY: a non-null config points to a readable shmem_team_config_t.
-        let wanted = unsafe { config.read() }.num_contexts;
-        made.num_contexts = u32::try_from(wanted).map_err(|_| {
-            CallError::Argument(format!("num_contexts {wanted} is negative; pass 0 or more"))
-        })?;
+/// A split's configuration: what the runtime is asked for, and what `shmem_team_get_config`
+/// reports afterwards.
+#[derive(Clone, Copy)]
+struct Asked {
+    runtime: TeamConfig,
+    /// `num_contexts` as the team was configured: the value passed under
+    /// `SHMEM_TEAM_NUM_CONTEXTS`, else the default, 0 (OpenSHMEM 1.5 section 9.4.3).
+    num_contexts: c_int,
+}
+
+/// The configuration of a split for a C configuration and mask. Why the runtime keeps its own
+/// default when the mask leaves `num_contexts` out: the text's 0 reserves nothing, and
+/// contexts beyond a reservation are the library's best effort, which may succeed.
+fn config_of(config: *const shmem_team_config_t, mask: c_long) -> Result<Asked, CallError> {
+    if mask & TEAM_NUM_CONTEXTS == 0 {
+        return Ok(Asked {
+            runtime: TeamConfig::default(),
+            num_contexts: 0,
+        });
     }
-    Ok(made)
+    if config.is_null() {
+        return Err(CallError::Argument(
+            "config is a null pointer but config_mask has SHMEM_TEAM_NUM_CONTEXTS; pass a \
+             shmem_team_config_t or a mask of 0"
+                .to_owned(),
+        ));
+    }
+    // SAFETY: a non-null config points to a readable shmem_team_config_t.
+    let wanted = unsafe { config.read() }.num_contexts;
+    let num_contexts = u32::try_from(wanted).map_err(|_| {
+        CallError::Argument(format!("num_contexts {wanted} is negative; pass 0 or more"))
+    })?;
+    Ok(Asked {
+        runtime: TeamConfig { num_contexts },
+        num_contexts: wanted,
+    })
 }
 
 /// This PE's number in `team`, or -1 for `SHMEM_TEAM_INVALID`.
@@ -69,10 +95,14 @@ pub extern "C" fn shmem_team_n_pes(team: shmem_team_t) -> c_int {
     )
 }
 
-/// Stores `team`'s configuration in `*config`: 0, or non-zero for `SHMEM_TEAM_INVALID`.
+/// Stores `team`'s configuration, the fields `config_mask` names, in `*config`: 0, or
+/// non-zero for `SHMEM_TEAM_INVALID` (OpenSHMEM 1.5 section 9.4.4). A team the program split
+/// reports the `num_contexts` it was configured with (0 when its split's mask left it out);
+/// a predefined team, which no program configured, the library's limit of contexts on it at
+/// once (`RSHMEM_CONTEXTS_MAX`; on the world team the default context is one of them).
 ///
 /// # Safety
-/// `config` points to a writable `shmem_team_config_t`.
+/// `config` points to a writable `shmem_team_config_t`, or `config_mask` is 0.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shmem_team_get_config(
     team: shmem_team_t,
@@ -83,13 +113,23 @@ pub unsafe extern "C" fn shmem_team_get_config(
         return 1;
     }
     with_pe("shmem_team_get_config", |pe| {
-        let made = pe.team(team)?.config()?;
-        if config_mask & TEAM_NUM_CONTEXTS != 0 && !config.is_null() {
-            // SAFETY: the caller passes a writable shmem_team_config_t.
-            unsafe {
-                (*config).num_contexts = c_int::try_from(made.num_contexts).unwrap_or(c_int::MAX);
-            }
+        let runtime_team = pe.team(team)?;
+        if config_mask & TEAM_NUM_CONTEXTS == 0 {
+            return Ok(0);
         }
+        if config.is_null() {
+            return Err(CallError::Argument(
+                "config is a null pointer but config_mask has SHMEM_TEAM_NUM_CONTEXTS; pass a \
+                 shmem_team_config_t to fill, or a mask of 0"
+                    .to_owned(),
+            ));
+        }
+        let num_contexts = match pe.handles.team_num_contexts(team)? {
+            Some(asked) => asked,
+            None => c_int::try_from(runtime_team.config()?.num_contexts).unwrap_or(c_int::MAX),
+        };
+        // SAFETY: the caller passes a writable shmem_team_config_t (checked non-null above).
+        unsafe { (*config).num_contexts = num_contexts };
         Ok(0)
     })
 }
@@ -109,21 +149,28 @@ pub extern "C" fn shmem_team_translate_pe(
         let (src, dest) = (pe.team(src_team)?, pe.team(dest_team)?);
         match pe.shmem.team_translate_pe(src, src_pe as u32, dest) {
             Ok(found) => Ok(found.map_or(-1, |n| n as c_int)),
-            Err(ShmemError::PeNotInTeam { .. }) => Ok(-1),
+            // A src_pe outside src_team is not in both teams: -1 (OpenSHMEM 1.5 section 9.4.5).
+            Err(ShmemError::PeNotInTeam { .. } | ShmemError::PeOutOfRange { .. }) => Ok(-1),
             Err(err) => Err(err.into()),
         }
     })
 }
 
-/// Stores a handle for `team` (or `SHMEM_TEAM_INVALID` for none) in `*out`.
-fn hand_out(pe: &Pe, team: Option<Team>, out: *mut shmem_team_t) -> Result<(), CallError> {
+/// Stores a handle for `team` (or `SHMEM_TEAM_INVALID` for none), configured with
+/// `num_contexts`, in `*out`.
+fn hand_out(
+    pe: &Pe,
+    team: Option<Team>,
+    num_contexts: c_int,
+    out: *mut shmem_team_t,
+) -> Result<(), CallError> {
     if out.is_null() {
         return Err(CallError::Argument(
             "new_team is a null pointer; pass the address of a shmem_team_t".to_owned(),
         ));
     }
     let handle = team.map_or(predefined::TEAM_INVALID as shmem_team_t, |team| {
-        pe.handles.add_team(team)
+        pe.handles.add_team(team, num_contexts)
     });
     // SAFETY: the caller passes a writable shmem_team_t (checked non-null above).
     unsafe { out.write(handle) };
@@ -157,27 +204,25 @@ pub unsafe extern "C" fn shmem_team_split_strided(
 ) -> c_int {
     with_pe("shmem_team_split_strided", |pe| {
         if is_invalid(parent_team) {
-            hand_out(pe, None, new_team)?;
+            hand_out(pe, None, 0, new_team)?;
             return Ok(1);
         }
         let parent = pe.team(parent_team)?;
-        let config = config_of(config, config_mask)?;
-        let numbers = (
-            u32::try_from(start),
-            u32::try_from(stride),
-            u32::try_from(size),
-        );
-        let (Ok(start), Ok(stride), Ok(size)) = numbers else {
-            return Err(CallError::Argument(format!(
-                "start {start}, stride {stride} and size {size} must not be negative"
-            )));
+        let asked = config_of(config, config_mask)?;
+        // A negative start or size is an invalid triplet: SHMEM_TEAM_INVALID and non-zero on
+        // every PE, which all pass the same triplet (OpenSHMEM 1.5 section 9.4.6). A negative
+        // stride is valid: the new team lists its PEs downwards from start.
+        let (Ok(start), Ok(size)) = (u32::try_from(start), u32::try_from(size)) else {
+            hand_out(pe, None, 0, new_team)?;
+            return Ok(1);
         };
-        let made = split_status(
-            pe.shmem
-                .team_split_strided(parent, start, stride, size, config),
-        )?;
+        let made =
+            split_status(
+                pe.shmem
+                    .team_split_strided(parent, start, stride, size, asked.runtime),
+            )?;
         let status = c_int::from(made.is_none());
-        hand_out(pe, made.flatten(), new_team)?;
+        hand_out(pe, made.flatten(), asked.num_contexts, new_team)?;
         Ok(status)
     })
 }
@@ -199,23 +244,30 @@ pub unsafe extern "C" fn shmem_team_split_2d(
     yaxis_team: *mut shmem_team_t,
 ) -> c_int {
     with_pe("shmem_team_split_2d", |pe| {
-        if is_invalid(parent_team) {
-            hand_out(pe, None, xaxis_team)?;
-            hand_out(pe, None, yaxis_team)?;
-            return Ok(1);
-        }
+        let invalid = |pe: &Pe| -> Result<c_int, CallError> {
+            hand_out(pe, None, 0, xaxis_team)?;
+            hand_out(pe, None, 0, yaxis_team)?;
+            Ok(1)
+        };
+        // A negative xrange, like 0, describes no grid: both teams invalid, non-zero on every
+        // PE (OpenSHMEM 1.5 section 9.4.7).
+        let (false, Ok(xrange)) = (is_invalid(parent_team), u32::try_from(xrange)) else {
+            return invalid(pe);
+        };
         let parent = pe.team(parent_team)?;
-        let (x_config, y_config) = (
+        let (x_asked, y_asked) = (
             config_of(xaxis_config, xaxis_mask)?,
             config_of(yaxis_config, yaxis_mask)?,
         );
-        let xrange = u32::try_from(xrange)
-            .map_err(|_| CallError::Argument(format!("xrange {xrange} must be positive")))?;
-        let made = split_status(pe.shmem.team_split_2d(parent, xrange, x_config, y_config))?;
+        let made =
+            split_status(
+                pe.shmem
+                    .team_split_2d(parent, xrange, x_asked.runtime, y_asked.runtime),
+            )?;
         let status = c_int::from(made.is_none());
         let (x, y) = made.map_or((None, None), |(x, y)| (Some(x), Some(y)));
-        hand_out(pe, x, xaxis_team)?;
-        hand_out(pe, y, yaxis_team)?;
+        hand_out(pe, x, x_asked.num_contexts, xaxis_team)?;
+        hand_out(pe, y, y_asked.num_contexts, yaxis_team)?;
         Ok(status)
     })
 }

@@ -99,6 +99,12 @@ const CASES: &[Case] = &[
     pass("c/collectives.c"),
     pass("c/reductions.c"),
     pass("c/deprecated_collectives.c"),
+    pass("c/coll_in_place.c"),
+    pass("c/coll_zero_length.c"),
+    pass("c/coll_collect_twice.c"),
+    pass("c/team_split_strided.c"),
+    pass("c/team_get_config.c"),
+    pass("c/ctx_invalid.c"),
     pass("c/locks.c"),
     pass("c/signals.c"),
     pass("c/on_stream.c"),
@@ -132,6 +138,22 @@ const CASES: &[Case] = &[
         ..pass("c/heap_exhausted.c")
     },
     fails("c/err_pe_range.c", &["rshmem: ", "shmem_long_p"]),
+    fails(
+        "c/coll_err_reduce_overlap.c",
+        &["rshmem: ", "shmem_long_sum_reduce", "very same array"],
+    ),
+    fails(
+        "c/coll_err_alltoalls_stride.c",
+        &["rshmem: ", "shmem_long_alltoalls", "dst is 0"],
+    ),
+    fails(
+        "c/ctx_err_invalid_quiet.c",
+        &["rshmem: ", "shmem_ctx_quiet", "invalid context"],
+    ),
+    fails(
+        "c/team_err_sync_invalid.c",
+        &["rshmem: ", "shmem_team_sync", "invalid team"],
+    ),
     fails("c/err_not_symmetric.c", &["rshmem: ", "shmem_long_put"]),
     fails(
         "c/err_misaligned_amo.c",

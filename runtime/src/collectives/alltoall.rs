@@ -13,7 +13,7 @@ use hw::Backend;
 use crate::TRACING_TARGET;
 use crate::collectives::agree::{Proposal, type_word};
 use crate::collectives::call::Call;
-use crate::collectives::checks::{Overlap, long_enough, separate};
+use crate::collectives::checks::long_enough;
 use crate::collectives::{Kind, PUSH};
 use crate::error::ShmemError;
 use crate::memory::allocator::Span;
@@ -54,8 +54,9 @@ impl<B: Backend> Shmem<B> {
     ///
     /// # Errors
     /// On every member: [`ShmemError::CollectiveUnevenBlocks`] if `source` does not split into
-    /// `n_pes` equal blocks; [`ShmemError::CollectiveBufferTooSmall`] if `dest` is shorter;
-    /// [`ShmemError::CollectiveOverlap`] if they overlap; an address error (`NotInHeap`,
+    /// `n_pes` equal blocks; [`ShmemError::CollectiveBufferTooSmall`] if `dest` is shorter
+    /// (`dest` may overlap `source`: each member reads its source before any data moves); an
+    /// address error (`NotInHeap`,
     /// `OutsideAllocation`, `Misaligned`, `FreedAllocation`), with
     /// [`ShmemError::CollectiveFailedOnPeer`] on the members without it;
     /// [`ShmemError::CollectiveMismatch`] if the members' arguments differ;
@@ -135,7 +136,7 @@ impl<B: Backend> Shmem<B> {
             if layout.dst_stride == 0 || layout.src_stride == 0 {
                 return Err(ShmemError::CollectiveZeroStride { op });
             }
-            let (d, s) = (self.span_of(dest)?, self.span_of(source)?);
+            let (d, _) = (self.span_of(dest)?, self.span_of(source)?);
             long_enough(
                 op,
                 "source",
@@ -148,7 +149,8 @@ impl<B: Backend> Shmem<B> {
                 dest.len(),
                 layout.needed(layout.dst_stride, n_pes),
             )?;
-            separate(op, d, s, Overlap::Forbidden)?;
+            // Why dest may overlap source (OpenSHMEM forbids neither): the source is read here,
+            // before the agreement, and no member writes a dest before the agreement.
             Ok((d, self.local(source)?))
         })();
         let (call, (dest, mine)) = self.agree_collective(

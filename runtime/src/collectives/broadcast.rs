@@ -9,6 +9,10 @@
 //!
 //! Each place of every dest is written once per call (the root's pieces come back to it in the
 //! allgather with the bytes it already holds), so no landing area is overwritten while read.
+//!
+//! `dest` and `source` may overlap, the very same array included (a broadcast in place, which
+//! OpenSHMEM allows): only the root reads its source, into local memory before it writes any
+//! dest, so on the root the copy is a `memmove`, and on the others the source is not read.
 
 use hw::Backend;
 
@@ -17,7 +21,7 @@ use crate::collectives::agree::{Proposal, type_word};
 use crate::collectives::allgather::allgather;
 use crate::collectives::blocks::Blocks;
 use crate::collectives::call::Call;
-use crate::collectives::checks::{Overlap, long_enough, prefix, separate};
+use crate::collectives::checks::{long_enough, prefix};
 use crate::collectives::plan::{self, Broadcast, Shape};
 use crate::collectives::{FIRST, Kind, PUSH};
 use crate::error::ShmemError;
@@ -42,7 +46,7 @@ impl<B: Backend> Shmem<B> {
     /// # Errors
     /// On every member: [`ShmemError::PeNotInTeam`] (or `PeOutOfRange` on the world team) if
     /// `root` is not a team PE; [`ShmemError::CollectiveBufferTooSmall`] if `dest` is shorter
-    /// than `source`; [`ShmemError::CollectiveOverlap`] if they overlap; an address error
+    /// than `source`; an address error
     /// (`NotInHeap`, `OutsideAllocation`, `Misaligned`, `FreedAllocation`); the members
     /// without the error get [`ShmemError::CollectiveFailedOnPeer`].
     /// [`ShmemError::CollectiveMismatch`] if the members' arguments differ;
@@ -74,7 +78,6 @@ impl<B: Backend> Shmem<B> {
             team.to_world(root)?;
             let (d, s) = (self.span_of(dest)?, self.span_of(source)?);
             long_enough(op, "dest", dest.len(), nelems)?;
-            separate(op, d, s, Overlap::Forbidden)?;
             Ok((prefix(d, s.len_bytes), s))
         })();
         let (call, (dest, source)) = self.agree_collective(

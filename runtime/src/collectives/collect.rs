@@ -1,5 +1,7 @@
 //! collect and fcollect: every member's source, concatenated in team order, in every member's
 //! dest. Each member stores its own block, then the allgather engine spreads the blocks.
+//! `dest` may overlap `source`, the very same array included: each member reads its source
+//! before the agreement, and no member writes a dest before it.
 
 use hw::Backend;
 
@@ -8,7 +10,7 @@ use crate::collectives::Kind;
 use crate::collectives::agree::{Proposal, type_word};
 use crate::collectives::allgather::allgather;
 use crate::collectives::blocks::Blocks;
-use crate::collectives::checks::{Overlap, long_enough, prefix, separate};
+use crate::collectives::checks::{long_enough, prefix};
 use crate::collectives::plan::{self, Allgather, Shape};
 use crate::error::ShmemError;
 use crate::memory::sym::{Element, Sym, SymAddr};
@@ -35,8 +37,7 @@ impl<B: Backend> Shmem<B> {
     ///
     /// # Errors
     /// On every member: [`ShmemError::CollectiveMismatch`] if the members' lengths or buffers
-    /// differ; [`ShmemError::CollectiveBufferTooSmall`] if `dest` is too short;
-    /// [`ShmemError::CollectiveOverlap`] if `dest` and `source` overlap; an address error
+    /// differ; [`ShmemError::CollectiveBufferTooSmall`] if `dest` is too short; an address error
     /// (`NotInHeap`, `OutsideAllocation`, `Misaligned`, `FreedAllocation`), with
     /// [`ShmemError::CollectiveFailedOnPeer`] on the members without it;
     /// [`ShmemError::TeamDestroyed`]; [`ShmemError::Queue`] if a member does not arrive.
@@ -95,8 +96,8 @@ impl<B: Backend> Shmem<B> {
     /// As [`Shmem::fcollect`].
     ///
     /// # Errors
-    /// As [`Shmem::collect`]; except that an address error or an overlap of the whole `dest`
-    /// shows only once the members agreed, and then only on the members whose `dest` has it.
+    /// As [`Shmem::collect`]; except that an address error of the whole `dest` shows only once
+    /// the members agreed, and then only on the members whose `dest` has it.
     pub fn collect_unsized<T: Element>(
         &self,
         team: &Team,
@@ -128,21 +129,23 @@ impl<B: Backend> Shmem<B> {
             Dest::Sized(dest) => (dest, dest.len() as u64),
             Dest::Unsized(addr) => (addr.cast(source.len()), u64::MAX),
         };
+        // Why collect's members need not agree on source: each reads only its own, and one
+        // that brings no elements may pass no array at all (the C API then passes its dest).
+        let source_word = match kind {
+            Kind::Collect => 0,
+            _ => source.addr().0,
+        };
+        // Why dest may overlap source (OpenSHMEM forbids neither): the source is read here,
+        // before the agreement, and no member writes a dest before the agreement.
         let checked = (|| {
-            let (d, s) = (self.span_of(dest)?, self.span_of(source)?);
-            separate(op, d, s, Overlap::Forbidden)?;
+            let (d, _) = (self.span_of(dest)?, self.span_of(source)?);
             Ok((d, self.local(source)?))
         })();
         let (call, (dest_span, mine)) = self.agree_collective(
             team,
             Proposal {
                 kind,
-                shared: vec![
-                    type_word::<T>(),
-                    dest.addr().0,
-                    dest_len_word,
-                    source.addr().0,
-                ],
+                shared: vec![type_word::<T>(), dest.addr().0, dest_len_word, source_word],
                 nelems: source.len() as u64,
                 checked,
             },
@@ -153,9 +156,7 @@ impl<B: Backend> Shmem<B> {
         // member, so they all refuse together.
         let dest_span = if dest_len_word == u64::MAX {
             let whole = dest.addr().cast::<T>(blocks.total() as usize);
-            let whole_span = self.span_of(whole)?;
-            separate(op, whole_span, self.span_of(source)?, Overlap::Forbidden)?;
-            whole_span
+            self.span_of(whole)?
         } else {
             long_enough(op, "dest", dest.len(), blocks.total())?;
             dest_span

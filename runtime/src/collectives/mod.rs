@@ -5,8 +5,8 @@
 //! Every call has the same three steps:
 //!
 //! 1. Each member checks its own arguments (buffers inside the heap, long enough, not
-//!    overlapping, root inside the team); all but broadcast read their source into local
-//!    memory here, which lets reductions and scans run in place.
+//!    overlapping where the operation forbids it, root inside the team); all but broadcast
+//!    read their source into local memory here, which lets every one of them run in place.
 //! 2. The members agree (`agree.rs`): one team gather of a digest of the arguments, each
 //!    member's element count, whether its checks passed and whether it reaches every member
 //!    with loads and stores. Every member then reaches the same verdict, so bad arguments on

@@ -54,8 +54,11 @@ impl<B: Backend> Shmem<B> {
         size: u32,
         scratch: Sym<i64>,
     ) -> Result<Team, ShmemError> {
-        check_strided(self.n_pes, start, stride, size)?;
-        let members = self.team_world().members()?.pick(start, stride, size);
+        check_strided(self.n_pes, start, stride.into(), size)?;
+        let members = self
+            .team_world()
+            .members()?
+            .pick(start, stride.into(), size);
         let Some(my_index) = members.index_of(self.my_pe) else {
             return Err(ShmemError::InvalidTeamSplit {
                 reason: format!(

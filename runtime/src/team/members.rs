@@ -6,20 +6,23 @@ use std::rc::Rc;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Members {
     /// `start, start + stride, ..., start + (size - 1) * stride`: the world, and every team
-    /// split from a strided team.
-    Strided { start: u32, stride: u32, size: u32 },
-    /// Any increasing list: a node's PEs when they are not evenly spaced.
+    /// split from a strided team. A negative stride lists the PEs in decreasing order
+    /// (OpenSHMEM 1.5 section 9.4.6 allows it for `shmem_team_split_strided`).
+    Strided { start: u32, stride: i64, size: u32 },
+    /// Any list of distinct PEs: a node's PEs when they are not evenly spaced, and splits of
+    /// such a team.
     List(Rc<[u32]>),
 }
 
 impl Members {
-    /// Members from an increasing list, strided when it is evenly spaced.
+    /// Members from a list of distinct PEs, strided when it is evenly spaced.
     pub(crate) fn from_list(pes: Vec<u32>) -> Members {
+        let gap = |w: &[u32]| i64::from(w[1]) - i64::from(w[0]);
         let stride = match pes.as_slice() {
-            [a, b, ..] => b - a,
+            [a, b, ..] => i64::from(*b) - i64::from(*a),
             _ => 1,
         };
-        let strided = pes.windows(2).all(|w| w[1] - w[0] == stride);
+        let strided = pes.windows(2).all(|w| gap(w) == stride);
         match pes.first() {
             Some(&start) if strided => Members::Strided {
                 start,
@@ -42,7 +45,10 @@ impl Members {
     pub(crate) fn world_pe(&self, index: u32) -> u32 {
         debug_assert!(index < self.len());
         match self {
-            Members::Strided { start, stride, .. } => start + index * stride,
+            Members::Strided { start, stride, .. } => {
+                // Why no overflow check: a valid team's members are world PEs (u32).
+                (i64::from(*start) + i64::from(index) * stride) as u32
+            }
             Members::List(pes) => pes[index as usize],
         }
     }
@@ -55,30 +61,31 @@ impl Members {
                 stride,
                 size,
             } => {
-                let offset = pe.checked_sub(*start)?;
-                let index = offset / (*stride).max(1);
-                (offset % (*stride).max(1) == 0 && index < *size).then_some(index)
+                let offset = i64::from(pe) - i64::from(*start);
+                if *stride == 0 {
+                    return (offset == 0 && *size > 0).then_some(0);
+                }
+                let index = offset / stride;
+                (offset % stride == 0 && (0..i64::from(*size)).contains(&index))
+                    .then_some(index as u32)
             }
-            Members::List(pes) => pes.binary_search(&pe).ok().map(|i| i as u32),
+            // Why a scan: a list is short (a node's PEs) and need not be sorted.
+            Members::List(pes) => pes.iter().position(|&p| p == pe).map(|i| i as u32),
         }
     }
 
     /// The members at team indices `start, start + stride, ...` (`size` of them), which the
     /// caller has checked lie inside this team.
-    pub(crate) fn pick(&self, start: u32, stride: u32, size: u32) -> Members {
+    pub(crate) fn pick(&self, start: u32, stride: i64, size: u32) -> Members {
         match self {
-            Members::Strided {
-                start: s0,
-                stride: d0,
-                ..
-            } => Members::Strided {
-                start: s0 + start * d0,
+            Members::Strided { stride: d0, .. } => Members::Strided {
+                start: self.world_pe(start),
                 stride: d0 * stride,
                 size,
             },
             Members::List(_) => Members::from_list(
                 (0..size)
-                    .map(|i| self.world_pe(start + i * stride))
+                    .map(|i| self.world_pe((i64::from(start) + i64::from(i) * stride) as u32))
                     .collect(),
             ),
         }
@@ -120,6 +127,24 @@ mod tests {
         assert!(matches!(list, Members::List(_)));
         assert_eq!(list.index_of(5), Some(2));
         assert_eq!(list.pick(1, 1, 2), Members::from_list(vec![1, 5]));
+    }
+
+    #[test]
+    fn a_negative_stride_lists_the_pes_downwards() {
+        let m = Members::Strided {
+            start: 1,
+            stride: 2,
+            size: 4,
+        };
+        let down = m.pick(3, -1, 3);
+        assert_eq!(
+            (0..3).map(|i| down.world_pe(i)).collect::<Vec<_>>(),
+            [7, 5, 3]
+        );
+        assert_eq!(down.index_of(3), Some(2));
+        assert_eq!(down.index_of(1), None);
+        assert_eq!(down.index_of(9), None);
+        assert_eq!(Members::from_list(vec![5, 1, 0]).index_of(0), Some(2));
     }
 
     #[test]

@@ -17,7 +17,8 @@ use hw::Backend;
 impl<B: Backend> Shmem<B> {
     /// Makes a team of the parent's PEs `start, start + stride, ...` (`size` of them, parent
     /// numbering) (`shmem_team_split_strided`). Returns `None` on the parent's PEs that are
-    /// not in it.
+    /// not in it. A negative `stride` numbers the new team's PEs downwards from `start`, in
+    /// the reverse of their parent order.
     ///
     /// Collective over `parent`: every member calls it with the same arguments.
     ///
@@ -31,22 +32,22 @@ impl<B: Backend> Shmem<B> {
         &self,
         parent: &Team,
         start: u32,
-        stride: u32,
+        stride: i32,
         size: u32,
         config: TeamConfig,
     ) -> Result<Option<Team>, ShmemError> {
         let args = fingerprint(&[
             1,
             start.into(),
-            stride.into(),
+            i64::from(stride) as u64,
             size.into(),
             config.num_contexts.into(),
         ]);
         let all = self.team_gather(parent, [self.free_team_slots(), args])?;
         agree_on_arguments("team_split_strided arguments", &all)?;
         let parent_size = parent.n_pes()?;
-        check_strided(parent_size, start, stride, size)?;
-        let members = parent.members()?.pick(start, stride, size);
+        check_strided(parent_size, start, stride.into(), size)?;
+        let members = parent.members()?.pick(start, stride.into(), size);
         let Some(my_index) = members.index_of(self.my_pe) else {
             return Ok(None);
         };
@@ -93,7 +94,7 @@ impl<B: Backend> Shmem<B> {
         };
         let column = |i: u32| {
             let x = i % xrange;
-            parent_members.pick(x, xrange, (n - x).div_ceil(xrange))
+            parent_members.pick(x, xrange.into(), (n - x).div_ceil(xrange))
         };
         // The x-slot of parent PE i's row, as every member of that row computes it.
         let x_slot = |i: u32| -> Result<u32, ShmemError> {
@@ -202,11 +203,12 @@ impl<B: Backend> Shmem<B> {
     }
 }
 
-/// Checks a strided split of a parent of `parent_size` PEs.
+/// Checks a strided split of a parent of `parent_size` PEs: every PE `start + i * stride`
+/// (`i < size`) must be a parent PE, with no wrap-around (OpenSHMEM 1.5 section 9.4.6).
 pub(super) fn check_strided(
     parent_size: u32,
     start: u32,
-    stride: u32,
+    stride: i64,
     size: u32,
 ) -> Result<(), ShmemError> {
     let invalid = |reason: String| Err(ShmemError::InvalidTeamSplit { reason });
@@ -215,15 +217,16 @@ pub(super) fn check_strided(
     }
     if stride == 0 && size > 1 {
         return invalid(format!(
-            "stride is 0 with size {size}; pass a stride of at least 1"
+            "stride is 0 with size {size}; pass a non-zero stride, or size 1"
         ));
     }
-    let last = u64::from(start) + u64::from(size - 1) * u64::from(stride);
-    if last >= u64::from(parent_size) {
+    let last = i128::from(start) + i128::from(size - 1) * i128::from(stride);
+    if start >= parent_size || !(0..i128::from(parent_size)).contains(&last) {
         return invalid(format!(
             "PEs {start}, {}, ... ({size} of them) reach parent PE {last}, but the parent has \
-             {parent_size} PEs; shrink start, stride or size",
-            u64::from(start) + u64::from(stride)
+             PEs 0 to {}; shrink start, stride or size",
+            i128::from(start) + i128::from(stride),
+            i64::from(parent_size) - 1
         ));
     }
     Ok(())

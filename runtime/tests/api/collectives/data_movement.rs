@@ -143,6 +143,55 @@ fn alltoalls_exchanges_strided_blocks_on_every_team() {
     on_every_team(|shmem, scratch, team| check_alltoalls(shmem, scratch, team, true));
 }
 
+/// OpenSHMEM forbids no overlap of dest and source for these: in place, the very same array.
+#[test]
+fn broadcast_fcollect_and_alltoall_work_in_place_on_every_team() {
+    on_every_team(|shmem, scratch, team| {
+        let (me, n) = me_and_n(team);
+        let len = 5;
+        let (buffer, _) = scratch.views::<u64>(len * n as usize, 0);
+        let mut failures = Vec::new();
+        let call = call_id(&[4, len as u64]);
+        let root = n - 1;
+        let mine = buffer.slice(..len).expect("first block");
+        shmem
+            .set_local(mine, &values(call, me, len))
+            .expect("set_local");
+        shmem.broadcast(team, mine, mine, root).expect("broadcast");
+        let what = format!("broadcast in place from {root}, team PE {me}");
+        failures.extend(compare(
+            &what,
+            &shmem.local(mine).expect("local"),
+            &values::<u64>(call, root, len),
+        ));
+        // fcollect whose source is the first block of its dest, on every member alike.
+        let first = buffer.slice(..len).expect("first block");
+        shmem
+            .set_local(first, &values(call ^ 1, me, len))
+            .expect("set_local");
+        shmem
+            .fcollect(team, buffer, first)
+            .expect("fcollect in place");
+        let want: Vec<u64> = (0..n).flat_map(|m| values(call ^ 1, m, len)).collect();
+        let what = format!("fcollect in place, team PE {me}");
+        failures.extend(compare(&what, &shmem.local(buffer).expect("local"), &want));
+        // alltoall with source == dest: block j goes to member j's block me.
+        let sent: Vec<u64> = (0..n)
+            .flat_map(|to| values(call ^ (2 + u64::from(to)), me, len))
+            .collect();
+        shmem.set_local(buffer, &sent).expect("set_local");
+        shmem
+            .alltoall(team, buffer, buffer)
+            .expect("alltoall in place");
+        let want: Vec<u64> = (0..n)
+            .flat_map(|from| values(call ^ (2 + u64::from(me)), from, len))
+            .collect();
+        let what = format!("alltoall in place, team PE {me}");
+        failures.extend(compare(&what, &shmem.local(buffer).expect("local"), &want));
+        failures
+    });
+}
+
 #[test]
 fn a_broadcast_within_a_node_takes_less_simulated_time_than_across_nodes() {
     // The same 64 KiB broadcast over 8 PEs: on one node (NVLink) and spread over two nodes

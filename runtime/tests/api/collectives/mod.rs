@@ -63,7 +63,7 @@ fn teams(shmem: &Pe) -> Vec<(&'static str, Team)> {
     let (stride, xrange) = if n == 8 { (2, 3) } else { (3, 8) };
     let size = (n - 1).div_ceil(stride);
     let strided = shmem
-        .team_split_strided(&world, 1, stride, size, config)
+        .team_split_strided(&world, 1, stride as i32, size, config)
         .expect("split_strided");
     let (row, column) = shmem
         .team_split_2d(&world, xrange, config, config)
