@@ -16,16 +16,21 @@
 //! per access. One OS thread runs everything, in the simulator's order: the same seed gives
 //! the same run, whatever the OS does.
 //!
-//! What a PE's program must not do: start threads that call SHMEM (the simulator has one
-//! thread), use thread-local variables of its own (refused at load), or call `exit` before
-//! the others are done (it ends the process, so the report names the PE and the status).
+//! Threads: a thread a PE's program starts with `pthread_create` is a thread of that PE in the
+//! simulator, still on the one OS thread (`threads/`).
+//!
+//! What a PE's program must not do: start threads by other means that call SHMEM (C11
+//! `thrd_create`, `clone`: they are OS threads, refused at their first call), use
+//! thread-local variables of its own (refused at load), or call `exit` before the others are
+//! done (it ends the process, so the report names the PE and the status).
 
 pub(crate) mod check;
 mod copies;
 mod ending;
-mod getopt;
+pub(crate) mod getopt;
 mod image;
 mod report;
+mod threads;
 
 use std::ffi::{c_char, c_int};
 use std::path::PathBuf;
