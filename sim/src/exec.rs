@@ -78,7 +78,12 @@ where
         }
     }
     // A run that ended abnormally leaves handles of unfinished PEs, whose threads go first.
-    for handle in shared.handles.borrow_mut().iter_mut().filter_map(Option::take) {
+    for handle in shared
+        .handles
+        .borrow_mut()
+        .iter_mut()
+        .filter_map(Option::take)
+    {
         handle.threads.abandon();
     }
     for coroutine in coroutines {

@@ -19,6 +19,12 @@
 //! is then stuck, the world's deadlock report names the PE and what each of its threads waits
 //! for, and every waiting thread's wait fails with it.
 //!
+//! Ending a PE from any of its threads (`exit`): whatever ends a PE where it stands does it the
+//! same way from a nested thread, since suspending the PE's coroutine works from any of its
+//! threads' stacks; the threads still alive are then dropped without unwinding
+//! ([`PeThreads::abandon`]), by the executor when the PE's first thread returns or the run
+//! ends.
+//!
 //! The PE's call lock: the runtime's state of a PE must not be entered by two of its threads at
 //! once, and a thread may give the PE away inside a call (a wait, a yield). A thread holds the
 //! lock for the whole of a call ([`enter_call`], [`leave_call`]), except while it waits for
@@ -165,6 +171,8 @@ struct Table {
     /// Who holds the call lock, and how many calls deep.
     lock_owner: Option<ThreadId>,
     lock_depth: u32,
+    /// Whether the holder keeps the lock while it waits for memory ([`enter_call`]).
+    lock_kept: bool,
     lock_waiters: VecDeque<ThreadId>,
 }
 
@@ -187,6 +195,7 @@ impl PeThreads {
                 }],
                 lock_owner: None,
                 lock_depth: 0,
+                lock_kept: false,
                 lock_waiters: VecDeque::new(),
             }),
             current: Cell::new(0),
@@ -295,7 +304,9 @@ pub fn spawn(
         let retval = body();
         finish(&own, id, retval);
     });
-    table.threads.push(Thread::new(Some(coroutine), stack_bytes));
+    table
+        .threads
+        .push(Thread::new(Some(coroutine), stack_bytes));
     h.threads.live.set(h.threads.live.get() + 1);
     STARTED.store(true, Ordering::Relaxed);
     Ok(id)
@@ -401,13 +412,19 @@ pub fn yield_now() {
 }
 
 /// Takes the running PE's call lock for one call of its runtime, waiting while another of its
-/// threads holds it; nested calls count. Nothing outside a simulated PE.
+/// threads holds it; nested calls count. With `keep`, the caller keeps it even while it waits
+/// for memory, for calls whose state is the PE's and not the thread's (a distributed lock,
+/// whose queue has one place per PE). Nothing outside a simulated PE.
 ///
 /// # Errors
 /// As [`park`].
-pub fn enter_call() -> Result<(), ThreadError> {
+pub fn enter_call(keep: bool) -> Result<(), ThreadError> {
     let Ok(h) = running() else { return Ok(()) };
-    h.threads.lock(&h, 1)
+    h.threads.lock(&h, 1)?;
+    if keep {
+        h.threads.table.borrow_mut().lock_kept = true;
+    }
+    Ok(())
 }
 
 /// Releases what [`enter_call`] took.
@@ -699,7 +716,11 @@ impl PeThreads {
                 }
             }
             let owner = self.table.borrow().lock_owner.unwrap_or(0);
-            park_on(h, format!("waits for the call lock thread {owner} holds"), None)?;
+            park_on(
+                h,
+                format!("waits for the PE's call lock, which thread {owner} holds"),
+                None,
+            )?;
         }
     }
 
@@ -707,7 +728,7 @@ impl PeThreads {
     fn release_lock(&self, me: ThreadId) -> Option<u32> {
         let depth = {
             let table = self.table.borrow();
-            (table.lock_owner == Some(me)).then_some(table.lock_depth)
+            (table.lock_owner == Some(me) && !table.lock_kept).then_some(table.lock_depth)
         };
         if depth.is_some() {
             self.hand_lock_over();
@@ -722,6 +743,7 @@ impl PeThreads {
             let mut table = self.table.borrow_mut();
             table.lock_owner = None;
             table.lock_depth = 0;
+            table.lock_kept = false;
             table.lock_waiters.pop_front()
         };
         if let Some(waiter) = waiter {

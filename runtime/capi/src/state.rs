@@ -176,7 +176,13 @@ impl SimCall {
         if !sim::threads::any_started() {
             return SimCall { locked: false };
         }
-        let taken = sim::threads::enter_call();
+        // Why a distributed lock's calls keep it through their waits: the runtime queues a PE
+        // once per lock, so two threads of a PE must not be in a lock's queue at once.
+        let keep = matches!(
+            call,
+            "shmem_set_lock" | "shmem_test_lock" | "shmem_clear_lock"
+        );
+        let taken = sim::threads::enter_call(keep);
         // Why: waiting for the lock let other threads and PEs run.
         // SAFETY: `slot` was current at entry, so it lives as long as `enter_slot` promised.
         unsafe { enter_slot(slot) };

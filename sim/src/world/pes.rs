@@ -25,8 +25,13 @@ pub(super) enum Status {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Blocked {
     Memory,
-    Ticket { queue: u32, ticket: u64 },
-    Quiet { queue: u32 },
+    Ticket {
+        queue: u32,
+        ticket: u64,
+    },
+    Quiet {
+        queue: u32,
+    },
     Exchange,
     /// A PE with several threads, each waiting for something (`PeState::thread_waits`).
     Threads,
@@ -330,19 +335,24 @@ impl World {
     pub(crate) fn describe_wait(&self, pe: u32) -> String {
         let state = &self.pes[pe as usize];
         match state.blocked {
-            Some(Blocked::Threads) => state
-                .thread_waits
-                .iter()
-                .map(|wait| match wait {
-                    ThreadWait::World {
-                        thread,
-                        what,
-                        specs,
-                    } => format!("thread {thread}: {}", self.describe_blocked(pe, *what, specs)),
-                    ThreadWait::Parked { thread, why } => format!("thread {thread}: {why}"),
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
+            Some(Blocked::Threads) => {
+                let waits: Vec<String> = state
+                    .thread_waits
+                    .iter()
+                    .map(|wait| match wait {
+                        ThreadWait::World {
+                            thread,
+                            what,
+                            specs,
+                        } => format!(
+                            "thread {thread} waits for {}",
+                            self.describe_blocked(pe, *what, specs)
+                        ),
+                        ThreadWait::Parked { thread, why } => format!("thread {thread} {why}"),
+                    })
+                    .collect();
+                format!("its threads: {}", waits.join("; "))
+            }
             Some(what) => self.describe_blocked(pe, what, &state.watching),
             None => "nothing".to_string(),
         }

@@ -82,7 +82,11 @@ fn waiting<R>(call: &str, wait: impl FnOnce() -> Result<R, ThreadError>) -> Resu
     match outcome {
         Ok(Err(ThreadError::Wait(err))) => fail(call, pe, &CallError::Argument(err.to_string())),
         Ok(other) => other,
-        Err(payload) => fail(call, pe, &CallError::Internal(state::panic_text(payload.as_ref()))),
+        Err(payload) => fail(
+            call,
+            pe,
+            &CallError::Internal(state::panic_text(payload.as_ref())),
+        ),
     }
 }
 

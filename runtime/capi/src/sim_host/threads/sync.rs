@@ -364,9 +364,8 @@ pub unsafe extern "C" fn pthread_barrier_init(
     type Real = unsafe extern "C" fn(*mut c_void, *const c_void, c_uint) -> c_int;
     static REAL: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     // SAFETY: libc's pthread_barrier_init has this type; the caller's arguments, passed on.
-    let result = unsafe {
-        super::libc_fn::<Real>(c"pthread_barrier_init", &REAL)(barrier, attr, count)
-    };
+    let result =
+        unsafe { super::libc_fn::<Real>(c"pthread_barrier_init", &REAL)(barrier, attr, count) };
     if result == 0 && super::simulated().is_some() {
         let state = Barrier {
             count: count as usize,
@@ -409,7 +408,9 @@ pub unsafe extern "C" fn pthread_barrier_wait(barrier: *mut c_void) -> c_int {
     };
     let why = format!("waits at barrier {barrier:p} ({arrived} of {count} threads arrived)");
     loop {
-        let _ = waiting("pthread_barrier_wait", || sim::threads::park(why.clone(), None));
+        let _ = waiting("pthread_barrier_wait", || {
+            sim::threads::park(why.clone(), None)
+        });
         let opened = OBJECTS.with_borrow(|objects| {
             objects
                 .barriers
