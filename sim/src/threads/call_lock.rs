@@ -1,8 +1,8 @@
 //! The PE's call lock: one thread of a PE in its runtime at a time (see the module docs of
 //! `sim::threads`).
 
-use super::{PeThreads, ThreadError, ThreadId, running};
 use super::schedule::park_on;
+use super::{PeThreads, ThreadError, ThreadId, running};
 use crate::handle::PeHandle;
 
 /// Takes the running PE's call lock for one call of its runtime, waiting while another of its

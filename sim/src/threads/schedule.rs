@@ -8,7 +8,11 @@ use super::{PeThreads, State, ThreadError, ThreadId, Unparked, Woke};
 use crate::handle::PeHandle;
 use crate::world::{Blocked, ThreadWait};
 
-pub(super) fn park_on(h: &PeHandle, why: String, deadline_ns: Option<u64>) -> Result<Unparked, ThreadError> {
+pub(super) fn park_on(
+    h: &PeHandle,
+    why: String,
+    deadline_ns: Option<u64>,
+) -> Result<Unparked, ThreadError> {
     let me = h.threads.current.get();
     h.threads.table.borrow_mut().threads[me as usize].state = State::Parked { why, deadline_ns };
     match h.threads.switch_away(h, me) {

@@ -3,6 +3,8 @@
  * sure of it). POSIX says such a lock waits forever; on the simulator the run ends with the
  * deadlock report, which names the PE, each thread and the mutex it waits for. Expected to
  * fail: the test checks the report. */
+/* pthread barriers are POSIX.1-2001, which strict C11 does not declare by default. */
+#define _POSIX_C_SOURCE 200112L
 #include <pthread.h>
 
 #include "../c/check.h"

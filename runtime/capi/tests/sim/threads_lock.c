@@ -5,6 +5,7 @@
  * so an increment lost to two holders at once shows in the total. shmem_clear_lock completes
  * the holder's puts before it releases the lock (section 9.12.1). */
 #include <pthread.h>
+#include <sched.h>
 
 #include "../c/check.h"
 
