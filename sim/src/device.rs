@@ -352,10 +352,7 @@ impl Device for SimDevice {
             if let Some(found) = self.test_quietly(specs) {
                 return Ok(found);
             }
-            self.handle
-                .world()
-                .block_on_words(self.handle.pe, specs, deadline.0);
-            self.handle.wait_woken()?;
+            self.handle.block_on_words(specs, deadline.0)?;
         }
     }
 

@@ -43,8 +43,15 @@ where
         let shared = Rc::clone(shared);
         let results = &results;
         let body = move |yielder: &Yielder<(), ()>, ()| -> Option<String> {
-            let device = SimDevice::new(PeHandle::new(shared, pe, yielder));
+            let handle = PeHandle::new(Rc::clone(&shared), pe, yielder);
+            shared.handles.borrow_mut()[pe as usize] = Some(handle.clone());
+            let device = SimDevice::new(handle);
             let outcome = catch_unwind(AssertUnwindSafe(|| pe_main(device)));
+            // Threads the program left running end with its first thread, as a process's
+            // threads end at its exit.
+            if let Some(handle) = shared.handles.borrow_mut()[pe as usize].take() {
+                handle.threads.abandon();
+            }
             let outcome = outcome.map_err(|p| PeFailure {
                 pe: Pe(pe),
                 message: panic_message(p),
@@ -58,6 +65,7 @@ where
         let coroutine = unsafe { Coroutine::with_stack_unchecked(stack, body) };
         coroutines.push(coroutine);
     }
+    let _run = crate::threads::enter_run(shared);
     loop {
         let next = shared.world.borrow_mut().next_pe();
         let Some(pe) = next else { break };
@@ -68,6 +76,15 @@ where
         if let CoroutineResult::Return(failure) = step {
             world.finish(pe, failure);
         }
+    }
+    // A run that ended abnormally leaves handles of unfinished PEs, whose threads go first.
+    for handle in shared
+        .handles
+        .borrow_mut()
+        .iter_mut()
+        .filter_map(Option::take)
+    {
+        handle.threads.abandon();
     }
     for coroutine in coroutines {
         // A finished coroutine's stack serves the next run; an unfinished one (a run that

@@ -4,14 +4,28 @@ use std::cell::{RefCell, RefMut};
 use std::rc::Rc;
 
 use corosensei::Yielder;
-use hw::QueueError;
+use hw::{QueueError, WaitSpec};
 
+use crate::threads::PeThreads;
 use crate::world::{Blocked, World};
 
 /// State shared by the executor and every device and queue handle of a run.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) world: RefCell<World>,
+    /// Each PE's handle while its program runs, for the threads its program starts
+    /// ([`crate::threads`]), which reach their PE from outside its device.
+    pub(crate) handles: RefCell<Vec<Option<PeHandle>>>,
+}
+
+impl Shared {
+    pub(crate) fn new(world: World) -> Shared {
+        let n_pes = world.n_pes as usize;
+        Shared {
+            world: RefCell::new(world),
+            handles: RefCell::new(vec![None; n_pes]),
+        }
+    }
 }
 
 /// What a device or queue needs to act for its PE.
@@ -20,6 +34,8 @@ pub(crate) struct PeHandle {
     pub(crate) shared: Rc<Shared>,
     pub(crate) pe: u32,
     executor: Executor,
+    /// The threads of the PE's program.
+    pub(crate) threads: Rc<PeThreads>,
 }
 
 /// How a PE gives control back: which executor runs it.
@@ -49,6 +65,7 @@ impl PeHandle {
             shared,
             pe,
             executor: Executor::Coroutine(yielder),
+            threads: Rc::new(PeThreads::new()),
         }
     }
 
@@ -63,6 +80,7 @@ impl PeHandle {
             shared,
             pe,
             executor: Executor::ShuttleTask(rounds),
+            threads: Rc::new(PeThreads::new()),
         }
     }
 
@@ -118,28 +136,57 @@ impl PeHandle {
         }
     }
 
-    /// Yields until the world resumes this PE at its clock, if `must_yield` says so.
-    fn yield_if(&self, must_yield: impl FnOnce(&mut World, u32) -> bool) {
-        let must = {
-            let mut w = self.world();
-            let must = must_yield(&mut w, self.pe);
-            if must {
-                w.reschedule(self.pe);
+    /// Yields until the world resumes this PE at its clock, if `must_yield` says so. A PE
+    /// with several threads then lets its other ready threads run, which may move its clock
+    /// on, so it looks again.
+    fn yield_if(&self, must_yield: impl Fn(&mut World, u32) -> bool) {
+        loop {
+            let must = {
+                let mut w = self.world();
+                let must = must_yield(&mut w, self.pe);
+                if must {
+                    w.reschedule(self.pe);
+                }
+                must
+            };
+            if !must {
+                return;
             }
-            must
-        };
-        if must {
             self.suspend();
+            if !self.threads.several() {
+                return;
+            }
+            self.threads.preempt(self);
         }
     }
 
-    /// Blocks on `what` until the world wakes this PE; returns what it was woken with.
+    /// Blocks on `what` until the world wakes this PE (with several threads, the calling
+    /// thread, [`PeThreads::block`]); returns what it was woken with.
     pub(crate) fn block(&self, what: Blocked, deadline_ns: u64) -> Result<(), QueueError> {
+        if self.threads.several() {
+            return self.threads.block(self, what, &[], deadline_ns);
+        }
         self.world().block(self.pe, what, deadline_ns);
         self.wait_woken()
     }
 
-    /// Suspends a PE the world already marked blocked, until it is woken.
+    /// Blocks until any of `specs` holds, as [`PeHandle::block`].
+    pub(crate) fn block_on_words(
+        &self,
+        specs: &[WaitSpec],
+        deadline_ns: u64,
+    ) -> Result<(), QueueError> {
+        if self.threads.several() {
+            return self
+                .threads
+                .block(self, Blocked::Memory, specs, deadline_ns);
+        }
+        self.world().block_on_words(self.pe, specs, deadline_ns);
+        self.wait_woken()
+    }
+
+    /// Suspends a PE the world already marked blocked, until it is woken, whichever of its
+    /// threads runs.
     pub(crate) fn wait_woken(&self) -> Result<(), QueueError> {
         self.suspend();
         self.world().take_wake(self.pe)

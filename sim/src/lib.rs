@@ -60,11 +60,11 @@ mod prefetch;
 mod queue;
 mod report;
 mod stacks;
+pub mod threads;
 pub mod topology;
 mod trace;
 mod world;
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use hw::{Backend, Caps, LaunchError, LaunchOutput, Launcher, Semantics, Topology};
@@ -403,9 +403,7 @@ impl Launcher for Sim {
         if let Some(plan) = &self.injection {
             world.inject(plan);
         }
-        let shared = Rc::new(Shared {
-            world: RefCell::new(world),
-        });
+        let shared = Rc::new(Shared::new(world));
         let mut results = match self.executor {
             Executor::Coroutines => exec::run_pes(&shared, self.stack_bytes, &pe_main)?,
             #[cfg(rshmem_shuttle)]

@@ -136,6 +136,11 @@ pub(crate) fn simulate_on_this_thread() {
     SIMULATED.store(true, Ordering::Relaxed);
 }
 
+/// Whether this process hosts a simulated run.
+pub(crate) fn simulated() -> bool {
+    SIMULATED.load(Ordering::Relaxed)
+}
+
 /// Ends the run if a thread other than the simulator's makes the C call `call`.
 #[cold]
 fn on_simulator_thread(call: &'static str) {
@@ -144,12 +149,56 @@ fn on_simulator_thread(call: &'static str) {
             call,
             None,
             &CallError::Argument(
-                "a thread the program started called SHMEM on the simulator, which runs \
-                 every PE on one thread; run a program whose threads call SHMEM with oshrun \
-                 without --sim"
+                "an OS thread the simulator does not run called SHMEM; on the simulator, \
+                 start the threads that call SHMEM with pthread_create (or std::thread), not \
+                 C11 thrd_create or clone, or run the program with oshrun without --sim"
                     .into(),
             ),
         );
+    }
+}
+
+/// Holds the running simulated PE's call lock for one call, once any simulated PE started a
+/// thread: the simulated equivalent of [`SERIAL`], which blocks the simulated thread, not the
+/// OS thread, and which the simulator releases while the thread waits for memory
+/// (`sim::threads`).
+struct SimCall {
+    locked: bool,
+}
+
+impl SimCall {
+    #[inline]
+    fn enter(call: &'static str, slot: &Slot) -> SimCall {
+        if !SIMULATED.load(Ordering::Relaxed) {
+            return SimCall { locked: false };
+        }
+        on_simulator_thread(call);
+        if !sim::threads::any_started() {
+            return SimCall { locked: false };
+        }
+        // Why a distributed lock's calls keep it through their waits: the runtime queues a PE
+        // once per lock, so two threads of a PE must not be in a lock's queue at once.
+        let keep = matches!(
+            call,
+            "shmem_set_lock" | "shmem_test_lock" | "shmem_clear_lock"
+        );
+        let taken = sim::threads::enter_call(keep);
+        // Why: waiting for the lock let other threads and PEs run.
+        // SAFETY: `slot` was current at entry, so it lives as long as `enter_slot` promised.
+        unsafe { enter_slot(slot) };
+        if let Err(err) = taken {
+            let pe = running_pe().map(|pe| pe.shmem.my_pe());
+            fail(call, pe, &CallError::Argument(err.to_string()));
+        }
+        SimCall { locked: true }
+    }
+}
+
+impl Drop for SimCall {
+    fn drop(&mut self) {
+        if self.locked {
+            sim::threads::leave_call();
+        }
     }
 }
 
@@ -197,7 +246,8 @@ impl Serial {
     fn enter() -> Serial {
         // Relaxed: MULTIPLE is set once, before init returns to the program, and a thread
         // that calls SHMEM was made after that or synchronised with the thread that inited.
-        if !MULTIPLE.load(Ordering::Relaxed) {
+        // On the simulator every thread is the one OS thread: `SimCall` serialises them.
+        if !MULTIPLE.load(Ordering::Relaxed) || SIMULATED.load(Ordering::Relaxed) {
             // Why a separate branch: the other levels must not pay for the thread-local
             // lookups (`__tls_get_addr` in a shared library) that the lock needs.
             return Serial { locked: false };
@@ -244,10 +294,8 @@ pub(crate) fn around_sleep(sleep: &mut dyn FnMut()) {
 /// call, the PE and the fix (`fail.rs`).
 pub(crate) fn with_pe<R>(call: &'static str, body: impl FnOnce(&Pe) -> Result<R, CallError>) -> R {
     let _serial = Serial::enter();
-    if SIMULATED.load(Ordering::Relaxed) {
-        on_simulator_thread(call);
-    }
     let slot = slot();
+    let _sim_call = SimCall::enter(call, slot);
     let pe = current(call);
     let outcome = catch_unwind(AssertUnwindSafe(|| body(pe)));
     // Why: in a simulated run the call may have let other PEs' coroutines run, each of which

@@ -52,8 +52,7 @@ struct Case {
     expect: Expect,
     /// The run's deadline.
     timeout_s: u64,
-    /// Whether it also runs on the simulator (not a program whose threads call SHMEM: the
-    /// simulator runs every PE on one thread).
+    /// Whether it also runs on the simulator.
     simulated: bool,
 }
 
@@ -109,10 +108,7 @@ const CASES: &[Case] = &[
     pass("c/signals.c"),
     pass("c/on_stream.c"),
     pass("c/static_data.c"),
-    Case {
-        simulated: false,
-        ..pass("c/threads.c")
-    },
+    pass("c/threads.c"),
     pass("c/generic.c"),
     pass("c/generic_rma.c"),
     pass("c/generic_amo.c"),

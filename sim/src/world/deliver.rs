@@ -317,18 +317,17 @@ impl World {
         if !self.is_blocked(owner) {
             return;
         }
-        let state = &self.pes[owner as usize];
-        if state.status != Status::Blocked {
+        if self.pes[owner as usize].status != Status::Blocked {
             return;
         }
-        let satisfied = match state.blocked {
-            Some(Blocked::Ticket {
+        let satisfied = self.waits_of(owner).any(|what| match what {
+            Blocked::Ticket {
                 queue: q,
                 ticket: t,
-            }) => q == queue && t == ticket,
-            Some(Blocked::Quiet { queue: q }) => q == queue && idle,
+            } => q == queue && t == ticket,
+            Blocked::Quiet { queue: q } => q == queue && idle,
             _ => false,
-        };
+        });
         if satisfied {
             self.wake(owner, self.now_ns, Ok(()));
         }

@@ -173,31 +173,35 @@ impl World {
             .entry(queue)
             .or_insert_with(|| message.clone());
         let owner = self.queues[queue as usize].owner;
-        if self.is_blocked(owner) && self.waits_on_queue(owner) == Some(queue) {
+        if self.is_blocked(owner) && self.waits_on_queue(owner, queue) {
             self.wake(owner, self.now_ns, Err(QueueError::Lost(message)));
         }
         true
     }
 
-    /// The failure of a wait on a broken queue: `what` is about to block its PE, and its
-    /// queue lost an operation, so the wait can never be satisfied.
-    pub(super) fn broken_queue_error(&self, what: Blocked) -> Option<QueueError> {
+    /// The failure of a wait on a broken queue: `pe` is about to block, and a queue it waits
+    /// for lost an operation, so the wait can never be satisfied.
+    pub(super) fn broken_queue_error(&self, pe: u32) -> Option<QueueError> {
         if self.injected.broken.is_empty() {
             return None;
         }
-        let queue = match what {
-            Blocked::Ticket { queue, .. } | Blocked::Quiet { queue } => queue,
-            Blocked::Memory | Blocked::Exchange => return None,
-        };
-        let message = self.injected.broken.get(&queue)?;
-        Some(QueueError::Lost(message.clone()))
+        self.waits_of(pe).find_map(|what| {
+            let queue = queue_of(what)?;
+            let message = self.injected.broken.get(&queue)?;
+            Some(QueueError::Lost(message.clone()))
+        })
     }
 
-    /// The queue whose operations `pe` waits for, if it waits for some.
-    fn waits_on_queue(&self, pe: u32) -> Option<u32> {
-        match self.pes[pe as usize].blocked {
-            Some(Blocked::Ticket { queue, .. } | Blocked::Quiet { queue }) => Some(queue),
-            _ => None,
-        }
+    /// Whether `pe` waits for operations of `queue`.
+    fn waits_on_queue(&self, pe: u32, queue: u32) -> bool {
+        self.waits_of(pe).any(|what| queue_of(what) == Some(queue))
+    }
+}
+
+/// The queue whose operations a wait for `what` waits for, if it waits for some.
+fn queue_of(what: Blocked) -> Option<u32> {
+    match what {
+        Blocked::Ticket { queue, .. } | Blocked::Quiet { queue } => Some(queue),
+        Blocked::Memory | Blocked::Exchange | Blocked::Threads => None,
     }
 }

@@ -43,7 +43,7 @@ use crate::trace::Trace;
 use exchange::Exchange;
 use injected::Injected;
 use issue::{InFlight, QueueState};
-pub(crate) use pes::Blocked;
+pub(crate) use pes::{Blocked, ThreadWait};
 use pes::{PeState, Status};
 
 /// Knobs of the world that are not part of the topology.

@@ -25,9 +25,29 @@ pub(super) enum Status {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Blocked {
     Memory,
-    Ticket { queue: u32, ticket: u64 },
-    Quiet { queue: u32 },
+    Ticket {
+        queue: u32,
+        ticket: u64,
+    },
+    Quiet {
+        queue: u32,
+    },
     Exchange,
+    /// A PE with several threads, each waiting for something (`PeState::thread_waits`).
+    Threads,
+}
+
+/// What one thread of a PE with several threads waits for (`crate::threads`).
+#[derive(Clone, Debug)]
+pub(crate) enum ThreadWait {
+    /// A wait of the world's: a ticket, a quiet, or any of the words `specs` to hold.
+    World {
+        thread: u32,
+        what: Blocked,
+        specs: Vec<WaitSpec>,
+    },
+    /// A thread held by the program's own synchronisation (a mutex, a condition, a join).
+    Parked { thread: u32, why: String },
 }
 
 /// One PE as the world sees it.
@@ -43,6 +63,9 @@ pub(super) struct PeState {
     deadline_ns: Option<u64>,
     wake: Option<Result<(), QueueError>>,
     pub(super) exchange_result: Option<Rc<Vec<Vec<u8>>>>,
+    /// What each thread of a PE blocked on [`Blocked::Threads`] waits for; the words of
+    /// their memory waits are in `watching`.
+    pub(super) thread_waits: Vec<ThreadWait>,
     failure: Option<String>,
     /// Which peers' segments this PE imported: bit `MemKind::COUNT * peer + kind`.
     imported: Vec<u64>,
@@ -59,6 +82,7 @@ impl PeState {
             deadline_ns: None,
             wake: None,
             exchange_result: None,
+            thread_waits: Vec::new(),
             failure: None,
             imported: vec![0; (MemKind::COUNT * n_pes as usize).div_ceil(64)],
         }
@@ -78,7 +102,7 @@ impl World {
             self.deadlines.insert((at, pe));
         }
         // A queue that lost an operation at a crashed PE can never satisfy the wait.
-        if let Some(err) = self.broken_queue_error(what) {
+        if let Some(err) = self.broken_queue_error(pe) {
             self.wake(pe, self.now_ns, Err(err));
         }
     }
@@ -92,6 +116,66 @@ impl World {
         for spec in specs {
             self.watch(pe, spec);
         }
+    }
+
+    /// Marks `pe`, whose threads all wait, blocked until what any of them waits for happens,
+    /// or until `deadline_ns`; the threads then look again (`crate::threads`).
+    pub(crate) fn block_threads(&mut self, pe: u32, waits: Vec<ThreadWait>, deadline_ns: u64) {
+        let state = &mut self.pes[pe as usize];
+        state.watching.clear();
+        for wait in &waits {
+            if let ThreadWait::World {
+                what: Blocked::Memory,
+                specs,
+                ..
+            } = wait
+            {
+                state.watching.extend_from_slice(specs);
+            }
+        }
+        state.thread_waits = waits;
+        self.block(pe, Blocked::Threads, deadline_ns);
+        for i in 0..self.pes[pe as usize].watching.len() {
+            let spec = self.pes[pe as usize].watching[i];
+            self.watch(pe, &spec);
+        }
+    }
+
+    /// Every wait of the world's that blocked `pe` has: its own, or its threads'.
+    pub(super) fn waits_of(&self, pe: u32) -> impl Iterator<Item = Blocked> + '_ {
+        let state = &self.pes[pe as usize];
+        let own = state.blocked.filter(|b| !matches!(b, Blocked::Threads));
+        let threads = state
+            .blocked
+            .filter(|b| matches!(b, Blocked::Threads))
+            .into_iter()
+            .flat_map(|_| state.thread_waits.iter())
+            .filter_map(|wait| match wait {
+                ThreadWait::World { what, .. } => Some(*what),
+                ThreadWait::Parked { .. } => None,
+            });
+        own.into_iter().chain(threads)
+    }
+
+    /// The error of a thread's wait for `what` that passed its deadline, recorded as a
+    /// failure of the run as [`World::miss_deadline`] records a PE's.
+    pub(crate) fn thread_deadline_error(
+        &mut self,
+        pe: u32,
+        what: Blocked,
+        specs: &[WaitSpec],
+    ) -> QueueError {
+        let err = QueueError::Deadline {
+            pe: Pe(pe),
+            waiting_for: self.describe_blocked(pe, what, specs),
+            deadline: hw::Instant(self.now_ns),
+        };
+        self.trace.record(Record::Deadline {
+            pe,
+            at_ns: self.now_ns,
+        });
+        self.record_failure(format!("{err}"));
+        err
     }
 
     /// What a blocked PE was woken with.
@@ -173,6 +257,12 @@ impl World {
 
     /// Ends `pe`'s wait with [`QueueError::Deadline`].
     pub(super) fn miss_deadline(&mut self, pe: u32) {
+        if matches!(self.pes[pe as usize].blocked, Some(Blocked::Threads)) {
+            // A thread's timed wait is due: the threads look again, and one whose own wait
+            // passed its deadline fails it (`crate::threads`).
+            self.wake(pe, self.now_ns, Ok(()));
+            return;
+        }
         let waiting_for = self.describe_wait(pe);
         let err = QueueError::Deadline {
             pe: Pe(pe),
@@ -243,9 +333,35 @@ impl World {
     }
 
     pub(crate) fn describe_wait(&self, pe: u32) -> String {
-        match self.pes[pe as usize].blocked {
-            Some(Blocked::Memory) => {
-                let watching = &self.pes[pe as usize].watching;
+        let state = &self.pes[pe as usize];
+        match state.blocked {
+            Some(Blocked::Threads) => {
+                let waits: Vec<String> = state
+                    .thread_waits
+                    .iter()
+                    .map(|wait| match wait {
+                        ThreadWait::World {
+                            thread,
+                            what,
+                            specs,
+                        } => format!(
+                            "thread {thread} waits for {}",
+                            self.describe_blocked(pe, *what, specs)
+                        ),
+                        ThreadWait::Parked { thread, why } => format!("thread {thread} {why}"),
+                    })
+                    .collect();
+                format!("its threads: {}", waits.join("; "))
+            }
+            Some(what) => self.describe_blocked(pe, what, &state.watching),
+            None => "nothing".to_string(),
+        }
+    }
+
+    /// What `pe` waits for when it waits for `what`: for a memory wait, any of `watching`.
+    fn describe_blocked(&self, pe: u32, what: Blocked, watching: &[WaitSpec]) -> String {
+        match what {
+            Blocked::Memory => {
                 let holds: Vec<u64> = watching
                     .iter()
                     .map(|spec| {
@@ -255,7 +371,7 @@ impl World {
                     .collect();
                 waiting_for_any(watching, &holds)
             }
-            Some(Blocked::Ticket { queue, ticket }) => {
+            Blocked::Ticket { queue, ticket } => {
                 let peer = self
                     .ops
                     .iter()
@@ -282,15 +398,15 @@ impl World {
                     (None, None) => format!("ticket {ticket} of queue {queue} to complete"),
                 }
             }
-            Some(Blocked::Quiet { queue }) => format!(
+            Blocked::Quiet { queue } => format!(
                 "quiet: {} operations of queue {queue} to complete",
                 self.queues[queue as usize].tickets.incomplete()
             ),
-            Some(Blocked::Exchange) => format!(
+            Blocked::Exchange => format!(
                 "a bootstrap exchange ({} of {} PEs arrived)",
                 self.exchange.arrived, self.n_pes
             ),
-            None => "nothing".to_string(),
+            Blocked::Threads => self.describe_wait(pe),
         }
     }
 }

@@ -28,7 +28,9 @@ impl World {
             return;
         }
         let state = &self.pes[pe as usize];
-        if state.status != Status::Blocked || !matches!(state.blocked, Some(Blocked::Memory)) {
+        if state.status != Status::Blocked
+            || !matches!(state.blocked, Some(Blocked::Memory | Blocked::Threads))
+        {
             return;
         }
         let satisfied = state.watching.iter().any(|spec| {
@@ -101,7 +103,7 @@ impl World {
             return false;
         }
         let state = &self.pes[pe as usize];
-        matches!(state.blocked, Some(Blocked::Memory))
+        matches!(state.blocked, Some(Blocked::Memory | Blocked::Threads))
             && state.watching.iter().any(|spec| {
                 let w = spec.word;
                 w.kind == kind && overlaps(w.offset, w.len, offset, len)

@@ -98,7 +98,7 @@ fn libc_vars() -> Option<GetoptVars> {
 
 /// libc's function `name` (the next definition after this library's), never null: a libc
 /// without it ends the process with a message rather than call through null.
-pub(super) fn real(name: &CStr, slot: &OnceLock<usize>) -> usize {
+pub(crate) fn real(name: &CStr, slot: &OnceLock<usize>) -> usize {
     *slot.get_or_init(|| {
         // SAFETY: RTLD_NEXT and a C string; the result is checked just below.
         let found = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) as usize };

@@ -21,16 +21,21 @@
 //! them (`exit.rs`), and the run goes on for the others; a failed call, a global exit or a
 //! fatal signal ends the process, and the report names the PE (`ending.rs`).
 //!
-//! What a PE's program must not do: start threads that call SHMEM (the simulator has one
-//! thread), or use thread-local variables of its own (refused at load).
+//! Threads: a thread a PE's program starts with `pthread_create` is a thread of that PE in the
+//! simulator, still on the one OS thread (`threads/`).
+//!
+//! What a PE's program must not do: start threads by other means that call SHMEM (C11
+//! `thrd_create`, `clone`: they are OS threads, refused at their first call), or use
+//! thread-local variables of its own (refused at load).
 
 pub(crate) mod check;
 mod copies;
 mod ending;
 mod exit;
-mod getopt;
+pub(crate) mod getopt;
 mod image;
 mod report;
+mod threads;
 
 use std::ffi::{c_char, c_int};
 use std::io::Write;
