@@ -88,7 +88,11 @@ pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        let made = pointer("shmem_align", pe, pe.shmem.align::<u8>(alignment as u64, size))?;
+        let made = pointer(
+            "shmem_align",
+            pe,
+            pe.shmem.align::<u8>(alignment as u64, size),
+        )?;
         if made.align_offset(alignment) != 0 {
             return Err(CallError::Argument(format!(
                 "alignment {alignment:#x} is more than the heap's base here is aligned to \

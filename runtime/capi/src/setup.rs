@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int};
 use std::io::Write;
 
 use crate::fail::CallError;
-use crate::handles::shmem_ctx_t;
+use crate::handles::{predefined, shmem_ctx_t};
 use crate::state::{self, thread_level, with_pe};
 
 /// A PE number from C, checked to be non-negative (the runtime checks the upper bound).
@@ -169,15 +169,30 @@ pub extern "C" fn shmem_quiet() {
     with_pe("shmem_quiet", |pe| Ok(pe.shmem.quiet()?));
 }
 
-/// Orders the delivery of `ctx`'s operations to each PE.
+/// Whether `ctx` is `SHMEM_CTX_INVALID`, on which fence and quiet do nothing: a PE outside a
+/// team gets that handle from `shmem_team_create_ctx`, and the specification's own example of
+/// `shmem_team_create_ctx` then quiets it on every PE like any other context, so a quiet of
+/// it must be harmless (as `shmem_ctx_destroy` of it is). RMA and atomics on it stay refused:
+/// the example guards them, and the text leaves them undefined.
+fn no_context(ctx: shmem_ctx_t) -> bool {
+    ctx as usize == predefined::CTX_INVALID
+}
+
+/// Orders the delivery of `ctx`'s operations to each PE; `SHMEM_CTX_INVALID` does nothing.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_ctx_fence(ctx: shmem_ctx_t) {
+    if no_context(ctx) {
+        return;
+    }
     with_pe("shmem_ctx_fence", |pe| Ok(pe.ctx(ctx)?.fence()?));
 }
 
-/// Completes `ctx`'s operations.
+/// Completes `ctx`'s operations; `SHMEM_CTX_INVALID` does nothing.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_ctx_quiet(ctx: shmem_ctx_t) {
+    if no_context(ctx) {
+        return;
+    }
     with_pe("shmem_ctx_quiet", |pe| Ok(pe.ctx(ctx)?.quiet()?));
 }
 
@@ -191,6 +206,9 @@ pub unsafe extern "C" fn shmem_ctx_pe_quiet(
     target_pes: *const c_int,
     npes: usize,
 ) {
+    if no_context(ctx) {
+        return;
+    }
     with_pe("shmem_ctx_pe_quiet", |pe| {
         let count = npes;
         let pes: &[c_int] = if count == 0 || target_pes.is_null() {

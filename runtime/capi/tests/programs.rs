@@ -104,6 +104,7 @@ const CASES: &[Case] = &[
     pass("c/team_split_strided.c"),
     pass("c/team_get_config.c"),
     pass("c/ctx_invalid.c"),
+    pass("c/ctx_on_teams.c"),
     pass("c/locks.c"),
     pass("c/signals.c"),
     pass("c/on_stream.c"),
@@ -143,8 +144,8 @@ const CASES: &[Case] = &[
         &["rshmem: ", "shmem_long_alltoalls", "dst is 0"],
     ),
     fails(
-        "c/ctx_err_invalid_quiet.c",
-        &["rshmem: ", "shmem_ctx_quiet", "invalid context"],
+        "c/ctx_err_invalid_put.c",
+        &["rshmem: ", "shmem_ctx_long_p", "invalid context"],
     ),
     fails(
         "c/team_err_sync_invalid.c",
