@@ -26,8 +26,9 @@
 //! which a process's `exit` would not do; `at_quick_exit` and `on_exit` handlers are the
 //! process's, not the PE's.
 //!
-//! Threads of a PE: the payload is [`PeExit`]; a simulated thread whose coroutine catches it
-//! ends its PE with that status, since `exit` from any thread ends the process.
+//! Threads of a PE: `exit` from a thread the PE started (not its `main`) runs the PE's
+//! handlers and then ends the whole run with its status, naming the PE ([`end_pe`]): the
+//! unwind cannot reach `main` from there.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{CStr, c_int, c_void};
@@ -139,8 +140,21 @@ fn run_handlers(exits: &PeExits) {
     }
 }
 
-/// Ends the running PE with `status`: unwinds to [`run_main`].
+/// Ends the running PE with `status`: unwinds to [`run_main`]. From a thread the PE started
+/// there is no unwind to take: the thread's stack leads to its start routine, not to `main`,
+/// and the PE's first thread waits in a C function that cannot be unwound; so the whole run
+/// ends there, with `status` and the PE named, as `oshrun` ends a job whose rank exited
+/// non-zero (an exit 0 from a thread ends the others early too: a known limit).
 fn end_pe(status: c_int) -> ! {
+    if let Some((pe, _)) = running()
+        && crate::sim_host::threads::simulated().is_some_and(|thread| thread != 0)
+    {
+        crate::sim_host::note_why(format!(
+            "PE {pe} called exit({status}) from a thread it started: on the simulator that \
+             ends the run, since a PE's other threads cannot be ended alone yet"
+        ));
+        exit_process(status)
+    }
     // Why resume_unwind and not panic!: it runs no panic hook, so nothing is printed.
     resume_unwind(Box::new(PeExit { status }))
 }

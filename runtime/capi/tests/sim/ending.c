@@ -2,12 +2,14 @@
  * 0 a call the library refuses, 1 exit(3) while the others wait for it, 2 a crash,
  * 3 a deadlock, 4 shmem_global_exit(4), 5 abort(), 6 shmem_global_exit(0), 7 a crash on the
  * NULL of a shmem_malloc larger than the heap (OpenSHMEM 1.5 section 9.3.1: NULL on every
- * PE), 8 _exit(5) and 9 quick_exit(6), which run no atexit handler (C11 7.22.4.5, 7.22.4.7).
+ * PE), 8 _exit(5) and 9 quick_exit(6), which run no atexit handler (C11 7.22.4.5, 7.22.4.7),
+ * 10 exit(4) from a thread PE 1 started, which ends its process (C11 7.22.4.4).
  * The run must name the PE every time, and end with the status processes end with. */
 #include <shmem.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <pthread.h>
 
 static int me;
 
@@ -15,11 +17,16 @@ static void never_at_quick_ends(void) {
     printf("atexit: PE %d\n", me);
 }
 
+static void *exit_from_thread(void *arg) {
+    (void)arg;
+    exit(4);
+}
+
 int main(int argc, char **argv) {
     shmem_init();
     me = shmem_my_pe();
     int mode = argc > 1 ? atoi(argv[1]) : 0;
-    if (mode >= 8) atexit(never_at_quick_ends);
+    if (mode == 8 || mode == 9) atexit(never_at_quick_ends);
     static long x;
     if (mode == 0 && me == 1) shmem_long_p(&x, 1, 7);      /* bad PE */
     if (mode == 1 && me == 1) exit(3);                       /* exit early */
@@ -34,6 +41,11 @@ int main(int argc, char **argv) {
     }
     if (mode == 8 && me == 1) _exit(5);
     if (mode == 9 && me == 1) quick_exit(6);
+    if (mode == 10 && me == 1) {
+        pthread_t thread;
+        pthread_create(&thread, NULL, exit_from_thread, NULL);
+        pthread_join(thread, NULL);
+    }
     shmem_barrier_all();
     shmem_finalize();
     return 0;
