@@ -113,3 +113,17 @@ fn the_race_detector_runs_a_threaded_program() {
     assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("no races"), "{}", r.stdout);
 }
+
+#[test]
+fn an_openmp_program_runs_with_teams_of_one_on_the_simulator_and_of_many_as_processes() {
+    let (dir, binary) = program("sim/openmp_tasks.c", &["-fopenmp"]);
+    for seed in SEEDS {
+        let r = simulate(&dir, &binary, "4", seed, &format!("omp{seed}"));
+        assert_eq!(exit_code(&r), Some(0), "seed {seed}: {}", r.stderr);
+        assert!(r.stderr.contains("uses OpenMP"), "{}", r.stderr);
+    }
+    let binary = binary.to_str().expect("a UTF-8 path");
+    let args = ["-np", "2", binary];
+    let r = run_tool(&dir, "oshrun", &args, "omp-processes", Duration::from_secs(60));
+    assert_eq!(exit_code(&r), Some(0), "{}", r.stderr);
+}

@@ -34,6 +34,7 @@ mod ending;
 mod exit;
 pub(crate) mod getopt;
 mod image;
+mod openmp;
 mod report;
 mod threads;
 
@@ -163,6 +164,7 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
         .parse()
         .map_err(|e: hw::UnknownSemantics| HostError::Request(e.to_string()))?;
     let copies = copies::load(&image, request.pes)?;
+    openmp::one_thread_per_team();
     let regions = copies
         .iter()
         .map(|copy| StaticRegion {
