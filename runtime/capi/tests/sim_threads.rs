@@ -124,6 +124,12 @@ fn an_openmp_program_runs_with_teams_of_one_on_the_simulator_and_of_many_as_proc
     }
     let binary = binary.to_str().expect("a UTF-8 path");
     let args = ["-np", "2", binary];
-    let r = run_tool(&dir, "oshrun", &args, "omp-processes", Duration::from_secs(60));
+    let r = run_tool(
+        &dir,
+        "oshrun",
+        &args,
+        "omp-processes",
+        Duration::from_secs(60),
+    );
     assert_eq!(exit_code(&r), Some(0), "{}", r.stderr);
 }

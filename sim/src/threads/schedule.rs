@@ -170,11 +170,7 @@ impl PeThreads {
                     .collect()
             };
             if !ready.is_empty() {
-                let draw = if ready.len() > 1 {
-                    h.world().chooser.below(ready.len() as u64) as usize
-                } else {
-                    0
-                };
+                let draw = h.world().next_thread(ready.len());
                 let next = ready[draw];
                 self.table.borrow_mut().threads[next as usize].state = State::Running;
                 self.current.set(next);

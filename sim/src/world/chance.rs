@@ -1,6 +1,6 @@
 //! Every chance draw of the world: link jitter, an exploration's rounds, when a pending
 //! InfiniBand write drains, how long a signal `ADD` takes from its read to its write, and an
-//! explored PE's stalls. Each call of the world's
+//! explored PE's stalls, and which of a PE's threads runs next. Each call of the world's
 //! [`Chooser`](crate::choice::Chooser) goes through a function here, so the draws a run makes,
 //! and their order, can be read in one place.
 
@@ -117,6 +117,16 @@ impl World {
         if let Some(rounds) = self.explore {
             let stall_ns = self.rounds_ns(rounds);
             self.advance_clock(pe, stall_ns);
+        }
+    }
+
+    /// Which of a PE's `ready` threads runs next (`crate::threads`): an index below `ready`,
+    /// drawn only when there is a choice, so a PE that never starts a thread draws nothing.
+    pub(crate) fn next_thread(&mut self, ready: usize) -> usize {
+        if ready > 1 {
+            self.chooser.below(ready as u64) as usize
+        } else {
+            0
         }
     }
 
