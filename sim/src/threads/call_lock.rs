@@ -11,7 +11,7 @@ use crate::handle::PeHandle;
 /// whose queue has one place per PE). Nothing outside a simulated PE.
 ///
 /// # Errors
-/// As [`park`].
+/// As [`park`](super::park).
 pub fn enter_call(keep: bool) -> Result<(), ThreadError> {
     let Ok(h) = running() else { return Ok(()) };
     h.threads.lock(&h, 1)?;

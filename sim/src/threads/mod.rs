@@ -4,8 +4,8 @@
 //!
 //! How they run: the PE's first thread (its `main`, thread 0) runs on the PE's coroutine; a
 //! thread it starts is a corosensei coroutine nested in it, resumed only by thread 0
-//! ([`dispatch`]). One thread of a PE runs at a time. A thread gives the PE to another when it
-//! waits: for the world (a ticket, a quiet, words of memory: [`PeHandle::block`]), for the
+//! (`dispatch`). One thread of a PE runs at a time. A thread gives the PE to another when it
+//! waits: for the world (a ticket, a quiet, words of memory: `PeHandle::block`), for the
 //! program's own synchronisation ([`park`], which the C library's mutexes, conditions and joins
 //! use), or when it yields ([`yield_now`], and at every point where its PE yields to the world
 //! to let time catch up, so that a thread that never waits still lets the others run). The
@@ -13,17 +13,16 @@
 //! gives the same interleaving.
 //!
 //! When no thread of a PE can run, the PE waits in the world for what any of them waits for
-//! ([`crate::world::ThreadWait`]): when one of those happens (or a timed wait is due), every
+//! (`world::ThreadWait`): when one of those happens (or a timed wait is due), every
 //! thread that waited for the world looks again, as the world's waits are loops that check
 //! their condition. A PE whose threads all wait for each other stays blocked; if the whole run
 //! is then stuck, the world's deadlock report names the PE and what each of its threads waits
 //! for, and every waiting thread's wait fails with it.
 //!
-//! Ending a PE from any of its threads (`exit`): whatever ends a PE where it stands does it the
-//! same way from a nested thread, since suspending the PE's coroutine works from any of its
-//! threads' stacks; the threads still alive are then dropped without unwinding
-//! ([`PeThreads::abandon`]), by the executor when the PE's first thread returns or the run
-//! ends.
+//! When a PE ends: the threads still alive are dropped without unwinding
+//! (`PeThreads::abandon`), by the executor when the PE's first thread returns or the run
+//! ends. (The C library's `exit` from a thread other than the first ends the whole run, since
+//! the first thread waits in C functions that cannot be unwound: docs/c-api.md.)
 //!
 //! The PE's call lock: the runtime's state of a PE must not be entered by two of its threads at
 //! once, and a thread may give the PE away inside a call (a wait, a yield). A thread holds the
