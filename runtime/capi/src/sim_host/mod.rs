@@ -291,10 +291,10 @@ pub(crate) fn global_exit_if_simulated(status: c_int) {
 pub(crate) fn note_failed_alloc(pe: u32, call: &str, why: &dyn std::fmt::Display) {
     let first = ending::note_failed_alloc(pe, || format!("{call} returned NULL ({why})"));
     if first {
-        // Why ignore a failed write: the call returns NULL either way.
-        let _ = writeln!(
-            std::io::stderr(),
-            "rshmem: PE {pe}: {call}: {why}; it returns NULL (said once per PE)"
-        );
+        // Why one write of the whole line: as processes every PE writes to the same stderr at
+        // once, and a line written in pieces would interleave with the others'. Why ignore a
+        // failed write: the call returns NULL either way.
+        let line = format!("rshmem: PE {pe}: {call}: {why}; it returns NULL (said once per PE)\n");
+        let _ = std::io::stderr().write_all(line.as_bytes());
     }
 }
