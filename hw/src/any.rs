@@ -107,6 +107,7 @@ trait ErasedDevice {
     fn create_queue(&self) -> Result<AnyQueue, DeviceError>;
     fn note_kernel_launch(&self);
     fn note_kernel_event(&self, event: crate::KernelEvent<'_>);
+    fn note_host_thread_event(&self, event: crate::HostThreadEvent);
     fn mapped_load_addr(&self, range: RemoteRange) -> Option<u64>;
     fn note_mapped_loads(&self, pe: Pe, bytes: u64);
     fn read_local(&self, src: LocalRange, out: &mut [u8]);
@@ -160,6 +161,7 @@ macro_rules! device_methods {
             exchange(mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
             note_kernel_launch() -> ();
             note_kernel_event(event: crate::KernelEvent<'_>) -> ();
+            note_host_thread_event(event: crate::HostThreadEvent) -> ();
             mapped_load_addr(range: RemoteRange) -> Option<u64>;
             note_mapped_loads(pe: Pe, bytes: u64) -> ();
             read_local(src: LocalRange, out: &mut [u8]) -> ();

@@ -244,6 +244,16 @@ pub trait Device {
         let _ = event;
     }
 
+    /// Tells a race detector wrapped around the backend what a thread the PE's program started
+    /// did: its start, its synchronisation and its own accesses ([`crate::HostThreadEvent`]).
+    /// Backends ignore it (the default); the C API sends it on the simulator.
+    ///
+    /// # Ordering
+    /// None: it reports, it does nothing.
+    fn note_host_thread_event(&self, event: crate::HostThreadEvent) {
+        let _ = event;
+    }
+
     /// An address in this process from which this PE may *load* `range` (never store to it),
     /// where the backend lets plain loads stand in for get operations: the simulator's mapped
     /// loads (`sim::SimBuilder::mapped_loads`), for the PE's own addressable segments and those

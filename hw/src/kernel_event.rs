@@ -1,5 +1,6 @@
 //! What the runtime's kernel model tells a race detector wrapped around a backend about the
-//! threads of a launch ([`crate::Device::note_kernel_event`]).
+//! threads of a launch ([`crate::Device::note_kernel_event`]), and what a PE's program tells
+//! it about the threads it starts ([`crate::Device::note_host_thread_event`]).
 //!
 //! Why in the contract: the detector is a decorator over any backend, and a program may reach
 //! it through [`crate::any::AnyBackend`]; a device method is the one path that crosses every
@@ -51,14 +52,15 @@ pub enum KernelEvent<'a> {
     End,
 }
 
-/// The memory a kernel thread's access is in.
+/// The memory a kernel thread's access is in (or a host thread's: [`HostThreadEvent`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum KernelMemory {
     /// The PE's symmetric memory of this kind; the access's `at` is an offset in it.
     Symmetric(MemKind),
     /// The `__shared__` memory of the running thread's block; `at` is an offset in it.
     Shared,
-    /// Global memory that is not symmetric (`cudaMalloc`); `at` is its address.
+    /// Global memory that is not symmetric (`cudaMalloc`; for a host thread, any memory of the
+    /// process that is not symmetric); `at` is its address.
     Global,
 }
 
@@ -78,4 +80,59 @@ pub enum ThreadAccess {
         /// Whether the old value was returned to the thread.
         fetch: bool,
     },
+}
+
+/// One event of the threads a PE's program started (`pthread_create` on the simulator), told
+/// by the program's side of the PE. Thread 0 is the PE's first thread; the others are numbered
+/// as they start. Each event names the thread it is of, as the program's side knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostThreadEvent {
+    /// `parent` started `child`: what `parent` did before is ordered before all `child` does.
+    Start {
+        /// The thread that started it.
+        parent: u32,
+        /// The new thread.
+        child: u32,
+    },
+    /// `thread` released what it did so far into `object` (a mutex unlocked, a barrier
+    /// reached, the thread's end): a thread that acquires `object` later is ordered after it.
+    Release {
+        /// The releasing thread.
+        thread: u32,
+        /// What it released into.
+        object: SyncObject,
+    },
+    /// `thread` acquired what every release into `object` so far released (a mutex locked, a
+    /// barrier left, a thread joined).
+    Acquire {
+        /// The acquiring thread.
+        thread: u32,
+        /// What it acquired from.
+        object: SyncObject,
+    },
+    /// `thread` accessed `len_bytes` bytes of this PE's memory at `at`: symmetric memory by
+    /// offset, any other memory ([`KernelMemory::Global`]) by address. A host thread's
+    /// volatile access is a plain one (C gives `volatile` no ordering); an atomic load is a
+    /// [`ThreadAccess::VolatileRead`], an atomic store a [`ThreadAccess::VolatileWrite`].
+    Access {
+        /// The accessing thread.
+        thread: u32,
+        /// Which memory `at` is in.
+        memory: KernelMemory,
+        /// The offset in symmetric memory, else the address.
+        at: u64,
+        /// How many bytes.
+        len_bytes: u64,
+        /// How.
+        access: ThreadAccess,
+    },
+}
+
+/// What a host thread's synchronisation releases into and acquires from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SyncObject {
+    /// A mutex, barrier or other object of the program, by its address.
+    Address(u64),
+    /// The end of a thread, which its join acquires.
+    ThreadEnd(u32),
 }

@@ -47,7 +47,7 @@ pub use amo::{AmoKind, AmoOp, AmoWidth, Cmp, SignalOp};
 pub use backend::{Backend, Device, LaunchOutput, Launcher, Queue, WaitSpec, waiting_for_any};
 pub use caps::{Caps, Semantics, UnknownSemantics};
 pub use error::{DeviceError, LaunchError, PeFailure, QueueError, WaitReport};
-pub use kernel_event::{KernelEvent, KernelMemory, ThreadAccess};
+pub use kernel_event::{HostThreadEvent, KernelEvent, KernelMemory, SyncObject, ThreadAccess};
 pub use topology::{Path, PathClass, Topology};
 pub use types::{
     Copier, Duration, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket,

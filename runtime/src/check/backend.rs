@@ -10,9 +10,9 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use hw::{
-    AmoOp, Backend, Caps, Copier, Device, DeviceError, Instant, KernelEvent, LaunchError,
-    LaunchOutput, Launcher, LocalRange, MemKind, Pe, QueueError, RemoteRange, SegmentKey, SignalOp,
-    Ticket, Topology, WaitSpec,
+    AmoOp, Backend, Caps, Copier, Device, DeviceError, HostThreadEvent, Instant, KernelEvent,
+    LaunchError, LaunchOutput, Launcher, LocalRange, MemKind, Pe, QueueError, RemoteRange,
+    SegmentKey, SignalOp, Ticket, Topology, WaitSpec,
 };
 
 use super::detector::{Detector, Part, QueueOp};
@@ -212,6 +212,11 @@ impl<B: Backend> Device for CheckedDevice<B> {
     /// Recorded for the races between the kernel's threads; the wrapped device is not told.
     fn note_kernel_event(&self, event: KernelEvent<'_>) {
         lock(&self.detector).kernels.event(self.pe, event);
+    }
+
+    /// Recorded for the races between the program's threads; the wrapped device is not told.
+    fn note_host_thread_event(&self, event: HostThreadEvent) {
+        lock(&self.detector).kernels.host_event(self.pe, event);
     }
 
     /// Never: a mapped load is no operation, so the detector would not see it; under the

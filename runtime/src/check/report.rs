@@ -104,24 +104,39 @@ pub struct RaceAccess {
     pub offset: u64,
     /// The length of the whole operation in bytes.
     pub len_bytes: u64,
-    /// The kernel thread that made the access, for races between the threads of a launch.
+    /// The thread that made the access, for races between the threads of a kernel launch or
+    /// of a PE's program.
     pub thread: Option<ThreadAt>,
 }
 
-/// A thread of a kernel launch: its block in the grid and its index in the block.
+/// The thread that made an access, for races between threads of one PE.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct ThreadAt {
-    /// `blockIdx` (x, y, z).
-    pub block: [u32; 3],
-    /// `threadIdx` (x, y, z).
-    pub thread: [u32; 3],
+pub enum ThreadAt {
+    /// A thread of a kernel launch: its block in the grid and its index in the block.
+    Kernel {
+        /// `blockIdx` (x, y, z).
+        block: [u32; 3],
+        /// `threadIdx` (x, y, z).
+        thread: [u32; 3],
+    },
+    /// A thread the PE's program started (0: its first thread, which runs `main`).
+    Host {
+        /// The thread's number in its PE, in the order the threads started.
+        thread: u32,
+    },
 }
 
 impl fmt::Display for ThreadAt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let [bx, by, bz] = self.block;
-        let [tx, ty, tz] = self.thread;
-        write!(f, "block ({bx},{by},{bz}) thread ({tx},{ty},{tz})")
+        match *self {
+            ThreadAt::Kernel { block, thread } => {
+                let [bx, by, bz] = block;
+                let [tx, ty, tz] = thread;
+                write!(f, "block ({bx},{by},{bz}) thread ({tx},{ty},{tz})")
+            }
+            ThreadAt::Host { thread: 0 } => f.write_str("thread 0 (main)"),
+            ThreadAt::Host { thread } => write!(f, "thread {thread}"),
+        }
     }
 }
 
@@ -145,6 +160,13 @@ pub enum RaceCause {
         kernel: String,
         /// Which memory: symmetric (then [`RaceAccess::memory`] says which), the block's
         /// `__shared__` memory (offsets in it) or global memory (addresses).
+        memory: hw::KernelMemory,
+    },
+    /// Two threads a PE's program started, with no start, join, mutex, barrier or atomic
+    /// ordering the first before the second.
+    HostThreads {
+        /// Which memory: symmetric (then [`RaceAccess::memory`] says which) or the process's
+        /// other memory (addresses, as [`hw::KernelMemory::Global`]).
         memory: hw::KernelMemory,
     },
 }
@@ -171,6 +193,17 @@ impl fmt::Display for RaceCause {
                     f,
                     "two threads of kernel {kernel} access {memory} with no __syncthreads, \
                      __syncwarp, atomic or volatile access between them"
+                )
+            }
+            RaceCause::HostThreads { memory } => {
+                let memory = match memory {
+                    hw::KernelMemory::Symmetric(_) => "symmetric memory",
+                    hw::KernelMemory::Shared | hw::KernelMemory::Global => "memory",
+                };
+                write!(
+                    f,
+                    "two threads of the PE's program access {memory} with no pthread_create, \
+                     pthread_join, mutex, barrier or atomic between them"
                 )
             }
         }

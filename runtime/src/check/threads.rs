@@ -132,6 +132,9 @@ struct Launch {
     shadow: Shadow<ThreadHistory, ThreadPlace>,
     /// What the atomics and volatile stores to a word released, by the word's first byte.
     words: HashMap<(ThreadPlace, u64), Knowledge>,
+    /// The threads a PE's program started (`host.rs`), not a kernel's: each is a block of one,
+    /// so that no meeting orders them.
+    host: bool,
 }
 
 /// The index of `rank` as x, y, z within `dims`.
@@ -163,6 +166,7 @@ impl Launch {
             warp_meetings: vec![0; (n_blocks * warps_per_block) as usize],
             shadow: Shadow::default(),
             words: HashMap::new(),
+            host: false,
         }
     }
 
@@ -176,7 +180,10 @@ impl Launch {
     }
 
     fn at(&self, thread: u32) -> ThreadAt {
-        ThreadAt {
+        if self.host {
+            return ThreadAt::Host { thread };
+        }
+        ThreadAt::Kernel {
             block: index_of(self.block_of(thread), self.grid),
             thread: index_of(thread % self.block_threads, self.block),
         }
@@ -261,6 +268,19 @@ impl Launch {
             ThreadAccess::VolatileWrite => (AccessKind::VolatileWrite, false, true),
             ThreadAccess::Atomic { fetch } => (AccessKind::ThreadAtomic, fetch, true),
         };
+        self.access_as(thread, place, (at, len_bytes), kind, (acquires, releases))
+    }
+
+    /// An access of `span` (the first byte and the length) as `kind`; `sync` says whether it
+    /// acquires what the word holds and whether it releases into it.
+    fn access_as(
+        &mut self,
+        thread: u32,
+        place: ThreadPlace,
+        (at, len_bytes): (u64, u64),
+        kind: AccessKind,
+        (acquires, releases): (bool, bool),
+    ) -> Vec<(Arc<Record>, Arc<Record>, u64)> {
         if acquires && let Some(learned) = self.words.get(&(place, at)).cloned() {
             self.acquire(thread, &learned);
         }
@@ -288,11 +308,18 @@ impl Launch {
         });
         self.shadow = shadow;
         if releases {
-            let released = self.released(thread);
+            let released = self.release(thread);
             self.words.entry((place, at)).or_default().join(&released);
-            self.epochs[thread as usize] += 1;
         }
         found
+    }
+
+    /// What `thread` releases now; its later accesses are of a new epoch, which the release
+    /// does not cover.
+    fn release(&mut self, thread: u32) -> Knowledge {
+        let released = self.released(thread);
+        self.epochs[thread as usize] += 1;
+        released
     }
 
     /// `thread`'s wait on `word` was satisfied: the last plain write of each thread to it is
@@ -314,27 +341,95 @@ impl Launch {
     }
 }
 
-/// The launches running on every PE and the races found between their threads.
-#[derive(Debug)]
-pub(crate) struct Kernels {
-    launches: Vec<Option<Launch>>,
+/// The races found between threads, each reported once.
+#[derive(Debug, Default)]
+struct Found {
     races: Vec<Race>,
     /// The races reported, without thread ids: one report per PE and pair of accesses in
     /// the code, not per pair of threads.
     sites: HashSet<(u32, String, ThreadPlace, AccessKind, AccessKind, u64, u64)>,
 }
 
+impl Found {
+    /// Reports the race of `first` and `second` of `launch` on `pe`, unless its site was.
+    fn report(
+        &mut self,
+        pe: u32,
+        launch: &Launch,
+        place: ThreadPlace,
+        pair: (&Record, &Record),
+        conflict: u64,
+    ) {
+        let (first, second) = pair;
+        let site = (
+            pe,
+            launch.name.clone(),
+            place,
+            first.kind,
+            second.kind,
+            first.at,
+            second.at,
+        );
+        if !self.sites.insert(site) {
+            return;
+        }
+        let memory = match place.0 {
+            KernelMemory::Symmetric(kind) => kind,
+            // Why Device: shared and global memory are the GPU's (for host threads, the
+            // process's); the cause says which.
+            KernelMemory::Shared | KernelMemory::Global => MemKind::Device,
+        };
+        let side = |record: &Record| RaceAccess {
+            pe,
+            kind: record.kind,
+            target: pe,
+            memory,
+            offset: record.at,
+            len_bytes: record.len_bytes,
+            thread: Some(launch.at(record.thread)),
+        };
+        let cause = if launch.host {
+            RaceCause::HostThreads { memory: place.0 }
+        } else {
+            RaceCause::KernelThreads {
+                kernel: launch.name.clone(),
+                memory: place.0,
+            }
+        };
+        let race = Race {
+            first: side(first),
+            second: side(second),
+            conflict_offset: conflict,
+            first_epoch: first.epoch,
+            second_epoch: second.epoch,
+            cause,
+        };
+        tracing::debug!(target: crate::TRACING_TARGET, %race, "race between threads");
+        self.races.push(race);
+    }
+}
+
+/// The launches running on every PE, the threads each PE's program started, and the races
+/// found between the threads of either.
+#[derive(Debug)]
+pub(crate) struct Kernels {
+    launches: Vec<Option<Launch>>,
+    /// The threads each PE's program started, once it starts one (`host.rs`).
+    hosts: Vec<Option<host::HostThreads>>,
+    found: Found,
+}
+
 impl Kernels {
     pub(crate) fn new(n_pes: u32) -> Kernels {
         Kernels {
             launches: (0..n_pes).map(|_| None).collect(),
-            races: Vec::new(),
-            sites: HashSet::new(),
+            hosts: (0..n_pes).map(|_| None).collect(),
+            found: Found::default(),
         }
     }
 
     pub(crate) fn take_races(&mut self) -> Vec<Race> {
-        std::mem::take(&mut self.races)
+        std::mem::take(&mut self.found.races)
     }
 
     /// What a kernel of `pe` did.
@@ -367,15 +462,18 @@ impl Kernels {
                     KernelMemory::Shared => launch.block_of(thread),
                     KernelMemory::Symmetric(_) | KernelMemory::Global => 0,
                 };
-                let found = launch.access(thread, (memory, block), at, len_bytes, access);
-                for (first, second, conflict) in found {
-                    self.report(pe, (memory, block), &first, &second, conflict);
+                let place = (memory, block);
+                for (first, second, conflict) in launch.access(thread, place, at, len_bytes, access)
+                {
+                    self.found
+                        .report(pe, launch, place, (&first, &second), conflict);
                 }
             }
         }
     }
 
-    /// A wait of `pe` on `word` was satisfied, by the running thread if a kernel runs.
+    /// A wait of `pe` on `word` was satisfied, by the running thread if a kernel runs. (A
+    /// thread of the PE's program acquires at the end of its SHMEM call instead: `host.rs`.)
     pub(crate) fn poll_satisfied(&mut self, pe: u32, word: LocalRange) {
         if let Some(launch) = &mut self.launches[pe as usize]
             && let Some(thread) = launch.running
@@ -383,59 +481,8 @@ impl Kernels {
             launch.poll_satisfied(thread, word);
         }
     }
-
-    fn report(
-        &mut self,
-        pe: u32,
-        place: ThreadPlace,
-        first: &Record,
-        second: &Record,
-        conflict: u64,
-    ) {
-        let Some(launch) = &self.launches[pe as usize] else {
-            return;
-        };
-        let site = (
-            pe,
-            launch.name.clone(),
-            place,
-            first.kind,
-            second.kind,
-            first.at,
-            second.at,
-        );
-        if !self.sites.insert(site) {
-            return;
-        }
-        let memory = match place.0 {
-            KernelMemory::Symmetric(kind) => kind,
-            // Why Device: shared and global memory are the GPU's; the cause says which.
-            KernelMemory::Shared | KernelMemory::Global => MemKind::Device,
-        };
-        let side = |record: &Record| RaceAccess {
-            pe,
-            kind: record.kind,
-            target: pe,
-            memory,
-            offset: record.at,
-            len_bytes: record.len_bytes,
-            thread: Some(launch.at(record.thread)),
-        };
-        let race = Race {
-            first: side(first),
-            second: side(second),
-            conflict_offset: conflict,
-            first_epoch: first.epoch,
-            second_epoch: second.epoch,
-            cause: RaceCause::KernelThreads {
-                kernel: launch.name.clone(),
-                memory: place.0,
-            },
-        };
-        tracing::debug!(target: crate::TRACING_TARGET, %race, "race between kernel threads");
-        self.races.push(race);
-    }
 }
 
+mod host;
 #[cfg(test)]
 mod tests;

@@ -54,7 +54,7 @@ fn threads_of_a_block_race_on_a_word_without_sync_threads() {
             (AccessKind::LocalWrite, AccessKind::LocalRead)
         );
         let thread = |x| {
-            Some(ThreadAt {
+            Some(ThreadAt::Kernel {
                 block: [0, 0, 0],
                 thread: [x, 0, 0],
             })
