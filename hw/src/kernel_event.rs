@@ -135,4 +135,6 @@ pub enum SyncObject {
     Address(u64),
     /// The end of a thread, which its join acquires.
     ThreadEnd(u32),
+    /// The PE's lock around SHMEM calls, which every call of a thread takes.
+    CallLock,
 }

@@ -42,8 +42,10 @@ where
         })?;
         let shared = Rc::clone(shared);
         let results = &results;
+        let stack_range = crate::threads::range_of(&stack);
         let body = move |yielder: &Yielder<(), ()>, ()| -> Option<String> {
             let handle = PeHandle::new(Rc::clone(&shared), pe, yielder);
+            handle.threads.set_first_stack(stack_range);
             shared.handles.borrow_mut()[pe as usize] = Some(handle.clone());
             let device = SimDevice::new(handle);
             let outcome = catch_unwind(AssertUnwindSafe(|| pe_main(device)));

@@ -156,7 +156,7 @@ impl PeHandle {
             if !self.threads.several() {
                 return;
             }
-            self.threads.preempt(self);
+            let _ = self.threads.preempt(self);
         }
     }
 

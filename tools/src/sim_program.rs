@@ -105,7 +105,9 @@ pub(crate) fn run_once(
             let _ = child.wait();
             anyhow::bail!(
                 "the simulated run of {} passed --timeout-s {timeout_s} and was killed; a PE \
-                 may spin on a plain load (use shmem_wait_until), or the program runs long",
+                 may spin on a plain load (use shmem_wait_until), a thread may spin on an atomic \
+                 another thread sets (call sched_yield in the loop, or build with oshcc \
+                 -rshmem-check, whose atomics let the others run), or the program runs long",
                 program.display()
             );
         }

@@ -10,15 +10,28 @@
  * Plain accesses go to rshmem_check_access (Rust, sim_host/check.rs) only while a checked
  * simulated run is on (rshmem_check_on); otherwise a hook costs a load and a branch.
  * 16-byte atomics are left out (they would need libatomic): a program that uses them fails
- * to link under -rshmem-check, naming the function. Atomics of the program are done, not
- * recorded: OpenSHMEM leaves C atomics on symmetric
- * memory that peers update with SHMEM atomics undefined, and the detector orders SHMEM
- * operations. */
+ * to link under -rshmem-check, naming the function. Atomics go to rshmem_check_atomic (Rust,
+ * sim_host/check.rs) before they are done, while any simulated run is on (rshmem_sim_on):
+ * between the threads of a PE they synchronise for the race detector, and a loop that spins
+ * on one lets the PE's other threads and time go on (sim_host/threads/spin.rs). Between PEs
+ * they are not recorded: OpenSHMEM leaves C atomics on symmetric memory that peers update
+ * with SHMEM atomics undefined, and the detector orders SHMEM operations. */
 #include <stddef.h>
 #include <stdint.h>
 
 extern void rshmem_check_access(const void *addr, size_t bytes, int write);
 extern volatile int rshmem_check_on;
+extern void rshmem_check_atomic(const volatile void *addr, size_t bytes, int how);
+extern volatile int rshmem_sim_on;
+
+/* What an atomic does, as rshmem_check_atomic's `how` says it. */
+enum { ATOMIC_LOAD = 0, ATOMIC_STORE = 1, ATOMIC_RMW = 2 };
+
+#define NOTE_ATOMIC(addr, bytes, how)                                                        \
+    do {                                                                                     \
+        if (__builtin_expect(rshmem_sim_on, 0))                                              \
+            rshmem_check_atomic((addr), (bytes), (how));                                     \
+    } while (0)
 
 #define NOTE(addr, bytes, write)                                                             \
     do {                                                                                     \
@@ -61,6 +74,7 @@ void __tsan_vptr_read(void **slot) { NOTE(slot, sizeof *slot, 0); }
 
 #define RMW(bits, T, name, builtin)                                                          \
     T __tsan_atomic##bits##_##name(volatile T *a, T v, int mo) {                             \
+        NOTE_ATOMIC(a, bits / 8, ATOMIC_RMW);                                                \
         _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wswitch\"")         \
         switch (mo) {                                                                        \
         case __ATOMIC_RELAXED: return builtin(a, v, __ATOMIC_RELAXED);                       \
@@ -74,6 +88,7 @@ void __tsan_vptr_read(void **slot) { NOTE(slot, sizeof *slot, 0); }
 
 #define ATOMICS(bits, T)                                                                     \
     T __tsan_atomic##bits##_load(const volatile T *a, int mo) {                              \
+        NOTE_ATOMIC(a, bits / 8, ATOMIC_LOAD);                                               \
         switch (LOAD_ORDER(mo)) {                                                            \
         case __ATOMIC_RELAXED: return __atomic_load_n(a, __ATOMIC_RELAXED);                  \
         case __ATOMIC_CONSUME: case __ATOMIC_ACQUIRE: return __atomic_load_n(a, __ATOMIC_ACQUIRE); \
@@ -81,6 +96,7 @@ void __tsan_vptr_read(void **slot) { NOTE(slot, sizeof *slot, 0); }
         }                                                                                    \
     }                                                                                        \
     void __tsan_atomic##bits##_store(volatile T *a, T v, int mo) {                           \
+        NOTE_ATOMIC(a, bits / 8, ATOMIC_STORE);                                              \
         switch (STORE_ORDER(mo)) {                                                           \
         case __ATOMIC_RELAXED: __atomic_store_n(a, v, __ATOMIC_RELAXED); return;             \
         case __ATOMIC_RELEASE: __atomic_store_n(a, v, __ATOMIC_RELEASE); return;             \
@@ -97,6 +113,7 @@ void __tsan_vptr_read(void **slot) { NOTE(slot, sizeof *slot, 0); }
     int __tsan_atomic##bits##_compare_exchange_strong(volatile T *a, T *expected, T v,       \
                                                       int mo, int fail_mo) {                 \
         (void)mo; (void)fail_mo;                                                             \
+        NOTE_ATOMIC(a, bits / 8, ATOMIC_RMW);                                                \
         return __atomic_compare_exchange_n(a, expected, v, 0, __ATOMIC_SEQ_CST,              \
                                            __ATOMIC_SEQ_CST);                                \
     }                                                                                        \

@@ -190,6 +190,7 @@ impl SimCall {
             let pe = running_pe().map(|pe| pe.shmem.my_pe());
             fail(call, pe, &CallError::Argument(err.to_string()));
         }
+        call_lock_event(false);
         SimCall { locked: true }
     }
 }
@@ -197,8 +198,23 @@ impl SimCall {
 impl Drop for SimCall {
     fn drop(&mut self) {
         if self.locked {
+            call_lock_event(true);
             sim::threads::leave_call();
         }
+    }
+}
+
+/// Tells the race detector that the calling thread took the call lock, or, at the end of its
+/// call (`leaving`), took it again (it may have let it go while it waited) and released it.
+/// Why every call: a thread's call may be what another thread of its PE waits for (a put to
+/// the PE's own word), and the lock orders them as it orders the runtime's state; a race
+/// between two threads that both call SHMEM between their accesses is therefore not seen.
+fn call_lock_event(leaving: bool) {
+    use hw::{HostThreadEvent, SyncObject};
+    let object = SyncObject::CallLock;
+    crate::sim_host::check::thread_event(|thread| HostThreadEvent::Acquire { thread, object });
+    if leaving {
+        crate::sim_host::check::thread_event(|thread| HostThreadEvent::Release { thread, object });
     }
 }
 

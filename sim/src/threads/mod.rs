@@ -32,6 +32,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use corosensei::{Coroutine, Yielder};
@@ -136,10 +137,13 @@ struct Thread {
     joiner: Option<ThreadId>,
     detached: bool,
     stack_bytes: usize,
+    /// The addresses of the thread's stack (empty while unknown: thread 0 of a PE that is a
+    /// shuttle task).
+    stack: Range<usize>,
 }
 
 impl Thread {
-    fn new(coroutine: Option<ThreadCoroutine>, stack_bytes: usize) -> Thread {
+    fn new(coroutine: Option<ThreadCoroutine>, stack_bytes: usize, stack: Range<usize>) -> Thread {
         Thread {
             state: State::Ready,
             coroutine,
@@ -149,8 +153,14 @@ impl Thread {
             joiner: None,
             detached: false,
             stack_bytes,
+            stack,
         }
     }
+}
+
+/// The addresses of `stack`.
+pub(crate) fn range_of(stack: &impl corosensei::stack::Stack) -> Range<usize> {
+    stack.limit().get()..stack.base().get()
 }
 
 /// The threads of one PE.
@@ -190,7 +200,7 @@ impl PeThreads {
             table: RefCell::new(Table {
                 threads: vec![Thread {
                     state: State::Running,
-                    ..Thread::new(None, 0)
+                    ..Thread::new(None, 0, 0..0)
                 }],
                 lock_owner: None,
                 lock_depth: 0,
@@ -201,6 +211,11 @@ impl PeThreads {
             handoff: Cell::new(None),
             live: Cell::new(1),
         }
+    }
+
+    /// Says where the PE's first thread's stack is (the PE's coroutine's).
+    pub(crate) fn set_first_stack(&self, stack: Range<usize>) {
+        self.table.borrow_mut().threads[0].stack = stack;
     }
 
     /// Whether another thread of the PE is still alive, so that a wait must let it run.
@@ -274,6 +289,14 @@ pub fn current() -> Option<ThreadId> {
     running().ok().map(|h| h.threads.current.get())
 }
 
+/// The addresses of the calling simulated thread's stack, or `None` outside a simulated PE
+/// (empty where they are not known).
+pub fn current_stack() -> Option<Range<usize>> {
+    let h = running().ok()?;
+    let table = h.threads.table.borrow();
+    Some(table.threads[h.threads.current.get() as usize].stack.clone())
+}
+
 /// The running PE's clock: what timed waits count in.
 pub fn now_ns() -> Result<u64, ThreadError> {
     let h = running()?;
@@ -295,6 +318,7 @@ pub fn spawn(
         bytes: stack_bytes,
         source,
     })?;
+    let stack_range = range_of(&stack);
     let mut table = h.threads.table.borrow_mut();
     let id = table.threads.len() as ThreadId;
     let own = h.clone();
@@ -305,7 +329,7 @@ pub fn spawn(
     });
     table
         .threads
-        .push(Thread::new(Some(coroutine), stack_bytes));
+        .push(Thread::new(Some(coroutine), stack_bytes, stack_range));
     h.threads.live.set(h.threads.live.get() + 1);
     STARTED.store(true, Ordering::Relaxed);
     Ok(id)
@@ -406,8 +430,24 @@ pub fn unpark(id: ThreadId) {
 /// Lets the other ready threads of the running PE run first.
 pub fn yield_now() {
     if let Ok(h) = running() {
-        h.threads.preempt(&h);
+        let _ = h.threads.preempt(&h);
     }
+}
+
+/// Lets the other ready threads of the running PE run first; if none is ready, the calling
+/// thread sleeps `sleep_ns` of simulated time (`why` says so in a deadlock report), so that
+/// what the PE's threads wait for in the world, and the other PEs, go on. A loop that yields
+/// until another thread or PE changes memory then ends, as it would on a CPU.
+///
+/// # Errors
+/// As [`park`].
+pub fn relax(sleep_ns: u64, why: impl FnOnce() -> String) -> Result<(), ThreadError> {
+    let h = running()?;
+    if h.threads.preempt(&h) {
+        return Ok(());
+    }
+    let now_ns = h.world().clock_ns(h.pe);
+    park_on(&h, why(), Some(now_ns + sleep_ns)).map(|_| ())
 }
 
 mod call_lock;

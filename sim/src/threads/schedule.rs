@@ -60,8 +60,8 @@ impl PeThreads {
         }
     }
 
-    /// Lets another ready thread run, if there is one; the caller stays ready.
-    pub(crate) fn preempt(&self, h: &PeHandle) {
+    /// Lets another ready thread run, if there is one (then true); the caller stays ready.
+    pub(crate) fn preempt(&self, h: &PeHandle) -> bool {
         let me = self.current.get();
         let others_ready = {
             let mut table = self.table.borrow_mut();
@@ -78,6 +78,7 @@ impl PeThreads {
         if others_ready {
             self.switch_away(h, me);
         }
+        others_ready
     }
 
     /// The calling thread `me` waits for the world's `what` (for memory, any of `specs`):

@@ -8,11 +8,15 @@
 //! write through its device, which the detector records like the Rust API's `local` and
 //! `set_local`. A write is recorded with the bytes that are there (the store itself follows
 //! the hook), so it changes nothing.
+//!
+//! Once the PE's program has started threads (`threads/`), each access is also the running
+//! thread's, for races between the threads ([`thread_event`]), and the program's C11 atomics
+//! (which the instrumentation turns into calls, `rshmem_check_atomic`) synchronise them.
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use hw::{Device, LocalRange};
+use hw::{Device, HostThreadEvent, KernelMemory, LocalRange, ThreadAccess};
 use rshmem::SymAddr;
 
 use crate::state;
@@ -20,6 +24,16 @@ use crate::state;
 /// Non-zero while a checked simulated run is on: the hooks' fast path reads it.
 #[unsafe(no_mangle)]
 pub static rshmem_check_on: AtomicI32 = AtomicI32::new(0);
+
+/// Non-zero while a simulated run is on: the atomics' hooks read it (`threads/spin.rs`).
+#[unsafe(no_mangle)]
+pub static rshmem_sim_on: AtomicI32 = AtomicI32::new(0);
+
+/// Turns the atomics' hooks on for this process (the host of a simulated run).
+pub(crate) fn simulating() {
+    // Relaxed: the one thread that runs every PE sets it before any PE starts.
+    rshmem_sim_on.store(1, Ordering::Relaxed);
+}
 
 /// Turns the hooks on for this process (the host of a checked run).
 pub(crate) fn turn_on() {
@@ -30,9 +44,86 @@ pub(crate) fn turn_on() {
 /// A hook: the program is about to load (`write` 0) or store `bytes` bytes at `addr`.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmem_check_access(addr: *const c_void, bytes: usize, write: c_int) {
-    if let Some(range) = symmetric_range(addr, bytes) {
+    let symmetric = symmetric_range(addr, bytes);
+    if let Some(range) = symmetric {
         local_access(range, write != 0);
     }
+    let access = if write != 0 {
+        ThreadAccess::Write
+    } else {
+        ThreadAccess::Read
+    };
+    thread_access(addr, bytes, symmetric, access);
+}
+
+/// What a C11 atomic of the program does: `how` 0 loads, 1 stores, 2 reads, modifies and
+/// writes (the hooks' codes, `csrc/check_hooks.c`).
+const ATOMIC_LOAD: c_int = 0;
+const ATOMIC_STORE: c_int = 1;
+
+/// A hook: the program is about to do a C11 atomic of `bytes` bytes at `addr` (`how` says
+/// which kind). In a checked run it is the running thread's synchronising access; on the
+/// simulator an atomic load may let the PE's other threads, or time, go on
+/// (`threads::spin`), so that a loop that spins on an atomic does not hang the run.
+#[unsafe(no_mangle)]
+pub extern "C" fn rshmem_check_atomic(addr: *const c_void, bytes: usize, how: c_int) {
+    // First the turn of the others: the atomic itself is done after the hook returns, so it
+    // sees what they did, and is recorded after it.
+    crate::sim_host::threads::spin::atomic(addr as usize, how == ATOMIC_LOAD);
+    // Relaxed: set before any PE starts, by the one thread that runs them all.
+    if rshmem_check_on.load(Ordering::Relaxed) != 0 {
+        let access = match how {
+            ATOMIC_LOAD => ThreadAccess::VolatileRead,
+            ATOMIC_STORE => ThreadAccess::VolatileWrite,
+            _ => ThreadAccess::Atomic { fetch: true },
+        };
+        thread_access(addr, bytes, symmetric_range(addr, bytes), access);
+    }
+}
+
+/// Tells the detector of the running thread's access of `bytes` bytes at `addr` (`symmetric`
+/// if they are this PE's symmetric memory), once the PE's program has started threads. The
+/// thread's own stack is left out: no other thread reaches it but through a pointer it was
+/// given, which is rare, and its every local would cost a record.
+fn thread_access(
+    addr: *const c_void,
+    bytes: usize,
+    symmetric: Option<LocalRange>,
+    access: ThreadAccess,
+) {
+    if !sim::threads::any_started() {
+        return;
+    }
+    let (memory, at, len_bytes) = match symmetric {
+        Some(range) => (KernelMemory::Symmetric(range.kind), range.offset, range.len),
+        None => {
+            if sim::threads::current_stack().is_some_and(|stack| stack.contains(&(addr as usize)))
+            {
+                return;
+            }
+            (KernelMemory::Global, addr as u64, bytes as u64)
+        }
+    };
+    thread_event(|thread| HostThreadEvent::Access {
+        thread,
+        memory,
+        at,
+        len_bytes,
+        access,
+    });
+}
+
+/// Tells the race detector, while a checked simulated run is on and once any PE started a
+/// thread, what the calling thread of the running PE did: `event` is given its number.
+pub(crate) fn thread_event(event: impl FnOnce(u32) -> HostThreadEvent) {
+    // Relaxed: as in `rshmem_check_atomic`.
+    if rshmem_check_on.load(Ordering::Relaxed) == 0 || !sim::threads::any_started() {
+        return;
+    }
+    let (Some(thread), Some(pe)) = (sim::threads::current(), state::running_pe()) else {
+        return;
+    };
+    pe.shmem.device().note_host_thread_event(event(thread));
 }
 
 /// The part of this PE's symmetric memory that `bytes` bytes at `addr` are, if they are in

@@ -210,6 +210,7 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
         run_copy(&slots[pe], &copies[pe], device, &config, args)
     };
     let wall = std::time::Instant::now();
+    check::simulating();
     let outcome = if request.check {
         check::turn_on();
         let (results, checked) = launch(rshmem::check::Checked::new(sim), pe_main)?;

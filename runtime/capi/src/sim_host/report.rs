@@ -80,7 +80,8 @@ pub(crate) struct AccessJson {
     bytes: u64,
     #[serde(rename = "where")]
     where_: String,
-    /// The kernel thread that made it, for races between the threads of a launch.
+    /// The thread that made it, for races between the threads of a launch or of a PE's
+    /// program.
     #[serde(skip_serializing_if = "Option::is_none")]
     thread: Option<String>,
 }
@@ -167,6 +168,9 @@ impl Outcome {
                         memory: KernelMemory::Global,
                         ..
                     } => format!("global memory {byte:#x}"),
+                    RaceCause::HostThreads {
+                        memory: KernelMemory::Global | KernelMemory::Shared,
+                    } => format!("address {byte:#x}"),
                     _ => name_byte(&image, copies, access, byte),
                 };
                 RaceJson {

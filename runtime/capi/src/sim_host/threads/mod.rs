@@ -28,12 +28,14 @@ macro_rules! simulated_or_libc {
     }};
 }
 
+pub(crate) mod spin;
 mod sync;
 
 use std::ffi::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
+use hw::{HostThreadEvent, SyncObject};
 use sim::threads::{ThreadError, ThreadId};
 
 unsafe extern "C" {
@@ -42,6 +44,7 @@ unsafe extern "C" {
 }
 
 use crate::fail::{CallError, fail};
+use crate::sim_host::check::thread_event;
 use crate::sim_host::getopt::real;
 use crate::state;
 
@@ -128,10 +131,13 @@ pub unsafe extern "C" fn pthread_create(
     let body = Box::new(move || {
         // SAFETY: the slot of the PE that started the thread, which lives for the run.
         unsafe { state::enter_slot(slot) };
-        start(arg as *mut c_void) as usize
+        let retval = start(arg as *mut c_void) as usize;
+        released_end();
+        retval
     });
     match sim::threads::spawn(body, stack_bytes) {
         Ok(id) => {
+            thread_event(|parent| HostThreadEvent::Start { parent, child: id });
             if detach_state == libc::PTHREAD_CREATE_DETACHED {
                 // A thread just started is neither detached nor joined.
                 let _ = sim::threads::detach(id);
@@ -156,6 +162,10 @@ pub unsafe extern "C" fn pthread_join(thread: u64, retval: *mut *mut c_void) -> 
     };
     match waiting("pthread_join", || sim::threads::join(id)) {
         Ok(value) => {
+            thread_event(|thread| HostThreadEvent::Acquire {
+                thread,
+                object: SyncObject::ThreadEnd(id),
+            });
             if !retval.is_null() {
                 // SAFETY: the caller's out-parameter.
                 unsafe { *retval = value as *mut c_void };
@@ -193,6 +203,7 @@ pub unsafe extern "C" fn pthread_exit(retval: *mut c_void) -> ! {
         // SAFETY: libc's pthread_exit has this type; the caller's argument, passed on.
         unsafe { libc_fn::<Real>(c"pthread_exit", &REAL)(retval) }
     }
+    released_end();
     // Only thread 0 comes back, once the others ended. Ending the PE is `exit`'s, which the
     // simulator's host handles for every thread (`ending.rs`).
     let _ = waiting("pthread_exit", || {
@@ -202,7 +213,9 @@ pub unsafe extern "C" fn pthread_exit(retval: *mut c_void) -> ! {
     unsafe { libc::exit(0) }
 }
 
-/// `sched_yield(2)`: in a simulated PE, the other ready threads of the PE run first.
+/// `sched_yield(2)`: in a simulated PE, the other ready threads of the PE run first; if none
+/// is ready, the thread sleeps a microsecond of simulated time, so that a loop that yields
+/// until a thread waiting in the world (or a peer) changes memory ends (`spin.rs`).
 ///
 /// # Safety
 /// As libc's.
@@ -210,10 +223,17 @@ pub unsafe extern "C" fn pthread_exit(retval: *mut c_void) -> ! {
 pub unsafe extern "C" fn sched_yield() -> c_int {
     simulated_or_libc!(c"sched_yield", () -> c_int);
     let _ = waiting("sched_yield", || {
-        sim::threads::yield_now();
-        Ok(())
+        sim::threads::relax(spin::SPIN_SLEEP_NS, || "yields in a loop".to_owned())
     });
     0
+}
+
+/// The calling thread ends: a join of it is ordered after what it did.
+fn released_end() {
+    thread_event(|thread| HostThreadEvent::Release {
+        thread,
+        object: SyncObject::ThreadEnd(thread),
+    });
 }
 
 /// The `errno` value POSIX gives a refused thread operation.

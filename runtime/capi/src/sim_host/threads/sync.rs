@@ -15,9 +15,11 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_int, c_uint, c_void};
 
+use hw::{HostThreadEvent, SyncObject};
 use sim::threads::{ThreadId, Unparked};
 
 use super::waiting;
+use crate::sim_host::check::thread_event;
 
 /// What `pthread_barrier_wait` returns to the thread that opened the barrier (glibc's value).
 const PTHREAD_BARRIER_SERIAL_THREAD: c_int = -1;
@@ -85,6 +87,11 @@ enum Attempt {
     Held(ThreadId),
 }
 
+/// Tells the race detector of thread `event`'s synchronisation (`sim_host/check.rs`).
+fn synchronises(event: HostThreadEvent) {
+    thread_event(|_| event);
+}
+
 /// Tries to lock `mutex` for thread `me`; `queue` puts `me` in line when it is held.
 fn try_lock(mutex: *const c_void, me: ThreadId, queue: bool) -> Attempt {
     OBJECTS.with_borrow_mut(|objects| {
@@ -94,6 +101,10 @@ fn try_lock(mutex: *const c_void, me: ThreadId, queue: bool) -> Attempt {
                 state.owner = Some(me);
                 state.count = 1;
                 state.waiters.retain(|&w| w != me);
+                synchronises(HostThreadEvent::Acquire {
+                    thread: me,
+                    object: SyncObject::Address(mutex as u64),
+                });
                 Attempt::Done(0)
             }
             Some(owner) if owner == me && kind_of(mutex) == Kind::Recursive => {
@@ -148,6 +159,10 @@ fn unlock(mutex: *const c_void, me: ThreadId) -> c_int {
             return Ok(None);
         }
         state.owner = None;
+        synchronises(HostThreadEvent::Release {
+            thread: me,
+            object: SyncObject::Address(mutex as u64),
+        });
         Ok(state.waiters.pop_front())
     });
     match woken {
@@ -385,6 +400,8 @@ pub unsafe extern "C" fn pthread_barrier_init(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pthread_barrier_wait(barrier: *mut c_void) -> c_int {
     let me = simulated_or_libc!(c"pthread_barrier_wait", (barrier: *mut c_void) -> c_int);
+    let object = SyncObject::Address(barrier as u64);
+    synchronises(HostThreadEvent::Release { thread: me, object });
     let arrival = OBJECTS.with_borrow_mut(|objects| {
         let state = objects.barriers.get_mut(&(barrier as usize))?;
         state.arrived.push(me);
@@ -402,6 +419,7 @@ pub unsafe extern "C" fn pthread_barrier_wait(barrier: *mut c_void) -> c_int {
             for thread in others.into_iter().filter(|&t| t != me) {
                 sim::threads::unpark(thread);
             }
+            synchronises(HostThreadEvent::Acquire { thread: me, object });
             return PTHREAD_BARRIER_SERIAL_THREAD;
         }
         Some(Err(waiting_at)) => waiting_at,
@@ -418,6 +436,7 @@ pub unsafe extern "C" fn pthread_barrier_wait(barrier: *mut c_void) -> c_int {
                 .is_none_or(|state| state.generation != generation)
         });
         if opened {
+            synchronises(HostThreadEvent::Acquire { thread: me, object });
             return 0;
         }
     }
