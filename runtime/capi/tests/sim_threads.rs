@@ -1,7 +1,7 @@
 //! Threads of a simulated PE (`oshrun --sim`, `rshmem check`): programs of `tests/sim/` whose
 //! threads call SHMEM, each at two seeds; the same seed giving the same run; a deadlock among
-//! a PE's threads ending the run with a report that names them; the race detector running a
-//! threaded program.
+//! a PE's threads ending the run with a report that names them; the race detector running
+//! threaded programs, and finding the races between the threads of one PE.
 
 mod common;
 
@@ -112,6 +112,98 @@ fn the_race_detector_runs_a_threaded_program() {
     let r = run_tool(&dir, "rshmem", &args, "check", Duration::from_secs(60));
     assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("no races"), "{}", r.stdout);
+}
+
+/// `rshmem check -n PES --runs RUNS BINARY`.
+fn check(dir: &Path, binary: &Path, pes: &str, runs: &str, tag: &str) -> Run {
+    let binary = binary.to_str().expect("a UTF-8 path");
+    let args = ["check", "-n", pes, "--runs", runs, binary];
+    run_tool(dir, "rshmem", &args, tag, Duration::from_secs(120))
+}
+
+#[test]
+fn threads_that_hand_work_over_a_mutex_a_condition_and_a_put_to_their_own_pe_do_not_race() {
+    let (dir, binary) = program("sim/threads_handoff.c", &["-rshmem-check"]);
+    let r = check(&dir, &binary, "3", "4", "handoff");
+    assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("no races"), "{}", r.stdout);
+}
+
+#[test]
+fn threads_of_one_pe_that_add_without_a_lock_race_and_with_a_lock_do_not() {
+    let (dir, binary) = program("sim/threads_counter.c", &["-rshmem-check"]);
+    let r = check(&dir, &binary, "2", "2", "unlocked");
+    assert_eq!(exit_code(&r), Some(1), "{}\n{}", r.stdout, r.stderr);
+    for expected in [
+        // The static tally, by its symbol, and the malloc'ed one, by its address.
+        "at tally+0x0 of PE 0",
+        "at address 0x",
+        "on its own memory by thread 1",
+        "on its own memory by thread 2",
+        "two threads of the PE's program access symmetric memory with no pthread_create",
+    ] {
+        assert!(
+            r.stdout.contains(expected),
+            "no {expected:?} in:\n{}",
+            r.stdout
+        );
+    }
+    let (dir, binary) = program("sim/threads_counter.c", &["-rshmem-check", "-DLOCKED"]);
+    let r = check(&dir, &binary, "2", "4", "locked");
+    assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("no races"), "{}", r.stdout);
+    passes_as_processes_and_at_every_seed(&dir, &binary, "3");
+}
+
+#[test]
+fn an_atomic_flag_orders_a_buffer_between_threads_and_a_plain_flag_does_not() {
+    let (dir, binary) = program("sim/threads_flag.c", &["-rshmem-check"]);
+    let r = check(&dir, &binary, "2", "4", "atomic");
+    assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("no races"), "{}", r.stdout);
+    // The main thread spins on the atomic with no call in the loop while the other thread
+    // waits for a put: the atomic's hook lets that thread and time go on.
+    passes_as_processes_and_at_every_seed(&dir, &binary, "3");
+    let (dir, binary) = program("sim/threads_flag.c", &["-rshmem-check", "-DPLAIN_FLAG"]);
+    let r = check(&dir, &binary, "2", "2", "plain");
+    assert_eq!(exit_code(&r), Some(1), "{}\n{}", r.stdout, r.stderr);
+    for expected in [
+        "at ready+0x0 of PE 0",
+        "at buffer+0x0 of PE 0",
+        "by thread 0 (main)",
+    ] {
+        assert!(
+            r.stdout.contains(expected),
+            "no {expected:?} in:\n{}",
+            r.stdout
+        );
+    }
+    // The plain flag's loop calls sched_yield, which lets time go on as well.
+    passes_as_processes_and_at_every_seed(&dir, &binary, "2");
+}
+
+/// Runs `binary` at `pes` PEs as processes and on the simulator at every seed.
+fn passes_as_processes_and_at_every_seed(dir: &Path, binary: &Path, pes: &str) {
+    for seed in SEEDS {
+        let r = simulate(dir, binary, pes, seed, &format!("seed{seed}"));
+        assert_eq!(
+            exit_code(&r),
+            Some(0),
+            "seed {seed}: {}\n{}",
+            r.stdout,
+            r.stderr
+        );
+        assert!(r.stdout.contains(": ok at"), "{}", r.stdout);
+    }
+    let path = binary.to_str().expect("a UTF-8 path");
+    let r = run_tool(
+        dir,
+        "oshrun",
+        &["-np", pes, path],
+        "processes",
+        Duration::from_secs(60),
+    );
+    assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
 }
 
 #[test]

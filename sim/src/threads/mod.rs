@@ -294,7 +294,11 @@ pub fn current() -> Option<ThreadId> {
 pub fn current_stack() -> Option<Range<usize>> {
     let h = running().ok()?;
     let table = h.threads.table.borrow();
-    Some(table.threads[h.threads.current.get() as usize].stack.clone())
+    Some(
+        table.threads[h.threads.current.get() as usize]
+            .stack
+            .clone(),
+    )
 }
 
 /// The running PE's clock: what timed waits count in.

@@ -185,6 +185,9 @@ impl PeThreads {
     /// thread that waited for the world, every timed thread whose deadline passed, and, if the
     /// wait failed (a deadlock, the end of the run), every waiting thread, with the failure.
     fn wait_in_world(&self, h: &PeHandle) {
+        if self.words_changed(h) {
+            return;
+        }
         let now_ns = h.world().clock_ns(h.pe);
         let Some((waits, deadline_ns)) = self.waits(h, now_ns) else {
             // A thread passed its deadline: it is ready now.
@@ -207,6 +210,31 @@ impl PeThreads {
             thread.state = State::Ready;
             thread.woke = Some(woke);
         }
+    }
+
+    /// Makes ready every thread waiting for words of memory of which one holds already, and
+    /// says whether there was one. Why: a word may change while the PE runs another of its
+    /// threads, and the world wakes only a blocked PE for a write, so the PE looks before it
+    /// blocks (as a single thread's wait tests before it blocks).
+    fn words_changed(&self, h: &PeHandle) -> bool {
+        let mut w = h.world();
+        w.observe(h.pe);
+        let mut table = self.table.borrow_mut();
+        let mut any = false;
+        for thread in &mut table.threads {
+            if let State::World {
+                what: Blocked::Memory,
+                specs,
+                ..
+            } = &thread.state
+                && specs.iter().any(|spec| w.evaluate(h.pe, spec).is_some())
+            {
+                thread.state = State::Ready;
+                thread.woke = Some(Woke::Again);
+                any = true;
+            }
+        }
+        any
     }
 
     /// What the PE's threads wait for, and the earliest deadline. A thread whose deadline
@@ -251,6 +279,7 @@ impl PeThreads {
                     waits.push(ThreadWait::Parked {
                         thread: thread_id,
                         why: why.clone(),
+                        timed: deadline_ns.is_some(),
                     });
                 }
                 State::Running | State::Ready | State::Done => {}

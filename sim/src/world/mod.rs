@@ -250,8 +250,16 @@ impl World {
     /// Processes events until a PE is to be resumed; `None` when the run is over.
     pub(crate) fn next_pe(&mut self) -> Option<u32> {
         loop {
-            if self.events.is_empty() && self.resolve_deadlock() {
-                continue;
+            if self.events.is_empty() {
+                // A thread that sleeps wakes before anything is called stuck.
+                if let Some((deadline_ns, pe)) = self.timed_thread_due() {
+                    self.now_ns = self.now_ns.max(deadline_ns);
+                    self.miss_deadline(pe);
+                    continue;
+                }
+                if self.resolve_deadlock() {
+                    continue;
+                }
             }
             let Some(event_ns) = self.events.next_time_ns() else {
                 self.drain_all();

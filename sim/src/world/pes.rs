@@ -46,8 +46,13 @@ pub(crate) enum ThreadWait {
         what: Blocked,
         specs: Vec<WaitSpec>,
     },
-    /// A thread held by the program's own synchronisation (a mutex, a condition, a join).
-    Parked { thread: u32, why: String },
+    /// A thread held by the program's own synchronisation (a mutex, a condition, a join);
+    /// `timed` if it also wakes at a deadline (a timed wait, a sleep).
+    Parked {
+        thread: u32,
+        why: String,
+        timed: bool,
+    },
 }
 
 /// One PE as the world sees it.
@@ -282,6 +287,19 @@ impl World {
         self.failure.get_or_insert(message);
     }
 
+    /// The earliest deadline of a PE one of whose threads sleeps or waits with a timeout: a
+    /// wake-up, not a failure, so it comes before a deadlock is declared.
+    pub(super) fn timed_thread_due(&self) -> Option<(u64, u32)> {
+        self.deadlines.iter().copied().find(|&(_, pe)| {
+            let state = &self.pes[pe as usize];
+            matches!(state.blocked, Some(Blocked::Threads))
+                && state
+                    .thread_waits
+                    .iter()
+                    .any(|w| matches!(w, ThreadWait::Parked { timed: true, .. }))
+        })
+    }
+
     /// If every live PE is blocked and nothing is in flight, wakes them all with a
     /// [`QueueError::Deadlock`] naming who waits for what. Returns whether it did.
     pub(super) fn resolve_deadlock(&mut self) -> bool {
@@ -348,7 +366,9 @@ impl World {
                             "thread {thread} waits for {}",
                             self.describe_blocked(pe, *what, specs)
                         ),
-                        ThreadWait::Parked { thread, why } => format!("thread {thread} {why}"),
+                        ThreadWait::Parked { thread, why, .. } => {
+                            format!("thread {thread} {why}")
+                        }
                     })
                     .collect();
                 format!("its threads: {}", waits.join("; "))

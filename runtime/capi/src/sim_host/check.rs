@@ -97,8 +97,7 @@ fn thread_access(
     let (memory, at, len_bytes) = match symmetric {
         Some(range) => (KernelMemory::Symmetric(range.kind), range.offset, range.len),
         None => {
-            if sim::threads::current_stack().is_some_and(|stack| stack.contains(&(addr as usize)))
-            {
+            if sim::threads::current_stack().is_some_and(|stack| stack.contains(&(addr as usize))) {
                 return;
             }
             (KernelMemory::Global, addr as u64, bytes as u64)
