@@ -12,10 +12,13 @@
 //! next thread is drawn from the runnable ones by the world's one choice source: the same seed
 //! gives the same interleaving.
 //!
-//! When no thread of a PE can run, the PE waits in the world for what any of them waits for
-//! (`world::ThreadWait`): when one of those happens (or a timed wait is due), every
-//! thread that waited for the world looks again, as the world's waits are loops that check
-//! their condition. A PE whose threads all wait for each other stays blocked; if the whole run
+//! When no thread of a PE can run, the PE first looks whether a word one of them waits for
+//! holds already (it may have changed while another thread ran), then waits in the world for
+//! what any of them waits for (`world::ThreadWait`): when one of those happens (or a timed
+//! wait is due), every thread that waited for the world looks again, as the world's waits
+//! are loops that check their condition. A thread that spins ([`relax`]: `sched_yield`, a
+//! spinning atomic load) lets the ready ones run, or sleeps a little simulated time, and the
+//! world wakes a sleeping thread at its time before it calls a run stuck. A PE whose threads all wait for each other stays blocked; if the whole run
 //! is then stuck, the world's deadlock report names the PE and what each of its threads waits
 //! for, and every waiting thread's wait fails with it.
 //!
