@@ -41,5 +41,10 @@ for source in runtime/capi/tests/c/*.c runtime/capi/tests/apps/*.c; do
     program=$(basename "$source" .c)
     tools/osh/bin/oshcc -std=c11 -O1 -Wall -pthread -o "$dir/c/$program" "$source"
 done
+# The threaded programs of the simulator's tests, which run as processes too.
+tools/osh/bin/oshcc -std=c11 -O1 -Wall -pthread -DLOCKED -o "$dir/c/threads_counter" \
+    runtime/capi/tests/sim/threads_counter.c
+tools/osh/bin/oshcc -std=c11 -O1 -Wall -pthread -o "$dir/c/threads_flag" \
+    runtime/capi/tests/sim/threads_flag.c
 strip "$dir"/* "$dir"/c/* 2>/dev/null || true
 ls -l "$dir"

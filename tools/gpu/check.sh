@@ -11,6 +11,10 @@
 # status is non-zero if any check failed.
 #
 #   tools/gpu/check.sh [BIN_DIR] [NVSHMEM_BENCH_DIR]    (defaults: .devbin .bench/nvshmem)
+#
+# CHECKS names the groups to run (default all): unit (the unit tests and the device-API
+# suite), cuda (the conformance suite), litmus, launcher, heaps, c (the C programs), bench,
+# collectives. A device session is short: CHECKS="unit launcher c" fits in one call.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 bin=${1:-.devbin}
@@ -26,6 +30,7 @@ echo "GPUs: $gpus ${share[*]}" | tee "$out/summary.txt"
 nvidia-smi topo -m > "$out/topology.txt" 2>&1
 
 failures=0
+want() { [[ " ${CHECKS:-unit cuda litmus launcher heaps c bench collectives} " == *" $1 "* ]]; }
 run() { # name, command...: runs it, keeps its output, records its exit status
     local name=$1; shift
     "$@" > "$out/$name.txt" 2>&1
@@ -35,18 +40,28 @@ run() { # name, command...: runs it, keeps its output, records its exit status
         | tee -a "$out/summary.txt"
 }
 
-run hw-lib timeout 300 "$bin/hw-lib" cuda
-run cuda_device timeout 300 "$bin/cuda_device" --test-threads=1
-RSHMEM_LITMUS_TABLE=$out/litmus-gpu.md run cuda timeout 600 "$bin/cuda" --test-threads=1 --nocapture
-# The catalogue as stressed kernels (docs/litmus-on-gpu.md): a forbidden outcome fails it.
-run litmus-stress timeout 300 "$bin/litmus-gpu" --stress on --time-box-s 2 --table "$out/litmus-stress.md"
-grep -m1 '^Weak outcomes seen' "$out/litmus-stress.md" | tee -a "$out/summary.txt"
-run launcher timeout 300 "$bin/rshmem" run -n 2 "${share[@]}" --timeout-s 240 "$bin/cuda_conformance"
-grep -c ': ok$' "$out/launcher.txt" | sed 's/^/launcher: bodies ok: /' | tee -a "$out/summary.txt"
-# Both heaps, with PEs as threads and with a process per PE.
-SHMEM_SYMMETRIC_SIZE=4m run heaps timeout 120 "$bin/cuda_heaps"
-SHMEM_SYMMETRIC_SIZE=4m run heaps-processes timeout 120 "$bin/rshmem" run -n 2 --share-gpus \
-    --timeout-s 100 "$bin/cuda_heaps"
+if want unit; then
+    run hw-lib timeout 300 "$bin/hw-lib" cuda
+    run cuda_device timeout 300 "$bin/cuda_device" --test-threads=1
+fi
+if want cuda; then
+    RSHMEM_LITMUS_TABLE=$out/litmus-gpu.md run cuda timeout 600 "$bin/cuda" --test-threads=1 --nocapture
+fi
+if want litmus; then
+    # The catalogue as stressed kernels (docs/litmus-on-gpu.md): a forbidden outcome fails it.
+    run litmus-stress timeout 300 "$bin/litmus-gpu" --stress on --time-box-s 2 --table "$out/litmus-stress.md"
+    grep -m1 '^Weak outcomes seen' "$out/litmus-stress.md" | tee -a "$out/summary.txt"
+fi
+if want launcher; then
+    run launcher timeout 300 "$bin/rshmem" run -n 2 "${share[@]}" --timeout-s 240 "$bin/cuda_conformance"
+    grep -c ': ok$' "$out/launcher.txt" | sed 's/^/launcher: bodies ok: /' | tee -a "$out/summary.txt"
+fi
+if want heaps; then
+    # Both heaps, with PEs as threads and with a process per PE.
+    SHMEM_SYMMETRIC_SIZE=4m run heaps timeout 120 "$bin/cuda_heaps"
+    SHMEM_SYMMETRIC_SIZE=4m run heaps-processes timeout 120 "$bin/rshmem" run -n 2 --share-gpus \
+        --timeout-s 100 "$bin/cuda_heaps"
+fi
 
 # The C test programs on GPUs (oshrun --gpu), judged as runtime/capi/tests/programs.rs judges
 # them. Their host code loads and stores symmetric memory, so shmem_malloc takes the host heap
@@ -78,8 +93,10 @@ c_cases=(
     "on_stream pass SHMEM_SYMMETRIC_HEAP_DEFAULT=DEVICE"
     "heat_exit pass" "bcast_in_place pass" "histogram pass" "thread_ctx pass"
     "big_heap pass SHMEM_SYMMETRIC_SIZE=2G"
+    "threads_counter pass" "threads_flag pass"
 )
 c_failed=0
+want c || c_cases=()
 for case in "${c_cases[@]}"; do
     read -r program expect env <<< "$case"
     name=c-$program${env:+-${env%%=*}}
@@ -103,10 +120,12 @@ for case in "${c_cases[@]}"; do
     [ "$verdict" = ok ] || c_failed=$((c_failed + 1))
     echo "$name: $verdict" | tee -a "$out/summary.txt"
 done
-echo "C programs on GPUs: ${#c_cases[@]} runs, $c_failed failed" | tee -a "$out/summary.txt"
+want c && echo "C programs on GPUs: ${#c_cases[@]} runs, $c_failed failed" | tee -a "$out/summary.txt"
 [ "$c_failed" -eq 0 ] || failures=$((failures + 1))
 
-if [ "$gpus" -ge 2 ] && [ -f "$nvshmem/run.sh" ]; then
+if ! want bench; then
+    :
+elif [ "$gpus" -ge 2 ] && [ -f "$nvshmem/run.sh" ]; then
     run nvshmem timeout 400 bash "$nvshmem/run.sh"
     run bench timeout 400 "$bin/rshmem" bench --nvshmem "$out/nvshmem.txt" --raw "$out/rshmem-bench.txt"
 else
@@ -118,6 +137,7 @@ fi
 # (NVSHMEM through CUDA MPS), which measures one GPU's memory rather than NVLink: the output
 # says so. COLL_PES overrides the PE counts (default 2 4 8; empty skips the collectives).
 read -ra coll_pes <<< "${COLL_PES-2 4 8}"
+want collectives || coll_pes=()
 coll_share=()
 for n in "${coll_pes[@]}"; do
     if [ "$n" -gt "$gpus" ]; then coll_share=(--share-gpus); fi
