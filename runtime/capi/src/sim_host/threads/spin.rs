@@ -31,7 +31,7 @@ pub(crate) fn atomic(addr: usize, load: bool) {
     let Some(thread) = simulated() else {
         return;
     };
-    let Some(pe) = crate::state::running_pe().map(|pe| pe.shmem.my_pe() as u32) else {
+    let Some(pe) = crate::state::running_pe().map(|pe| pe.shmem.my_pe()) else {
         return;
     };
     if !load {
