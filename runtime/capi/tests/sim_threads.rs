@@ -65,6 +65,12 @@ fn a_distributed_lock_contended_by_threads_of_several_pes_excludes() {
 }
 
 #[test]
+fn a_plain_store_of_one_thread_ends_another_threads_wait_on_its_own_pe() {
+    let (dir, binary) = program("sim/threads_store_wakes.c", &[]);
+    passes_as_processes_and_at_every_seed(&dir, &binary, "2");
+}
+
+#[test]
 fn the_same_seed_gives_the_same_threaded_run() {
     let (dir, binary) = program("sim/threads_handoff.c", &[]);
     let runs: Vec<(String, String)> = (0..2)
