@@ -51,6 +51,21 @@ enum nvshmemx_status {
     NVSHMEMX_ERROR_SENTINEL = INT_MAX
 };
 
+/* The status's name, for messages. */
+static inline const char *nvshmemx_status_string(int status) {
+    switch (status) {
+    case NVSHMEMX_SUCCESS: return "NVSHMEMX_SUCCESS";
+    case NVSHMEMX_ERROR_INVALID_VALUE: return "NVSHMEMX_ERROR_INVALID_VALUE";
+    case NVSHMEMX_ERROR_OUT_OF_MEMORY: return "NVSHMEMX_ERROR_OUT_OF_MEMORY";
+    case NVSHMEMX_ERROR_NOT_SUPPORTED: return "NVSHMEMX_ERROR_NOT_SUPPORTED";
+    case NVSHMEMX_ERROR_SYMMETRY: return "NVSHMEMX_ERROR_SYMMETRY";
+    case NVSHMEMX_ERROR_GPU_NOT_SELECTED: return "NVSHMEMX_ERROR_GPU_NOT_SELECTED";
+    case NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED: return "NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED";
+    case NVSHMEMX_ERROR_INTERNAL: return "NVSHMEMX_ERROR_INTERNAL";
+    default: return "NVSHMEMX_ERROR_<unknown>";
+    }
+}
+
 /* ---- Comparisons, signal operators, thread levels, init status ------------------------------ */
 
 typedef enum nvshmemx_cmp_type {
