@@ -13,19 +13,47 @@
  * - Names with no meaning here are declared unavailable (rshmem/nvshmem_refused.h), so that a
  *   call is a compile-time error saying why instead of a silently wrong result.
  * - In plain C or C++ (no `__CUDACC__`) the host API alone compiles; the `_on_stream` forms that
- *   need the CUDA runtime appear once `cuda_runtime.h` is included (CUDART_VERSION).
+ *   need the CUDA runtime appear once `cuda_runtime.h` is included (CUDART_VERSION), which this
+ *   header does itself where the compiler finds it, as NVSHMEM's does.
  */
 #ifndef RSHMEM_NVSHMEM_H
 #define RSHMEM_NVSHMEM_H
 
-/* NVSHMEM programs call printf without including it (nvcc pre-includes it). */
-#include <stdio.h>
+/* What NVSHMEM's headers bring in, which programs rely on without including it: the C headers
+ * (assert, printf, fixed-width integers, INT_MAX), and the CUDA driver and runtime APIs with the
+ * half and bfloat16 types (CUmemAllocationProp, cudaMalloc, __half). Compiled for CUDA they are
+ * always there; a host compiler (gcc, g++) gets them when they are on its include path, as with
+ * NVSHMEM, and the host API without them otherwise. */
+#include <assert.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#if defined(__CUDACC__)
+#include <cuda.h>
+#include <cuda_runtime.h>
+#elif defined(__has_include)
+#if __has_include(<cuda.h>)
+#include <cuda.h>
+#endif
+#if __has_include(<cuda_runtime.h>)
+#include <cuda_runtime.h>
+#endif
+#endif
+#if !defined(RSHMEM_CUDA_SIM) && defined(__has_include) && defined(CUDART_VERSION)
+#if __has_include(<cuda_fp16.h>) && __has_include(<cuda_bf16.h>)
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#endif
+#endif
 
 #include <shmem.h>
 #include <shmemx.h>
+
+#include <rshmem/nvshmem_constants.h>
 
 #ifndef __CUDACC__
 /* The constants alone: the primitives exist only in device code. */
@@ -55,58 +83,6 @@
 #define NVSHMEMI_HAVE_CUDART 1
 #endif
 
-/* ---- Versions and names ------------------------------------------------------------------ */
-
-/* The OpenSHMEM version NVSHMEM 3.x reports, and NVSHMEM's own. */
-#define NVSHMEM_MAJOR_VERSION 1
-#define NVSHMEM_MINOR_VERSION 3
-#define NVSHMEM_VENDOR_MAJOR_VERSION 3
-#define NVSHMEM_VENDOR_MINOR_VERSION 0
-#define NVSHMEM_VENDOR_PATCH_VERSION 0
-#define NVSHMEM_MAX_NAME_LEN 256
-#define NVSHMEM_VENDOR_STRING "rshmem (NVSHMEM 3.x source-compatible)"
-
-/* ---- Constants ----------------------------------------------------------------------------- */
-
-#define NVSHMEM_CMP_EQ RSHMEMD_CMP_EQ
-#define NVSHMEM_CMP_NE RSHMEMD_CMP_NE
-#define NVSHMEM_CMP_GT RSHMEMD_CMP_GT
-#define NVSHMEM_CMP_LE RSHMEMD_CMP_LE
-#define NVSHMEM_CMP_LT RSHMEMD_CMP_LT
-#define NVSHMEM_CMP_GE RSHMEMD_CMP_GE
-#define NVSHMEM_SIGNAL_SET RSHMEMD_SIGNAL_SET
-#define NVSHMEM_SIGNAL_ADD RSHMEMD_SIGNAL_ADD
-
-#define NVSHMEM_THREAD_SINGLE 0
-#define NVSHMEM_THREAD_FUNNELED 1
-#define NVSHMEM_THREAD_SERIALIZED 2
-#define NVSHMEM_THREAD_MULTIPLE 3
-
-/* nvshmemx_init_status() */
-#define NVSHMEM_STATUS_NOT_INITIALIZED 0
-#define NVSHMEM_STATUS_IS_BOOTSTRAPPED 1
-#define NVSHMEM_STATUS_IS_INITIALIZED 2
-#define NVSHMEM_STATUS_LIMITED_MPG 3
-#define NVSHMEM_STATUS_FULL_MPG 4
-
-/* ---- Teams ----------------------------------------------------------------------------------- */
-
-/* NVSHMEM's team handle: an int32 that libshmem maps to a shmem_team_t (nvshmem_teams.rs). */
-typedef int32_t nvshmem_team_t;
-#define NVSHMEM_TEAM_INVALID (-1)
-#define NVSHMEM_TEAM_WORLD RSHMEMD_TEAM_WORLD
-#define NVSHMEM_TEAM_SHARED RSHMEMD_TEAM_SHARED
-#define NVSHMEMX_TEAM_NODE RSHMEMD_TEAM_NODE
-#define NVSHMEM_TEAM_WORLD_INDEX 0
-#define NVSHMEM_TEAM_SHARED_INDEX 1
-#define NVSHMEMX_TEAM_NODE_INDEX 2
-
-typedef struct {
-    int version;
-    int num_contexts;
-} nvshmem_team_config_t;
-#define NVSHMEM_TEAM_NUM_CONTEXTS (1L << 0)
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -122,41 +98,6 @@ void rshmemx_bind_device_state(void);
 #endif
 
 /* ---- Initialisation -------------------------------------------------------------------------- */
-
-/* nvshmemx_init_attr's flags, with NVSHMEM's values. */
-#define NVSHMEMX_INIT_THREAD_PES (1 << 0)
-#define NVSHMEMX_INIT_WITH_MPI_COMM (1 << 1)
-#define NVSHMEMX_INIT_WITH_SHMEM (1 << 2)
-#define NVSHMEMX_INIT_WITH_UNIQUEID (1 << 3)
-#define NVSHMEMX_INIT_MAX (1 << 31)
-
-#define NVSHMEM_UNIQUEID_VERSION 1
-typedef struct {
-    int version;
-    char internal[124];
-} nvshmemx_uniqueid_t;
-#define NVSHMEMX_UNIQUEID_INITIALIZER {NVSHMEM_UNIQUEID_VERSION, {0}}
-
-typedef struct {
-    int version;
-    nvshmemx_uniqueid_t *id;
-    int myrank;
-    int nranks;
-} nvshmemx_uniqueid_args_t;
-
-typedef struct {
-    int version;
-    nvshmemx_uniqueid_args_t uid_args;
-    char content[96];
-} nvshmemx_init_args_t;
-
-typedef struct {
-    int version;
-    /* A pointer to the program's MPI_Comm (NVSHMEMX_INIT_WITH_MPI_COMM). */
-    void *mpi_comm;
-    nvshmemx_init_args_t args;
-} nvshmemx_init_attr_t;
-#define NVSHMEMX_INIT_ATTR_INITIALIZER {1, NULL, {1, {1, NULL, -1, -1}, {0}}}
 
 static inline void nvshmem_init(void) {
     shmem_init();
@@ -174,19 +115,24 @@ static inline void nvshmem_global_exit(int status) { shmem_global_exit(status); 
 /* The launcher (oshrun, `rshmem run`) is the only bootstrap: a unique id carries nothing, and
  * a program's MPI communicator or unique-id ranks must match the launcher's PEs. */
 static inline int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t *id) {
-    if (id == NULL) return 1;
+    if (id == NULL) return NVSHMEMX_ERROR_INVALID_VALUE;
     memset(id->internal, 0, sizeof id->internal);
-    id->version = NVSHMEM_UNIQUEID_VERSION;
-    return 0;
+    id->version = NVSHMEMI_LAYOUT_VERSION(1, nvshmemx_uniqueid_t);
+    return NVSHMEMX_SUCCESS;
 }
 static inline int nvshmemx_set_attr_uniqueid_args(const int myrank, const int nranks, const nvshmemx_uniqueid_t *id,
                                                   nvshmemx_init_attr_t *attr) {
-    if (attr == NULL) return 1;
-    attr->args.uid_args.version = 1;
+    if (attr == NULL) return NVSHMEMX_ERROR_INVALID_VALUE;
+    attr->args.uid_args.version = NVSHMEMI_LAYOUT_VERSION(1, nvshmemx_uniqueid_args_t);
     attr->args.uid_args.id = (nvshmemx_uniqueid_t *)id;
     attr->args.uid_args.myrank = myrank;
     attr->args.uid_args.nranks = nranks;
-    return 0;
+    return NVSHMEMX_SUCCESS;
+}
+static inline int nvshmemx_set_attr_mpi_comm_args(void *mpi_comm, nvshmemx_init_attr_t *attr) {
+    if (attr == NULL) return NVSHMEMX_ERROR_INVALID_VALUE;
+    attr->mpi_comm = mpi_comm;
+    return NVSHMEMX_SUCCESS;
 }
 static inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr) {
     const unsigned int known = NVSHMEMX_INIT_THREAD_PES | NVSHMEMX_INIT_WITH_MPI_COMM | NVSHMEMX_INIT_WITH_SHMEM |
@@ -194,8 +140,17 @@ static inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *a
     if (flags & ~known) {
         fprintf(stderr, "rshmem: nvshmemx_init_attr: unknown flags 0x%x; use NVSHMEMX_INIT_WITH_MPI_COMM or "
                         "NVSHMEMX_INIT_WITH_UNIQUEID\n", flags & ~known);
-        return 1;
+        return NVSHMEMX_ERROR_INVALID_VALUE;
     }
+#ifdef NVSHMEMI_HAVE_CUDART
+    /* Version 2 attributes may name the GPU; older ones and zeroed ones keep the current one. */
+    if (attr != NULL && attr->args.version == NVSHMEM_INIT_ARGS_V2_IDENTIFIER && attr->args.cuda_device_id >= 0 &&
+        cudaSetDevice(attr->args.cuda_device_id) != cudaSuccess) {
+        fprintf(stderr, "rshmem: nvshmemx_init_attr: cudaSetDevice(%d) failed; set args.cuda_device_id to a GPU "
+                        "of this node, or to -1 to keep the current one\n", attr->args.cuda_device_id);
+        return NVSHMEMX_ERROR_GPU_NOT_SELECTED;
+    }
+#endif
     nvshmem_init();
     if ((flags & NVSHMEMX_INIT_WITH_UNIQUEID) && attr != NULL &&
         (attr->args.uid_args.myrank != shmem_my_pe() || attr->args.uid_args.nranks != shmem_n_pes())) {
@@ -203,9 +158,9 @@ static inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *a
                         "started this process as PE %d of %d; start the program with oshrun -np %d\n",
                 attr->args.uid_args.myrank, attr->args.uid_args.nranks, shmem_my_pe(), shmem_n_pes(),
                 attr->args.uid_args.nranks);
-        return 1;
+        return NVSHMEMX_ERROR_INVALID_VALUE;
     }
-    return 0;
+    return NVSHMEMX_SUCCESS;
 }
 static inline int nvshmemx_init_status(void) {
     int initialized = 0;
@@ -323,6 +278,14 @@ static inline int nvshmemi_host_cmp(int cmp) {
     case NVSHMEM_CMP_LT: return SHMEM_CMP_LT;
     case NVSHMEM_CMP_GE: return SHMEM_CMP_GE;
     default: return -1; /* libshmem rejects it, naming the call */
+    }
+}
+/* The device primitives' signal operators are not NVSHMEM's numbers either. */
+NVSHMEMI_HD int nvshmemi_device_signal_op(int sig_op) {
+    switch (sig_op) {
+    case NVSHMEM_SIGNAL_SET: return RSHMEMD_SIGNAL_SET;
+    case NVSHMEM_SIGNAL_ADD: return RSHMEMD_SIGNAL_ADD;
+    default: return -1; /* the primitive rejects it, naming the call */
     }
 }
 static inline int nvshmemi_host_signal_op(int sig_op) {

@@ -32,10 +32,29 @@ NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION) int nvshmemx_buffer_unregister(void *
 NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION) void nvshmemx_buffer_unregister_all(void);
 NVSHMEMI_REFUSED(NVSHMEMI_NO_CUMODULE) int nvshmemx_cumodule_init(void *module);
 NVSHMEMI_REFUSED(NVSHMEMI_NO_CUMODULE) int nvshmemx_cumodule_finalize(void *module);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_CUMODULE) int nvshmemx_culibrary_init(void *library);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_CUMODULE) int nvshmemx_culibrary_finalize(void *library);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION)
+void *nvshmemx_buffer_register_symmetric(void *buf_ptr, size_t size, int flags);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION)
+void *nvshmemx_buffer_register_symmetric_at_preferred_address(void *buf_ptr, size_t size, void *preferred_addr,
+                                                              int flags);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION) int nvshmemx_buffer_unregister_symmetric(void *mmap_ptr, size_t size);
 NVSHMEMI_REFUSED("the bootstrap is the launcher's (oshrun): there is no host library to initialise apart")
 int nvshmemx_hostlib_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr);
 NVSHMEMI_REFUSED("the bootstrap is the launcher's (oshrun): there is no host library to finalise apart")
 void nvshmemx_hostlib_finalize(void);
+
+/* Predefined teams this library does not form: the names stand for refused objects, so that a
+ * use is a compile-time error saying why rather than a handle to another team. */
+NVSHMEMI_REFUSED("NVSHMEMX_TEAM_SAME_MYPE_NODE (the PEs of every node with my node-local number) is not formed; "
+                 "split it with nvshmem_team_split_strided from NVSHMEM_TEAM_WORLD")
+extern const nvshmem_team_t nvshmemi_refused_team_same_mype_node;
+#define NVSHMEMX_TEAM_SAME_MYPE_NODE nvshmemi_refused_team_same_mype_node
+NVSHMEMI_REFUSED("NVSHMEM_TEAM_MC_SHARED needs NVLink SHARP multicast, which does not exist here; use "
+                 "NVSHMEM_TEAM_SHARED")
+extern const nvshmem_team_t nvshmemi_refused_team_mc_shared;
+#define NVSHMEM_TEAM_MC_SHARED nvshmemi_refused_team_mc_shared
 #ifdef __cplusplus
 }
 #endif

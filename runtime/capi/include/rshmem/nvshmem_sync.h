@@ -141,7 +141,8 @@ NVSHMEMI_AMO_BITWISE_TYPES(NVSHMEMI_AMO_BITWISE)
 NVSHMEMI_HD void nvshmemi_put_signal(void *dest, const void *source, size_t bytes, uint64_t *sig_addr,
                                      uint64_t signal, int sig_op, int pe, int nbi) {
 #ifdef __CUDA_ARCH__
-    rshmemd_put_signal(dest, source, bytes, sig_addr, signal, sig_op, pe, RSHMEMD_SCOPE_THREAD, nbi);
+    rshmemd_put_signal(dest, source, bytes, sig_addr, signal, nvshmemi_device_signal_op(sig_op), pe,
+                       RSHMEMD_SCOPE_THREAD, nbi);
 #else
     if (nbi) {
         shmem_putmem_signal_nbi(dest, source, bytes, sig_addr, signal, nvshmemi_host_signal_op(sig_op), pe);
@@ -202,12 +203,12 @@ NVSHMEMI_SIZES(NVSHMEMI_PUT_SIGNAL_SIZED)
 #define NVSHMEMI_PUT_SIGNAL_SCOPED_IN(PREFIX, TYPE, BYTES, SCOPE, SCOPE_CODE)                      \
     NVSHMEMI_D void nvshmemx_##PREFIX##_signal_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, \
                                                        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { \
-        rshmemd_put_signal(dest, source, nelems * (BYTES), sig_addr, signal, sig_op, pe, SCOPE_CODE, 0); \
+        rshmemd_put_signal(dest, source, nelems * (BYTES), sig_addr, signal, nvshmemi_device_signal_op(sig_op), pe, SCOPE_CODE, 0); \
     }                                                                                              \
     NVSHMEMI_D void nvshmemx_##PREFIX##_signal_nbi_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, \
                                                            uint64_t *sig_addr, uint64_t signal, int sig_op, \
                                                            int pe) {                               \
-        rshmemd_put_signal(dest, source, nelems * (BYTES), sig_addr, signal, sig_op, pe, SCOPE_CODE, 1); \
+        rshmemd_put_signal(dest, source, nelems * (BYTES), sig_addr, signal, nvshmemi_device_signal_op(sig_op), pe, SCOPE_CODE, 1); \
     }
 #define NVSHMEMI_PUT_SIGNAL_SCOPED(PREFIX, TYPE, BYTES)                                            \
     NVSHMEMI_PUT_SIGNAL_SCOPED_IN(PREFIX, TYPE, BYTES, warp, RSHMEMD_SCOPE_WARP)                   \
@@ -225,7 +226,7 @@ NVSHMEMI_SIZES(NVSHMEMI_PUT_SIGNAL_SCOPED_SIZED)
 
 NVSHMEMI_HD void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
 #ifdef __CUDA_ARCH__
-    rshmemd_signal_op(sig_addr, signal, sig_op, pe);
+    rshmemd_signal_op(sig_addr, signal, nvshmemi_device_signal_op(sig_op), pe);
 #else
     if (sig_op == NVSHMEM_SIGNAL_ADD) {
         shmem_signal_add(sig_addr, signal, pe);

@@ -125,7 +125,7 @@ static void every_host_call(void) {
     nvshmem_info_get_name(name);
     nvshmemx_vendor_get_version_info(&major, &minor, &patch);
     nvshmem_team_t even = NVSHMEM_TEAM_INVALID, x = NVSHMEM_TEAM_INVALID, y = NVSHMEM_TEAM_INVALID;
-    nvshmem_team_config_t config = {1, 0};
+    nvshmem_team_config_t config = NVSHMEM_TEAM_CONFIG_INITIALIZER;
     nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, 1, &config, 0, &even);
     nvshmem_team_split_2d(NVSHMEM_TEAM_WORLD, 1, NULL, 0, &x, NULL, 0, &y);
     nvshmem_team_destroy(even);
