@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <vector_types.h>
+/* The runtime API's wrappers call the emulator's ABI. */
+#include <rshmem/cuda_sim_abi.h>
 #else
 
 #ifndef __CUDACC__
