@@ -20,13 +20,12 @@ __global__ void weigh_and_put(int* inbox, unsigned n, int next) {
 int main() {
     try {
         nvshmem_init();
-        int my_pe = nvshmem_my_pe();
-        int n_pes = nvshmem_n_pes();
-        int previous = (my_pe + n_pes - 1) % n_pes;
+        const int my_pe = nvshmem_my_pe(), n_pes = nvshmem_n_pes();
+        const int next = (my_pe + 1) % n_pes, previous = (my_pe + n_pes - 1) % n_pes;
         const unsigned n = 512;
         auto* inbox = static_cast<int*>(nvshmem_malloc(n * sizeof(int)));
         if (inbox == nullptr) throw std::runtime_error("nvshmem_malloc failed");
-        weigh_and_put<<<1, 128>>>(inbox, n, (my_pe + 1) % n_pes);
+        weigh_and_put<<<1, 128>>>(inbox, n, next);
         if (cudaDeviceSynchronize() != cudaSuccess) throw std::runtime_error("the kernel failed");
         nvshmem_barrier_all();
         std::vector<int> got = copy_to_host(inbox, n);
