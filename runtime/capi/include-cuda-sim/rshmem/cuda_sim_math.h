@@ -55,6 +55,14 @@ RSIM_HD_FN long long llmax(long long a, long long b) { return max(a, b); }
 RSIM_HD_FN unsigned long long ullmin(unsigned long long a, unsigned long long b) { return min(a, b); }
 RSIM_HD_FN unsigned long long ullmax(unsigned long long a, unsigned long long b) { return max(a, b); }
 
+/* std::abs of long and long long: libstdc++'s are host functions (not constexpr, so not made
+ * host and device as its others are), and device code would find only abs(int) and the floating
+ * ones, an ambiguous call. Device overloads of their own, beside them, as CUDA has. */
+namespace std {
+static __device__ __forceinline__ long abs(long x) { return labs(x); }
+static __device__ __forceinline__ long long abs(long long x) { return llabs(x); }
+} // namespace std
+
 /* Bits. */
 RSIM_HD_FN int __popc(unsigned x) { return __builtin_popcount(x); }
 RSIM_HD_FN int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
