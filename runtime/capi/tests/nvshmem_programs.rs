@@ -315,23 +315,34 @@ fn a_seed_replays_a_kernel_run_exactly() {
 fn a_kernel_spinning_on_test_and_the_other_programs_are_race_free() {
     let Some(dir) = setup() else { return };
     for name in ["wait_test", "signal_ring", "atomics", "block_reductions"] {
-        let binary = build(&dir, name, &["-rshmem-check"]);
-        let binary = binary.to_str().expect("a UTF-8 path");
-        let r = run(
-            &dir,
-            "rshmem",
-            &["check", "-n", "4", "--runs", "4", binary],
-            &format!("{name}-check"),
-        );
-        assert_eq!(
-            exit_code(&r),
-            Some(0),
-            "{name}:\n{}\n{}",
-            r.stdout,
-            r.stderr
-        );
-        assert!(r.stdout.contains("no races"), "{name}: {}", r.stdout);
+        assert_race_free(&dir, &build(&dir, name, &["-rshmem-check"]), name);
     }
+}
+
+/// `rshmem check -n 4 --runs 4 binary` finds no race.
+fn assert_race_free(dir: &Path, binary: &Path, name: &str) {
+    let binary = binary.to_str().expect("a UTF-8 path");
+    let args = ["check", "-n", "4", "--runs", "4", binary];
+    let r = run(dir, "rshmem", &args, &format!("{name}-check"));
+    assert_eq!(
+        exit_code(&r),
+        Some(0),
+        "{name}:\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(r.stdout.contains("no races"), "{name}: {}", r.stdout);
+}
+
+/// A kernel that spins on `nvshmem_signal_fetch` until a put-with-signal lands, then reads the
+/// put's data, ends, and is race-free: the fetch that sees the signal orders the data before
+/// the reads (`tests/cuda/cxx_signal_spin.cu`).
+#[test]
+fn a_kernel_spinning_on_signal_fetch_then_reading_the_data_is_race_free() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let binary = build_from(&dir, &sources, "cxx_signal_spin", &["-rshmem-check"]);
+    assert_race_free(&dir, &binary, "cxx_signal_spin");
 }
 
 /// Threads of a block that read a `__shared__` word and a symmetric word that thread 0 stores

@@ -433,16 +433,26 @@ pub extern "C" fn rshmemd_signal_op(sig: *mut u64, signal: u64, sig_op: c_int, p
 }
 
 /// `nvshmem_signal_fetch` in a kernel: this PE's signal word. Kernels spin on it until a
-/// peer's put-with-signal lands, so each fetch is a poll of the simulated memory (a test's,
-/// whose outcome the value read after it says), in which other PEs run and their puts land,
-/// and then lets the launch's other threads run, as a failed `nvshmem_TYPE_test` does.
+/// peer's put-with-signal lands, so each fetch is a poll of the simulated memory (a test), in
+/// which other PEs run and their puts land, and then lets the launch's other threads run, as
+/// a failed `nvshmem_TYPE_test` does. A set signal is read by a wait that it already
+/// satisfies: the put's data is then ordered before the kernel's reads, as after
+/// `nvshmem_signal_wait_until`, so the race detector accepts the usual spin-then-read.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemd_signal_fetch(sig: *const u64) -> u64 {
-    let value = device_call("nvshmem_signal_fetch", |t, p| {
+    let set = device_call("nvshmem_signal_fetch", |t, p| {
         let sig: Sym<u64> = p.sym(sig, 1)?;
-        t.ctx().test(sig, Cmp::Ne, 0)?;
-        Ok(t.local(sig)?[0])
+        Ok(t.ctx().test(sig, Cmp::Ne, 0)?)
     });
+    // A call of its own, as the yield's below: the poll may have left another thread running.
+    let value = if set {
+        device_call("nvshmem_signal_fetch", |t, p| {
+            let sig: Sym<u64> = p.sym(sig, 1)?;
+            Ok(fiber::block_on(t.signal_wait_until(sig, Cmp::Ne, 0))?)
+        })
+    } else {
+        0
+    };
     let_others_run("nvshmem_signal_fetch");
     value
 }
