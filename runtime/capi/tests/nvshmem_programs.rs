@@ -2,8 +2,9 @@
 //! `rshmem-nvcc` and run on simulated GPUs: each prints what the guide says at 2, 4 and 8 PEs
 //! (`NAME.N.expected`, compared line by line in any order, since PEs print side by side), the
 //! bugs the guide's code has are named, and the race detector finds the ring's race and none in
-//! the programs beyond the guide (signal ring, atomics, block reductions, wait and test), and
-//! races between the threads of a block (`tests/cuda/`).
+//! the programs beyond the guide (signal ring, atomics, block reductions, wait and test) and
+//! races between the threads of a block, and C++ programs of our own (`tests/cuda/`) print what
+//! they should.
 
 mod common;
 
@@ -52,6 +53,12 @@ fn build(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
 
 /// Builds `name.cu` of `sources` with `rshmem-nvcc` and `extra` flags, once for all tests.
 fn build_from(dir: &Path, sources: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    build_files(dir, sources, name, &[&format!("{name}.cu")], extra)
+}
+
+/// Builds the program `name` of the `files` of `sources` with `rshmem-nvcc` and `extra` flags,
+/// once for all tests.
+fn build_files(dir: &Path, sources: &Path, name: &str, files: &[&str], extra: &[&str]) -> PathBuf {
     static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
     let key = format!("{name}{}", extra.concat().replace(['-', '='], "_"));
     let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
@@ -65,7 +72,7 @@ fn build_from(dir: &Path, sources: &Path, name: &str, extra: &[&str]) -> PathBuf
         .args(extra)
         .arg("-o")
         .arg(&binary)
-        .arg(sources.join(format!("{name}.cu")));
+        .args(files.iter().map(|file| sources.join(file)));
     let run = run_with_deadline(
         command,
         dir,
@@ -93,6 +100,20 @@ fn sorted_lines(text: &str) -> Vec<&str> {
     lines
 }
 
+/// Runs `oshrun ARGS binary` and checks that it exits 0 having printed the lines of
+/// `expected`, in any order.
+fn assert_prints(dir: &Path, binary: &str, args: &[&str], expected: &str, tag: &str) {
+    let r = run(dir, "oshrun", &[args, &[binary]].concat(), tag);
+    assert_eq!(exit_code(&r), Some(0), "{tag}:\n{}\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        sorted_lines(&r.stdout),
+        sorted_lines(expected),
+        "{tag} printed:\n{}\nstderr:\n{}",
+        r.stdout,
+        tail(&r.stderr, 3000)
+    );
+}
+
 /// Every guide program with expected output, at 2, 4 and 8 PEs on `topology`.
 fn guide_programs_print_what_the_guide_shows_on(topology: &str, seed: &str) {
     let Some(dir) = setup() else { return };
@@ -114,25 +135,12 @@ fn guide_programs_print_what_the_guide_shows_on(topology: &str, seed: &str) {
                 continue;
             };
             let tag = format!("{name}-{topology}-{n}");
-            let r = run(
+            assert_prints(
                 &dir,
-                "oshrun",
-                &["-np", n, "--sim", topology, "--seed", seed, binary],
+                binary,
+                &["-np", n, "--sim", topology, "--seed", seed],
+                &expected,
                 &tag,
-            );
-            assert_eq!(
-                exit_code(&r),
-                Some(0),
-                "{name} at {n} PEs on {topology}:\n{}\n{}",
-                r.stdout,
-                r.stderr
-            );
-            assert_eq!(
-                sorted_lines(&r.stdout),
-                sorted_lines(&expected),
-                "{name} at {n} PEs on {topology} printed:\n{}\nstderr:\n{}",
-                r.stdout,
-                tail(&r.stderr, 3000)
             );
             checked += 1;
         }
@@ -307,23 +315,34 @@ fn a_seed_replays_a_kernel_run_exactly() {
 fn a_kernel_spinning_on_test_and_the_other_programs_are_race_free() {
     let Some(dir) = setup() else { return };
     for name in ["wait_test", "signal_ring", "atomics", "block_reductions"] {
-        let binary = build(&dir, name, &["-rshmem-check"]);
-        let binary = binary.to_str().expect("a UTF-8 path");
-        let r = run(
-            &dir,
-            "rshmem",
-            &["check", "-n", "4", "--runs", "4", binary],
-            &format!("{name}-check"),
-        );
-        assert_eq!(
-            exit_code(&r),
-            Some(0),
-            "{name}:\n{}\n{}",
-            r.stdout,
-            r.stderr
-        );
-        assert!(r.stdout.contains("no races"), "{name}: {}", r.stdout);
+        assert_race_free(&dir, &build(&dir, name, &["-rshmem-check"]), name);
     }
+}
+
+/// `rshmem check -n 4 --runs 4 binary` finds no race.
+fn assert_race_free(dir: &Path, binary: &Path, name: &str) {
+    let binary = binary.to_str().expect("a UTF-8 path");
+    let args = ["check", "-n", "4", "--runs", "4", binary];
+    let r = run(dir, "rshmem", &args, &format!("{name}-check"));
+    assert_eq!(
+        exit_code(&r),
+        Some(0),
+        "{name}:\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(r.stdout.contains("no races"), "{name}: {}", r.stdout);
+}
+
+/// A kernel that spins on `nvshmem_signal_fetch` until a put-with-signal lands, then reads the
+/// put's data, ends, and is race-free: the fetch that sees the signal orders the data before
+/// the reads (`tests/cuda/cxx_signal_spin.cu`).
+#[test]
+fn a_kernel_spinning_on_signal_fetch_then_reading_the_data_is_race_free() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let binary = build_from(&dir, &sources, "cxx_signal_spin", &["-rshmem-check"]);
+    assert_race_free(&dir, &binary, "cxx_signal_spin");
 }
 
 /// Threads of a block that read a `__shared__` word and a symmetric word that thread 0 stores
@@ -375,4 +394,46 @@ fn races_between_the_threads_of_a_block_are_caught_and_sync_threads_clears_them(
         "{}",
         r.stdout
     );
+}
+
+/// C++ CUDA programs of our own (`tests/cuda/cxx_*.cu`), written as applications are: libstdc++
+/// on the host (`<iostream>`, `<vector>`, `<chrono>`, `<thread>`, `<random>`), exceptions
+/// thrown on failed CUDA calls, templated kernels taking `__device__` lambdas, a kernel that puts
+/// to its neighbour and one that spins on a signal; a program of two `.cu` files and a `.cpp`
+/// file whose kernel calls another file's `extern __device__` function. Built as C++17 and
+/// C++20, each prints what `NAME.N.expected` says at 2 and 4 PEs.
+#[test]
+fn cxx_programs_with_the_standard_library_print_what_they_should() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let programs: [(&str, &[&str]); 3] = [
+        ("cxx_neighbour_put", &["cxx_neighbour_put.cu"]),
+        ("cxx_signal_spin", &["cxx_signal_spin.cu"]),
+        (
+            "cxx_rdc_main",
+            &[
+                "cxx_rdc_main.cu",
+                "cxx_rdc_weights.cu",
+                "cxx_rdc_report.cpp",
+            ],
+        ),
+    ];
+    for (name, files) in programs {
+        for standard in ["-std=c++17", "-std=c++20"] {
+            let binary = build_files(&dir, &sources, name, files, &[standard]);
+            let binary = binary.to_str().expect("a UTF-8 path");
+            for n in ["2", "4"] {
+                let expected = sources.join(format!("{name}.{n}.expected"));
+                let expected = std::fs::read_to_string(&expected).expect("the expected output");
+                let tag = format!("{name}{standard}-{n}");
+                assert_prints(
+                    &dir,
+                    binary,
+                    &["-np", n, "--sim", "hgx8", "--seed", "3"],
+                    &expected,
+                    &tag,
+                );
+            }
+        }
+    }
 }

@@ -56,6 +56,40 @@ fn undefined_symbols(tc: &Toolchain, path: &Path) -> anyhow::Result<Vec<String>>
         .collect())
 }
 
+/// The global symbols that the object `path` defines (`nm -g --defined-only`).
+fn defined_symbols(tc: &Toolchain, path: &Path) -> anyhow::Result<Vec<String>> {
+    let out = tc.run(
+        "nm",
+        &[
+            "-g".into(),
+            "--defined-only".into(),
+            path.display().to_string(),
+        ],
+    )?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect())
+}
+
+/// Makes local the symbols of the device object `device` that the host object `host` defines
+/// too (host-and-device functions, emitted by both passes), so that the linker never picks the
+/// device copy for a host call; the device functions left global are the device code's own,
+/// which other files' device code calls with `-rdc=true`.
+fn localize_host_definitions(tc: &Toolchain, host: &Path, device: &Path) -> anyhow::Result<()> {
+    let host_defined = defined_symbols(tc, host)?;
+    let mut args: Vec<String> = defined_symbols(tc, device)?
+        .into_iter()
+        .filter(|s| host_defined.contains(s))
+        .map(|s| format!("--localize-symbol={s}"))
+        .collect();
+    if !args.is_empty() {
+        args.push(device.display().to_string());
+        tc.run("objcopy", &args)?;
+    }
+    Ok(())
+}
+
 /// Renames the undefined symbols of `path` that `rename` maps, in place (`objcopy`). Only
 /// undefined ones: a program that defines one of the names keeps its own.
 fn rename_undefined(
@@ -195,6 +229,7 @@ fn compile_cuda(
         &ir::Options {
             check: o.check,
             source: source.clone(),
+            rdc: o.rdc,
         },
     )?;
     std::fs::write(&device_x86, x86)
@@ -217,6 +252,9 @@ fn compile_cuda(
             "{source}: the rewritten device code did not compile (kept in {}); please report it",
             kept.display()
         )));
+    }
+    if o.rdc {
+        localize_host_definitions(tc, &host, &device)?;
     }
     if o.check {
         // The device code's hooks are the emulator's, apart from the host program's.

@@ -4,7 +4,9 @@
 //! What changes, line by line (the reasons are in docs/cuda-sim.md):
 //! - the target triple and data layout become x86-64's, and the `sm_80` target attributes go;
 //! - every definition becomes `internal` and comdats go: host-and-device functions are emitted
-//!   by both passes, and the linker must never pick one pass's copy for the other;
+//!   by both passes, and the linker must never pick one pass's copy for the other (with
+//!   `-rdc=true` device functions of external linkage stay external for other files' calls,
+//!   and the compile localizes those that the host pass defines too);
 //! - `dso_local` goes from declarations, so that the runtime's data (`__rsim_cur`) is reached
 //!   through the GOT, never by a copy relocation, which a `dlopen`ed image cannot have;
 //! - `__shared__` variables (`addrspace(3)`) go to the section `rsim_smem`, which the emulator
@@ -57,6 +59,9 @@ pub(crate) struct Options {
     pub(crate) check: bool,
     /// Where the IR came from, for messages.
     pub(crate) source: String,
+    /// Relocatable device code (`-rdc=true`): device functions of external linkage stay
+    /// external, so that another file's `extern __device__` declaration reaches them.
+    pub(crate) rdc: bool,
 }
 
 /// A global variable's line, read.
@@ -131,6 +136,15 @@ fn drop_comdat(line: &str) -> String {
     let line = format!("{}{}", &line[..at], after);
     // `..., comdat, align 4` leaves `,, align 4`.
     line.replace(",,", ",")
+}
+
+/// Whether the `define` line defines a function of plain external linkage (no linkage word:
+/// not inline, not a template instance, not static).
+fn is_external_define(line: &str) -> bool {
+    line["define ".len()..]
+        .split(' ')
+        .take_while(|w| LINKAGE_WORDS.contains(w))
+        .all(|w| matches!(w, "dso_local" | "default" | "external"))
 }
 
 /// The rewritten `define` line: internal, no comdat.
@@ -270,8 +284,8 @@ pub(crate) fn rewrite(ir: &str, options: &Options) -> anyhow::Result<String> {
                 }
                 1 | 4 if !g.name.starts_with("@__rsim_") => bail!(
                     "{}: the `extern __device__` variable `{}` is defined in another file; \
-                     rshmem-nvcc does not link device code across files yet: define it in the \
-                     file that uses it",
+                     rshmem-nvcc links device functions across files (-rdc=true) but not \
+                     device variables: define it in the file that uses it",
                     options.source,
                     symbol_name(g.name)
                 ),
@@ -297,7 +311,12 @@ pub(crate) fn rewrite(ir: &str, options: &Options) -> anyhow::Result<String> {
         } else if line.starts_with('$') && line.ends_with("= comdat any") {
             continue;
         } else if line.starts_with("define ") {
-            line = internalize_define(&line);
+            // With -rdc=true, the compile localizes afterwards those the host pass also defines.
+            line = if options.rdc && is_external_define(&line) {
+                drop_comdat(&line)
+            } else {
+                internalize_define(&line)
+            };
         } else if line.starts_with("declare ") {
             line = line.replace(" dso_local ", " ");
             if builtins.drops_declaration(&line) || line.contains("@__rsim_assert_fail(") {

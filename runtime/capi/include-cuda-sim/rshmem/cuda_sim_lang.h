@@ -21,12 +21,13 @@
 #define __shared__
 #define __constant__
 #define __forceinline__ __inline__ __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
 #include <stddef.h>
 #include <stdint.h>
 #include <vector_types.h>
+/* The runtime API's wrappers call the emulator's ABI. */
+#include <rshmem/cuda_sim_abi.h>
 #else
 
 #ifndef __CUDACC__
@@ -43,7 +44,6 @@
     __attribute__((unavailable("rshmem sim: __managed__ memory is not emulated; allocate with "  \
                                "cudaMalloc or nvshmem_malloc and copy with cudaMemcpy")))
 #define __forceinline__ __inline__ __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define __align__(n) __attribute__((aligned(n)))
 #define __restrict__ __restrict
@@ -55,14 +55,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* clock() is the host's clock(3) in host code and the simulated time in device code (a device
+ * overload below), so <time.h> declares it here, host-only, before anything is made host and
+ * device. */
+#include <time.h>
+
 /* The C library in device code: its functions become host and device functions (the device
- * code runs on the CPU, so glibc's implementations are the device's). */
+ * code runs on the CPU, so glibc's implementations are the device's). Only glibc's own headers:
+ * libstdc++'s <math.h> and <stdlib.h> wrappers would pull C++ headers (<bits/c++config.h>,
+ * <bits/stl_algobase.h>, ...) in, whose functions, made host and device here, would then clash
+ * with their host-only redeclarations in <exception>, <algorithm> or <iostream>. */
 #pragma clang force_cuda_host_device begin
+#define _GLIBCXX_INCLUDE_NEXT_C_HEADERS
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#undef _GLIBCXX_INCLUDE_NEXT_C_HEADERS
 #include <rshmem/device_abi.h>
 /* __rsim_cur is the emulator's (a host variable); device code reads it through the device
  * declaration below, so the ABI header's host declaration is set aside under another name. */
@@ -110,8 +120,7 @@ static __device__ __forceinline__ void __threadfence_system(void) { __rsim_threa
 
 /* Clocks: the simulated time. */
 static __device__ __forceinline__ long long clock64(void) { return __rsim_clock64(); }
-static __device__ __forceinline__ clock_t rsim_clock(void) { return (clock_t)__rsim_clock64(); }
-#define clock() rsim_clock()
+static __device__ __forceinline__ clock_t clock(void) { return (clock_t)__rsim_clock64(); }
 static __device__ __forceinline__ void __nanosleep(unsigned ns) { __rsim_nanosleep(ns); }
 static __device__ __forceinline__ uint64_t __globaltimer(void) { return __rsim_globaltimer(); }
 
@@ -135,48 +144,7 @@ template <typename T> static __host__ __device__ __forceinline__ T rsim_from_bit
     return v;
 }
 
-/* CUDA's integer and floating-point helpers, host and device, computed exactly (the fast
- * approximations __expf, __fdividef, ... are their exact counterparts here). */
-#define RSIM_MIN_MAX(T)                                                                           \
-    static __host__ __device__ __forceinline__ T min(T a, T b) { return a < b ? a : b; }         \
-    static __host__ __device__ __forceinline__ T max(T a, T b) { return a > b ? a : b; }
-RSIM_MIN_MAX(int)
-RSIM_MIN_MAX(unsigned)
-RSIM_MIN_MAX(long long)
-RSIM_MIN_MAX(unsigned long long)
-RSIM_MIN_MAX(float)
-RSIM_MIN_MAX(double)
-#undef RSIM_MIN_MAX
-#define RSIM_HD_FN static __host__ __device__ __forceinline__
-RSIM_HD_FN int __popc(unsigned x) { return __builtin_popcount(x); }
-RSIM_HD_FN int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-RSIM_HD_FN int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
-RSIM_HD_FN int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
-RSIM_HD_FN int __ffs(int x) { return __builtin_ffs(x); }
-RSIM_HD_FN int __ffsll(long long x) { return __builtin_ffsll(x); }
-RSIM_HD_FN unsigned __brev(unsigned x) { return __builtin_bitreverse32(x); }
-RSIM_HD_FN unsigned long long __brevll(unsigned long long x) { return __builtin_bitreverse64(x); }
-RSIM_HD_FN float __int_as_float(int x) { return rsim_from_bits<float>((uint64_t)(uint32_t)x); }
-RSIM_HD_FN int __float_as_int(float x) { return (int)(uint32_t)rsim_bits(x); }
-RSIM_HD_FN float __uint_as_float(unsigned x) { return rsim_from_bits<float>(x); }
-RSIM_HD_FN unsigned __float_as_uint(float x) { return (unsigned)rsim_bits(x); }
-RSIM_HD_FN double __longlong_as_double(long long x) { return rsim_from_bits<double>((uint64_t)x); }
-RSIM_HD_FN long long __double_as_longlong(double x) { return (long long)rsim_bits(x); }
-RSIM_HD_FN float __fdividef(float a, float b) { return a / b; }
-/* glibc declares these names for its own (unexported) functions, hence macros. */
-#define __expf(x) expf(x)
-#define __logf(x) logf(x)
-#define __sinf(x) sinf(x)
-#define __cosf(x) cosf(x)
-#define __powf(a, b) powf(a, b)
-RSIM_HD_FN float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-RSIM_HD_FN double rsqrt(double x) { return 1.0 / sqrt(x); }
-RSIM_HD_FN float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
-RSIM_HD_FN float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
-RSIM_HD_FN int __float2int_rn(float x) { return (int)nearbyintf(x); }
-RSIM_HD_FN int __float2int_rz(float x) { return (int)x; }
-RSIM_HD_FN float __int2float_rn(int x) { return (float)x; }
-#undef RSIM_HD_FN
+#include <rshmem/cuda_sim_math.h>
 
 /* Warp functions. */
 static __device__ __forceinline__ unsigned __activemask(void) { return __rsim_activemask(); }
@@ -280,4 +248,13 @@ static __device__ void __cluster_barrier_wait(void)
 #undef RSIM_UNAVAILABLE
 
 #endif /* __CUDA__ */
+
+/* CUDA's __noinline__ is a macro, and libstdc++ (GCC 12's <memory>) spells the attribute
+ * __attribute__((__noinline__)), which the macro would break; nvcc's front end knows the
+ * keyword instead. So <memory> is read before the macro is defined. */
+#ifdef __cplusplus
+#include <memory>
+#endif
+#define __noinline__ __attribute__((noinline))
+
 #endif

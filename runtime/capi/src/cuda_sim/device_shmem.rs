@@ -432,13 +432,41 @@ pub extern "C" fn rshmemd_signal_op(sig: *mut u64, signal: u64, sig_op: c_int, p
     });
 }
 
-/// `nvshmem_signal_fetch` in a kernel: this PE's signal word.
+/// `nvshmem_signal_fetch` in a kernel: this PE's signal word. Kernels spin on it until a
+/// peer's put-with-signal lands, so each fetch is a poll of the simulated memory (a test), in
+/// which other PEs run and their puts land, and then lets the launch's other threads run, as
+/// a failed `nvshmem_TYPE_test` does. A set signal is read by a wait that it already
+/// satisfies: the put's data is then ordered before the kernel's reads, as after
+/// `nvshmem_signal_wait_until`, so the race detector accepts the usual spin-then-read.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemd_signal_fetch(sig: *const u64) -> u64 {
-    device_call("nvshmem_signal_fetch", |t, p| {
+    let set = device_call("nvshmem_signal_fetch", |t, p| {
         let sig: Sym<u64> = p.sym(sig, 1)?;
-        Ok(t.local(sig)?[0])
-    })
+        Ok(t.ctx().test(sig, Cmp::Ne, 0)?)
+    });
+    // A call of its own, as the yield's below: the poll may have left another thread running.
+    let value = if set {
+        device_call("nvshmem_signal_fetch", |t, p| {
+            let sig: Sym<u64> = p.sym(sig, 1)?;
+            Ok(fiber::block_on(t.signal_wait_until(sig, Cmp::Ne, 0))?)
+        })
+    } else {
+        0
+    };
+    let_others_run("nvshmem_signal_fetch");
+    value
+}
+
+/// Suspends the calling thread so that the launch's other threads run first.
+///
+/// Why a call of its own: the poll before it may let other PEs' threads run and become the
+/// running coroutine; the call's guard makes this thread running again, so the yield suspends
+/// this thread and not the last of theirs.
+fn let_others_run(name: &'static str) {
+    device_call(name, |t, _| {
+        fiber::block_on(t.yield_now());
+        Ok(())
+    });
 }
 
 /// `nvshmem_signal_wait_until` in a kernel.
@@ -483,14 +511,8 @@ pub extern "C" fn rshmemd_test(
             Ok::<bool, CallError>(t.ctx().test(ivar, cmp, T::from_bits(value))?)
         })
     });
-    // Why a second call: the test is a poll of the simulated memory, during which other PEs'
-    // threads may run and become the running coroutine; the call's guard makes this thread
-    // running again, so the yield suspends this thread and not the last of theirs.
     if !passed {
-        device_call("nvshmem_test", |t, _| {
-            fiber::block_on(t.yield_now());
-            Ok(())
-        });
+        let_others_run("nvshmem_test");
     }
     c_int::from(passed)
 }
