@@ -420,7 +420,10 @@ fn cxx_programs_with_the_standard_library_print_what_they_should() {
     ];
     for (name, files) in programs {
         for standard in ["-std=c++17", "-std=c++20"] {
-            let binary = build_files(&dir, &sources, name, files, &[standard]);
+            // `--extended-lambda`: the flag nvcc needs for `__device__` lambdas, which
+            // rshmem-nvcc accepts and needs not.
+            let flags = [standard, "--extended-lambda"];
+            let binary = build_files(&dir, &sources, name, files, &flags);
             let binary = binary.to_str().expect("a UTF-8 path");
             for n in ["2", "4"] {
                 let expected = sources.join(format!("{name}.{n}.expected"));

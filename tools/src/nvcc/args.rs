@@ -75,8 +75,16 @@ const DROPPED_LIBRARIES: [&str; 9] = [
     "nvidia-ml",
 ];
 
-/// Flags of no value that only matter on a GPU or to nvcc's diagnostics: accepted, ignored.
-const IGNORED_FLAGS: [&str; 12] = [
+/// Flags of no value that only matter on a GPU or to nvcc's diagnostics, or that let nvcc
+/// accept what rshmem-nvcc always accepts (`__device__` lambdas, constexpr host functions in
+/// device code): accepted, ignored.
+const IGNORED_FLAGS: [&str; 18] = [
+    "--extended-lambda",
+    "-extended-lambda",
+    "--expt-extended-lambda",
+    "-expt-extended-lambda",
+    "--expt-relaxed-constexpr",
+    "-expt-relaxed-constexpr",
     "-lineinfo",
     "--generate-line-info",
     "-use_fast_math",
