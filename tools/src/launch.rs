@@ -26,6 +26,8 @@ use hw::cuda::SHARE_GPUS_VAR;
 
 use crate::workloads;
 
+mod mps;
+
 /// The variable with which libshmem picks its backend (`runtime/capi/src/start.rs`): `--gpu`
 /// sets it to `cuda` for every rank.
 const BACKEND_VAR: &str = "RSHMEM_BACKEND";
@@ -208,6 +210,19 @@ pub(crate) fn main(
         .spawn(move || server.serve(deadline))
         .context("cannot start the bootstrap server's thread")?;
 
+    // Declared after `dir`, so dropped (the daemon quit) before the run's directory goes.
+    let mps = if options.gpu && options.share_gpus {
+        match mps::for_shared_gpus(n_ranks, &dir.0) {
+            mps::Mps::Started(daemon) => Some(daemon),
+            mps::Mps::Without(why) => {
+                eprintln!("rshmem run: ranks that share a GPU run without CUDA MPS: {why}");
+                None
+            }
+            mps::Mps::NotShared => None,
+        }
+    } else {
+        None
+    };
     let mut children = Vec::with_capacity(n_ranks as usize);
     for rank in 0..n_ranks {
         let mut command = Command::new(&program);
@@ -219,6 +234,9 @@ pub(crate) fn main(
             .envs(options.exports.iter().map(|(k, v)| (k, v)));
         if options.share_gpus {
             command.env(SHARE_GPUS_VAR, "1");
+        }
+        if let Some(daemon) = &mps {
+            command.envs(daemon.env());
         }
         if options.gpu {
             command.env(BACKEND_VAR, "cuda");
@@ -242,6 +260,7 @@ pub(crate) fn main(
 
     let outcome = supervise(&mut children, start, timeout, serving);
     report(&outcome, timeout_s);
+    drop(mps);
     drop(dir);
     Ok(exit_code(&outcome))
 }

@@ -15,50 +15,21 @@
 #include <cuda_runtime.h>
 #include <nvshmem.h>
 #include <nvshmemx.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "start.h"
 
 namespace {
 
-int g_rank = -1;
-
-[[noreturn]] void fail(const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    if (g_rank >= 0)
-        fprintf(stderr, "collectives: PE %d: ", g_rank);
-    else
-        fputs("collectives: ", stderr);
-    vfprintf(stderr, format, args);
-    fputc('\n', stderr);
-    va_end(args);
-    exit(1);
-}
-
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t status_ = (call);                                                              \
-        if (status_ != cudaSuccess)                                                                \
-            fail("%s failed (%s:%d): %s", #call, __FILE__, __LINE__, cudaGetErrorString(status_)); \
-    } while (0)
-
-#define NVSHMEM_CHECK(call)                                                               \
-    do {                                                                                  \
-        int status_ = (call);                                                             \
-        if (status_ != 0)                                                                 \
-            fail("%s failed (%s:%d) with status %d", #call, __FILE__, __LINE__, status_); \
-    } while (0)
+using bench_start::fail;
 
 // The spec's sizes, and the iteration counts that keep every measurement long enough.
 const size_t kSizes[] = {8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 67108864};
@@ -181,56 +152,6 @@ __global__ void __launch_bounds__(kBlockThreads)
             break;
     }
 #endif
-}
-
-// This process's rank and the number of ranks, from the first launcher variable that is set.
-int rank_from_env(const char *const names[], int count, const char *what) {
-    for (int i = 0; i < count; i++) {
-        const char *value = getenv(names[i]);
-        if (value == nullptr) continue;
-        char *end = nullptr;
-        errno = 0;
-        long parsed = strtol(value, &end, 10);
-        if (errno != 0 || end == value || *end != '\0' || parsed < 0 || parsed > 1 << 20)
-            fail("%s=%s is not a %s", names[i], value, what);
-        return static_cast<int>(parsed);
-    }
-    std::string list;
-    for (int i = 0; i < count; i++) list += std::string(i ? ", " : "") + names[i];
-    fail("no %s: set one of %s (tools/gpu/nvshmem-collectives.sh sets RANK and NRANKS)", what,
-         list.c_str());
-}
-
-// PE 0 publishes NVSHMEM's unique id through a file (written aside, then renamed, so that a
-// reader never sees half of it); the other PEs wait for it.
-nvshmemx_uniqueid_t exchange_unique_id(int rank, const std::string &path) {
-    nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
-    if (rank == 0) {
-        NVSHMEM_CHECK(nvshmemx_get_uniqueid(&id));
-        std::string aside = path + ".tmp." + std::to_string(getpid());
-        FILE *file = fopen(aside.c_str(), "wb");
-        if (file == nullptr)
-            fail("cannot write the unique id to %s: %s", aside.c_str(), strerror(errno));
-        bool written = fwrite(&id, sizeof id, 1, file) == 1;
-        if (fclose(file) != 0 || !written) fail("cannot write the unique id to %s", aside.c_str());
-        if (rename(aside.c_str(), path.c_str()) != 0)
-            fail("cannot rename %s to %s: %s", aside.c_str(), path.c_str(), strerror(errno));
-        return id;
-    }
-    const int wait_s = 120;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
-    FILE *file;
-    while ((file = fopen(path.c_str(), "rb")) == nullptr) {
-        if (std::chrono::steady_clock::now() > deadline)
-            fail("no unique id in %s after %d s: is PE 0 running with the same UIDFILE?",
-                 path.c_str(), wait_s);
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    bool read = fread(&id, sizeof id, 1, file) == 1;
-    fclose(file);
-    if (!read)
-        fail("%s does not hold a unique id (a file left from another program?)", path.c_str());
-    return id;
 }
 
 struct Bench {
@@ -403,51 +324,24 @@ void *symmetric(size_t bytes) {
 }  // namespace
 
 int main() {
-    const char *rank_names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
-    const char *size_names[] = {"NRANKS", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"};
-    int rank = rank_from_env(rank_names, 3, "rank");
-    g_rank = rank;
-    int n_ranks = rank_from_env(size_names, 3, "number of ranks");
-    if (n_ranks < 1 || rank >= n_ranks)
-        fail("rank %d is not below the number of ranks %d", rank, n_ranks);
-    const char *uid_env = getenv("UIDFILE");
-    std::string uid_path = uid_env != nullptr ? uid_env : "/tmp/nvshmem-collectives.uid";
-
+    // Source and dest of n_pes * 64 MiB each, and room for NVSHMEM's own buffers, unless the
+    // caller chose the heap's size.
+    int gpu = bench_start::start_pe(
+        "collectives", [](int n_pes) { return 2 * n_pes * kMaxBytes + (256u << 20); });
     int n_gpus = 0;
     CUDA_CHECK(cudaGetDeviceCount(&n_gpus));
-    if (n_gpus < 1) fail("no GPU");
-    int gpu = rank % n_gpus;
-    CUDA_CHECK(cudaSetDevice(gpu));
-    CUDA_CHECK(cudaFree(nullptr));
-
-    // Source and dest of n_pes * 64 MiB each, and room for NVSHMEM's own buffers, unless the
-    // caller chose the heap's size. Read when NVSHMEM reads its options: before the unique id.
-    std::string heap = std::to_string(2 * n_ranks * kMaxBytes + (256u << 20));
-    setenv("NVSHMEM_SYMMETRIC_SIZE", heap.c_str(), 0);
-
-    nvshmemx_uniqueid_t id = exchange_unique_id(rank, uid_path);
-    nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
-    NVSHMEM_CHECK(nvshmemx_set_attr_uniqueid_args(rank, n_ranks, &id, &attr));
-    NVSHMEM_CHECK(nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr));
+    int status = nvshmemx_init_status();
 
     Bench bench;
     bench.me = nvshmem_my_pe();
     bench.n_pes = nvshmem_n_pes();
-    if (bench.me != rank || bench.n_pes != n_ranks)
-        fail("NVSHMEM made this PE %d of %d, want %d of %d", bench.me, bench.n_pes, rank, n_ranks);
-    int status = nvshmemx_init_status();
-    if (status == NVSHMEM_STATUS_LIMITED_MPG)
-        fail(
-            "NVSHMEM gives PEs that share a GPU only limited support (its collectives on a stream "
-            "exit): run them under CUDA MPS with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE adding up to at "
-            "most 100 per GPU, as tools/gpu/nvshmem-collectives.sh does");
 
     CUDA_CHECK(cudaStreamCreateWithFlags(&bench.stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&bench.start));
     CUDA_CHECK(cudaEventCreate(&bench.stop));
-    bench.src = static_cast<uint8_t *>(symmetric(n_ranks * kMaxBytes));
-    bench.dst = static_cast<uint8_t *>(symmetric(n_ranks * kMaxBytes));
-    bench.verdicts = static_cast<int *>(symmetric(n_ranks * sizeof(int)));
+    bench.src = static_cast<uint8_t *>(symmetric(bench.n_pes * kMaxBytes));
+    bench.dst = static_cast<uint8_t *>(symmetric(bench.n_pes * kMaxBytes));
+    bench.verdicts = static_cast<int *>(symmetric(bench.n_pes * sizeof(int)));
     CUDA_CHECK(cudaMalloc(&bench.mismatches, sizeof(Mismatches)));
     cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDeviceProperties(&prop, gpu));

@@ -65,6 +65,10 @@ typedef struct {
     // pushed[pe]: the last pushed-reduction epoch whose data PE `pe` has put into this PE's
     // scratch, written by `pe`.
     rshmem_u64 pushed[RSHMEM_MAX_PES];
+    // The grid barrier of this PE's on-stream collectives (a kernel of several blocks): how
+    // many blocks arrived, and how many times all of them did. Only this PE's grid uses them.
+    unsigned grid_arrived;
+    unsigned grid_generation;
 } rshmem_sync_t;
 
 static_assert(sizeof(rshmem_sync_t) <= RSHMEM_SYNC_HEADER_BYTES,

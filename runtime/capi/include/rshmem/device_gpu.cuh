@@ -35,9 +35,14 @@ extern "C" void rshmemx_register_device_binder(int (*binder)(const void *state, 
 
 /* Copies libshmem's state into this unit's rshmem_state; a size mismatch means a header and a
  * library of different versions. */
+/* Whether libshmem bound this unit's state (only the CUDA backend does): the on-stream
+ * collectives run as kernels only then. */
+static bool rshmemd_gpu_state_bound = false;
 static int rshmemd_gpu_bind(const void *state, size_t bytes) {
     if (bytes != sizeof(rshmem_state_t)) return (int)cudaErrorInvalidValue;
-    return (int)cudaMemcpyToSymbol(rshmem_state, state, bytes);
+    cudaError_t status = cudaMemcpyToSymbol(rshmem_state, state, bytes);
+    rshmemd_gpu_state_bound = status == cudaSuccess;
+    return (int)status;
 }
 namespace {
 struct rshmemd_gpu_registration {
@@ -105,6 +110,10 @@ template <typename T> __device__ __forceinline__ T rshmemd_gpu_from_bits(uint64_
     default: RSHMEMD_GPU_FAIL("an element type the device API does not know");                      \
     }
 
+/* A scope of the on-stream collectives' kernels only (rshmem/stream_gpu.cuh): every thread of
+ * a one-dimensional grid whose blocks all run at once (a cooperative launch). */
+#define RSHMEMD_SCOPE_GRID 3
+
 /* The calling thread's part of a group: its rank and the group's size. */
 struct rshmemd_gpu_group {
     unsigned rank, size;
@@ -117,14 +126,41 @@ __device__ __forceinline__ rshmemd_gpu_group rshmemd_gpu_group_of(int scope) {
     } else if (scope == RSHMEMD_SCOPE_BLOCK) {
         group.rank = rshmem_detail_block_rank();
         group.size = rshmem_detail_block_size();
+    } else if (scope == RSHMEMD_SCOPE_GRID) {
+        group.rank = blockIdx.x * rshmem_detail_block_size() + rshmem_detail_block_rank();
+        group.size = gridDim.x * rshmem_detail_block_size();
     }
     return group;
+}
+/* Every block of the grid arrives: the last one to arrive bumps the generation that the others
+ * wait for. The fences make each block's writes before the barrier visible to every block
+ * after it (gpu scope: the grid is on one GPU). */
+__device__ __forceinline__ void rshmemd_gpu_grid_sync() {
+    __syncthreads();
+    if (gridDim.x > 1 && rshmem_detail_block_rank() == 0) {
+        rshmem_sync_t *mine = rshmem_detail_sync(rshmem_state.my_pe);
+        volatile unsigned *generation = &mine->grid_generation;
+        unsigned seen = *generation;
+        __threadfence();
+        if (atomicAdd(&mine->grid_arrived, 1u) == gridDim.x - 1) {
+            mine->grid_arrived = 0;
+            __threadfence();
+            *generation = seen + 1;
+        } else {
+            while (*generation == seen) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
 }
 __device__ __forceinline__ void rshmemd_gpu_group_sync(int scope) {
     if (scope == RSHMEMD_SCOPE_WARP) {
         __syncwarp();
     } else if (scope == RSHMEMD_SCOPE_BLOCK) {
         __syncthreads();
+    } else if (scope == RSHMEMD_SCOPE_GRID) {
+        rshmemd_gpu_grid_sync();
     }
 }
 /* The group synchronises, its first thread arrives for the PE and waits for every PE (with

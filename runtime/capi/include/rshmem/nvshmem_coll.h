@@ -56,10 +56,20 @@ NVSHMEMI_BARRIER_SCOPED(block, RSHMEMD_SCOPE_BLOCK)
 #undef NVSHMEMI_BARRIER_SCOPED
 #endif
 
-static inline void nvshmemx_barrier_all_on_stream(cudaStream_t stream) { shmemx_barrier_all_on_stream(stream); }
-static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) { shmemx_sync_all_on_stream(stream); }
+/* On the GPU (nvcc), the on-stream barriers and collectives are kernels on the stream
+ * (rshmem/stream_gpu.cuh); elsewhere, and on teams the kernels do not take, the host runs them
+ * after the stream's work. */
+#if defined(__CUDACC__) && !defined(RSHMEM_CUDA_SIM)
+#include <rshmem/stream_gpu.cuh>
+#define NVSHMEMI_STREAM_KERNEL(TEAM, LAUNCH)                                                        \
+    if (rshmemd_stream_kernels_for(TEAM)) return LAUNCH;
+#else
+#define NVSHMEMI_STREAM_KERNEL(TEAM, LAUNCH)
+#endif
+
 #ifdef NVSHMEMI_HAVE_CUDART
 static inline int nvshmemx_barrier_on_stream(nvshmem_team_t team, cudaStream_t stream) {
+    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_barrier(stream))
     if (team == NVSHMEM_TEAM_WORLD) {
         shmemx_barrier_all_on_stream(stream);
         return 0;
@@ -67,7 +77,9 @@ static inline int nvshmemx_barrier_on_stream(nvshmem_team_t team, cudaStream_t s
     cudaStreamSynchronize(stream);
     return nvshmem_barrier(team);
 }
+/* A sync is a barrier here: the kernel's arrival is cheaper than telling the two apart. */
 static inline int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t stream) {
+    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_barrier(stream))
     if (team == NVSHMEM_TEAM_WORLD) {
         shmemx_sync_all_on_stream(stream);
         return 0;
@@ -75,7 +87,22 @@ static inline int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t
     cudaStreamSynchronize(stream);
     return nvshmem_team_sync(team);
 }
+static inline void nvshmemx_barrier_all_on_stream(cudaStream_t stream) {
+    (void)nvshmemx_barrier_on_stream(NVSHMEM_TEAM_WORLD, stream);
+}
+static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) {
+    (void)nvshmemx_team_sync_on_stream(NVSHMEM_TEAM_WORLD, stream);
+}
+#else
+static inline void nvshmemx_barrier_all_on_stream(cudaStream_t stream) { shmemx_barrier_all_on_stream(stream); }
+static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) { shmemx_sync_all_on_stream(stream); }
 #endif
+
+/* The collective as a kernel on the stream where NVSHMEMI_STREAM_KERNEL allows; PER_PE is how
+ * many times `nelems` elements each PE reads. */
+#define NVSHMEMI_STREAM_COLL(KIND, TYPE_CODE, OP, ROOT, PER_PE)                                     \
+    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_collective(KIND, dest, source, nelems, TYPE_CODE, OP, ROOT, \
+                                                           (size_t)(PER_PE) * nelems * ((TYPE_CODE) & 0xff), stream))
 
 /* ---- Collectives ------------------------------------------------------------------------------ */
 
@@ -98,7 +125,7 @@ static inline int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t
         return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_ALLTOALL, TYPE, TYPE_CODE, 0, 0, RSHMEMD_SCOPE_THREAD), \
                              shmem_##NAME##alltoall##MEM(rshmemx_team_of_handle(team), dest, source, nelems)); \
     }                                                                                              \
-    NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE)                                                       \
+    NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE, TYPE_CODE)                                            \
     NVSHMEMI_COLL_MOVE_SCOPED(NAME, MEM, TYPE, TYPE_CODE, warp, RSHMEMD_SCOPE_WARP)                     \
     NVSHMEMI_COLL_MOVE_SCOPED(NAME, MEM, TYPE, TYPE_CODE, block, RSHMEMD_SCOPE_BLOCK)
 
@@ -121,24 +148,27 @@ static inline int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t
 #endif
 
 #ifdef NVSHMEMI_HAVE_CUDART
-#define NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE)                                                   \
+#define NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE, TYPE_CODE)                                        \
     static inline int nvshmemx_##NAME##broadcast##MEM##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                             size_t nelems, int PE_root, cudaStream_t stream) { \
+        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_BROADCAST, TYPE_CODE, 0, PE_root, 1)                       \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##broadcast##MEM(team, dest, source, nelems, PE_root);                    \
     }                                                                                              \
     static inline int nvshmemx_##NAME##fcollect##MEM##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                            size_t nelems, cudaStream_t stream) {   \
+        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_FCOLLECT, TYPE_CODE, 0, 0, shmem_n_pes())                  \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##fcollect##MEM(team, dest, source, nelems);                              \
     }                                                                                              \
     static inline int nvshmemx_##NAME##alltoall##MEM##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                            size_t nelems, cudaStream_t stream) {   \
+        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_ALLTOALL, TYPE_CODE, 0, 0, shmem_n_pes())                  \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##alltoall##MEM(team, dest, source, nelems);                              \
     }
 #else
-#define NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE)
+#define NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE, TYPE_CODE)
 #endif
 
 /* Typed names are nvshmem_NAME_broadcast, byte ones nvshmem_broadcastmem. */
@@ -157,7 +187,7 @@ NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1))
                                                   0, RSHMEMD_SCOPE_THREAD),                        \
                              shmem_##NAME##_##OP##_reduce(rshmemx_team_of_handle(team), dest, source, nelems)); \
     }                                                                                              \
-    NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP)                                                      \
+    NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, NVSHMEMI_TYPE_CODE(TYPE, KIND), OP_CODE)             \
     NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, warp, RSHMEMD_SCOPE_WARP)                \
     NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, block, RSHMEMD_SCOPE_BLOCK)
 
@@ -172,14 +202,15 @@ NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1))
 #endif
 
 #ifdef NVSHMEMI_HAVE_CUDART
-#define NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP)                                                  \
+#define NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, TYPE_CODE, OP_CODE)                             \
     static inline int nvshmemx_##NAME##_##OP##_reduce_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                                 size_t nelems, cudaStream_t stream) { \
+        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_REDUCE, TYPE_CODE, OP_CODE, 0, shmem_n_pes())              \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##_##OP##_reduce(team, dest, source, nelems);                         \
     }
 #else
-#define NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP)
+#define NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, TYPE_CODE, OP_CODE)
 #endif
 
 #define NVSHMEMI_REDUCE_BITWISE(NAME, TYPE, KIND)                                                  \
