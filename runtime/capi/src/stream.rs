@@ -179,6 +179,22 @@ pub extern "C" fn shmemx_quiet_on_stream(stream: cudaStream_t) {
     });
 }
 
+/// Makes the work enqueued next on `stream` run after every operation of the default context
+/// issued before this call, without making the context wait for the stream: what an on-stream
+/// collective kernel (`rshmem/stream_gpu.cuh`) needs before its launch. Nothing to do on
+/// backends without streams, or when the context's queue is idle.
+#[unsafe(no_mangle)]
+pub extern "C" fn rshmemx_order_stream_after_queue(stream: cudaStream_t) {
+    with_pe("nvshmemx_*_on_stream", |me| {
+        let ctx = me.ctx(std::ptr::null_mut())?;
+        if let Some(queue) = ctx.queue().downcast_ref::<CudaQueue>() {
+            // SAFETY: as in `OrderedWith::new`.
+            unsafe { queue.order_stream_after(stream) }.map_err(ShmemError::from)?;
+        }
+        Ok(())
+    });
+}
+
 /// Waits until this PE's signal word `sig_addr` satisfies `cmp` with `cmp_value`; the work
 /// enqueued on `stream` after this call runs after it. The calling thread waits (NVSHMEM's
 /// stream waits instead).

@@ -6,7 +6,7 @@
  * (rshmemd_collective, the same code as the kernels' `_block` forms) run by a whole grid
  * (RSHMEMD_SCOPE_GRID), so neither the calling thread nor the stream waits for more than the
  * stream's order. Before it, the stream waits for the host-initiated operations of the default
- * context (shmemx_quiet_on_stream), which the kernel's barrier cannot see.
+ * context (rshmemx_order_stream_after_queue), which the kernel's barrier cannot see.
  *
  * The grid is launched cooperatively, which guarantees that all of its blocks run at once (its
  * group barrier waits for every block). Where the launch cannot be cooperative, one block does
@@ -21,6 +21,10 @@
 #define RSHMEMD_STREAM_THREADS 512
 /* Bytes a block moves before another block pays off (a block's copy runs at tens of GB/s). */
 #define RSHMEMD_STREAM_BYTES_PER_BLOCK (1u << 20)
+
+/* libshmem (runtime/capi/src/stream.rs): the stream's next work runs after the default
+ * context's operations issued so far. */
+extern "C" void rshmemx_order_stream_after_queue(cudaStream_t stream);
 
 static __global__ void rshmemd_stream_collective_kernel(int kind, void *dest, const void *source, size_t nelems,
                                                         int type, int op, int root) {
@@ -60,7 +64,7 @@ static inline bool rshmemd_stream_kernels_for(int32_t team) {
  * bytes each PE reads, which sets the grid's size. */
 static inline int rshmemd_stream_collective(int kind, void *dest, const void *source, size_t nelems, int type,
                                             int op, int root, size_t moved, cudaStream_t stream) {
-    shmemx_quiet_on_stream(stream);
+    rshmemx_order_stream_after_queue(stream);
     size_t wanted = (moved + RSHMEMD_STREAM_BYTES_PER_BLOCK - 1) / RSHMEMD_STREAM_BYTES_PER_BLOCK;
     int resident = rshmemd_stream_resident_blocks();
     unsigned blocks = (unsigned)(wanted < (size_t)resident ? wanted : (size_t)resident);
@@ -79,7 +83,7 @@ static inline int rshmemd_stream_collective(int kind, void *dest, const void *so
 
 /* Enqueues a barrier over every PE on `stream`: quiet, then every PE's arrival. */
 static inline int rshmemd_stream_barrier(cudaStream_t stream) {
-    shmemx_quiet_on_stream(stream);
+    rshmemx_order_stream_after_queue(stream);
     rshmemd_stream_barrier_kernel<<<1, 32, 0, stream>>>();
     return (int)cudaGetLastError();
 }
