@@ -187,11 +187,9 @@ pub extern "C" fn shmemx_quiet_on_stream(stream: cudaStream_t) {
 pub extern "C" fn rshmemx_order_stream_after_queue(stream: cudaStream_t) {
     with_pe("nvshmemx_*_on_stream", |me| {
         let ctx = me.ctx(std::ptr::null_mut())?;
-        if let Some(queue) = ctx.queue().downcast_ref::<CudaQueue>() {
-            // SAFETY: as in `OrderedWith::new`.
-            unsafe { queue.order_stream_after(stream) }.map_err(ShmemError::from)?;
-        }
-        Ok(())
+        let cuda = ctx.queue().downcast_ref::<CudaQueue>();
+        // Not `OrderedWith::new`: the context need not wait for the stream.
+        OrderedWith { ctx, cuda, stream }.finish()
     });
 }
 

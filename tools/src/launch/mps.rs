@@ -77,7 +77,10 @@ impl Drop for MpsDaemon {
 /// driver's list (`/proc/driver/nvidia/gpus`); 0 when neither says.
 fn visible_gpus() -> usize {
     if let Ok(list) = std::env::var("CUDA_VISIBLE_DEVICES") {
-        return list.split(',').filter(|entry| !entry.trim().is_empty()).count();
+        return list
+            .split(',')
+            .filter(|entry| !entry.trim().is_empty())
+            .count();
     }
     std::fs::read_dir("/proc/driver/nvidia/gpus").map_or(0, |entries| entries.count())
 }
@@ -177,7 +180,10 @@ mod tests {
     fn starts_only_when_ranks_share_a_gpu() {
         assert!(setting().decide(2).is_ok());
         assert!(matches!(setting().decide(1), Err(Mps::NotShared)));
-        let none = Setting { gpus: 0, ..setting() };
+        let none = Setting {
+            gpus: 0,
+            ..setting()
+        };
         assert!(matches!(none.decide(4), Err(Mps::NotShared)));
     }
 
@@ -187,11 +193,20 @@ mod tests {
             Err(Mps::Without(why)) => why,
             other => panic!("expected a reason, got {other:?}"),
         };
-        let off = Setting { turned_off: true, ..setting() };
+        let off = Setting {
+            turned_off: true,
+            ..setting()
+        };
         assert!(why(off).contains("RSHMEM_MPS=0"));
-        let running = Setting { daemon_running: true, ..setting() };
+        let running = Setting {
+            daemon_running: true,
+            ..setting()
+        };
         assert!(why(running).contains("running already"));
-        let missing = Setting { control_on_path: false, ..setting() };
+        let missing = Setting {
+            control_on_path: false,
+            ..setting()
+        };
         assert!(why(missing).contains("nvidia-cuda-mps-control"));
     }
 }
