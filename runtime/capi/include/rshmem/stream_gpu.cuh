@@ -46,8 +46,10 @@ static int rshmemd_stream_resident_blocks() {
             (void)cudaGetLastError();
             resident = 0;
         } else {
-            /* Half the GPU at most: PEs that share it run theirs side by side. */
-            resident = per_sm * sms / 2;
+            /* One block on half the SMs at most: PEs that share the GPU run theirs side by side,
+             * and even 8 PEs' grids at once fit the GPU, so no grid waits for another's blocks
+             * to leave an SM. */
+            resident = per_sm < 1 ? 0 : sms / 2 > 1 ? sms / 2 : 1;
         }
     }
     return resident;
