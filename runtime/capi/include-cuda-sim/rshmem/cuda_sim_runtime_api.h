@@ -200,6 +200,13 @@ static inline cudaError_t cudaGetSymbolAddress(void **p, const void *sym) {
     return (cudaError_t)__rsim_cudaGetSymbolAddress(p, sym);
 }
 
+/* Stream and event flags: every stream is synchronous and every event times on the emulator,
+ * so they are accepted and change nothing. */
+#define cudaStreamDefault 0x00
+#define cudaStreamNonBlocking 0x01
+#define cudaEventDefault 0x00
+#define cudaEventBlockingSync 0x01
+#define cudaEventDisableTiming 0x02
 static inline cudaError_t cudaStreamCreate(cudaStream_t *s) { return (cudaError_t)__rsim_cudaStreamCreate((void **)s); }
 static inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
     (void)flags;
@@ -260,6 +267,21 @@ struct cudaFuncAttributes {
     int maxDynamicSharedSizeBytes;
     int preferredShmemCarveout;
 };
+/* What cudaFuncSetAttribute sets (the CUDA runtime's numbers). */
+enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+};
+/* The emulator gives every block the most dynamic shared memory (the launch checks the size it
+ * asks for), so raising a kernel's limit up to that most is accepted and changes nothing. */
+static inline cudaError_t cudaFuncSetAttribute(const void *f, enum cudaFuncAttribute attr, int value) {
+    (void)f;
+    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize && (value < 0 || value > 227 * 1024))
+        return cudaErrorInvalidValue;
+    if (attr == cudaFuncAttributePreferredSharedMemoryCarveout && (value < -1 || value > 100))
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
 static inline cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f) {
     (void)f;
     memset(attr, 0, sizeof *attr);
@@ -296,6 +318,15 @@ static inline cudaError_t cudaMemcpyFromSymbol(void *d, const T &sym, size_t n, 
 template <class T>
 static inline cudaError_t cudaGetSymbolAddress(void **p, const T &sym) {
     return cudaGetSymbolAddress(p, (const void *)&sym);
+}
+/* C++: a kernel is passed as itself, as CUDA's templates take it. */
+template <class T>
+static inline cudaError_t cudaFuncSetAttribute(T *f, enum cudaFuncAttribute attr, int value) {
+    return cudaFuncSetAttribute((const void *)f, attr, value);
+}
+template <class T>
+static inline cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, T *f) {
+    return cudaFuncGetAttributes(attr, (const void *)f);
 }
 #endif
 #undef RSIM_DEFAULT

@@ -23,9 +23,32 @@
     "kernels are compiled into the program with rshmem/device_gpu.cuh, whose state libshmem binds at "   \
     "nvshmem_init; CUmodule loading is not supported"
 
+#define NVSHMEMI_NO_SMEM                                                                           \
+    "the shared-memory staging calls of recent NVSHMEM releases (nvshmemx_ask_smem, give_smem, "         \
+    "release_smem, signal_counted) are not provided; put from global or shared memory with "          \
+    "nvshmemx_putmem_signal_nbi_block and wait with nvshmem_signal_wait_until"
+/* Device-only names are refused in device code too. */
+#ifdef __CUDACC__
+#define NVSHMEMI_REFUSED_HD __host__ __device__
+#else
+#define NVSHMEMI_REFUSED_HD
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+NVSHMEMI_REFUSED(NVSHMEMI_NO_SMEM) extern const int nvshmemi_refused_smem_amount;
+#define NVSHMEMX_SMEM_BARRIERS_ONLY nvshmemi_refused_smem_amount
+#define NVSHMEMX_SMEM_RECOMMENDED nvshmemi_refused_smem_amount
+NVSHMEMI_REFUSED(NVSHMEMI_NO_SMEM) NVSHMEMI_REFUSED_HD int nvshmemx_ask_smem(int amount);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_SMEM) NVSHMEMI_REFUSED_HD void nvshmemx_give_smem(void *smem, size_t bytes);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_SMEM) NVSHMEMI_REFUSED_HD void nvshmemx_release_smem(void);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_SMEM)
+NVSHMEMI_REFUSED_HD int nvshmemx_putmem_signal_counted_nbi_block(void *dest, const void *source, size_t bytes,
+                                                                 uint64_t *counter, int pe);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_SMEM) NVSHMEMI_REFUSED_HD void nvshmemx_signal_counted_wait_until(uint64_t *counter,
+                                                                                                uint64_t bytes);
+NVSHMEMI_REFUSED(NVSHMEMI_NO_SMEM) NVSHMEMI_REFUSED_HD void nvshmemx_signal_counted_reset(uint64_t *counter);
 NVSHMEMI_REFUSED(NVSHMEMI_NO_NVLS) void *nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr);
 NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION) int nvshmemx_buffer_register(void *addr, size_t length);
 NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION) int nvshmemx_buffer_unregister(void *addr);

@@ -109,6 +109,29 @@ unsafe fn store(call: &str, dst: *mut c_void, src: &[u8]) -> CudaError {
     CudaError::Success
 }
 
+/// Reads `bytes` from `src` as a load of this PE: through its device when `src` is symmetric
+/// memory, so that the race detector sees the read (a copy to the host of what a peer put,
+/// with no barrier between, is a race), a plain copy otherwise.
+///
+/// # Safety
+/// `src` holds `bytes` bytes of this PE's memory.
+unsafe fn load(src: *const c_void, bytes: usize) -> Vec<u8> {
+    if let Some(pe) = crate::state::running_pe()
+        && let Some(range) = crate::sim_host::check::symmetric_range(src, bytes)
+        && range.len as usize == bytes
+    {
+        let mut out = vec![0; bytes];
+        let slot = crate::state::slot();
+        pe.shmem.device().read_local(range, &mut out);
+        // Why: the simulator may have run other PEs meanwhile, each making its own slot current.
+        // SAFETY: `slot` was current at entry.
+        unsafe { crate::state::enter_slot(slot) };
+        return out;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) }.to_vec()
+}
+
 /// `cudaMemcpy` (and `cudaMemcpyAsync`: streams are synchronous).
 ///
 /// # Safety
@@ -135,7 +158,7 @@ pub unsafe extern "C" fn __rsim_cudaMemcpy(
             return refuse("cudaMemcpy", CudaError::InvalidValue, "a null pointer");
         }
         // SAFETY: the caller's contract.
-        let from = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) }.to_vec();
+        let from = unsafe { load(src, bytes) };
         // SAFETY: the caller's contract.
         unsafe { store("cudaMemcpy", dst, &from) }
     }) as c_int
