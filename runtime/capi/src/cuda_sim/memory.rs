@@ -122,7 +122,7 @@ unsafe fn load(src: *const c_void, bytes: usize) -> Vec<u8> {
     {
         let mut out = vec![0; bytes];
         let slot = crate::state::slot();
-        pe.shmem.device().read_local(range, &mut out);
+        hw::Device::read_local(pe.shmem.device(), range, &mut out);
         // Why: the simulator may have run other PEs meanwhile, each making its own slot current.
         // SAFETY: `slot` was current at entry.
         unsafe { crate::state::enter_slot(slot) };

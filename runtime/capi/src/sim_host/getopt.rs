@@ -11,6 +11,9 @@
 //!
 //! A PE's first call sets `optind` to 0 for libc, which makes glibc start a new scan: the PEs
 //! parse the same arguments one after another, and glibc keeps scanning state between calls.
+//! A program with no copies of its own (clang's position-independent code reaches libc's
+//! variables through the GOT, as `rshmem-nvcc` builds) shares libc's: each PE's values are then
+//! kept between its calls and put back before the next.
 
 use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_int, c_void};
@@ -39,6 +42,10 @@ unsafe impl Sync for GetoptVars {}
 pub(crate) struct PeGetopt {
     vars: Cell<Option<GetoptVars>>,
     started: Cell<bool>,
+    /// `optind`, `optopt` and `optarg` between this PE's calls when its program has no copies
+    /// of its own and reaches libc's (code that takes them through the GOT, as clang's
+    /// position-independent code does): one PE's calls must not resume another's scan.
+    kept: Cell<(c_int, c_int, *mut c_char)>,
 }
 
 impl PeGetopt {
@@ -47,6 +54,7 @@ impl PeGetopt {
         PeGetopt {
             vars: Cell::new(None),
             started: Cell::new(false),
+            kept: Cell::new((1, 0, std::ptr::null_mut())),
         }
     }
 
@@ -116,13 +124,24 @@ fn around(call: impl FnOnce() -> c_int) -> c_int {
     let (Some(pe), Some(theirs)) = (pe, libc_vars()) else {
         return call();
     };
+    let first = !pe.started.replace(true);
     let Some(mine) = pe.vars.get().filter(|mine| *mine != theirs) else {
-        return call();
+        // SAFETY: libc's variables live as long as the process; one thread runs every
+        // simulated PE.
+        return unsafe {
+            let (optind, optopt, optarg) = pe.kept.get();
+            *theirs.optind = if first { 0 } else { optind };
+            *theirs.optopt = optopt;
+            *theirs.optarg = optarg;
+            let result = call();
+            pe.kept
+                .set((*theirs.optind, *theirs.optopt, *theirs.optarg));
+            result
+        };
     };
     // SAFETY: both sets of pointers come from the loader: the running copy's variables and
     // libc's, valid for the life of the process; one thread runs every simulated PE.
     unsafe {
-        let first = !pe.started.replace(true);
         *theirs.optind = if first && *mine.optind == 1 {
             0
         } else {
