@@ -174,3 +174,84 @@ fn the_autoconf_probe_compiles_and_runs_when_the_library_is_built() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success(), "oshrun: {}", text(&out.stderr));
 }
+
+/// A program whose PE 0 waits for a word that nobody sets while PE 1 waits in a barrier for
+/// PE 0: built with `oshcc`, or `None` (said) when the C library is not built.
+fn build_stuck_program(dir: &Path) -> Option<PathBuf> {
+    if !workspace().join("target/release/libshmem.so").exists() {
+        eprintln!("skipped: build the C library first (cargo build --release -p rshmem-capi)");
+        return None;
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let source = dir.join("stuck.c");
+    std::fs::write(
+        &source,
+        r#"#include <shmem.h>
+#include <stdio.h>
+
+int main(void) {
+    shmem_init();
+    long *scratch = shmem_malloc(64);
+    long *go = shmem_calloc(2, sizeof(long));
+    shmem_barrier_all();
+    if (shmem_my_pe() == 0) {
+        /* The PE that should set it was never written: this waits forever. */
+        shmem_long_wait_until(&go[1], SHMEM_CMP_EQ, 1);
+    }
+    shmem_barrier_all();
+    printf("PE %d done\n", shmem_my_pe());
+    shmem_free(go);
+    shmem_free(scratch);
+    shmem_finalize();
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let program = dir.join("stuck");
+    let out = Command::new(osh("oshcc"))
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "oshcc: {}", text(&out.stderr));
+    Some(program)
+}
+
+#[test]
+fn the_launcher_s_timeout_says_the_ranks_ran_the_program_past_start_up() {
+    let dir = std::env::temp_dir().join(format!("rshmem-osh-stuck-{}", std::process::id()));
+    let Some(program) = build_stuck_program(&dir) else {
+        return;
+    };
+    let out = oshrun(&["-np", "2", "--timeout-s", "3", program.to_str().unwrap()]);
+    let says = text(&out.stderr);
+    assert!(!out.status.success(), "{says}");
+    assert!(
+        says.contains("ranks 0, 1 ran the program, past start-up")
+            && says.contains("RSHMEM_WAIT_TIMEOUT_MS"),
+        "{says}"
+    );
+    assert!(!says.contains("to connect or to join"), "{says}");
+
+    // With a wait timeout, the PEs name their waits in the program's terms.
+    let out = oshrun(&[
+        "-np",
+        "2",
+        "--timeout-s",
+        "30",
+        "-x",
+        "RSHMEM_WAIT_TIMEOUT_MS=1000",
+        program.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let says = text(&out.stderr);
+    assert!(!out.status.success(), "{says}");
+    assert!(
+        says.contains("shmem_calloc'ed object #2 (16 bytes) + 8 to become == 1 (it holds 0)")
+            || says.contains("TEAM_WORLD's barrier counter of round 0 (PE 0 adds to it)"),
+        "{says}"
+    );
+    assert!(!says.contains("word at offset"), "{says}");
+}

@@ -263,6 +263,23 @@ pub enum BootstrapError {
         /// The ranks waited for (empty: not known to this process).
         waited_for: Vec<u32>,
     },
+    /// The deadline passed while every rank still running had connected and none was in a
+    /// bootstrap exchange: the ranks were running the program, past start-up, and something
+    /// in it (a wait that nothing satisfies, most often) did not end. Only the launcher's
+    /// server reports it.
+    #[error(
+        "the deadline passed while {} ran the program, past start-up: the last bootstrap \
+         exchange ended {since_s:.1} s before and none of them was in one, so the program itself \
+         did not finish (a wait that nothing satisfies, most often); set RSHMEM_WAIT_TIMEOUT_MS \
+         below the launcher's timeout to have the PE that waits name its wait",
+        ranks(running)
+    )]
+    ProgramRan {
+        /// The ranks connected and not yet gone.
+        running: Vec<u32>,
+        /// Seconds since the last bootstrap exchange ended.
+        since_s: f64,
+    },
     /// Another rank ended the job with `shmem_global_exit(status)`; this rank should exit too
     /// (the launcher is about to end it anyway).
     #[error(

@@ -33,6 +33,8 @@ pub(crate) struct PeCtx {
     reachable_changes: Cell<u64>,
     /// Pinned buffers for the copies of the device and its queues.
     pub(crate) staging: RefCell<StagingPool>,
+    /// This PE's words in the program's terms, for reports of waits (`set_word_names`).
+    pub(crate) names: RefCell<Option<Arc<crate::WordNames>>>,
 }
 
 impl PeCtx {
@@ -46,6 +48,7 @@ impl PeCtx {
             reachable: RefCell::new(vec![[None; MemKind::COUNT]; n]),
             reachable_changes: Cell::new(0),
             staging: RefCell::new(staging),
+            names: RefCell::new(None),
         }
     }
 

@@ -62,6 +62,7 @@ pub extern "C" fn rshmemx_register_device_binder(binder: DeviceBinder) {
 /// nothing on backends other than CUDA or when no unit registered.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemx_bind_device_state() {
+    crate::memory::note_nvshmem_program();
     with_pe("rshmemx_bind_device_state", |me| {
         let Some(device) = me.shmem.device().downcast_ref::<CudaDevice>() else {
             return Ok(());

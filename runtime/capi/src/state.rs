@@ -57,6 +57,9 @@ pub(crate) struct Pe {
     pub(crate) active_sets: crate::active_set::ActiveSetTeams,
     /// NVSHMEM's int32 team handles of this PE (`nvshmem.h`).
     pub(crate) nvshmem_teams: crate::nvshmem_teams::NvshmemTeams,
+    /// How many symmetric objects the program allocated: the number of the next one's name
+    /// in reports of waits (`memory.rs`).
+    pub(crate) objects_made: std::sync::atomic::AtomicU64,
 }
 
 /// Where the library is in its life.
@@ -392,6 +395,7 @@ pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
             thread_level: level,
             active_sets: Default::default(),
             nvshmem_teams: Default::default(),
+            objects_made: Default::default(),
         });
     }
     MULTIPLE.store(multiple, Ordering::Relaxed);
