@@ -35,6 +35,9 @@ pub(crate) struct PeCtx {
     pub(crate) staging: RefCell<StagingPool>,
     /// This PE's words in the program's terms, for reports of waits (`set_word_names`).
     pub(crate) names: RefCell<Option<Arc<crate::WordNames>>>,
+    /// The watchdog of this PE's kernel waits, started by the first state that asks for a
+    /// wait timeout (`device_api::state_of`).
+    pub(crate) watchdog: std::cell::OnceCell<super::watchdog::Watchdog>,
 }
 
 impl PeCtx {
@@ -49,6 +52,7 @@ impl PeCtx {
             reachable_changes: Cell::new(0),
             staging: RefCell::new(staging),
             names: RefCell::new(None),
+            watchdog: std::cell::OnceCell::new(),
         }
     }
 
