@@ -36,6 +36,8 @@
 mod client;
 mod ranks;
 mod server;
+#[cfg(any(feature = "process", feature = "cuda"))]
+mod status;
 mod wire;
 
 use std::ffi::OsString;
@@ -46,6 +48,8 @@ use std::path::PathBuf;
 pub use client::BootstrapClient;
 pub use ranks::run_ranks;
 pub use server::BootstrapServer;
+#[cfg(any(feature = "process", feature = "cuda"))]
+pub use status::{NAME_BYTES, RankActivity, RankStatus, StatusReader, status_path};
 pub use wire::MAX_MESSAGE_BYTES;
 
 /// How [`BootstrapServer::serve`] ended when nothing went wrong.
