@@ -178,6 +178,39 @@ mod tests {
     }
 
     #[test]
+    fn host_waits_name_their_word_and_the_pe_they_wait_for() {
+        let names = WordNames::new();
+        names.name(
+            MemKind::Host,
+            0,
+            8,
+            "TEAM_WORLD's barrier counter of round 0 (PE 0 adds to it)".into(),
+        );
+        let spec = crate::WaitSpec {
+            word: crate::LocalRange {
+                kind: MemKind::Host,
+                offset: 0,
+                len: 8,
+            },
+            width: crate::AmoWidth::W64,
+            signed: false,
+            cmp: Cmp::Ge,
+            value: 5,
+            purpose: "team_sync",
+        };
+        assert_eq!(
+            spec.waiting_for(4, Some(&names)),
+            "team_sync: TEAM_WORLD's barrier counter of round 0 (PE 0 adds to it) to become >= 5 \
+             (it holds 4)"
+        );
+        // A backend given no names says where the word is.
+        assert_eq!(
+            crate::waiting_for_any(&[spec], &[4], None),
+            "team_sync: the Host word at offset 0x0 to become >= 5 (it holds 4)"
+        );
+    }
+
+    #[test]
     fn a_kernel_wait_reads_in_nvshmem_s_words() {
         let wait = KernelWait {
             pe: 0,
