@@ -220,7 +220,7 @@ int main(void) {
 }
 
 #[test]
-fn the_launcher_s_timeout_says_the_ranks_ran_the_program_past_start_up() {
+fn the_launcher_s_timeout_says_which_call_each_rank_was_in() {
     let dir = std::env::temp_dir().join(format!("rshmem-osh-stuck-{}", std::process::id()));
     let Some(program) = build_stuck_program(&dir) else {
         return;
