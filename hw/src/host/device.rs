@@ -7,7 +7,6 @@ use crate::amo::{AmoKind, AmoOp};
 use crate::backend::{Device, WaitSpec, waiting_for_any};
 use crate::caps::Caps;
 use crate::error::{DeviceError, QueueError};
-use crate::hang_report::WordNames;
 use crate::sync::{self, Arc, Clock, Ordering, fence};
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
@@ -26,8 +25,6 @@ pub(crate) struct PeCtx {
     pub(crate) pe: Pe,
     /// Reachable segments by PE and [`MemKind::index`]; this PE's own are entered at creation.
     imports: RefCell<Vec<[Option<Arc<Segment>>; MemKind::COUNT]>>,
-    /// This PE's words in the program's terms, for reports of waits (`set_word_names`).
-    names: RefCell<Option<Arc<WordNames>>>,
 }
 
 impl PeCtx {
@@ -92,7 +89,6 @@ impl HostDevice {
                 world,
                 pe,
                 imports: RefCell::new(vec![[None, None, None]; n]),
-                names: RefCell::new(None),
             }),
         }
     }
@@ -231,10 +227,6 @@ impl Device for HostDevice {
             .exchange(self.ctx.pe, mine, &world.start, deadline)
     }
 
-    fn set_word_names(&self, names: std::sync::Arc<crate::WordNames>) {
-        *self.ctx.names.borrow_mut() = Some(names);
-    }
-
     fn create_queue(&self) -> Result<HostQueue, DeviceError> {
         Ok(HostQueue::new(Rc::clone(&self.ctx)))
     }
@@ -285,11 +277,9 @@ impl Device for HostDevice {
             }
             Err(()) => Err(QueueError::Deadline {
                 pe: self.ctx.pe,
-                waiting_for: waiting_for_any(
-                    specs,
-                    &self.words(specs),
-                    self.ctx.names.borrow().as_deref(),
-                ),
+                // Why no word names: this backend runs the runtime's own tests and Rust
+                // programs, whose reports name words by segment and offset.
+                waiting_for: waiting_for_any(specs, &self.words(specs), None),
                 deadline,
             }),
         }
