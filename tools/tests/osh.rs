@@ -144,6 +144,21 @@ fn oshrun_fails_when_a_pe_fails_and_ends_the_others() {
     assert!(text(&out.stderr).contains("rank 0 exited with status 9"));
 }
 
+/// `name.c` of `source` in `dir`, built with `oshcc` into `dir/name`.
+fn oshcc(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let file = dir.join(format!("{name}.c"));
+    std::fs::write(&file, source).unwrap();
+    let program = dir.join(name);
+    let out = Command::new(osh("oshcc"))
+        .arg(&file)
+        .arg("-o")
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "oshcc: {}", text(&out.stderr));
+    program
+}
+
 #[test]
 fn the_autoconf_probe_compiles_and_runs_when_the_library_is_built() {
     let root = workspace();
@@ -155,21 +170,12 @@ fn the_autoconf_probe_compiles_and_runs_when_the_library_is_built() {
     }
     let dir = std::env::temp_dir().join(format!("rshmem-osh-probe-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let source = dir.join("conftest.c");
-    std::fs::write(
-        &source,
+    let program = oshcc(
+        &dir,
+        "conftest",
         "#include <shmem.h>\nlong data;\nint main(void) { shmem_init(); \
          shmem_long_p(&data, 0, 0); shmem_finalize(); return 0; }\n",
-    )
-    .unwrap();
-    let program = dir.join("conftest");
-    let out = Command::new(osh("oshcc"))
-        .arg(&source)
-        .arg("-o")
-        .arg(&program)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "oshcc: {}", text(&out.stderr));
+    );
     let out = oshrun(&["-np", "2", program.to_str().unwrap()]);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success(), "oshrun: {}", text(&out.stderr));
@@ -183,9 +189,9 @@ fn build_stuck_program(dir: &Path) -> Option<PathBuf> {
         return None;
     }
     std::fs::create_dir_all(dir).unwrap();
-    let source = dir.join("stuck.c");
-    std::fs::write(
-        &source,
+    let program = oshcc(
+        dir,
+        "stuck",
         r#"#include <shmem.h>
 #include <stdio.h>
 
@@ -206,16 +212,7 @@ int main(void) {
     return 0;
 }
 "#,
-    )
-    .unwrap();
-    let program = dir.join("stuck");
-    let out = Command::new(osh("oshcc"))
-        .arg(&source)
-        .arg("-o")
-        .arg(&program)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "oshcc: {}", text(&out.stderr));
+    );
     Some(program)
 }
 
