@@ -106,6 +106,7 @@ trait ErasedDevice {
     fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
     fn create_queue(&self) -> Result<AnyQueue, DeviceError>;
     fn note_kernel_launch(&self);
+    fn set_word_names(&self, names: std::sync::Arc<crate::WordNames>);
     fn note_kernel_event(&self, event: crate::KernelEvent<'_>);
     fn note_host_thread_event(&self, event: crate::HostThreadEvent);
     fn mapped_load_addr(&self, range: RemoteRange) -> Option<u64>;
@@ -160,6 +161,7 @@ macro_rules! device_methods {
             load_store_addr(range: RemoteRange) -> Option<u64>;
             exchange(mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
             note_kernel_launch() -> ();
+            set_word_names(names: std::sync::Arc<crate::WordNames>) -> ();
             note_kernel_event(event: crate::KernelEvent<'_>) -> ();
             note_host_thread_event(event: crate::HostThreadEvent) -> ();
             mapped_load_addr(range: RemoteRange) -> Option<u64>;

@@ -3,6 +3,7 @@
 use crate::amo::{AmoOp, AmoWidth, Cmp, SignalOp};
 use crate::caps::Caps;
 use crate::error::{DeviceError, LaunchError, PeFailure, QueueError};
+use crate::hang_report::{WordNames, describe_word};
 use crate::topology::Topology;
 use crate::types::{Copier, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};
 
@@ -63,13 +64,14 @@ pub struct WaitSpec {
 
 impl WaitSpec {
     /// What a PE waiting on this spec waits for, for deadlock and deadline reports; `holds` is
-    /// the word's value when the wait gave up. Every backend words a wait this way.
-    pub fn waiting_for(&self, holds: u64) -> String {
+    /// the word's value when the wait gave up, `names` the PE's words in the program's terms
+    /// (without them, the word is named by segment and offset). Every backend words a wait
+    /// this way.
+    pub fn waiting_for(&self, holds: u64, names: Option<&WordNames>) -> String {
         format!(
-            "{}: the {:?} word at offset {:#x} to become {} {} (it holds {holds})",
+            "{}: {} to become {} {} (it holds {holds})",
             self.purpose,
-            self.word.kind,
-            self.word.offset,
+            describe_word(names, self.word.kind, self.word.offset),
             self.cmp.symbol(),
             self.value,
         )
@@ -77,12 +79,12 @@ impl WaitSpec {
 }
 
 /// What a PE waiting on any of `specs` waits for, for deadline reports; `holds` has each
-/// word's value when the wait gave up.
-pub fn waiting_for_any(specs: &[WaitSpec], holds: &[u64]) -> String {
+/// word's value when the wait gave up, `names` the PE's words ([`WaitSpec::waiting_for`]).
+pub fn waiting_for_any(specs: &[WaitSpec], holds: &[u64], names: Option<&WordNames>) -> String {
     let each: Vec<String> = specs
         .iter()
         .zip(holds)
-        .map(|(spec, &value)| spec.waiting_for(value))
+        .map(|(spec, &value)| spec.waiting_for(value, names))
         .collect();
     each.join(", or ")
 }
@@ -233,6 +235,16 @@ pub trait Device {
     /// # Ordering
     /// None.
     fn note_kernel_launch(&self) {}
+
+    /// Gives the backend this PE's words in the program's terms, which its reports of waits
+    /// that never end use ([`WordNames`]); the runtime keeps filling the table as it allocates.
+    /// The default ignores them: reports then name words by segment and offset.
+    ///
+    /// # Ordering
+    /// None.
+    fn set_word_names(&self, names: std::sync::Arc<WordNames>) {
+        let _ = names;
+    }
 
     /// Tells a race detector wrapped around the backend what a kernel of this PE did: which
     /// thread runs, which threads met, a thread's own accesses ([`crate::KernelEvent`]).

@@ -34,6 +34,8 @@ pub struct PeState<B: Backend> {
     pub(crate) locks: HeldLocks,
     /// Where this process maps its own part of each heap (`memory/local.rs`).
     pub(crate) local_windows: Vec<LocalWindow>,
+    /// This PE's words in the program's terms, which the backend's reports of waits use.
+    pub(crate) names: Arc<hw::WordNames>,
 }
 
 impl<B: Backend> fmt::Debug for PeState<B> {

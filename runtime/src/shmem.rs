@@ -19,10 +19,12 @@ use crate::ctx::{Ctx, CtxOptions};
 use crate::error::ShmemError;
 use crate::exit::ExitFlag;
 use crate::memory::allocator::MIN_ALIGN_BYTES;
+use crate::memory::allocator::Span;
 use crate::memory::heaps::{Heaps, share_segments};
 use crate::memory::local::local_windows;
+use crate::memory::sym::{Element, Sym};
 use crate::p2p::lock::HeldLocks;
-use crate::pe::{PeState, deadline};
+use crate::pe::{PeState, deadline, local};
 use crate::team::{Predefined, SlotLayout, Team, TeamConfig};
 
 /// One PE's handle to the runtime: the default context, the teams and the symmetric heaps.
@@ -111,6 +113,11 @@ impl<B: Backend> Shmem<B> {
             num_contexts: config.contexts_max,
         };
         let teams = Predefined::new(&device, team_layout, team_config);
+        let names = Arc::new(hw::WordNames::new());
+        for team in [&teams.world, &teams.shared, &teams.node] {
+            crate::team::name_team_counters(&names, team);
+        }
+        device.set_word_names(Arc::clone(&names));
         let world = teams.world.clone();
         world.add_context()?;
         let local_windows = local_windows(&device, &heaps);
@@ -123,6 +130,7 @@ impl<B: Backend> Shmem<B> {
             n_pes,
             exit,
             locks: HeldLocks::default(),
+            names,
         });
         let free_slots = crate::team::free_slots_at_init(pe.config.teams_max);
         let shmem = Shmem {
@@ -140,6 +148,36 @@ impl<B: Backend> Shmem<B> {
         };
         shmem.sync_all()?;
         Ok(shmem)
+    }
+
+    /// Names the object `sym` in this PE's reports of waits that never end ("the
+    /// nvshmem_malloc'ed object #2 (4096 bytes)"): a word inside it is then reported as the
+    /// name and its offset in the object. The name lasts until [`Shmem::forget_name`].
+    pub fn name_object<T: Element>(&self, sym: Sym<T>, name: String) {
+        let word = local(Span {
+            offset: sym.addr().0,
+            len_bytes: sym.len_bytes(),
+        });
+        self.pe.names.name(word.kind, word.offset, word.len, name);
+    }
+
+    /// The first word of `sym` as this PE's reports of waits name it
+    /// ([`hw::WordNames::describe`]).
+    pub fn describe_word<T: Element>(&self, sym: Sym<T>) -> String {
+        let word = local(Span {
+            offset: sym.addr().0,
+            len_bytes: 0,
+        });
+        self.pe.names.describe(word.kind, word.offset)
+    }
+
+    /// Forgets the name of the object `sym` (before it is freed).
+    pub fn forget_name<T: Element>(&self, sym: Sym<T>) {
+        let word = local(Span {
+            offset: sym.addr().0,
+            len_bytes: 0,
+        });
+        self.pe.names.forget(word.kind, word.offset);
     }
 
     /// Tears this PE down: completes its operations and waits for every PE to get here, so

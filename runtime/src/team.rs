@@ -21,7 +21,7 @@ use std::rc::Rc;
 
 pub use among::TEAM_CREATE_SCRATCH_WORDS;
 pub(crate) use area::{COLLECTIVE_COUNTERS, GATHER_WORDS, SlotArea, SlotLayout};
-pub(crate) use barrier::rounds;
+pub(crate) use barrier::{name_team_counters, rounds};
 pub(crate) use members::Members;
 pub(crate) use predefined::{Predefined, free_slots_at_init};
 pub(crate) use split::fingerprint;

@@ -315,6 +315,10 @@ impl Device for SimDevice {
         self.handle.world().advance_clock(self.handle.pe, ns);
     }
 
+    fn set_word_names(&self, names: std::sync::Arc<hw::WordNames>) {
+        self.handle.world().set_word_names(self.handle.pe, names);
+    }
+
     fn read_local(&self, src: LocalRange, out: &mut [u8]) {
         assert_eq!(
             src.len,

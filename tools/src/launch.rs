@@ -24,6 +24,7 @@ use hw::bootstrap::{
 };
 use hw::cuda::SHARE_GPUS_VAR;
 
+use crate::rank_activity::RankActivities;
 use crate::workloads;
 
 mod mps;
@@ -258,8 +259,9 @@ pub(crate) fn main(
         }
     }
 
-    let outcome = supervise(&mut children, start, timeout, serving);
-    report(&outcome, timeout_s);
+    let mut activities = RankActivities::new(&dir.0, n_ranks);
+    let outcome = supervise(&mut children, start, timeout, serving, &mut activities);
+    report(&outcome, timeout_s, &activities);
     drop(mps);
     drop(dir);
     Ok(exit_code(&outcome))
@@ -304,6 +306,7 @@ fn supervise(
     start: Instant,
     timeout: Option<Duration>,
     serving: JoinHandle<Result<ServeEnd, BootstrapError>>,
+    activities: &mut RankActivities,
 ) -> Outcome {
     let mut outcome = Outcome {
         ends: vec![None; children.len()],
@@ -358,6 +361,7 @@ fn supervise(
             return outcome;
         }
         let now = Instant::now();
+        activities.poll(now);
         if timeout.is_some_and(|t| now >= start + t) {
             kill_rest(children, ends, End::KilledAtTimeout);
             return outcome;
@@ -441,7 +445,8 @@ fn server_news(
 
 /// One line on stderr per rank that did not exit 0, and a count; after a global exit, the one
 /// line that names its caller (the others were ended on purpose).
-fn report(outcome: &Outcome, timeout_s: u64) {
+fn report(outcome: &Outcome, timeout_s: u64, activities: &RankActivities) {
+    let now = Instant::now();
     if let Some((rank, status)) = outcome.global_exit {
         eprintln!("rshmem run: rank {rank} called shmem_global_exit({status})");
         return;
@@ -475,9 +480,10 @@ fn report(outcome: &Outcome, timeout_s: u64) {
                 "rank {rank} was killed by the launcher {} s after rank {first} failed",
                 GRACE_MS / 1000
             ),
-            Some(End::KilledAtTimeout) => {
-                format!("rank {rank} was killed by the launcher: --timeout-s {timeout_s} passed")
-            }
+            Some(End::KilledAtTimeout) => format!(
+                "rank {rank} was killed by the launcher: --timeout-s {timeout_s} passed; {}",
+                activities.describe(rank as u32, now)
+            ),
             Some(End::KilledAfterBootstrap) => format!(
                 "rank {rank} was killed by the launcher {} s after the bootstrap failed",
                 GRACE_MS / 1000

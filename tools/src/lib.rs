@@ -14,6 +14,7 @@ mod launch;
 mod litmus;
 mod nvcc;
 mod oshrun;
+mod rank_activity;
 mod run;
 mod run_workload;
 mod sim_program;

@@ -144,6 +144,21 @@ fn oshrun_fails_when_a_pe_fails_and_ends_the_others() {
     assert!(text(&out.stderr).contains("rank 0 exited with status 9"));
 }
 
+/// `name.c` of `source` in `dir`, built with `oshcc` into `dir/name`.
+fn oshcc(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let file = dir.join(format!("{name}.c"));
+    std::fs::write(&file, source).unwrap();
+    let program = dir.join(name);
+    let out = Command::new(osh("oshcc"))
+        .arg(&file)
+        .arg("-o")
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "oshcc: {}", text(&out.stderr));
+    program
+}
+
 #[test]
 fn the_autoconf_probe_compiles_and_runs_when_the_library_is_built() {
     let root = workspace();
@@ -155,22 +170,88 @@ fn the_autoconf_probe_compiles_and_runs_when_the_library_is_built() {
     }
     let dir = std::env::temp_dir().join(format!("rshmem-osh-probe-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let source = dir.join("conftest.c");
-    std::fs::write(
-        &source,
+    let program = oshcc(
+        &dir,
+        "conftest",
         "#include <shmem.h>\nlong data;\nint main(void) { shmem_init(); \
          shmem_long_p(&data, 0, 0); shmem_finalize(); return 0; }\n",
-    )
-    .unwrap();
-    let program = dir.join("conftest");
-    let out = Command::new(osh("oshcc"))
-        .arg(&source)
-        .arg("-o")
-        .arg(&program)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "oshcc: {}", text(&out.stderr));
+    );
     let out = oshrun(&["-np", "2", program.to_str().unwrap()]);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success(), "oshrun: {}", text(&out.stderr));
+}
+
+/// A program whose PE 0 waits for a word that nobody sets while PE 1 waits in a barrier for
+/// PE 0: built with `oshcc`, or `None` (said) when the C library is not built.
+fn build_stuck_program(dir: &Path) -> Option<PathBuf> {
+    if !workspace().join("target/release/libshmem.so").exists() {
+        eprintln!("skipped: build the C library first (cargo build --release -p rshmem-capi)");
+        return None;
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let program = oshcc(
+        dir,
+        "stuck",
+        r#"#include <shmem.h>
+#include <stdio.h>
+
+int main(void) {
+    shmem_init();
+    long *scratch = shmem_malloc(64);
+    long *go = shmem_calloc(2, sizeof(long));
+    shmem_barrier_all();
+    if (shmem_my_pe() == 0) {
+        /* The PE that should set it was never written: this waits forever. */
+        shmem_long_wait_until(&go[1], SHMEM_CMP_EQ, 1);
+    }
+    shmem_barrier_all();
+    printf("PE %d done\n", shmem_my_pe());
+    shmem_free(go);
+    shmem_free(scratch);
+    shmem_finalize();
+    return 0;
+}
+"#,
+    );
+    Some(program)
+}
+
+#[test]
+fn the_launcher_s_timeout_says_which_call_each_rank_was_in() {
+    let dir = std::env::temp_dir().join(format!("rshmem-osh-stuck-{}", std::process::id()));
+    let Some(program) = build_stuck_program(&dir) else {
+        return;
+    };
+    let out = oshrun(&["-np", "2", "--timeout-s", "3", program.to_str().unwrap()]);
+    let says = text(&out.stderr);
+    assert!(!out.status.success(), "{says}");
+    for line in [
+        "rank 0 was killed by the launcher: --timeout-s 3 passed; past start-up, it was in \
+         shmem_long_wait_until (call ",
+        "rank 1 was killed by the launcher: --timeout-s 3 passed; past start-up, it was in \
+         shmem_barrier_all (call ",
+    ] {
+        assert!(says.contains(line), "does not say {line:?}:\n{says}");
+    }
+    assert!(!says.contains("to connect or to join"), "{says}");
+
+    // With a wait timeout, the PEs name their waits in the program's terms.
+    let out = oshrun(&[
+        "-np",
+        "2",
+        "--timeout-s",
+        "30",
+        "-x",
+        "RSHMEM_WAIT_TIMEOUT_MS=1000",
+        program.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let says = text(&out.stderr);
+    assert!(!out.status.success(), "{says}");
+    assert!(
+        says.contains("shmem_calloc'ed object #2 (16 bytes) + 8 to become == 1 (it holds 0)")
+            || says.contains("TEAM_WORLD's barrier counter of round 0 (PE 0 adds to it)"),
+        "{says}"
+    );
+    assert!(!says.contains("word at offset"), "{says}");
 }

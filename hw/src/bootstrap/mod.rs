@@ -36,6 +36,8 @@
 mod client;
 mod ranks;
 mod server;
+#[cfg(any(feature = "process", feature = "cuda"))]
+mod status;
 mod wire;
 
 use std::ffi::OsString;
@@ -46,6 +48,8 @@ use std::path::PathBuf;
 pub use client::BootstrapClient;
 pub use ranks::run_ranks;
 pub use server::BootstrapServer;
+#[cfg(any(feature = "process", feature = "cuda"))]
+pub use status::{NAME_BYTES, RankActivity, RankStatus, StatusReader, status_path};
 pub use wire::MAX_MESSAGE_BYTES;
 
 /// How [`BootstrapServer::serve`] ended when nothing went wrong.
@@ -262,6 +266,23 @@ pub enum BootstrapError {
     Deadline {
         /// The ranks waited for (empty: not known to this process).
         waited_for: Vec<u32>,
+    },
+    /// The deadline passed while every rank still running had connected and none was in a
+    /// bootstrap exchange: the ranks were running the program, past start-up, and something
+    /// in it (a wait that nothing satisfies, most often) did not end. Only the launcher's
+    /// server reports it.
+    #[error(
+        "the deadline passed while {} ran the program, past start-up: the last bootstrap \
+         exchange ended {since_s:.1} s before and none of them was in one, so the program itself \
+         did not finish (a wait that nothing satisfies, most often); set RSHMEM_WAIT_TIMEOUT_MS \
+         below the launcher's timeout to have the PE that waits name its wait",
+        ranks(running)
+    )]
+    ProgramRan {
+        /// The ranks connected and not yet gone.
+        running: Vec<u32>,
+        /// Seconds since the last bootstrap exchange ended.
+        since_s: f64,
     },
     /// Another rank ended the job with `shmem_global_exit(status)`; this rank should exit too
     /// (the launcher is about to end it anyway).

@@ -134,6 +134,7 @@ impl BootstrapServer {
             slots: (0..self.n_ranks).map(|_| Slot::Absent).collect(),
             pending: vec![None; self.n_ranks as usize],
             global_exit: None,
+            last_round: None,
         };
         let result = relay.run(&rx, deadline);
         // Whatever the outcome, close every connection so that each reader thread sees the end
@@ -288,6 +289,8 @@ struct Relay {
     pending: Vec<Option<Vec<u8>>>,
     /// The rank that reported a global exit, and its status.
     global_exit: Option<(u32, i32)>,
+    /// When the last round ended: the ranks then went on running the program.
+    last_round: Option<Instant>,
 }
 
 impl Relay {
@@ -300,8 +303,8 @@ impl Relay {
             let event = match rx.recv_timeout(wait) {
                 Ok(event) => event,
                 Err(RecvTimeoutError::Timeout) => {
-                    let waited_for = self.waited_for();
-                    return Err(self.fail(BootstrapError::Deadline { waited_for }));
+                    let error = self.deadline_error();
+                    return Err(self.fail(error));
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     // The acceptor only exits early after sending `AcceptFailed`.
@@ -458,6 +461,7 @@ impl Relay {
             let message = message.take().unwrap_or_default();
             wire::encode(&mut answer, kind::DATA, rank, &message);
         }
+        self.last_round = Some(Instant::now());
         for slot in &mut self.slots {
             if let Slot::Joined { writer, .. } = slot {
                 // A rank that cannot take its answer is gone; its reader reports the close,
@@ -468,6 +472,31 @@ impl Relay {
             }
         }
         Ok(())
+    }
+
+    /// Why the deadline passed: ranks that never connected or did not join the round in
+    /// progress; or, when every rank still there connected and no round is in progress, the
+    /// program itself ran past it ([`BootstrapError::ProgramRan`]): the bootstrap is not to
+    /// blame, and saying "to connect or to join the allgather" would send the user looking in
+    /// the wrong place.
+    fn deadline_error(&self) -> BootstrapError {
+        let between_rounds = self.pending.iter().all(Option::is_none);
+        let running: Vec<u32> = (0u32..)
+            .zip(&self.slots)
+            .filter_map(|(rank, slot)| matches!(slot, Slot::Joined { .. }).then_some(rank))
+            .collect();
+        let none_absent = !self.slots.iter().any(|s| matches!(s, Slot::Absent));
+        match self.last_round {
+            Some(at) if between_rounds && none_absent && !running.is_empty() => {
+                BootstrapError::ProgramRan {
+                    running,
+                    since_s: at.elapsed().as_secs_f64(),
+                }
+            }
+            _ => BootstrapError::Deadline {
+                waited_for: self.waited_for(),
+            },
+        }
     }
 
     /// The ranks that hold up the run: those not connected or without a message this round,

@@ -425,6 +425,10 @@ impl Device for CudaDevice {
         self.ctx.world.exchange(self.ctx.pe, mine, deadline)
     }
 
+    fn set_word_names(&self, names: std::sync::Arc<crate::WordNames>) {
+        *self.ctx.names.borrow_mut() = Some(names);
+    }
+
     fn create_queue(&self) -> Result<CudaQueue, DeviceError> {
         CudaQueue::new(Rc::clone(&self.ctx)).map_err(DeviceError::from)
     }
@@ -507,7 +511,7 @@ impl Device for CudaDevice {
                     .collect::<Result<Vec<u64>, _>>()?;
                 Err(QueueError::Deadline {
                     pe: self.ctx.pe,
-                    waiting_for: waiting_for_any(specs, &holds),
+                    waiting_for: waiting_for_any(specs, &holds, self.ctx.names.borrow().as_deref()),
                     deadline,
                 })
             }

@@ -62,7 +62,10 @@ mod queue;
 mod reach;
 mod segments;
 mod staging;
+mod watchdog;
 mod world;
+
+pub use watchdog::report_pending_hangs;
 
 use std::sync::Arc;
 

@@ -33,6 +33,11 @@ pub(crate) struct PeCtx {
     reachable_changes: Cell<u64>,
     /// Pinned buffers for the copies of the device and its queues.
     pub(crate) staging: RefCell<StagingPool>,
+    /// This PE's words in the program's terms, for reports of waits (`set_word_names`).
+    pub(crate) names: RefCell<Option<Arc<crate::WordNames>>>,
+    /// The watchdog of this PE's kernel waits, started by the first state that asks for a
+    /// wait timeout (`device_api::state_of`).
+    pub(crate) watchdog: std::cell::OnceCell<super::watchdog::Watchdog>,
 }
 
 impl PeCtx {
@@ -46,6 +51,8 @@ impl PeCtx {
             reachable: RefCell::new(vec![[None; MemKind::COUNT]; n]),
             reachable_changes: Cell::new(0),
             staging: RefCell::new(staging),
+            names: RefCell::new(None),
+            watchdog: std::cell::OnceCell::new(),
         }
     }
 

@@ -170,6 +170,17 @@ impl World {
         &self.local_streams[self.local_index(pe)]
     }
 
+    /// Tells the launcher, when the run has one, that this process ends the job with
+    /// `status` (the bootstrap's global exit), so that it ends the other ranks and names this
+    /// one. Best effort: a client busy in an exchange is not waited for.
+    pub(crate) fn global_exit(&self, status: i32) {
+        if let Exchange::Processes(client) = &self.exchange
+            && let Ok(client) = client.try_lock()
+        {
+            let _ = client.global_exit(status);
+        }
+    }
+
     /// Every PE's `mine`, in PE order: the bootstrap exchange of the run.
     pub(crate) fn exchange(
         &self,

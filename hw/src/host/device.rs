@@ -277,7 +277,9 @@ impl Device for HostDevice {
             }
             Err(()) => Err(QueueError::Deadline {
                 pe: self.ctx.pe,
-                waiting_for: waiting_for_any(specs, &self.words(specs)),
+                // Why no word names: this backend runs the runtime's own tests and Rust
+                // programs, whose reports name words by segment and offset.
+                waiting_for: waiting_for_any(specs, &self.words(specs), None),
                 deadline,
             }),
         }

@@ -19,6 +19,7 @@ use crate::common::fd_sharing::{SharedMemory, take_shared};
 use crate::common::memfd::{Mapping, shared_memory};
 use crate::common::static_data;
 use crate::error::{DeviceError, LaunchError, QueueError};
+use crate::hang_report::WordNames;
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
@@ -61,6 +62,8 @@ pub(crate) struct PeState {
     /// Whether the static data may be remapped, and its key once it was.
     static_data: bool,
     static_key: Mutex<Option<(SegmentKey, u64)>>,
+    /// This PE's words in the program's terms, for reports of waits (`set_word_names`).
+    names: OnceLock<std::sync::Arc<WordNames>>,
 }
 
 impl PeState {
@@ -181,6 +184,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         exports: Mutex::new(vec![fd]),
         static_data: joining.static_data,
         static_key: Mutex::new(None),
+        names: OnceLock::new(),
     };
     Ok(ProcessDevice {
         state: std::sync::Arc::new(state),
@@ -396,6 +400,11 @@ impl Device for ProcessDevice {
         })
     }
 
+    fn set_word_names(&self, names: std::sync::Arc<crate::WordNames>) {
+        // Why ignore a second table: the runtime gives one per PE, at start.
+        let _ = self.state.names.set(names);
+    }
+
     fn create_queue(&self) -> Result<ProcessQueue, DeviceError> {
         Ok(ProcessQueue::new(std::sync::Arc::clone(&self.state)))
     }
@@ -465,7 +474,11 @@ impl Device for ProcessDevice {
             }
             None => Err(QueueError::Deadline {
                 pe: state.pe,
-                waiting_for: waiting_for_any(specs, &self.words(specs)),
+                waiting_for: waiting_for_any(
+                    specs,
+                    &self.words(specs),
+                    state.names.get().map(|names| &**names),
+                ),
                 deadline,
             }),
         }

@@ -62,6 +62,7 @@ pub extern "C" fn rshmemx_register_device_binder(binder: DeviceBinder) {
 /// nothing on backends other than CUDA or when no unit registered.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemx_bind_device_state() {
+    crate::memory::note_nvshmem_program();
     with_pe("rshmemx_bind_device_state", |me| {
         let Some(device) = me.shmem.device().downcast_ref::<CudaDevice>() else {
             return Ok(());
@@ -70,8 +71,9 @@ pub extern "C" fn rshmemx_bind_device_state() {
         if binders.all.is_empty() {
             return Ok(());
         }
+        let wait_timeout_ns = me.shmem.config().wait_timeout_ms.saturating_mul(1_000_000);
         let state = device
-            .device_state()
+            .device_state(wait_timeout_ns)
             .map_err(|e| CallError::DeviceState(e.to_string()))?;
         if binders.bound.as_deref() == Some(&state[..]) {
             return Ok(());

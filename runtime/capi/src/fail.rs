@@ -58,6 +58,8 @@ pub(crate) enum CallError {
 
 /// Prints why `call` failed on `pe` (if the PE is known) and ends the process with status 1.
 pub(crate) fn fail(call: &str, pe: Option<u32>, err: &CallError) -> ! {
+    // A kernel's wait that timed out fails the CUDA calls after it: its report first.
+    hw::cuda::report_pending_hangs();
     let who = pe.map_or_else(String::new, |pe| format!("PE {pe}: "));
     let message = format!("{who}{call}: {err}");
     // Why ignore a failed write: the process ends either way, and stderr is all there is.

@@ -40,6 +40,7 @@ mod header;
 pub mod lock;
 pub mod memory;
 pub mod nvshmem_teams;
+mod rank_status;
 pub mod reductions;
 pub mod rma;
 pub mod rma_sized;

@@ -8,6 +8,7 @@
 //! asking for different sizes, say) ends the job with a message.
 
 use std::ffi::{c_int, c_long, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rshmem::{MallocHints, ShmemError, Sym};
 
@@ -25,6 +26,27 @@ fn units(bytes: usize) -> usize {
     bytes.div_ceil(std::mem::size_of::<MaxAligned>())
 }
 
+/// Whether the program speaks NVSHMEM: `nvshmem.h` binds the kernels' state
+/// (`rshmemx_bind_device_state`) in `nvshmem_init`, before any allocation.
+static SPEAKS_NVSHMEM: AtomicBool = AtomicBool::new(false);
+
+/// Notes that the program is an NVSHMEM one, so that its objects are named by its calls.
+pub(crate) fn note_nvshmem_program() {
+    SPEAKS_NVSHMEM.store(true, Ordering::Relaxed);
+}
+
+/// Names the object `sym` that `call` made in the PE's reports of waits, as the program
+/// knows it: "nvshmem_malloc'ed object #2 (4096 bytes)", numbered in allocation order.
+fn name_object<T: rshmem::Element>(call: &str, pe: &Pe, sym: Sym<T>, bytes: usize) {
+    let number = pe.objects_made.fetch_add(1, Ordering::Relaxed) + 1;
+    let call = match call.strip_prefix("shmem_") {
+        Some(rest) if SPEAKS_NVSHMEM.load(Ordering::Relaxed) => format!("nvshmem_{rest}"),
+        _ => call.to_owned(),
+    };
+    pe.shmem
+        .name_object(sym, format!("{call}'ed object #{number} ({bytes} bytes)"));
+}
+
 /// The allocation `made` by `call`, as a pointer for the program: null where the heap was
 /// exhausted, which is said once per PE on standard error (how much was asked, how much the
 /// heap holds and has free, the variable that raises it), since a program that does not
@@ -32,10 +54,14 @@ fn units(bytes: usize) -> usize {
 fn pointer<T: rshmem::Element>(
     call: &str,
     pe: &Pe,
+    bytes: usize,
     made: Result<Sym<T>, ShmemError>,
 ) -> Result<*mut c_void, CallError> {
     match made {
-        Ok(sym) => Ok(pe.ptr_of(sym).cast()),
+        Ok(sym) => {
+            name_object(call, pe, sym, bytes);
+            Ok(pe.ptr_of(sym).cast())
+        }
         Err(err @ ShmemError::HeapExhausted { .. }) => {
             crate::sim_host::note_failed_alloc(pe.shmem.my_pe(), call, &err);
             Ok(std::ptr::null_mut())
@@ -54,6 +80,7 @@ pub extern "C" fn shmem_malloc(size: usize) -> *mut c_void {
         pointer(
             "shmem_malloc",
             pe,
+            size,
             pe.shmem.malloc::<MaxAligned>(units(size)),
         )
     })
@@ -72,6 +99,7 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
         pointer(
             "shmem_calloc",
             pe,
+            bytes,
             pe.shmem.calloc::<MaxAligned>(units(bytes)),
         )
     })
@@ -91,6 +119,7 @@ pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
         let made = pointer(
             "shmem_align",
             pe,
+            size,
             pe.shmem.align::<u8>(alignment as u64, size),
         )?;
         if made.align_offset(alignment) != 0 {
@@ -116,6 +145,7 @@ pub extern "C" fn shmem_malloc_with_hints(size: usize, hints: c_long) -> *mut c_
         pointer(
             "shmem_malloc_with_hints",
             pe,
+            size,
             pe.shmem.malloc_with_hints::<MaxAligned>(units(size), hints),
         )
     })
@@ -133,11 +163,17 @@ pub unsafe extern "C" fn shmem_realloc(ptr: *mut c_void, size: usize) -> *mut c_
     }
     with_pe("shmem_realloc", |pe| {
         let sym = pe.sym(ptr.cast::<MaxAligned>().cast_const(), 0)?;
+        pe.shmem.forget_name(sym);
         if size == 0 {
             pe.shmem.free(sym)?;
             return Ok(std::ptr::null_mut());
         }
-        pointer("shmem_realloc", pe, pe.shmem.realloc(sym, units(size)))
+        pointer(
+            "shmem_realloc",
+            pe,
+            size,
+            pe.shmem.realloc(sym, units(size)),
+        )
     })
 }
 
@@ -152,6 +188,7 @@ pub unsafe extern "C" fn shmem_free(ptr: *mut c_void) {
     }
     with_pe("shmem_free", |pe| {
         let sym = pe.sym(ptr.cast::<u8>().cast_const(), 0)?;
+        pe.shmem.forget_name(sym);
         Ok(pe.shmem.free(sym)?)
     });
 }

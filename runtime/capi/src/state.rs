@@ -57,6 +57,9 @@ pub(crate) struct Pe {
     pub(crate) active_sets: crate::active_set::ActiveSetTeams,
     /// NVSHMEM's int32 team handles of this PE (`nvshmem.h`).
     pub(crate) nvshmem_teams: crate::nvshmem_teams::NvshmemTeams,
+    /// How many symmetric objects the program allocated: the number of the next one's name
+    /// in reports of waits (`memory.rs`).
+    pub(crate) objects_made: std::sync::atomic::AtomicU64,
 }
 
 /// Where the library is in its life.
@@ -310,6 +313,7 @@ pub(crate) fn around_sleep(sleep: &mut dyn FnMut()) {
 /// call, the PE and the fix (`fail.rs`).
 pub(crate) fn with_pe<R>(call: &'static str, body: impl FnOnce(&Pe) -> Result<R, CallError>) -> R {
     let _serial = Serial::enter();
+    let _in_call = crate::rank_status::InCall::enter(call);
     let slot = slot();
     let _sim_call = SimCall::enter(call, slot);
     let pe = current(call);
@@ -371,6 +375,7 @@ pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
         life::RUNNING => return with_pe(call, |pe| Ok(pe.thread_level)),
         _ => fail(call, None, &CallError::InitAfterFinalize),
     }
+    let _in_call = crate::rank_status::InCall::enter(call);
     let multiple = requested >= thread_level::MULTIPLE;
     let level = requested.clamp(thread_level::SINGLE, thread_level::MULTIPLE);
     let started = crate::start::start(slot, around_sleep);
@@ -392,6 +397,7 @@ pub(crate) fn init(call: &'static str, requested: c_int) -> c_int {
             thread_level: level,
             active_sets: Default::default(),
             nvshmem_teams: Default::default(),
+            objects_made: Default::default(),
         });
     }
     MULTIPLE.store(multiple, Ordering::Relaxed);

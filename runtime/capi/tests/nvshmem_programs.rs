@@ -442,3 +442,38 @@ fn cxx_programs_with_the_standard_library_print_what_they_should() {
         }
     }
 }
+
+/// A kernel that waits for a signal nobody sets (`tests/cuda/hang_signal.cu`): the run ends
+/// with the wait named as the GPU's watchdog names it (PE, kernel, block, thread, the
+/// `nvshmem_calloc`'ed object and offset, the comparison in NVSHMEM's words, the value seen),
+/// and PE 1's host barrier says which PE it waits for, never a segment offset.
+#[test]
+fn a_kernel_wait_that_nothing_satisfies_is_named_in_the_program_s_terms() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let binary = build_from(&dir, &sources, "hang_signal", &[]);
+    let binary = binary.to_str().expect("a UTF-8 path");
+    for seed in ["1", "2"] {
+        let r = run(
+            &dir,
+            "oshrun",
+            &["-np", "2", "--sim", "hgx8", "--seed", seed, binary],
+            &format!("hang_signal-{seed}"),
+        );
+        assert_ne!(exit_code(&r), Some(0), "{}", r.stdout);
+        for says in [
+            "PE 0: kernel wait_for_work(unsigned long*, int*): block (",
+            ") thread (0,0,0): nvshmem_signal_wait_until waits for nvshmem_calloc'ed object #3 \
+             (16 bytes) + 8 to be NVSHMEM_CMP_GE 3; it holds 0",
+            "PE 1 waits for team_sync: TEAM_WORLD's barrier counter of round 0 (PE 0 adds to it)",
+        ] {
+            assert!(
+                r.stderr.contains(says),
+                "does not say {says:?}:\n{}",
+                r.stderr
+            );
+        }
+        assert!(!r.stderr.contains("word at offset"), "{}", r.stderr);
+        assert!(!r.stdout.contains("done"), "{}", r.stdout);
+    }
+}

@@ -209,6 +209,10 @@ impl<B: Backend> Device for CheckedDevice<B> {
         self.inner.note_kernel_launch();
     }
 
+    fn set_word_names(&self, names: std::sync::Arc<hw::WordNames>) {
+        self.inner.set_word_names(names);
+    }
+
     /// Recorded for the races between the kernel's threads; the wrapped device is not told.
     fn note_kernel_event(&self, event: KernelEvent<'_>) {
         lock(&self.detector).kernels.event(self.pe, event);

@@ -15,7 +15,7 @@
 //! epoch's, so a counter at the epoch means this epoch's data is there. Cells alternate
 //! between two buffers by epoch parity: a member can be at most one epoch ahead of another.
 
-use hw::{AmoKind, AmoOp, AmoWidth, Backend, Cmp, Copier, Device, Pe, Queue};
+use hw::{AmoKind, AmoOp, AmoWidth, Backend, Cmp, Copier, Device, Pe, Queue, WordNames};
 
 use crate::TRACING_TARGET;
 use crate::error::ShmemError;
@@ -32,6 +32,34 @@ const ADD_ONE: AmoOp = AmoOp {
     operand: 1,
     width: AmoWidth::W64,
 };
+
+/// Names `team`'s barrier and gather counters in this PE's reports of waits
+/// ([`hw::WordNames`]): each by the member that adds to it, which is the one a member stuck
+/// on it waits for. A destroyed team has nothing to name.
+pub(crate) fn name_team_counters(names: &WordNames, team: &Team) {
+    let (Ok(members), Ok(me)) = (team.members(), team.my_pe()) else {
+        return;
+    };
+    let size = members.len();
+    let team_name = team.kind().name();
+    for round in 0..rounds(size) {
+        let reach = (1u32 << round) % size;
+        let behind = members.world_pe((me + size - reach) % size);
+        let ahead = members.world_pe((me + reach) % size);
+        for (counter, what, from) in [
+            (team.area().sync_counter(round), "barrier", behind),
+            (team.area().gather_counter(round), "gather", ahead),
+        ] {
+            let word = local(counter);
+            names.name(
+                word.kind,
+                word.offset,
+                word.len,
+                format!("{team_name}'s {what} counter of round {round} (PE {from} adds to it)"),
+            );
+        }
+    }
+}
 
 /// `ceil(log2 size)`: the rounds after which `2^rounds >= size` members have been reached.
 pub(crate) fn rounds(size: u32) -> u32 {

@@ -192,14 +192,16 @@ impl<B: Backend> Shmem<B> {
         self.team_slots_free
             .set(self.team_slots_free.get() & !(1 << slot));
         tracing::debug!(target: TRACING_TARGET, pe = self.my_pe, slot, size = members.len(), "team_split");
-        Team::new(
+        let team = Team::new(
             TeamKind::Split,
             slot,
             members,
             my_index,
             config,
             self.team_layout,
-        )
+        );
+        crate::team::name_team_counters(&self.pe.names, &team);
+        team
     }
 }
 

@@ -74,6 +74,8 @@ pub(super) struct PeState {
     failure: Option<String>,
     /// Which peers' segments this PE imported: bit `MemKind::COUNT * peer + kind`.
     imported: Vec<u64>,
+    /// This PE's words in the program's terms, for the reports of its waits.
+    pub(super) names: Option<std::sync::Arc<hw::WordNames>>,
 }
 
 impl PeState {
@@ -90,11 +92,17 @@ impl PeState {
             thread_waits: Vec::new(),
             failure: None,
             imported: vec![0; (MemKind::COUNT * n_pes as usize).div_ceil(64)],
+            names: None,
         }
     }
 }
 
 impl World {
+    /// Names `pe`'s words in its reports ([`hw::Device::set_word_names`]).
+    pub(crate) fn set_word_names(&mut self, pe: u32, names: std::sync::Arc<hw::WordNames>) {
+        self.pes[pe as usize].names = Some(names);
+    }
+
     pub(crate) fn block(&mut self, pe: u32, what: Blocked, deadline_ns: u64) {
         self.blocked_bits[pe as usize / 64] |= 1 << (pe % 64);
         let state = &mut self.pes[pe as usize];
@@ -389,7 +397,7 @@ impl World {
                         self.mem.read_word(pe, w.kind, w.offset, spec.width.bytes())
                     })
                     .collect();
-                waiting_for_any(watching, &holds)
+                waiting_for_any(watching, &holds, self.pes[pe as usize].names.as_deref())
             }
             Blocked::Ticket { queue, ticket } => {
                 let peer = self

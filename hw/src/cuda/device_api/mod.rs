@@ -87,6 +87,7 @@ use super::error::During;
 use super::nvrtc::{arch, compile_ptx};
 use super::queue::CudaQueue;
 use super::reach::PeCtx;
+use super::watchdog::Watchdog;
 use crate::types::{MemKind, Pe, Ticket};
 use args::{RawArg, resolve};
 use state::{MAX_PES, STATE_BYTES, STATE_SYMBOL, State};
@@ -204,13 +205,28 @@ impl CudaDevice {
     /// # Errors
     /// [`DeviceApiError::NotImported`] if a PE's device heap is not mapped here yet,
     /// [`DeviceApiError::TooManyPes`] beyond the state's PEs, or a driver error.
-    pub fn device_state(&self) -> Result<Vec<u8>, DeviceApiError> {
-        Ok(state_of(self.pe_ctx())?.to_bytes())
+    ///
+    /// A `wait_timeout_ns` other than 0 makes a kernel's wait that goes unsatisfied that long
+    /// report and trap, and starts the PE's watchdog, which prints the wait with its word in
+    /// the program's terms and ends the job (`super::watchdog`).
+    pub fn device_state(&self, wait_timeout_ns: u64) -> Result<Vec<u8>, DeviceApiError> {
+        Ok(state_of(self.pe_ctx(), wait_timeout_ns)?.to_bytes())
     }
 }
 
 /// The size of `rshmem_state_t`, what [`CudaDevice::device_state`] returns.
 pub const DEVICE_STATE_BYTES: usize = STATE_BYTES;
+
+/// The watchdog of the PE of `ctx`, started on first use; `heap_base` is the PE's own device
+/// heap, whose words its reports name through the runtime's table.
+fn watchdog_of(ctx: &PeCtx, heap_base: u64) -> Result<&Watchdog, DeviceApiError> {
+    if let Some(watchdog) = ctx.watchdog.get() {
+        return Ok(watchdog);
+    }
+    let names = ctx.names.borrow().clone().unwrap_or_default();
+    let watchdog = Watchdog::start(&ctx.gpu.ctx, Arc::clone(&ctx.world), heap_base, names)?;
+    Ok(ctx.watchdog.get_or_init(|| watchdog))
+}
 
 /// `pe`'s device heap as the PE of `ctx` maps it: base address and length.
 fn heap_of(ctx: &PeCtx, pe: Pe) -> Result<(u64, u64), DeviceApiError> {
@@ -218,9 +234,9 @@ fn heap_of(ctx: &PeCtx, pe: Pe) -> Result<(u64, u64), DeviceApiError> {
         .ok_or(DeviceApiError::NotImported { pe })
 }
 
-/// The state kernels of the PE of `ctx` read: every PE's heap, and the run's
-/// synchronisation memory.
-fn state_of(ctx: &PeCtx) -> Result<State, DeviceApiError> {
+/// The state kernels of the PE of `ctx` read: every PE's heap, the run's synchronisation
+/// memory, and the waits' timeout with the watchdog's record (none for 0).
+fn state_of(ctx: &PeCtx, wait_timeout_ns: u64) -> Result<State, DeviceApiError> {
     let world = &ctx.world;
     if world.n_pes as usize > MAX_PES {
         return Err(DeviceApiError::TooManyPes {
@@ -231,9 +247,16 @@ fn state_of(ctx: &PeCtx) -> Result<State, DeviceApiError> {
     let heaps = (0..world.n_pes)
         .map(|pe| heap_of(ctx, Pe(pe)))
         .collect::<Result<Vec<_>, _>>()?;
+    let hang_record = if wait_timeout_ns == 0 {
+        0
+    } else {
+        watchdog_of(ctx, heaps[ctx.pe.idx()].0)?.record_addr()
+    };
     Ok(State {
         my_pe: ctx.pe.0,
         heap_bytes: heaps.iter().map(|&(_, len)| len).min().unwrap_or(0),
+        wait_timeout_ns,
+        hang_record,
         heap_base: heaps.iter().map(|&(base, _)| base).collect(),
         sync_base: world.device_sync_bases(&ctx.gpu)?,
     })
@@ -312,7 +335,8 @@ impl DeviceKernel {
         let state = if self.bound_at_change.get() == Some(changes) {
             None
         } else {
-            Some(state_of(&self.ctx)?)
+            // Kernels compiled here take their timeout from KernelOptions at compile time.
+            Some(state_of(&self.ctx, 0)?)
         };
         let ticket = queue.enqueue_with(|stream| {
             if let Some(state) = &state {

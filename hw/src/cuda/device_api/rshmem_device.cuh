@@ -25,14 +25,38 @@
 #define RSHMEM_SYNC_HEADER_BYTES 4096
 #define RSHMEM_SCRATCH_BYTES (RSHMEM_SYNC_BYTES - RSHMEM_SYNC_HEADER_BYTES)
 
-// 0 waits forever. Otherwise a wait that has not been satisfied after this many nanoseconds
-// prints what it waits for and traps, which fails the kernel (and the GPU's context) instead
-// of hanging the program. The runtime sets it with -D when asked to.
+// A wait that has not been satisfied after this many nanoseconds reports what it waits for
+// and traps, which fails the kernel (and the GPU's context) instead of hanging the program.
+// The runtime sets it with -D when asked to; left 0, the bound state's wait_timeout_ns (the
+// run's RSHMEM_WAIT_TIMEOUT_MS) decides, and 0 there waits forever.
 #ifndef RSHMEM_WAIT_TIMEOUT_NS
 #define RSHMEM_WAIT_TIMEOUT_NS 0
 #endif
 
 typedef unsigned long long rshmem_u64;
+
+// The record of a wait that timed out (hw::cuda::watchdog, byte for byte, 256 bytes): the
+// first thread to time out claims it, fills it, fences system-wide and sets `ready`; the PE's
+// watchdog thread, which polls it in pinned host memory, names the word in the program's
+// terms (its allocation table) and ends the job.
+#define RSHMEM_HANG_CALL_BYTES 48
+#define RSHMEM_HANG_FUNCTION_BYTES 136
+typedef struct {
+    unsigned int claimed;
+    unsigned int ready;
+    int pe;
+    int cmp;
+    unsigned int block[3];
+    unsigned int thread[3];
+    rshmem_u64 word;
+    rshmem_u64 value;
+    rshmem_u64 seen;
+    rshmem_u64 waited_ns;
+    char call[RSHMEM_HANG_CALL_BYTES];
+    char function[RSHMEM_HANG_FUNCTION_BYTES];
+} rshmem_hang_t;
+
+static_assert(sizeof(rshmem_hang_t) == 256, "rshmem_hang_t is hw::cuda::watchdog's record");
 
 // What the runtime binds before each launch (hw::cuda::device_api::state, byte for byte).
 typedef struct {
@@ -40,6 +64,11 @@ typedef struct {
     int n_pes;
     // The smallest PE's device heap, in bytes: an offset below it is inside every heap.
     rshmem_u64 heap_bytes;
+    // How long a wait may go unsatisfied before it reports and traps; 0: forever.
+    rshmem_u64 wait_timeout_ns;
+    // The PE's rshmem_hang_t (pinned host memory mapped to the GPU); 0: none, the wait only
+    // prints.
+    rshmem_u64 hang_record;
     // The base address of every PE's device heap, valid on this GPU (one process, UVA).
     rshmem_u64 heap_base[RSHMEM_MAX_PES];
     // The base address of every PE's synchronisation memory (rshmem_sync_t).
@@ -387,24 +416,110 @@ template <typename T> struct rshmem_detail_poller<T, true> {
     __device__ static T load(const T *word) { return rshmem_detail_load_acquire(word); }
 };
 
+// The function that called a wait, for its report, where the compiler can say it: a
+// defaulted argument `RSHMEM_CALLER_PARAM` of a public wait takes `__builtin_FUNCTION()` at
+// the call site. Without the builtin the report says the function is not known.
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_FUNCTION)
+#define RSHMEM_CALLER_DEFAULT = __builtin_FUNCTION()
+#endif
+#endif
+#ifndef RSHMEM_CALLER_DEFAULT
+#define RSHMEM_CALLER_DEFAULT = nullptr
+#endif
+#define RSHMEM_CALLER_PARAM const char *rshmem_caller RSHMEM_CALLER_DEFAULT
+
+// NVSHMEM's name of comparison `cmp`, for reports.
+__device__ inline const char *rshmem_detail_cmp_name(int cmp) {
+    switch (cmp) {
+    case RSHMEM_CMP_EQ: return "NVSHMEM_CMP_EQ";
+    case RSHMEM_CMP_NE: return "NVSHMEM_CMP_NE";
+    case RSHMEM_CMP_GT: return "NVSHMEM_CMP_GT";
+    case RSHMEM_CMP_GE: return "NVSHMEM_CMP_GE";
+    case RSHMEM_CMP_LT: return "NVSHMEM_CMP_LT";
+    default: return "NVSHMEM_CMP_LE";
+    }
+}
+
+// Copies the string `from` (NULL: "") into `to` of `bytes`, cut and terminated.
+__device__ inline void rshmem_detail_copy_name(volatile char *to, const char *from, int bytes) {
+    int i = 0;
+    for (; from != nullptr && from[i] != '\0' && i < bytes - 1; ++i) to[i] = from[i];
+    to[i] = '\0';
+}
+
+// The bits of `value` (1 to 8 bytes) in the low bytes of a 64-bit word, for reports.
+template <typename T> __device__ inline rshmem_u64 rshmem_detail_bits(T value) {
+    union {
+        T value;
+        rshmem_u64 bits;
+    } as;
+    as.bits = 0;
+    as.value = value;
+    return as.bits;
+}
+
+// Ends a wait on `word` that passed its timeout: prints it in the format of the simulator's
+// reports (hw::KernelWait), hands the record to the PE's watchdog, which prints it again with
+// the word named in the program's terms and ends the job, and traps. Out of line: the waits
+// inline into every kernel, and this path runs once.
+static __device__ __noinline__ void rshmem_detail_wait_timed_out(const void *word, int cmp,
+                                                                 rshmem_u64 value,
+                                                                 rshmem_u64 seen,
+                                                                 rshmem_u64 waited_ns,
+                                                                 const char *what,
+                                                                 const char *caller) {
+    const char *function = caller != nullptr ? caller : "(function not known on the GPU)";
+    printf("rshmem: PE %d: kernel %s: block (%u,%u,%u) thread (%u,%u,%u): %s waits for the word "
+           "at %p to be %s %llu; it holds %llu (RSHMEM_WAIT_TIMEOUT_MS passed: %llu ms)\n",
+           rshmem_state.my_pe, function, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+           threadIdx.y, threadIdx.z, what, word, rshmem_detail_cmp_name(cmp), value, seen,
+           waited_ns / 1000000);
+    rshmem_hang_t *record = (rshmem_hang_t *)rshmem_state.hang_record;
+    if (record != nullptr && atomicCAS_system(&record->claimed, 0u, 1u) == 0u) {
+        volatile rshmem_hang_t *r = record;
+        r->pe = rshmem_state.my_pe;
+        r->cmp = cmp;
+        r->block[0] = blockIdx.x;
+        r->block[1] = blockIdx.y;
+        r->block[2] = blockIdx.z;
+        r->thread[0] = threadIdx.x;
+        r->thread[1] = threadIdx.y;
+        r->thread[2] = threadIdx.z;
+        r->word = (rshmem_u64)word;
+        r->value = value;
+        r->seen = seen;
+        r->waited_ns = waited_ns;
+        rshmem_detail_copy_name(r->call, what, RSHMEM_HANG_CALL_BYTES);
+        rshmem_detail_copy_name(r->function, caller, RSHMEM_HANG_FUNCTION_BYTES);
+        // The record before `ready`, as the watchdog on the host observes them.
+        __threadfence_system();
+        r->ready = 1u;
+        __threadfence_system();
+    }
+    __trap();
+}
+
 // Polls `word` of this PE's memory with acquire loads until `word <cmp> value` and returns
-// what it saw; a wait not satisfied within RSHMEM_WAIT_TIMEOUT_NS (if set) prints what it
-// waited for and traps. Words of 1 or 2 bytes are polled with volatile loads and take an
-// acquire fence after the one that satisfied the wait.
+// what it saw; a wait not satisfied within its timeout (RSHMEM_WAIT_TIMEOUT_NS if defined,
+// else the bound state's) reports and traps (rshmem_detail_wait_timed_out). Words of 1 or 2
+// bytes are polled with volatile loads and take an acquire fence after the one that
+// satisfied the wait.
 template <typename T>
 __device__ inline T rshmem_detail_poll(const T *word, int cmp, RSHMEM_SAME(T) value,
-                                       const char *what) {
-    rshmem_u64 start = RSHMEM_WAIT_TIMEOUT_NS ? rshmem_detail_now_ns() : 0;
+                                       const char *what, const char *caller = nullptr) {
+    rshmem_u64 timeout_ns =
+        RSHMEM_WAIT_TIMEOUT_NS ? (rshmem_u64)RSHMEM_WAIT_TIMEOUT_NS : rshmem_state.wait_timeout_ns;
+    rshmem_u64 start = timeout_ns ? rshmem_detail_now_ns() : 0;
     T seen;
     while (!rshmem_detail_holds(seen = rshmem_detail_poller<T>::load(word), cmp, value)) {
-        if (RSHMEM_WAIT_TIMEOUT_NS &&
-            rshmem_detail_now_ns() - start > (rshmem_u64)RSHMEM_WAIT_TIMEOUT_NS) {
-            unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-            printf("rshmem: PE %d, block %u, thread %u: %s timed out after %llu ns: the word "
-                   "holds %llu, waiting for comparison %d with %llu\n",
-                   rshmem_state.my_pe, block, rshmem_detail_block_rank(), what,
-                   (rshmem_u64)RSHMEM_WAIT_TIMEOUT_NS, (rshmem_u64)seen, cmp, (rshmem_u64)value);
-            __trap();
+        if (timeout_ns) {
+            rshmem_u64 waited_ns = rshmem_detail_now_ns() - start;
+            if (waited_ns > timeout_ns) {
+                rshmem_detail_wait_timed_out(word, cmp, rshmem_detail_bits<T>(value),
+                                             rshmem_detail_bits<T>(seen), waited_ns, what,
+                                             caller);
+            }
         }
     }
     return seen;
@@ -416,8 +531,8 @@ __device__ inline T rshmem_detail_poll(const T *word, int cmp, RSHMEM_SAME(T) va
 // is complete, with visibility).
 template <typename T>
 __device__ inline T rshmem_detail_wait(const T *word, int cmp, RSHMEM_SAME(T) value,
-                                       const char *what) {
-    T seen = rshmem_detail_poll(word, cmp, value, what);
+                                       const char *what, const char *caller = nullptr) {
+    T seen = rshmem_detail_poll(word, cmp, value, what, caller);
     if (!rshmem_detail_poller<T>::ACQUIRES) {
         rshmem_detail_fence_acq_rel();
     }
@@ -427,8 +542,9 @@ __device__ inline T rshmem_detail_wait(const T *word, int cmp, RSHMEM_SAME(T) va
 // Waits until this PE's `ivar <cmp> value` and returns the value that satisfied it. `ivar`
 // is a symmetric object a peer updates with p, put or an atomic.
 template <typename T>
-__device__ inline T rshmem_wait_until(T *ivar, int cmp, RSHMEM_SAME(T) value) {
-    return rshmem_detail_wait((const T *)ivar, cmp, value, "wait_until");
+__device__ inline T rshmem_wait_until(T *ivar, int cmp, RSHMEM_SAME(T) value,
+                                      RSHMEM_CALLER_PARAM) {
+    return rshmem_detail_wait((const T *)ivar, cmp, value, "nvshmem_wait_until", rshmem_caller);
 }
 
 // ---- Signals -------------------------------------------------------------------------------
@@ -471,8 +587,9 @@ __device__ inline rshmem_u64 rshmem_signal_fetch(const rshmem_u64 *sig_addr) {
 
 // Waits until this PE's `sig_addr <cmp> value`, as wait_until, and returns the signal.
 __device__ inline rshmem_u64 rshmem_signal_wait_until(rshmem_u64 *sig_addr, int cmp,
-                                                      rshmem_u64 value) {
-    return rshmem_detail_wait((const rshmem_u64 *)sig_addr, cmp, value, "signal_wait_until");
+                                                      rshmem_u64 value, RSHMEM_CALLER_PARAM) {
+    return rshmem_detail_wait((const rshmem_u64 *)sig_addr, cmp, value,
+                              "nvshmem_signal_wait_until", rshmem_caller);
 }
 
 // ---- Barrier -------------------------------------------------------------------------------
@@ -483,7 +600,7 @@ __device__ inline rshmem_sync_t *rshmem_detail_sync(int pe) {
 
 // The barrier's arrival and wait, made by one thread for its PE (the block's thread 0 in
 // rshmem_barrier_all; the calling thread in NVSHMEM's thread-scope nvshmem_barrier_all).
-__device__ inline void rshmem_detail_barrier_thread() {
+__device__ inline void rshmem_detail_barrier_thread(const char *caller = nullptr) {
     __threadfence_system();
     int me = rshmem_state.my_pe;
     volatile rshmem_u64 *epoch = &rshmem_detail_sync(me)->barrier_epoch;
@@ -494,7 +611,7 @@ __device__ inline void rshmem_detail_barrier_thread() {
     }
     for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
         rshmem_detail_poll((const rshmem_u64 *)&rshmem_detail_sync(me)->arrived[pe],
-                           RSHMEM_CMP_GE, now, "barrier_all");
+                           RSHMEM_CMP_GE, now, "nvshmem_barrier_all", caller);
     }
 }
 
@@ -511,10 +628,10 @@ __device__ inline void rshmem_detail_barrier_thread() {
 // quiet part; writes the new epoch into its slot on every PE; and polls its own slots with
 // acquire loads until each PE's epoch reached it. Epochs only grow, so no reset is needed and
 // a fast PE already in the next barrier still satisfies the wait.
-__device__ inline void rshmem_barrier_all() {
+__device__ inline void rshmem_barrier_all(RSHMEM_CALLER_PARAM) {
     __syncthreads();
     if (rshmem_detail_block_rank() == 0) {
-        rshmem_detail_barrier_thread();
+        rshmem_detail_barrier_thread(rshmem_caller);
     }
     __syncthreads();
 }

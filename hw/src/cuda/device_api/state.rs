@@ -12,8 +12,9 @@ pub(crate) const MAX_PES: usize = 128;
 /// the scratch takes no memory a smaller size would not.
 pub(crate) const SYNC_BYTES: u64 = 2 << 20;
 
-/// The size of `rshmem_state_t`: two `int`s, the heap size, and two arrays of addresses.
-pub(crate) const STATE_BYTES: usize = 4 + 4 + 8 + 2 * 8 * MAX_PES;
+/// The size of `rshmem_state_t`: two `int`s, the heap size, the wait timeout, the hang
+/// record's address, and two arrays of addresses.
+pub(crate) const STATE_BYTES: usize = 4 + 4 + 8 + 8 + 8 + 2 * 8 * MAX_PES;
 
 /// The name of the `__constant__` state in the header.
 pub(crate) const STATE_SYMBOL: &str = "rshmem_state";
@@ -24,6 +25,10 @@ pub(crate) struct State {
     pub(crate) my_pe: u32,
     /// The smallest device heap of the run, in bytes.
     pub(crate) heap_bytes: u64,
+    /// How long a kernel's wait may go unsatisfied before it reports and traps; 0: forever.
+    pub(crate) wait_timeout_ns: u64,
+    /// The address of the PE's hang record (`super::super::watchdog`); 0: none.
+    pub(crate) hang_record: u64,
     /// Every PE's device heap base address, by PE.
     pub(crate) heap_base: Vec<u64>,
     /// Every PE's synchronisation memory base address, by PE.
@@ -47,6 +52,8 @@ impl State {
         bytes.extend_from_slice(&self.my_pe.to_le_bytes());
         bytes.extend_from_slice(&(n_pes as u32).to_le_bytes());
         bytes.extend_from_slice(&self.heap_bytes.to_le_bytes());
+        bytes.extend_from_slice(&self.wait_timeout_ns.to_le_bytes());
+        bytes.extend_from_slice(&self.hang_record.to_le_bytes());
         for array in [&self.heap_base, &self.sync_base] {
             let padded = array.iter().copied().chain(std::iter::repeat(0));
             for address in padded.take(MAX_PES) {
@@ -78,6 +85,8 @@ mod tests {
         let state = State {
             my_pe: 1,
             heap_bytes: 0x1000,
+            wait_timeout_ns: 60_000_000_000,
+            hang_record: 0xc0,
             heap_base: vec![0xa0, 0xa1],
             sync_base: vec![0xb0, 0xb1],
         };
@@ -87,8 +96,10 @@ mod tests {
             |offset: usize| u64::from_le_bytes(bytes[offset..offset + 8].try_into().unwrap());
         assert_eq!(bytes[0..8], [1, 0, 0, 0, 2, 0, 0, 0], "my_pe, n_pes");
         assert_eq!(word(8), 0x1000, "heap_bytes");
-        assert_eq!((word(16), word(24), word(32)), (0xa0, 0xa1, 0), "heap_base");
-        let sync = 16 + 8 * MAX_PES;
+        assert_eq!(word(16), 60_000_000_000, "wait_timeout_ns");
+        assert_eq!(word(24), 0xc0, "hang_record");
+        assert_eq!((word(32), word(40), word(48)), (0xa0, 0xa1, 0), "heap_base");
+        let sync = 32 + 8 * MAX_PES;
         assert_eq!(
             (word(sync), word(sync + 8), word(sync + 16)),
             (0xb0, 0xb1, 0)

@@ -275,15 +275,17 @@ RSHMEMD_DECL void rshmemd_signal_op(uint64_t *sig, uint64_t signal, int sig_op, 
 RSHMEMD_DECL uint64_t rshmemd_signal_fetch(const uint64_t *sig) {
     return rshmem_signal_fetch((const rshmem_u64 *)sig);
 }
+/* The waits pass no caller: __builtin_FUNCTION() here would name this wrapper, not the
+ * program's kernel, so a timed-out wait says the function is not known. */
 RSHMEMD_DECL uint64_t rshmemd_signal_wait_until(uint64_t *sig, int cmp, uint64_t value) {
-    return rshmem_signal_wait_until((rshmem_u64 *)sig, rshmemd_gpu_cmp(cmp), value);
+    return rshmem_signal_wait_until((rshmem_u64 *)sig, rshmemd_gpu_cmp(cmp), value, nullptr);
 }
 
 /* ---- Waits and tests -------------------------------------------------------------------------- */
 
 RSHMEMD_DECL void rshmemd_wait_until(void *ivar, int type, int cmp, uint64_t value) {
     int gpu_cmp = rshmemd_gpu_cmp(cmp);
-    RSHMEMD_GPU_DISPATCH(type, rshmem_wait_until((T *)ivar, gpu_cmp, rshmemd_gpu_from_bits<T>(value)))
+    RSHMEMD_GPU_DISPATCH(type, rshmem_wait_until((T *)ivar, gpu_cmp, rshmemd_gpu_from_bits<T>(value), nullptr))
 }
 /* One load of the wait's kind; a satisfied test of a narrow word takes the acquire fence a
  * wait would, so what the writer ordered before the word is visible after it. */

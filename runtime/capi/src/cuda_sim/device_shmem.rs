@@ -472,24 +472,36 @@ fn let_others_run(name: &'static str) {
 /// `nvshmem_signal_wait_until` in a kernel.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemd_signal_wait_until(sig: *mut u64, cmp: c_int, value: u64) -> u64 {
-    device_call("nvshmem_signal_wait_until", |t, p| {
-        let sig: Sym<u64> = p.sym(sig.cast_const(), 1)?;
-        Ok(fiber::block_on(t.signal_wait_until(
-            sig,
-            comparison(cmp)?,
-            value,
-        ))?)
+    const CALL: &str = "nvshmem_signal_wait_until";
+    device_call(CALL, |t, p| {
+        let symbol: Sym<u64> = p.sym(sig.cast_const(), 1)?;
+        let cmp = comparison(cmp)?;
+        fiber::block_on(t.signal_wait_until(symbol, cmp, value)).or_else(|error| {
+            // SAFETY: `sig` is this PE's word of a symmetric object (`p.sym` checked it).
+            let seen = unsafe { std::ptr::read_volatile(sig) };
+            let word = p.shmem.describe_word(symbol);
+            let wait = fiber::kernel_wait(CALL, word, cmp, value, seen);
+            fiber::fail_wait(wait, CALL, &error)
+        })
     })
 }
 
 /// `nvshmem_TYPE_wait_until` in a kernel.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemd_wait_until(ivar: *mut c_void, type_code: c_int, cmp: c_int, value: u64) {
-    device_call("nvshmem_wait_until", |t, p| {
+    const CALL: &str = "nvshmem_wait_until";
+    device_call(CALL, |t, p| {
         let cmp = comparison(cmp)?;
-        with_word_type!(type_code, "nvshmem_wait_until", T => {
-            let ivar: Sym<T> = p.sym(ivar.cast::<T>().cast_const(), 1)?;
-            fiber::block_on(t.wait_until(ivar, cmp, T::from_bits(value)))?;
+        with_word_type!(type_code, CALL, T => {
+            let word = ivar.cast::<T>();
+            let symbol: Sym<T> = p.sym(word.cast_const(), 1)?;
+            if let Err(error) = fiber::block_on(t.wait_until(symbol, cmp, T::from_bits(value))) {
+                // SAFETY: `word` is this PE's element of a symmetric object (`p.sym` checked it).
+                let seen = unsafe { std::ptr::read_volatile(word) }.to_bits();
+                let name = p.shmem.describe_word(symbol);
+                let wait = fiber::kernel_wait(CALL, name, cmp, value, seen);
+                fiber::fail_wait(wait, CALL, &error)
+            }
             Ok(())
         })
     });

@@ -287,6 +287,41 @@ pub(crate) fn fail(call: &str, error: &dyn Display) -> ! {
     }
 }
 
+/// The wait of the running GPU thread in `call` on `word` for `cmp value`, which saw `seen`,
+/// in the format the GPU's watchdog prints too ([`hw::KernelWait`]); `None` outside kernels.
+pub(crate) fn kernel_wait(
+    call: &str,
+    word: String,
+    cmp: hw::Cmp,
+    value: u64,
+    seen: u64,
+) -> Option<hw::KernelWait> {
+    running().map(|fiber| hw::KernelWait {
+        pe: fiber.grid.pe,
+        kernel: fiber.grid.kernel_name(),
+        block: fiber.ids.block_idx,
+        thread: fiber.ids.thread_idx,
+        call: call.to_owned(),
+        word,
+        cmp,
+        value,
+        seen,
+    })
+}
+
+/// Ends the run for a kernel's wait that can never end or passed its deadline (`error`):
+/// the wait as [`kernel_wait`] words it, then why.
+pub(crate) fn fail_wait(wait: Option<hw::KernelWait>, call: &str, error: &dyn Display) -> ! {
+    match wait {
+        Some(wait) => crate::fail::fail(
+            &wait.to_string(),
+            None,
+            &CallError::Argument(error.to_string()),
+        ),
+        None => fail(call, error),
+    }
+}
+
 impl Fiber<'_> {
     /// [`fail`] for this thread.
     fn fail_here(&self, call: &str, error: &dyn Display) -> ! {
