@@ -199,7 +199,7 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
     }
     let sim = builder.build().map_err(|e| HostError::Sim(e.to_string()))?;
     let topology = sim.topology().clone();
-    let config = crate::start::config_with(&crate::start::C_DEFAULTS)
+    let config = crate::start::config_with(&crate::start::sim_defaults(request.pes))
         .map_err(|e| HostError::Sim(e.to_string()))?;
     // Leaked: a slot stays current after its PE's `main` returns, and the copies' exit
     // handlers (C++ destructors) may still call the library when the host ends the process.
