@@ -198,11 +198,7 @@ fn nvshmem_s_limit_sizes_the_heap_malloc_uses() {
 
 #[test]
 fn nvshmem_s_symmetric_size_only_raises_the_limit() {
-    let size = |vars: &[(&str, &str)]| {
-        from_vars(vars)
-            .expect("valid")
-            .heap_bytes(MemKind::Device)
-    };
+    let size = |vars: &[(&str, &str)]| from_vars(vars).expect("valid").heap_bytes(MemKind::Device);
     assert_eq!(size(&[("NVSHMEM_SYMMETRIC_SIZE", "2g")]), 2 << 30);
     assert_eq!(size(&[("NVSHMEM_SYMMETRIC_SIZE", "512m")]), 1 << 30);
     let both = [
@@ -248,5 +244,8 @@ fn a_malformed_nvshmem_size_names_the_variable() {
     let err = from_vars(&[("NVSHMEM_SYMMETRIC_SIZE", "3.1M")]).expect_err("a fraction");
     let message = err.to_string();
     assert!(message.contains("NVSHMEM_SYMMETRIC_SIZE"), "{message}");
-    assert!(message.contains("e.g. NVSHMEM_SYMMETRIC_SIZE=2g"), "{message}");
+    assert!(
+        message.contains("e.g. NVSHMEM_SYMMETRIC_SIZE=2g"),
+        "{message}"
+    );
 }

@@ -258,8 +258,13 @@ fn run_copy(
     });
     ending::pe_ended(pe, status);
     // Why: a program that ends without shmem_finalize still takes part in the collective
-    // finalize the others run.
-    state::finalize("shmem_finalize (when the PE exited)");
+    // finalize the others run. Why only with status 0: a PE that failed (an `exit(1)` after
+    // an error) takes part in nothing more, as its process would not, so the others' next
+    // collective waits for it and the deadlock report names it, instead of taking its
+    // finalize for their barrier.
+    if status == 0 {
+        state::finalize("shmem_finalize (when the PE exited)");
+    }
     status
 }
 
