@@ -105,7 +105,7 @@ pub(crate) fn sim_defaults(n_pes: u32) -> Vec<(&'static str, String)> {
     C_DEFAULTS
         .iter()
         .map(|&(name, value)| match name {
-            "SHMEM_SYMMETRIC_SIZE" => (name, format!("{}", sim_heap_limit_bytes(n_pes))),
+            "SHMEM_SYMMETRIC_SIZE" => (name, sim_heap_limit_bytes(n_pes).to_string()),
             _ => (name, value.to_owned()),
         })
         .collect()
@@ -183,4 +183,24 @@ pub(crate) fn start(
         ),
     };
     Ok(rshmem::attach(device, config)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_simulator_s_heap_limit_is_nvshmem_s_until_the_pes_would_not_fit() {
+        assert_eq!(sim_heap_limit_bytes(1), 128 << 30);
+        assert_eq!(sim_heap_limit_bytes(512), 128 << 30);
+        assert_eq!(sim_heap_limit_bytes(513), 64 << 30);
+        assert_eq!(sim_heap_limit_bytes(4096), 16 << 30);
+        for n_pes in [1, 7, 100, 1000, 4096, 100_000] {
+            let total = sim_heap_limit_bytes(n_pes) * u64::from(n_pes);
+            assert!(
+                total <= SIM_HEAPS_ADDRESS_BYTES,
+                "{n_pes} PEs reserve {total} bytes"
+            );
+        }
+    }
 }

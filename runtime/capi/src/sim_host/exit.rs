@@ -52,6 +52,18 @@ const MAIN_STACK_BYTES: usize = 8 << 20;
 /// What a PE's `main` coroutine yields when the PE exits: its status. It is never resumed.
 type MainYielder = Yielder<(), c_int>;
 
+/// The coroutine a PE's `main` runs on.
+type MainCoroutine = Coroutine<(), c_int, c_int, FiberStack>;
+
+/// A PE's `main` that ended: its exit status, and the stack it ran on, kept until the PE's
+/// implicit finalize has completed what may still write into it (a non-blocking get into a
+/// local array just before `exit`).
+pub(crate) struct EndedMain {
+    /// The status, as a process's (the low 8 bits).
+    pub(crate) status: c_int,
+    _main: MainCoroutine,
+}
+
 /// An `atexit` handler (or a C++ destructor) and its argument.
 type Handler = unsafe extern "C-unwind" fn(*mut c_void);
 
@@ -120,8 +132,8 @@ pub(crate) fn running_pe() -> Option<u32> {
 
 /// Runs PE `pe`'s `main` (`call_main`) and then its handlers, on a coroutine of its own, and
 /// returns its exit status as a process's would be (the low 8 bits), whether `main` returned
-/// or the PE called `exit`.
-pub(crate) fn run_main(pe: u32, call_main: impl FnOnce() -> c_int) -> c_int {
+/// or the PE called `exit`, with the stack `main` ran on.
+pub(crate) fn run_main(pe: u32, call_main: impl FnOnce() -> c_int) -> EndedMain {
     let exits = &TABLE.get().expect("install runs before the PEs").pes[pe as usize];
     let stack = FiberStack::map(MAIN_STACK_BYTES).unwrap_or_else(|e| {
         crate::sim_host::note_why(format!(
@@ -129,16 +141,17 @@ pub(crate) fn run_main(pe: u32, call_main: impl FnOnce() -> c_int) -> c_int {
         ));
         exit_process(1)
     });
-    let body = |yielder: &MainYielder, ()| {
+    let body = move |yielder: &MainYielder, ()| {
         exits.main_yielder.set(std::ptr::from_ref(yielder));
         let status = call_main();
         run_handlers(exits);
         status
     };
-    // SAFETY: the body borrows `exits` (static) and `call_main`, which outlive the coroutine:
-    // it finishes or is reset below, before they go, and a panic out of it (a run ended by
-    // the simulator) leaves it finished.
-    let mut main = unsafe { Coroutine::with_stack_unchecked(stack, body) };
+    // SAFETY: the body uses `exits` (static) and what `call_main` borrows only while the
+    // coroutine runs, which is inside this function: when it returns the coroutine has
+    // finished or been reset (a panic out of it leaves it finished), and only its stack is
+    // kept.
+    let mut main: MainCoroutine = unsafe { Coroutine::with_stack_unchecked(stack, body) };
     exits.in_main.set(true);
     let step = main.resume(());
     exits.in_main.set(false);
@@ -153,7 +166,10 @@ pub(crate) fn run_main(pe: u32, call_main: impl FnOnce() -> c_int) -> c_int {
             status
         }
     };
-    status & 0xff
+    EndedMain {
+        status: status & 0xff,
+        _main: main,
+    }
 }
 
 /// Runs `exits`'s handlers, newest first, each once.

@@ -253,9 +253,10 @@ fn run_copy(
     // SAFETY: the slots are leaked, so they live until the process ends.
     unsafe { state::enter_slot(slot) };
     // SAFETY: `main` is the copy's, called as the C runtime calls it.
-    let status = exit::run_main(pe, || unsafe {
+    let ended = exit::run_main(pe, move || unsafe {
         (copy.main)(args.argc, args.argv, args.envp)
     });
+    let status = ended.status;
     ending::pe_ended(pe, status);
     // Why: a program that ends without shmem_finalize still takes part in the collective
     // finalize the others run. Why only with status 0: a PE that failed (an `exit(1)` after
@@ -265,6 +266,7 @@ fn run_copy(
     if status == 0 {
         state::finalize("shmem_finalize (when the PE exited)");
     }
+    drop(ended);
     status
 }
 
