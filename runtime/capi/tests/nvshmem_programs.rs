@@ -4,7 +4,8 @@
 //! bugs the guide's code has are named, and the race detector finds the ring's race and none in
 //! the programs beyond the guide (signal ring, atomics, block reductions, wait and test) and
 //! races between the threads of a block, and C++ programs of our own (`tests/cuda/`) print what
-//! they should.
+//! they should and end as they should (a heap grown past 1 GiB, a failed allocation, a PE's
+//! `exit`).
 
 mod common;
 
