@@ -17,6 +17,12 @@ pub(crate) const HOST_HEAP_VAR: &str = "SHMEM_SYMMETRIC_SIZE";
 pub(crate) const DEVICE_HEAP_VAR: &str = "SHMEM_DEVICE_SYMMETRIC_SIZE";
 /// The variable that picks the heap `malloc` uses (docs/heaps.md).
 pub(crate) const DEFAULT_HEAP_VAR: &str = "SHMEM_SYMMETRIC_HEAP_DEFAULT";
+/// NVSHMEM's limit of its growing symmetric heap, read as the limit of the heap `malloc` uses
+/// when that heap's own variable is unset (docs/heaps.md).
+pub(crate) const NVSHMEM_MAX_VAR: &str = "NVSHMEM_MAX_MEMORY_PER_GPU";
+/// NVSHMEM's size of its symmetric heap, read as the least the heap `malloc` uses may hold
+/// when that heap's own variable is unset (docs/heaps.md).
+pub(crate) const NVSHMEM_SIZE_VAR: &str = "NVSHMEM_SYMMETRIC_SIZE";
 
 /// The variable that sizes the heap of `kind`, for messages that tell the user what to set.
 pub(crate) fn heap_size_var(kind: MemKind) -> &'static str {
@@ -159,7 +165,7 @@ impl ConfigVar {
     }
 }
 
-static TABLE: [ConfigVar; 7] = [
+static TABLE: [ConfigVar; 9] = [
     ConfigVar {
         name: HOST_HEAP_VAR,
         default: "0",
@@ -185,6 +191,26 @@ static TABLE: [ConfigVar; 7] = [
         field: Field::Heap {
             get: |c| c.default_heap,
             set: |c, v| c.default_heap = v,
+        },
+    },
+    ConfigVar {
+        name: NVSHMEM_MAX_VAR,
+        default: "0",
+        doc: "NVSHMEM's name: the limit of the heap malloc uses, unless that heap's variable \
+              is set; 0: unset",
+        field: Field::Size {
+            get: |c| c.nvshmem_max_memory_bytes,
+            set: |c, v| c.nvshmem_max_memory_bytes = v,
+        },
+    },
+    ConfigVar {
+        name: NVSHMEM_SIZE_VAR,
+        default: "0",
+        doc: "NVSHMEM's name: the least the heap malloc uses may hold (raises its limit), \
+              unless that heap's variable is set; 0: unset",
+        field: Field::Size {
+            get: |c| c.nvshmem_symmetric_bytes,
+            set: |c, v| c.nvshmem_symmetric_bytes = v,
         },
     },
     ConfigVar {
@@ -261,6 +287,12 @@ pub struct Config {
     pub device_heap_bytes: u64,
     /// The heap `malloc` uses (`SHMEM_SYMMETRIC_HEAP_DEFAULT`).
     pub default_heap: MemKind,
+    /// NVSHMEM's limit of its symmetric heap in bytes, 0 when unset
+    /// (`NVSHMEM_MAX_MEMORY_PER_GPU`); already applied to the default heap's size.
+    pub nvshmem_max_memory_bytes: u64,
+    /// NVSHMEM's size of its symmetric heap in bytes, 0 when unset (`NVSHMEM_SYMMETRIC_SIZE`);
+    /// already applied to the default heap's size.
+    pub nvshmem_symmetric_bytes: u64,
     /// The deadline of every blocking wait, in milliseconds of the backend's clock
     /// (`RSHMEM_WAIT_TIMEOUT_MS`).
     pub wait_timeout_ms: u64,
@@ -282,6 +314,8 @@ impl Default for Config {
             host_heap_bytes: 0,
             device_heap_bytes: 1 << 30,
             default_heap: MemKind::Device,
+            nvshmem_max_memory_bytes: 0,
+            nvshmem_symmetric_bytes: 0,
             wait_timeout_ms: 60_000,
             info: false,
             teams_max: 16,
@@ -311,16 +345,45 @@ impl Config {
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] naming the first variable whose value does not parse.
-    pub fn from_lookup(
+    pub fn from_lookup(lookup: impl FnMut(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        Config::default().with_lookup(lookup)
+    }
+
+    /// This configuration with the variables `lookup` sets (a name to its value, `None` when
+    /// unset) applied over it: how a library with defaults of its own reads the environment.
+    ///
+    /// NVSHMEM's names size the heap `malloc` uses, which is NVSHMEM's symmetric heap, when
+    /// `lookup` does not set that heap's own variable: `NVSHMEM_MAX_MEMORY_PER_GPU` is its
+    /// limit, and `NVSHMEM_SYMMETRIC_SIZE` raises the limit to at least its value (NVSHMEM
+    /// maps that much at start and grows past it), so a program that ran under NVSHMEM with
+    /// either set gets a heap at least as large.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the first variable whose value does not parse.
+    pub fn with_lookup(
+        mut self,
         mut lookup: impl FnMut(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
-        let mut config = Config::default();
+        let mut set = Vec::new();
         for var in table() {
             if let Some(raw) = lookup(var.name) {
-                var.apply(&mut config, &raw)?;
+                var.apply(&mut self, &raw)?;
+                set.push(var.name);
             }
         }
-        Ok(config)
+        let own_var = heap_size_var(self.default_heap);
+        if !set.contains(&own_var) {
+            let kind = self.default_heap;
+            let mut bytes = self.heap_bytes(kind);
+            if set.contains(&NVSHMEM_MAX_VAR) && self.nvshmem_max_memory_bytes > 0 {
+                bytes = self.nvshmem_max_memory_bytes;
+            }
+            if set.contains(&NVSHMEM_SIZE_VAR) {
+                bytes = bytes.max(self.nvshmem_symmetric_bytes);
+            }
+            self.set_heap_bytes(kind, bytes);
+        }
+        Ok(self)
     }
 
     /// Sets the size of each PE's host heap (`SHMEM_SYMMETRIC_SIZE`); 0 for none.
@@ -348,6 +411,15 @@ impl Config {
             MemKind::Device => self.device_heap_bytes,
             // Static data is no heap.
             MemKind::Static => 0,
+        }
+    }
+
+    /// Sets the size of the heap of `kind` in bytes (static data has none to set).
+    fn set_heap_bytes(&mut self, kind: MemKind, bytes: u64) {
+        match kind {
+            MemKind::Host => self.host_heap_bytes = bytes,
+            MemKind::Device => self.device_heap_bytes = bytes,
+            MemKind::Static => {}
         }
     }
 

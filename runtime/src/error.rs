@@ -71,10 +71,13 @@ pub enum ShmemError {
     },
     /// A symmetric heap has no free block large enough.
     #[error(
-        "{} exhausted: asked for {requested_bytes} bytes but only {free_bytes} of \
-         {heap_bytes} bytes are free (possibly fragmented); raise the heap size, \
-         e.g. set {}={}",
+        "{} exhausted: asked for {requested_bytes} bytes ({}), but {} of its {heap_bytes} \
+         bytes ({}) are in use and only {free_bytes} are free (possibly fragmented); raise its \
+         limit, e.g. set {}={}",
         heap_name(*kind),
+        format_size(*requested_bytes),
+        heap_bytes.saturating_sub(*free_bytes),
+        format_size(*heap_bytes),
         heap_size_var(*kind),
         format_size(suggested_heap_bytes(*heap_bytes, *requested_bytes))
     )]

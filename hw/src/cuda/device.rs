@@ -213,7 +213,10 @@ impl Device for CudaDevice {
             return self.create_segment(kind, len_bytes);
         }
         let world = &self.ctx.world;
-        self.check_new_segment(kind, len_bytes)?;
+        // Why only the backed part against the GPU's memory: the rest is address space, which
+        // costs nothing until a growth maps memory there, and a growth the GPU cannot back
+        // fails then (NVSHMEM reserves its NVSHMEM_MAX_MEMORY_PER_GPU, 128 GiB, the same way).
+        self.check_new_segment(kind, backed_bytes.min(len_bytes))?;
         let shareable = world.multi_process();
         let oom = |e: DriverCallError| self.or_out_of_memory(e, kind, len_bytes);
         let mut reservation =

@@ -3,8 +3,8 @@
 //!
 //! Every allocation is made in bytes from the runtime's default heap (or the heap the hints
 //! pick) and handed to the program as the pointer at which this process maps its part.
-//! As the specification asks, a heap that cannot hold a request yields a null pointer on
-//! every PE, and a size of 0 allocates nothing and yields null; every other failure (PEs
+//! As the specification asks, a heap that cannot hold a request (or whose growth the device
+//! refuses) yields a null pointer on every PE, and a size of 0 allocates nothing and yields null; every other failure (PEs
 //! asking for different sizes, say) ends the job with a message.
 
 use std::ffi::{c_int, c_long, c_void};
@@ -48,9 +48,10 @@ fn name_object<T: rshmem::Element>(call: &str, pe: &Pe, sym: Sym<T>, bytes: usiz
 }
 
 /// The allocation `made` by `call`, as a pointer for the program: null where the heap was
-/// exhausted, which is said once per PE on standard error (how much was asked, how much the
-/// heap holds and has free, the variable that raises it), since a program that does not
-/// check for NULL crashes later with no word of why.
+/// exhausted or the device would not back its growth (both fail on every PE at once), which
+/// is said once per PE on standard error (how much was asked, how much the heap holds of its
+/// limit, the variable that raises it), since a program that does not check for NULL crashes
+/// later with no word of why.
 fn pointer<T: rshmem::Element>(
     call: &str,
     pe: &Pe,
@@ -62,7 +63,7 @@ fn pointer<T: rshmem::Element>(
             name_object(call, pe, sym, bytes);
             Ok(pe.ptr_of(sym).cast())
         }
-        Err(err @ ShmemError::HeapExhausted { .. }) => {
+        Err(err @ (ShmemError::HeapExhausted { .. } | ShmemError::HeapGrowth { .. })) => {
             crate::sim_host::note_failed_alloc(pe.shmem.my_pe(), call, &err);
             Ok(std::ptr::null_mut())
         }

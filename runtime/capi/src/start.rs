@@ -36,13 +36,14 @@ pub(crate) const C_DEFAULTS: [(&str, &str); 4] = [
 ];
 
 /// The defaults of a PE on a GPU: `shmem_malloc` returns GPU memory of a device heap that
-/// grows on demand up to 1 GiB, as under NVSHMEM. A host heap of 256 MiB beside it (a memfd
+/// grows on demand up to 128 GiB, the default of NVSHMEM's `NVSHMEM_MAX_MEMORY_PER_GPU` (it
+/// costs address space only until used; docs/heaps.md). A host heap of 256 MiB beside it (a memfd
 /// every PE maps, registered with CUDA, which costs its memory once touched or registered)
 /// serves `shmem_malloc_with_hints` and `SHMEM_SYMMETRIC_HEAP_DEFAULT=HOST`, for programs whose
 /// host code loads and stores symmetric memory. Team slots as in [`C_DEFAULTS`].
 const CUDA_DEFAULTS: [(&str, &str); 4] = [
     ("SHMEM_SYMMETRIC_SIZE", "256m"),
-    ("SHMEM_DEVICE_SYMMETRIC_SIZE", "1g"),
+    ("SHMEM_DEVICE_SYMMETRIC_SIZE", "128g"),
     ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "DEVICE"),
     ("RSHMEM_TEAMS_MAX", "64"),
 ];
@@ -82,17 +83,50 @@ impl Started {
     }
 }
 
-/// The environment's variables, `defaults` where it has none.
-pub(crate) fn config_with(defaults: &[(&str, &str)]) -> Result<Config, CallError> {
-    let lookup = |name: &str| match std::env::var_os(name) {
-        // Why lossy: a value that is not Unicode then fails to parse, naming the variable.
-        Some(value) => Some(value.to_string_lossy().into_owned()),
-        None => defaults
+/// The most address space the simulator's heaps of one run take, in bytes: half of the 128
+/// TiB a Linux process has on x86-64 (47-bit addresses; AArch64's 48-bit kernels give twice
+/// that), so that stacks, the program's copies and the rest fit in the other half.
+const SIM_HEAPS_ADDRESS_BYTES: u64 = 64 << 40;
+
+/// The limit of each PE's heap on the simulator, where every PE's heap is a reservation in
+/// one process ([`C_DEFAULTS`]' host heap, which `nvshmem_malloc` uses there): NVSHMEM's
+/// 128 GiB while the run's reservations fit [`SIM_HEAPS_ADDRESS_BYTES`], less at more PEs
+/// (16 GiB at 4096), a power of two so that the value reads well in messages.
+pub(crate) fn sim_heap_limit_bytes(n_pes: u32) -> u64 {
+    const NVSHMEM_MAX_MEMORY_PER_GPU_BYTES: u64 = 128 << 30;
+    let share = SIM_HEAPS_ADDRESS_BYTES / u64::from(n_pes.max(1));
+    let power_of_two = 1u64 << share.ilog2();
+    power_of_two.min(NVSHMEM_MAX_MEMORY_PER_GPU_BYTES)
+}
+
+/// [`C_DEFAULTS`] for a simulated run of `n_pes` PEs: the heap limited to
+/// [`sim_heap_limit_bytes`].
+pub(crate) fn sim_defaults(n_pes: u32) -> Vec<(&'static str, String)> {
+    C_DEFAULTS
+        .iter()
+        .map(|&(name, value)| match name {
+            "SHMEM_SYMMETRIC_SIZE" => (name, sim_heap_limit_bytes(n_pes).to_string()),
+            _ => (name, value.to_owned()),
+        })
+        .collect()
+}
+
+/// The environment's variables over `defaults`. Two passes so that the environment's
+/// NVSHMEM names apply where the environment leaves the heap's own variable unset, whatever
+/// the defaults set (`Config::with_lookup`).
+pub(crate) fn config_with<V: AsRef<str>>(defaults: &[(&str, V)]) -> Result<Config, CallError> {
+    let from_defaults = |name: &str| {
+        defaults
             .iter()
             .find(|(var, _)| *var == name)
-            .map(|(_, value)| (*value).to_owned()),
+            .map(|(_, value)| value.as_ref().to_owned())
     };
-    Ok(Config::from_lookup(lookup).map_err(rshmem::ShmemError::from)?)
+    // Why lossy: a value that is not Unicode then fails to parse, naming the variable.
+    let from_env = |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+    let config = Config::default()
+        .with_lookup(from_defaults)
+        .and_then(|config| config.with_lookup(from_env));
+    Ok(config.map_err(rshmem::ShmemError::from)?)
 }
 
 /// A device and configuration handed to a PE before its program starts.
@@ -149,4 +183,24 @@ pub(crate) fn start(
         ),
     };
     Ok(rshmem::attach(device, config)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_simulator_s_heap_limit_is_nvshmem_s_until_the_pes_would_not_fit() {
+        assert_eq!(sim_heap_limit_bytes(1), 128 << 30);
+        assert_eq!(sim_heap_limit_bytes(512), 128 << 30);
+        assert_eq!(sim_heap_limit_bytes(513), 64 << 30);
+        assert_eq!(sim_heap_limit_bytes(4096), 16 << 30);
+        for n_pes in [1, 7, 100, 1000, 4096, 100_000] {
+            let total = sim_heap_limit_bytes(n_pes) * u64::from(n_pes);
+            assert!(
+                total <= SIM_HEAPS_ADDRESS_BYTES,
+                "{n_pes} PEs reserve {total} bytes"
+            );
+        }
+    }
 }

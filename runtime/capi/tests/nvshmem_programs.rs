@@ -4,7 +4,8 @@
 //! bugs the guide's code has are named, and the race detector finds the ring's race and none in
 //! the programs beyond the guide (signal ring, atomics, block reductions, wait and test) and
 //! races between the threads of a block, and C++ programs of our own (`tests/cuda/`) print what
-//! they should.
+//! they should and end as they should (a heap grown past 1 GiB, a failed allocation, a PE's
+//! `exit`).
 
 mod common;
 
@@ -476,4 +477,124 @@ fn a_kernel_wait_that_nothing_satisfies_is_named_in_the_program_s_terms() {
         assert!(!r.stderr.contains("word at offset"), "{}", r.stderr);
         assert!(!r.stdout.contains("done"), "{}", r.stdout);
     }
+}
+
+/// How a program of `tests/cuda/` must end on the simulator: its status, the lines it printed
+/// (`NAME.N.expected`, any order) and words the launcher's report or the library says on stderr.
+struct Ends {
+    name: &'static str,
+    pes: &'static str,
+    env: &'static [(&'static str, &'static str)],
+    status: i32,
+    expected: &'static str,
+    stderr: &'static [&'static str],
+}
+
+/// Runs `ends.name` built from `tests/cuda/` under `oshrun --sim` and checks how it ends.
+fn assert_ends(dir: &Path, ends: &Ends) {
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let binary = build_from(dir, &sources, ends.name, &[]);
+    let tag = format!("{}-{}-{}", ends.name, ends.pes, ends.env.len());
+    let mut command = Command::new(repo_root().join("tools/osh/bin/oshrun"));
+    command
+        .args(["-np", ends.pes, "--sim", "hgx8", "--seed", "5"])
+        .arg(&binary)
+        .envs(ends.env.iter().copied());
+    let r = run_with_deadline(command, dir, &tag, Duration::from_secs(120));
+    assert_eq!(
+        exit_code(&r),
+        Some(ends.status),
+        "{tag}:\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    let expected = std::fs::read_to_string(sources.join(ends.expected)).expect("expected output");
+    assert_eq!(
+        sorted_lines(&r.stdout),
+        sorted_lines(&expected),
+        "{tag} printed:\n{}\nstderr:\n{}",
+        r.stdout,
+        tail(&r.stderr, 3000)
+    );
+    for words in ends.stderr {
+        assert!(
+            r.stderr.contains(words),
+            "{tag}: no {words:?} in:\n{}",
+            r.stderr
+        );
+    }
+}
+
+/// NVSHMEM's heap grows past 1 GiB on demand, and so does ours: two 512 MiB buffers whose far
+/// ends a kernel puts to and the host reads and writes. With a limit set small (NVSHMEM's
+/// name for it) `nvshmem_malloc` returns NULL on every PE, each says why once, and the
+/// program's own `exit(1)` ends each PE.
+#[test]
+fn two_512_mib_buffers_fit_and_a_small_limit_says_why_malloc_failed() {
+    let Some(dir) = setup() else { return };
+    for (pes, expected) in [
+        ("2", "heap_two_halves.2.expected"),
+        ("4", "heap_two_halves.4.expected"),
+    ] {
+        let ends = Ends {
+            name: "heap_two_halves",
+            pes,
+            env: &[],
+            status: 0,
+            expected,
+            stderr: &[],
+        };
+        assert_ends(&dir, &ends);
+    }
+    let small = Ends {
+        name: "heap_two_halves",
+        pes: "2",
+        env: &[("NVSHMEM_MAX_MEMORY_PER_GPU", "768m")],
+        status: 1,
+        expected: "heap_two_halves.small.expected",
+        stderr: &[
+            "rshmem: PE 0: shmem_malloc: host heap exhausted: asked for 536870912 bytes (512m)",
+            "rshmem: PE 1: shmem_malloc: host heap exhausted",
+            "bytes (768m) are in use",
+            "raise its limit, e.g. set SHMEM_SYMMETRIC_SIZE=2g; it returns NULL",
+            "PE 0 exited with status 1",
+            "PE 1 exited with status 1",
+        ],
+    };
+    assert_ends(&dir, &small);
+}
+
+/// A PE that calls `exit` from C++ code (a frame holding a `std::vector` or a `std::string`)
+/// ends alone: the others finish what needs no more of it, and a barrier that waits for it
+/// is reported as a deadlock that names it, never a hang nor a barrier passed without it.
+#[test]
+fn a_cuda_program_s_exit_ends_only_its_pe() {
+    let Some(dir) = setup() else { return };
+    let early = Ends {
+        name: "exit_early",
+        pes: "4",
+        env: &[],
+        status: 1,
+        expected: "exit_early.4.expected",
+        stderr: &[
+            "CUDA error at",
+            "PE 3 exited with status 1",
+            "already finished: PEs 3",
+        ],
+    };
+    assert_ends(&dir, &early);
+    let barrier = Ends {
+        name: "exit_before_barrier",
+        pes: "4",
+        env: &[],
+        status: 1,
+        expected: "exit_before_barrier.4.expected",
+        stderr: &[
+            "input of PE 3 is negative (-1), giving up",
+            "PE 3 exited with status 1",
+            "deadlock",
+            "already finished: PEs 3",
+        ],
+    };
+    assert_ends(&dir, &barrier);
 }

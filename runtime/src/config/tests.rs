@@ -156,6 +156,8 @@ fn every_variable_has_a_name_a_default_and_a_meaning() {
         "RSHMEM_TEAMS_MAX",
         "RSHMEM_CONTEXTS_MAX",
         "SHMEM_INFO",
+        "NVSHMEM_SYMMETRIC_SIZE",
+        "NVSHMEM_MAX_MEMORY_PER_GPU",
     ] {
         assert!(names.contains(&name), "{name} is missing from {names:?}");
     }
@@ -170,4 +172,80 @@ fn every_variable_has_a_name_a_default_and_a_meaning() {
             var.name
         );
     }
+}
+
+#[test]
+fn nvshmem_s_limit_sizes_the_heap_malloc_uses() {
+    let device = from_vars(&[("NVSHMEM_MAX_MEMORY_PER_GPU", "4g")]).expect("valid");
+    assert_eq!(device.heap_bytes(MemKind::Device), 4 << 30);
+    assert_eq!(device.nvshmem_max_memory_bytes, 4 << 30);
+    let host = from_vars(&[
+        ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "HOST"),
+        ("SHMEM_SYMMETRIC_SIZE", "1g"),
+        ("NVSHMEM_MAX_MEMORY_PER_GPU", "4g"),
+    ])
+    .expect("valid");
+    // The host heap's own variable is set, so it wins; the device heap is not malloc's.
+    assert_eq!(host.heap_bytes(MemKind::Host), 1 << 30);
+    assert_eq!(host.heap_bytes(MemKind::Device), 1 << 30);
+    let host = from_vars(&[
+        ("SHMEM_SYMMETRIC_HEAP_DEFAULT", "host"),
+        ("NVSHMEM_MAX_MEMORY_PER_GPU", "4g"),
+    ])
+    .expect("valid");
+    assert_eq!(host.heap_bytes(MemKind::Host), 4 << 30);
+}
+
+#[test]
+fn nvshmem_s_symmetric_size_only_raises_the_limit() {
+    let size = |vars: &[(&str, &str)]| from_vars(vars).expect("valid").heap_bytes(MemKind::Device);
+    assert_eq!(size(&[("NVSHMEM_SYMMETRIC_SIZE", "2g")]), 2 << 30);
+    assert_eq!(size(&[("NVSHMEM_SYMMETRIC_SIZE", "512m")]), 1 << 30);
+    let both = [
+        ("NVSHMEM_MAX_MEMORY_PER_GPU", "4g"),
+        ("NVSHMEM_SYMMETRIC_SIZE", "8g"),
+    ];
+    assert_eq!(size(&both), 8 << 30);
+    let both = [
+        ("NVSHMEM_MAX_MEMORY_PER_GPU", "4g"),
+        ("NVSHMEM_SYMMETRIC_SIZE", "1g"),
+    ];
+    assert_eq!(size(&both), 4 << 30);
+}
+
+#[test]
+fn the_heap_s_own_variable_wins_over_nvshmem_s_names() {
+    let config = from_vars(&[
+        ("SHMEM_DEVICE_SYMMETRIC_SIZE", "256m"),
+        ("NVSHMEM_MAX_MEMORY_PER_GPU", "4g"),
+        ("NVSHMEM_SYMMETRIC_SIZE", "2g"),
+    ])
+    .expect("valid");
+    assert_eq!(config.heap_bytes(MemKind::Device), 256 << 20);
+}
+
+#[test]
+fn nvshmem_s_names_apply_over_a_library_s_own_defaults() {
+    // What libshmem does: its defaults first, then the environment, which sets only
+    // NVSHMEM's name; the defaults' value of the heap's variable does not count as set.
+    let defaults = Config::default()
+        .with_lookup(|name| (name == "SHMEM_DEVICE_SYMMETRIC_SIZE").then(|| "128g".to_owned()))
+        .expect("valid");
+    let env = defaults
+        .clone()
+        .with_lookup(|name| (name == "NVSHMEM_MAX_MEMORY_PER_GPU").then(|| "8g".to_owned()))
+        .expect("valid");
+    assert_eq!(defaults.heap_bytes(MemKind::Device), 128 << 30);
+    assert_eq!(env.heap_bytes(MemKind::Device), 8 << 30);
+}
+
+#[test]
+fn a_malformed_nvshmem_size_names_the_variable() {
+    let err = from_vars(&[("NVSHMEM_SYMMETRIC_SIZE", "3.1M")]).expect_err("a fraction");
+    let message = err.to_string();
+    assert!(message.contains("NVSHMEM_SYMMETRIC_SIZE"), "{message}");
+    assert!(
+        message.contains("e.g. NVSHMEM_SYMMETRIC_SIZE=2g"),
+        "{message}"
+    );
 }

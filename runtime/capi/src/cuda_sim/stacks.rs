@@ -22,7 +22,8 @@ pub(crate) const STACK_BYTES: usize = 64 * 1024;
 /// Free stacks kept per OS thread; a launch that parked more gives the rest back to the OS.
 const KEPT: usize = 4096;
 
-/// A GPU thread's stack: a guard page at the bottom, then [`STACK_BYTES`].
+/// A stack: a guard page at the bottom, then [`STACK_BYTES`] for a GPU thread ([`FiberStack::map`]
+/// takes other sizes).
 #[derive(Debug)]
 pub(crate) struct FiberStack {
     /// The lowest address of the mapping: the guard page.
@@ -32,10 +33,12 @@ pub(crate) struct FiberStack {
 }
 
 impl FiberStack {
-    fn map() -> io::Result<FiberStack> {
+    /// A new stack of `usable_bytes` (rounded up to whole pages) above its guard page; a PE's
+    /// `main` runs on one as well (`sim_host/exit.rs`).
+    pub(crate) fn map(usable_bytes: usize) -> io::Result<FiberStack> {
         // SAFETY: sysconf reads a constant of the system.
         let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
-        let len = STACK_BYTES.next_multiple_of(page) + page;
+        let len = usable_bytes.next_multiple_of(page) + page;
         // SAFETY: a new private anonymous mapping; no existing memory is named.
         let addr = unsafe {
             libc::mmap(
@@ -69,8 +72,8 @@ impl Drop for FiberStack {
     }
 }
 
-// SAFETY: the mapping has a PROT_NONE guard page at its lowest address and STACK_BYTES usable
-// bytes above it; both ends are page-aligned (so aligned to STACK_ALIGNMENT), and the mapping
+// SAFETY: the mapping has a PROT_NONE guard page at its lowest address and the usable bytes
+// above it; both ends are page-aligned (so aligned to STACK_ALIGNMENT), and the mapping
 // lives as long as the value.
 unsafe impl Stack for FiberStack {
     fn base(&self) -> StackPointer {
@@ -91,7 +94,7 @@ thread_local! {
 pub(crate) fn take() -> io::Result<FiberStack> {
     match FREE.with_borrow_mut(Vec::pop) {
         Some(stack) => Ok(stack),
-        None => FiberStack::map(),
+        None => FiberStack::map(STACK_BYTES),
     }
 }
 

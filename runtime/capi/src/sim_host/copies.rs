@@ -17,8 +17,8 @@ use crate::sim_host::HostError;
 use crate::sim_host::getopt::GetoptVars;
 use crate::sim_host::image::Image;
 
-/// A program's `main`, as the host calls it: "C-unwind", since a PE's `exit` unwinds out of it
-/// (`exit.rs`).
+/// A program's `main`, as the host calls it: "C-unwind", since the simulator unwinds a PE's
+/// program out of it when it ends a run early (a time limit).
 pub(crate) type Main =
     unsafe extern "C-unwind" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
 

@@ -10,40 +10,58 @@
 //! - `__cxa_atexit` keeps a handler registered by the PE's own copy (its `__dso_handle` lies
 //!   in the copy) in the PE's list; one registered for another object (libstdc++'s own
 //!   statics, shared by every PE) goes to libc's list, as before.
-//! - `exit` runs the PE's handlers, newest first, each taken off the list before it runs (a
-//!   handler that calls `exit` does not run twice), then unwinds the PE's stack with a
-//!   private payload ([`PeExit`]) up to [`run_main`], which returns the status as if `main`
-//!   had returned it; returning from `main` runs the handlers the same way. `_exit`, `_Exit`
-//!   and `quick_exit` unwind without running them.
+//! - The PE's `main` runs on a coroutine of its own ([`run_main`]), on a stack of its own.
+//!   `exit` runs the PE's handlers, newest first, each taken off the list before it runs (a
+//!   handler that calls `exit` does not run twice), then suspends that coroutine with the
+//!   status, and [`run_main`] discards it without unwinding and returns the status as if
+//!   `main` had returned it; returning from `main` runs the handlers the same way. `_exit`,
+//!   `_Exit` and `quick_exit` end it without running them. A wait of the PE inside `main`
+//!   suspends the simulator's coroutine of the PE from `main`'s stack, which stays as it is
+//!   until the simulator resumes the PE.
 //!
-//! Why an unwind and not a simulator-side end: the PE's coroutine must finish for the
-//! simulator to count it done (its deadlock report names the PEs that finished), and its
-//! implicit `shmem_finalize` must run on its own stack. C frames built by gcc and clang carry
-//! unwind tables on x86-64 and AArch64 by default, so the unwind passes them without running
-//! anything. Limits: a program built with `-fno-asynchronous-unwind-tables` cannot be
-//! unwound (the run aborts, naming the PE); a C++ `catch (...)` between `main` and the `exit`
-//! catches the unwind (it must rethrow); C++ objects on the stack are destroyed on the way,
-//! which a process's `exit` would not do; `at_quick_exit` and `on_exit` handlers are the
-//! process's, not the PE's.
+//! Why discard the stack rather than unwind it: a process's `exit` runs no destructors of the
+//! objects on its stack, and an unwind cannot pass C++ frames anyway. glibc declares `exit`
+//! `noexcept` (`__THROW`), so clang and gcc call it from a frame with C++ cleanups (a local
+//! `std::vector`, a `try` block) without a landing pad, and the C++ personality routine ends
+//! such an unwind with `std::terminate`: a CUDA program's `exit` after a failed CUDA call,
+//! the usual `CUDA_CHECK`, aborted every PE. Discarding also keeps the PE's coroutine, which
+//! must finish for the simulator to count the PE done (its deadlock report names the PEs that
+//! finished), and lets the implicit `shmem_finalize` run on the PE's own stack. What a
+//! discarded stack holds is lost as at a process's exit: C++ objects on it are not destroyed.
 //!
 //! Threads of a PE: `exit` from a thread the PE started (not its `main`) runs the PE's
 //! handlers and then ends the whole run with its status, naming the PE ([`end_pe`]): the
-//! unwind cannot reach `main` from there.
+//! first thread waits inside the simulator's dispatch of the threads, which cannot be
+//! discarded from another thread's stack.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{CStr, c_int, c_void};
 use std::ops::Range;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::OnceLock;
 
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use crate::cuda_sim::stacks::FiberStack;
 use crate::sim_host::getopt::real;
 use crate::state::{self, Slot};
 
-/// What unwinds a PE's stack from its `exit` to [`run_main`].
-#[derive(Debug)]
-pub(crate) struct PeExit {
-    /// The status the PE exits with.
+/// The stack a PE's `main` runs on, in bytes: a process's main thread's usual 8 MiB, committed
+/// page by page as it is touched.
+const MAIN_STACK_BYTES: usize = 8 << 20;
+
+/// What a PE's `main` coroutine yields when the PE exits: its status. It is never resumed.
+type MainYielder = Yielder<(), c_int>;
+
+/// The coroutine a PE's `main` runs on.
+type MainCoroutine = Coroutine<(), c_int, c_int, FiberStack>;
+
+/// A PE's `main` that ended: its exit status, and the stack it ran on, kept until the PE's
+/// implicit finalize has completed what may still write into it (a non-blocking get into a
+/// local array just before `exit`).
+pub(crate) struct EndedMain {
+    /// The status, as a process's (the low 8 bits).
     pub(crate) status: c_int,
+    _main: MainCoroutine,
 }
 
 /// An `atexit` handler (or a C++ destructor) and its argument.
@@ -55,6 +73,8 @@ struct PeExits {
     handlers: RefCell<Vec<(Handler, *mut c_void)>>,
     /// Whether its `main` (or its handlers after `main`) runs.
     in_main: Cell<bool>,
+    /// The yielder of the coroutine its `main` runs on, while it runs; null otherwise.
+    main_yielder: Cell<*const MainYielder>,
     /// The addresses of its copy of the program.
     copy: Range<usize>,
 }
@@ -84,6 +104,7 @@ pub(crate) fn install(slots: &'static [Slot], copies: impl Iterator<Item = Range
         .map(|copy| PeExits {
             handlers: RefCell::new(Vec::new()),
             in_main: Cell::new(false),
+            main_yielder: Cell::new(std::ptr::null()),
             copy,
         })
         .collect();
@@ -109,25 +130,46 @@ pub(crate) fn running_pe() -> Option<u32> {
     running().map(|(pe, _)| pe)
 }
 
-/// Runs PE `pe`'s `main` (`call_main`) and then its handlers, and returns its exit status as
-/// a process's would be (the low 8 bits), whether `main` returned or the PE called `exit`.
-pub(crate) fn run_main(pe: u32, call_main: impl FnOnce() -> c_int) -> c_int {
+/// Runs PE `pe`'s `main` (`call_main`) and then its handlers, on a coroutine of its own, and
+/// returns its exit status as a process's would be (the low 8 bits), whether `main` returned
+/// or the PE called `exit`, with the stack `main` ran on.
+pub(crate) fn run_main(pe: u32, call_main: impl FnOnce() -> c_int) -> EndedMain {
     let exits = &TABLE.get().expect("install runs before the PEs").pes[pe as usize];
-    exits.in_main.set(true);
-    let ended = catch_unwind(AssertUnwindSafe(|| {
+    let stack = FiberStack::map(MAIN_STACK_BYTES).unwrap_or_else(|e| {
+        crate::sim_host::note_why(format!(
+            "cannot map a {MAIN_STACK_BYTES}-byte stack for the main of PE {pe}: {e}"
+        ));
+        exit_process(1)
+    });
+    let body = move |yielder: &MainYielder, ()| {
+        exits.main_yielder.set(std::ptr::from_ref(yielder));
         let status = call_main();
         run_handlers(exits);
         status
-    }));
-    exits.in_main.set(false);
-    let status = match ended {
-        Ok(status) => status,
-        Err(payload) => match payload.downcast::<PeExit>() {
-            Ok(exit) => exit.status,
-            Err(other) => resume_unwind(other),
-        },
     };
-    status & 0xff
+    // SAFETY: the body uses `exits` (static) and what `call_main` borrows only while the
+    // coroutine runs, which is inside this function: when it returns the coroutine has
+    // finished or been reset (a panic out of it leaves it finished), and only its stack is
+    // kept.
+    let mut main: MainCoroutine = unsafe { Coroutine::with_stack_unchecked(stack, body) };
+    exits.in_main.set(true);
+    let step = main.resume(());
+    exits.in_main.set(false);
+    exits.main_yielder.set(std::ptr::null());
+    let status = match step {
+        CoroutineResult::Return(status) => status,
+        CoroutineResult::Yield(status) => {
+            // SAFETY: `exit` suspended the coroutine for good; its frames are the program's
+            // and `exit`'s, which hold no borrow of ours and, as a process's at exit, are
+            // dropped without running anything (module docs).
+            unsafe { main.force_reset() };
+            status
+        }
+    };
+    EndedMain {
+        status: status & 0xff,
+        _main: main,
+    }
 }
 
 /// Runs `exits`'s handlers, newest first, each once.
@@ -140,10 +182,10 @@ fn run_handlers(exits: &PeExits) {
     }
 }
 
-/// Ends the running PE with `status`: unwinds to [`run_main`]. From a thread the PE started
-/// there is no unwind to take: the thread's stack leads to its start routine, not to `main`,
-/// and the PE's first thread waits in a C function that cannot be unwound; so the whole run
-/// ends there, with `status` and the PE named, as `oshrun` ends a job whose rank exited
+/// Ends the running PE with `status`: suspends its `main` coroutine for [`run_main`] to
+/// discard. From a thread the PE started that coroutine is not the one running (the first
+/// thread waits in the dispatch of the PE's threads); so the whole run ends there, with
+/// `status` and the PE named, as `oshrun` ends a job whose rank exited
 /// non-zero (an exit 0 from a thread ends the others early too: a known limit).
 fn end_pe(status: c_int) -> ! {
     if let Some((pe, _)) = running()
@@ -155,8 +197,14 @@ fn end_pe(status: c_int) -> ! {
         ));
         exit_process(status)
     }
-    // Why resume_unwind and not panic!: it runs no panic hook, so nothing is printed.
-    resume_unwind(Box::new(PeExit { status }))
+    let yielder = running().map_or(std::ptr::null(), |(_, exits)| exits.main_yielder.get());
+    if yielder.is_null() {
+        exit_process(status)
+    }
+    // SAFETY: the yielder of the running PE's `main` coroutine, set while that coroutine runs,
+    // and this is its first thread, so the code here is on that coroutine's stack.
+    unsafe { &*yielder }.suspend(status);
+    unreachable!("a PE's main was resumed after its exit")
 }
 
 /// Ends the process with `status` through libc's `exit` (its `atexit` handlers, its stdio

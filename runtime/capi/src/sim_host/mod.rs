@@ -199,7 +199,7 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
     }
     let sim = builder.build().map_err(|e| HostError::Sim(e.to_string()))?;
     let topology = sim.topology().clone();
-    let config = crate::start::config_with(&crate::start::C_DEFAULTS)
+    let config = crate::start::config_with(&crate::start::sim_defaults(request.pes))
         .map_err(|e| HostError::Sim(e.to_string()))?;
     // Leaked: a slot stays current after its PE's `main` returns, and the copies' exit
     // handlers (C++ destructors) may still call the library when the host ends the process.
@@ -253,13 +253,20 @@ fn run_copy(
     // SAFETY: the slots are leaked, so they live until the process ends.
     unsafe { state::enter_slot(slot) };
     // SAFETY: `main` is the copy's, called as the C runtime calls it.
-    let status = exit::run_main(pe, || unsafe {
+    let ended = exit::run_main(pe, move || unsafe {
         (copy.main)(args.argc, args.argv, args.envp)
     });
+    let status = ended.status;
     ending::pe_ended(pe, status);
     // Why: a program that ends without shmem_finalize still takes part in the collective
-    // finalize the others run.
-    state::finalize("shmem_finalize (when the PE exited)");
+    // finalize the others run. Why only with status 0: a PE that failed (an `exit(1)` after
+    // an error) takes part in nothing more, as its process would not, so the others' next
+    // collective waits for it and the deadlock report names it, instead of taking its
+    // finalize for their barrier.
+    if status == 0 {
+        state::finalize("shmem_finalize (when the PE exited)");
+    }
+    drop(ended);
     status
 }
 
