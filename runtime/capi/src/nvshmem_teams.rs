@@ -55,7 +55,7 @@ impl NvshmemTeams {
     }
 
     /// The team `handle` names, or `SHMEM_TEAM_INVALID`.
-    fn team(&self, handle: i32) -> usize {
+    pub(crate) fn team(&self, handle: i32) -> usize {
         let Ok(index) = usize::try_from(handle) else {
             return predefined::TEAM_INVALID;
         };
