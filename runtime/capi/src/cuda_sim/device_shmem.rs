@@ -23,8 +23,8 @@ use std::ffi::{c_int, c_void};
 use hw::{AmoKind, Cmp, SignalOp};
 use rshmem::{AtomicElement, KernelThread, Scoped, Sym};
 
-use crate::cuda_sim::mapped;
 use crate::cuda_sim::{fiber, guard};
+use crate::cuda_sim::{mapped, peer_views};
 use crate::fail::CallError;
 use crate::state::{Backend, Pe, running_pe};
 
@@ -58,6 +58,7 @@ pub(crate) fn device_call<R>(
     body: impl FnOnce(&'static KernelThread<'static, Backend>, &'static Pe) -> Result<R, CallError>,
 ) -> R {
     guard(call, || {
+        peer_views::flush();
         let (thread, pe) = caller(call);
         match body(thread, pe) {
             Ok(value) => value,
@@ -121,18 +122,16 @@ pub extern "C" fn rshmemd_n_pes() -> c_int {
     device_call("nvshmem_n_pes", |t, _| Ok(t.n_pes() as c_int))
 }
 
-/// `nvshmem_ptr` in a kernel: the object itself for this PE, null for a peer (the simulator
-/// gives no address of a peer's memory: stores through it would bypass the simulated
-/// network, whose timing and ordering rules a program is run here to see).
+/// `nvshmem_ptr` in a kernel: the object itself for this PE, a view whose loads and stores
+/// are operations for a load/store peer (`peer_views.rs`), null for the rest.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemd_ptr(ptr: *const c_void, pe: c_int) -> *mut c_void {
     device_call("nvshmem_ptr", |t, p| {
-        p.addr(ptr.cast::<u8>())?;
-        Ok(if pe == t.my_pe() as c_int {
-            ptr.cast_mut()
-        } else {
-            std::ptr::null_mut()
-        })
+        if pe == t.my_pe() as c_int {
+            p.addr(ptr.cast::<u8>())?;
+            return Ok(ptr.cast_mut());
+        }
+        peer_views::pointer(p, ptr, pe, true)
     })
 }
 

@@ -21,7 +21,9 @@
 //! thread wrote; `builtins.rs` and `vprintf.rs` the language's built-ins; `runtime_api.rs`
 //! errors and devices, `memory.rs` allocation and copies, `streams.rs` streams and events;
 //! `residency.rs` how many blocks run at once; `device_shmem.rs` the device SHMEM calls (`rshmem/device_abi.h`), `device_teams.rs`
-//! their team calls and collectives, `reduce.rs` the reductions, `mapped.rs` the table of mapped loads that the inline `g` reads.
+//! their team calls and collectives, `reduce.rs` the reductions, `mapped.rs` the table of
+//! mapped loads that the inline `g` reads, `peer_views.rs` the views `nvshmem_ptr` gives of
+//! peers' memory.
 
 pub(crate) mod atomics;
 pub(crate) mod builtins;
@@ -32,6 +34,7 @@ pub(crate) mod initcheck;
 pub(crate) mod launch;
 pub(crate) mod mapped;
 pub(crate) mod memory;
+pub(crate) mod peer_views;
 pub(crate) mod reduce;
 pub(crate) mod registry;
 pub(crate) mod residency;

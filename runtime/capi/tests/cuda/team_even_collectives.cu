@@ -38,25 +38,31 @@ __global__ void numbering(nvshmem_team_t team, Numbering* out) {
     out->outside = nvshmem_team_translate_pe(team, out->n_pes, NVSHMEM_TEAM_WORLD);
 }
 
-// One thread counts to `round` on every member before the barrier: after it every member's
-// counter must hold the round.
-__global__ void thread_barrier(nvshmem_team_t team, int* counter, int round, int* seen) {
+// One thread writes `round` into its own slot of every member's counters before the barrier:
+// after it every slot on this member must hold the round; `seen` gets the smallest.
+__global__ void thread_barrier(nvshmem_team_t team, int* counters, int round, int* seen) {
+    int me = nvshmem_team_my_pe(team);
     int n = nvshmem_team_n_pes(team);
     for (int j = 0; j < n; j++) {
-        nvshmem_int_p(counter, round, nvshmem_team_translate_pe(team, j, NVSHMEM_TEAM_WORLD));
+        nvshmem_int_p(counters + me, round, nvshmem_team_translate_pe(team, j, NVSHMEM_TEAM_WORLD));
     }
     nvshmem_barrier(team);
-    *seen = *counter;
+    int smallest = counters[0];
+    for (int j = 1; j < n; j++) smallest = min(smallest, counters[j]);
+    *seen = smallest;
     nvshmem_team_sync(team);
 }
 
-__global__ void warp_barrier(nvshmem_team_t team, int* counter, int round, int* seen) {
+// The warp's first thread writes `round` into its slot on the next member; after the warp's
+// barrier its last thread reads what the previous member wrote.
+__global__ void warp_barrier(nvshmem_team_t team, int* counters, int round, int* seen) {
+    int me = nvshmem_team_my_pe(team);
+    int n = nvshmem_team_n_pes(team);
     if (threadIdx.x == 0) {
-        int next = (nvshmem_team_my_pe(team) + 1) % nvshmem_team_n_pes(team);
-        nvshmem_int_p(counter, round, nvshmem_team_translate_pe(team, next, NVSHMEM_TEAM_WORLD));
+        nvshmem_int_p(counters + me, round, nvshmem_team_translate_pe(team, (me + 1) % n, NVSHMEM_TEAM_WORLD));
     }
     nvshmemx_barrier_warp(team);
-    if (threadIdx.x == 31) *seen = *counter;
+    if (threadIdx.x == 31) *seen = counters[(me + n - 1) % n];
     nvshmemx_team_sync_warp(team);
 }
 
@@ -89,7 +95,7 @@ int main() {
             exit(1);
         }
         int team_n = (world_n + 1) / 2;
-        int* counter = static_cast<int*>(nvshmem_malloc(sizeof(int)));
+        int* counters = static_cast<int*>(nvshmem_malloc(sizeof(int) * team_n));
         int* send = static_cast<int*>(nvshmem_malloc(sizeof(int) * team_n * kPerPeer));
         int* receive = static_cast<int*>(nvshmem_malloc(sizeof(int) * team_n * kPerPeer));
         long* partial = static_cast<long*>(nvshmem_malloc(sizeof(long) * kPerPeer));
@@ -111,16 +117,16 @@ int main() {
                 exit(1);
             }
             for (int round = 1; round <= 3; round++) {
-                thread_barrier<<<1, 1>>>(evens, counter, round, seen);
+                thread_barrier<<<1, 1>>>(evens, counters, round, seen);
                 CUDA_CHECK(cudaDeviceSynchronize());
                 int value = 0;
                 CUDA_CHECK(cudaMemcpy(&value, seen, sizeof value, cudaMemcpyDeviceToHost));
                 if (value != round) {
-                    std::cerr << "PE " << world_pe << ": after thread barrier " << round << " the counter is " << value << "\n";
+                    std::cerr << "PE " << world_pe << ": after thread barrier " << round << " a counter is " << value << "\n";
                     exit(1);
                 }
             }
-            warp_barrier<<<1, 32>>>(evens, counter, 10, seen);
+            warp_barrier<<<1, 32>>>(evens, counters, 10, seen);
             CUDA_CHECK(cudaDeviceSynchronize());
             int warp_seen = 0;
             CUDA_CHECK(cudaMemcpy(&warp_seen, seen, sizeof warp_seen, cudaMemcpyDeviceToHost));
@@ -164,7 +170,7 @@ int main() {
         nvshmem_free(partial);
         nvshmem_free(receive);
         nvshmem_free(send);
-        nvshmem_free(counter);
+        nvshmem_free(counters);
         nvshmem_finalize();
     } catch (const std::exception& error) {
         std::cerr << "error: " << error.what() << "\n";
