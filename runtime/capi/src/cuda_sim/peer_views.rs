@@ -86,6 +86,8 @@ thread_local! {
     static SPAN: Cell<(usize, usize)> = const { Cell::new((usize::MAX, 0)) };
     /// The store made through a view since the last hook or call.
     static PENDING: Cell<Option<Store>> = const { Cell::new(None) };
+    /// Whether a store through a view became a put since the last load through one.
+    static STORED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// `shmem_ptr`/`nvshmem_ptr` of PE `me` (in a kernel if `kernel`): where it loads and stores
@@ -250,6 +252,7 @@ pub(crate) fn flush() {
     // writes it while the hook runs.
     let bytes = unsafe { std::slice::from_raw_parts(store.addr as *const u8, store.len) }.to_vec();
     const CALL: &str = "a store through nvshmem_ptr's pointer";
+    STORED.set(true);
     if fiber::running().is_some() {
         device_call(CALL, |t, p| {
             let dst = view.sym(p, store.addr, store.len)?;
@@ -263,9 +266,12 @@ pub(crate) fn flush() {
     }
 }
 
-/// A load of `len` bytes at `addr` of `view`: a get of them into the view.
+/// A load of `len` bytes at `addr` of `view`: a get of them into the view. After stores
+/// through views it is a quiet first, so that the load reads what the thread stored: a get may
+/// otherwise pass a put to the same address, where a GPU's loads see its own stores.
 fn load(view: View, addr: usize, len: usize) {
     const CALL: &str = "a load through nvshmem_ptr's pointer";
+    let stored = STORED.replace(false);
     let into_view = |data: &[u8]| {
         // SAFETY: the view holds `len` bytes at `addr`, and `data` is the get's `len` bytes.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr as *mut u8, data.len()) };
@@ -273,6 +279,9 @@ fn load(view: View, addr: usize, len: usize) {
     if fiber::running().is_some() {
         device_call(CALL, |t, p| {
             let src = view.sym(p, addr, len)?;
+            if stored {
+                fiber::block_on(t.quiet())?;
+            }
             Ok(fiber::block_on(t.get_with(src, view.target, into_view))?)
         });
     } else {
