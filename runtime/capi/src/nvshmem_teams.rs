@@ -141,6 +141,7 @@ mod tests {
         let (a, b) = (0x1000, 0x2000);
         assert_eq!(table.handle(a), 3);
         assert_eq!(table.handle(b), 4);
+        assert_eq!(table.handles(), 5, "the predefined three and two split");
         assert_eq!(table.handle(a), 3, "a team keeps its handle");
         assert_eq!(table.team(4), b);
         table.release(3);
