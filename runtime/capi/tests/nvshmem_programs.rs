@@ -463,8 +463,8 @@ fn kernels_synchronise_and_exchange_on_a_split_team() {
 }
 
 /// A transpose through `nvshmem_ptr`: built with `-rshmem-check`, each kernel store through
-/// the pointer is a put and each load a get, so it runs on the simulator, the host reads a
-/// peer through its pointer, and the race detector finds no race with the barrier and the
+/// the pointer is a put and each load a get, so it runs on the simulator, the host copies from
+/// a peer through its pointer, and the race detector finds no race with the barrier and the
 /// peers' stores racing with the reads without it; built without, the kernel's `nvshmem_ptr`
 /// stops the run saying to build with `-rshmem-check` (`tests/cuda/ptr_transpose.cu`).
 #[test]

@@ -187,25 +187,14 @@ fn address(
 
 /// Reserves `len_bytes` of address space for a view.
 fn reserve(len_bytes: usize) -> Result<usize, CallError> {
-    // SAFETY: a new anonymous mapping, which nothing else refers to.
-    let base = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len_bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    if base == libc::MAP_FAILED {
-        return Err(CallError::Argument(format!(
-            "no address space left for a view of {len_bytes} bytes of a peer's heap: {}; \
-             use smaller heaps (NVSHMEM_SYMMETRIC_SIZE) or fewer PEs",
-            std::io::Error::last_os_error()
-        )));
-    }
-    Ok(base as usize)
+    sim::map_lazily(len_bytes)
+        .map(|base| base.as_ptr() as usize)
+        .map_err(|err| {
+            CallError::Argument(format!(
+                "no address space left for a view of {len_bytes} bytes of a peer's heap: {err}; \
+                 use smaller heaps (NVSHMEM_SYMMETRIC_SIZE) or fewer PEs"
+            ))
+        })
 }
 
 /// The view `len` bytes at `addr` are in, if any.

@@ -2,7 +2,8 @@
 // machines: each PE's source holds one block of values for every PE; a kernel stores block j
 // straight into PE j's destination through the pointer nvshmem_ptr gives, synchronises the
 // PEs with a block-scope barrier, and then checks what the other PEs stored into its own
-// destination. The host then reads a value of the next PE through nvshmem_ptr.
+// destination. The host then copies a value of the next PE from the pointer nvshmem_ptr gives
+// it (a device address: the host copies from it with cudaMemcpy, as on a GPU).
 // Built with -DRACY the kernel skips the barrier: its checks then race with the peers' stores.
 #include <nvshmem.h>
 #include <nvshmemx.h>
@@ -77,12 +78,13 @@ int main() {
         const double* next_dest = static_cast<const double*>(nvshmem_ptr(dest, next));
         std::string host_read = "no host pointer";
         if (next_dest != nullptr) {
-            double got = next_dest[kBlock * me + 1];  // what this PE stored there
+            double got = 0;  // what this PE stored there
+            CUDA_CHECK(cudaMemcpy(&got, next_dest + kBlock * me + 1, sizeof got, cudaMemcpyDefault));
             if (got != value_of(me, next * kBlock + 1)) {
-                std::cerr << "PE " << me << ": the host read " << got << " through nvshmem_ptr\n";
+                std::cerr << "PE " << me << ": the host copied " << got << " from nvshmem_ptr's pointer\n";
                 exit(1);
             }
-            host_read = "the host read agrees";
+            host_read = "the host copy agrees";
         }
         nvshmem_barrier_all();
         if (wrong_count != 0) {
