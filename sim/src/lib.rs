@@ -75,6 +75,7 @@ pub use entropy::Entropy;
 pub use explore::Explore;
 pub use fault::{Fault, UnknownFault};
 pub use injection::{FaultPlan, InjectionReport};
+pub use mapping::map_lazily;
 pub use memory::StaticRegion;
 pub use queue::SimQueue;
 pub use report::{OpCounts, SimReport};

@@ -1,6 +1,6 @@
 //! Anonymous memory mappings whose pages the OS commits only when first written: the one place
 //! the simulator maps memory, for coroutine stacks (`stacks.rs`) and addressable segments
-//! (`memory/region.rs`).
+//! (`memory/region.rs`), and where the C API maps its views of peers' memory.
 //!
 //! `MAP_NORESERVE` is the point: without it a private writable mapping is charged in full to
 //! the OS's commit limit when it is made, so a thousand PEs with 8 MiB stacks and 1 GiB heaps
@@ -11,7 +11,10 @@ use std::io;
 use std::ptr::NonNull;
 
 /// Maps `len` bytes (more than 0) readable and writable, private and zero-filled.
-pub(crate) fn map_lazily(len: usize) -> io::Result<NonNull<u8>> {
+///
+/// # Errors
+/// The OS's, when it refuses the mapping (no address space left).
+pub fn map_lazily(len: usize) -> io::Result<NonNull<u8>> {
     // SAFETY: an anonymous mapping at an address of the kernel's choosing aliases nothing;
     // the result is checked before use.
     let at = unsafe {

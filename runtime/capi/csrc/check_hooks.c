@@ -8,7 +8,8 @@
  * builtins say that directly. This file is compiled without the sanitizer.
  *
  * Plain accesses go to rshmem_check_access (Rust, sim_host/check.rs) only while a checked
- * simulated run is on (rshmem_check_on); otherwise a hook costs a load and a branch.
+ * simulated run is on or shmem_ptr gave a view of a peer (rshmem_check_on); otherwise a hook
+ * costs a load and a branch.
  * 16-byte atomics are left out (they would need libatomic): a program that uses them fails
  * to link under -rshmem-check, naming the function. Atomics go to rshmem_check_atomic (Rust,
  * sim_host/check.rs) before they are done, while any simulated run is on (rshmem_sim_on):
@@ -39,7 +40,10 @@ enum { ATOMIC_LOAD = 0, ATOMIC_STORE = 1, ATOMIC_RMW = 2 };
             rshmem_check_access((addr), (bytes), (write));                                   \
     } while (0)
 
-void __tsan_init(void) {}
+extern void rshmem_check_hooked(void);
+
+/* The program's host code has the hooks: shmem_ptr may give views of peers (cuda_sim/peer_views.rs). */
+void __tsan_init(void) { rshmem_check_hooked(); }
 void __tsan_func_entry(void *caller) { (void)caller; }
 void __tsan_func_exit(void) {}
 void __tsan_ignore_thread_begin(void) {}

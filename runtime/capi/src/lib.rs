@@ -33,6 +33,7 @@ pub mod collectives;
 pub mod ctx;
 mod cuda_sim;
 pub mod device_state;
+pub mod device_teams;
 mod fail;
 pub mod handles;
 #[cfg(test)]

@@ -197,21 +197,12 @@ pub unsafe extern "C" fn shmem_free(ptr: *mut c_void) {
 /// The address at which this process reaches PE `pe`'s part of the symmetric object at
 /// `dest` with loads and stores, or null where it cannot (`shmem_ptr`): a PE that does not
 /// exist cannot be reached, so it gets null as well ("Otherwise, a NULL address is returned",
-/// OpenSHMEM 1.5 section 9.1, shmem_ptr).
+/// OpenSHMEM 1.5 section 9.1, shmem_ptr). On the simulator a load/store peer's is a view
+/// whose loads and stores are operations (`cuda_sim/peer_views.rs`).
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
     with_pe("shmem_ptr", |me| {
-        let sym = me.sym(dest.cast::<u8>(), 1)?;
-        let Some(pe) = u32::try_from(pe)
-            .ok()
-            .filter(|&pe| me.shmem.pe_accessible(pe))
-        else {
-            return Ok(std::ptr::null_mut());
-        };
-        let peer = me.shmem.ptr(sym, pe)?;
-        Ok(peer
-            .and_then(|peer| peer.addr)
-            .map_or(std::ptr::null_mut(), |addr| addr as *mut c_void))
+        crate::cuda_sim::peer_views::pointer(me, dest, pe, false)
     })
 }
 

@@ -55,7 +55,7 @@ impl NvshmemTeams {
     }
 
     /// The team `handle` names, or `SHMEM_TEAM_INVALID`.
-    fn team(&self, handle: i32) -> usize {
+    pub(crate) fn team(&self, handle: i32) -> usize {
         let Ok(index) = usize::try_from(handle) else {
             return predefined::TEAM_INVALID;
         };
@@ -68,6 +68,11 @@ impl NvshmemTeams {
             .copied()
             .flatten()
             .unwrap_or(predefined::TEAM_INVALID)
+    }
+
+    /// How many handles there are: the predefined ones and every split one, free or not.
+    pub(crate) fn handles(&self) -> usize {
+        PREDEFINED.len() + self.teams.borrow().len()
     }
 
     /// Frees `handle` (a destroyed team's); predefined and unknown handles are left alone.
@@ -88,9 +93,12 @@ impl NvshmemTeams {
 /// `NVSHMEM_TEAM_INVALID` (-1) for `SHMEM_TEAM_INVALID`.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemx_team_handle(team: shmem_team_t) -> i32 {
-    with_pe("rshmemx_team_handle", |pe| {
+    let handle = with_pe("rshmemx_team_handle", |pe| {
         Ok(pe.nvshmem_teams.handle(team as usize))
-    })
+    });
+    // Kernels compiled by nvcc look teams up in their own table (`device_teams.rs`).
+    crate::device_teams::rshmemx_bind_device_teams();
+    handle
 }
 
 /// The C API team an NVSHMEM handle names, or `SHMEM_TEAM_INVALID` for one no live team has.
@@ -108,6 +116,7 @@ pub extern "C" fn rshmemx_team_handle_release(handle: i32) {
         pe.nvshmem_teams.release(handle);
         Ok(())
     });
+    crate::device_teams::rshmemx_bind_device_teams();
 }
 
 #[cfg(test)]
@@ -132,6 +141,7 @@ mod tests {
         let (a, b) = (0x1000, 0x2000);
         assert_eq!(table.handle(a), 3);
         assert_eq!(table.handle(b), 4);
+        assert_eq!(table.handles(), 5, "the predefined three and two split");
         assert_eq!(table.handle(a), 3, "a team keeps its handle");
         assert_eq!(table.team(4), b);
         table.release(3);

@@ -312,6 +312,8 @@ pub(crate) fn around_sleep(sleep: &mut dyn FnMut()) {
 /// of the runtime, or a call before `shmem_init` ends the process with a message naming the
 /// call, the PE and the fix (`fail.rs`).
 pub(crate) fn with_pe<R>(call: &'static str, body: impl FnOnce(&Pe) -> Result<R, CallError>) -> R {
+    // A store through `nvshmem_ptr`'s view is a put that precedes the call.
+    crate::cuda_sim::peer_views::flush();
     let _serial = Serial::enter();
     let _in_call = crate::rank_status::InCall::enter(call);
     let slot = slot();

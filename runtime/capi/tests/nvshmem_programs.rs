@@ -597,4 +597,70 @@ fn a_cuda_program_s_exit_ends_only_its_pe() {
         ],
     };
     assert_ends(&dir, &barrier);
+
+/// Kernels on a team split from the world, the even PEs of 4: the team's numbering, barriers
+/// and syncs at thread, warp and block scope, an alltoall and a sum reduction agree with what
+/// each member computes, the odd PEs take no part, and the race detector finds no race
+/// (`tests/cuda/team_even_collectives.cu`).
+#[test]
+fn kernels_synchronise_and_exchange_on_a_split_team() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let name = "team_even_collectives";
+    let expected = std::fs::read_to_string(sources.join(format!("{name}.4.expected")))
+        .expect("the expected output");
+    for flags in [&[][..], &["-rshmem-check"][..]] {
+        let binary = build_from(&dir, &sources, name, flags);
+        let binary = binary.to_str().expect("a UTF-8 path");
+        let args = ["-np", "4", "--sim", "hgx8", "--seed", "5"];
+        assert_prints(&dir, binary, &args, &expected, &format!("{name}{flags:?}"));
+    }
+    let checked = build_from(&dir, &sources, name, &["-rshmem-check"]);
+    assert_race_free(&dir, &checked, name);
+}
+
+/// A transpose through `nvshmem_ptr`: built with `-rshmem-check`, each kernel store through
+/// the pointer is a put and each load a get, so it runs on the simulator, the host copies from
+/// a peer through its pointer, and the race detector finds no race with the barrier and the
+/// peers' stores racing with the reads without it; built without, the kernel's `nvshmem_ptr`
+/// stops the run saying to build with `-rshmem-check` (`tests/cuda/ptr_transpose.cu`).
+#[test]
+fn loads_and_stores_through_nvshmem_ptr_are_simulated_operations() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let name = "ptr_transpose";
+    let checked = build_from(&dir, &sources, name, &["-rshmem-check"]);
+    let expected = std::fs::read_to_string(sources.join(format!("{name}.4.expected")))
+        .expect("the expected output");
+    let args = ["-np", "4", "--sim", "hgx8", "--seed", "2"];
+    let binary = checked.to_str().expect("a UTF-8 path");
+    assert_prints(&dir, binary, &args, &expected, name);
+    assert_race_free(&dir, &checked, name);
+
+    let racy = build_from(&dir, &sources, name, &["-rshmem-check", "-DRACY"]);
+    let racy = racy.to_str().expect("a UTF-8 path");
+    let r = run(
+        &dir,
+        "rshmem",
+        &["check", "-n", "4", "--runs", "2", racy],
+        "ptr-racy",
+    );
+    assert_eq!(exit_code(&r), Some(1), "{}\n{}", r.stdout, r.stderr);
+    for says in ["local read of 8 B at heap+", "put of 8 B at heap+"] {
+        assert!(
+            r.stdout.contains(says),
+            "does not say {says:?}:\n{}",
+            r.stdout
+        );
+    }
+
+    let plain = build_from(&dir, &sources, name, &[]);
+    let plain = plain.to_str().expect("a UTF-8 path");
+    let r = run(&dir, "oshrun", &[&args[..], &[plain]].concat(), "ptr-plain");
+    assert_ne!(exit_code(&r), Some(0), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("nvshmem_ptr: PE ") && r.stderr.contains("rshmem-nvcc -rshmem-check"),
+        "{}",
+        r.stderr
+    );
 }

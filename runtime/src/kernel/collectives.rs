@@ -1,8 +1,8 @@
-//! Collectives over every PE, called from a scope: barrier_all, broadcast, fcollect, alltoall
-//! and a sum reduction (NVSHMEM's `_block` collectives on the world team, and their warp and
-//! thread variants).
+//! Collectives over the PEs of a team, called from a scope: barrier, broadcast, fcollect,
+//! alltoall and the reductions (NVSHMEM's `_block` collectives on any team, and their warp and
+//! thread variants); the `_all` forms and the unprefixed ones are on the world team.
 //!
-//! They are built on the scope's own RMA and on the world team's barrier words, with no
+//! They are built on the scope's own RMA and on the team's barrier words, with no
 //! scratch memory: each starts with a barrier (every PE has entered, so its `dest` is free
 //! and its `source` written), moves data, and ends with a barrier that makes the data
 //! complete and visible. Data moves as pushes (one put per PE) except in the reduction,
@@ -10,8 +10,9 @@
 //! order, so every PE computes the same floating-point sum.
 //!
 //! The barrier is the dissemination barrier of `team/barrier.rs` on the same counters and
-//! epochs, so barrier `k` in a kernel meets barrier `k` of every other PE, host or kernel;
-//! its waits are kernel waits, so the PE's other threads run while it waits.
+//! epochs, so barrier `k` of a team in a kernel meets barrier (or sync) `k` of that team on
+//! every other member, host or kernel; its waits are kernel waits, so the PE's other threads
+//! run while it waits.
 
 use hw::{AmoKind, AmoOp, AmoWidth, Backend, Cmp, Pe, Queue};
 
@@ -23,6 +24,7 @@ use crate::kernel::scope::Scoped;
 use crate::memory::sym::{Element, Sym, as_bytes_mut};
 use crate::p2p::wait::word_spec;
 use crate::pe::{local, remote, same_len};
+use crate::team::Team;
 
 /// An element type the sum reduction adds: integers wrap, floats round as IEEE 754 does.
 pub trait SumElement: Element {
@@ -74,10 +76,19 @@ impl<B: Backend> Scoped<'_, B> {
     /// collectives; [`ShmemError::Queue`] if a PE does not arrive within
     /// `RSHMEM_WAIT_TIMEOUT_MS`; the group errors of [`Scoped`].
     pub async fn barrier_all(&self) -> Result<(), ShmemError> {
-        let call = self.call("barrier_all".into(), &[]);
+        self.barrier(self.world()).await
+    }
+
+    /// Completes the context's operations and waits until every PE of `team` has called it
+    /// (`nvshmem_barrier`, `_warp`, `_block`); a sync (`nvshmem_team_sync`) is this barrier.
+    ///
+    /// # Errors
+    /// As [`Scoped::barrier_all`]; [`ShmemError::TeamDestroyed`].
+    pub async fn barrier(&self, team: &Team) -> Result<(), ShmemError> {
+        let call = self.call(format!("barrier({})", team.kind().name()), &[]);
         self.meet(call, async || {
             self.claim_world()?;
-            self.world_barrier().await?;
+            self.team_barrier(team).await?;
             Ok(Shared::Nothing)
         })
         .await
@@ -97,21 +108,34 @@ impl<B: Backend> Scoped<'_, B> {
         source: Sym<T>,
         root: u32,
     ) -> Result<(), ShmemError> {
+        self.team_broadcast(self.world(), dest, source, root).await
+    }
+
+    /// As [`Scoped::broadcast`] over the PEs of `team`, `root` numbered in it.
+    ///
+    /// # Errors
+    /// As [`Scoped::broadcast`]; [`ShmemError::PeNotInTeam`] for `root`.
+    pub async fn team_broadcast<T: Element>(
+        &self,
+        team: &Team,
+        dest: Sym<T>,
+        source: Sym<T>,
+        root: u32,
+    ) -> Result<(), ShmemError> {
         let call = self.call(format!("broadcast({dest:?}, {source:?}, root {root})"), &[]);
         self.meet(call, async || {
             self.claim_world()?;
             same_len(dest.len(), source.len())?;
             self.separate("broadcast", dest, source, Overlap::InPlace)?;
-            self.ctx().check_pe(root)?;
-            self.world_barrier().await?;
-            let me = self.ctx().my_pe();
-            if me == root {
+            team.to_world(root)?;
+            self.team_barrier(team).await?;
+            if team.my_pe()? == root {
                 let data = self.ctx().local(source)?;
-                for pe in self.pes_from_next() {
+                for (_, pe) in pes_from_next(team)? {
                     self.ctx().put(dest, &data, pe)?;
                 }
             }
-            self.world_barrier().await?;
+            self.team_barrier(team).await?;
             Ok(Shared::Nothing)
         })
         .await
@@ -129,20 +153,33 @@ impl<B: Backend> Scoped<'_, B> {
         dest: Sym<T>,
         source: Sym<T>,
     ) -> Result<(), ShmemError> {
+        self.team_fcollect(self.world(), dest, source).await
+    }
+
+    /// As [`Scoped::fcollect`] over the PEs of `team`, in the team's order.
+    ///
+    /// # Errors
+    /// As [`Scoped::fcollect`].
+    pub async fn team_fcollect<T: Element>(
+        &self,
+        team: &Team,
+        dest: Sym<T>,
+        source: Sym<T>,
+    ) -> Result<(), ShmemError> {
         let call = self.call(format!("fcollect({dest:?}, {source:?})"), &[]);
         self.meet(call, async || {
             self.claim_world()?;
-            let (me, n) = (self.ctx().my_pe(), self.ctx().n_pes());
+            let (me, n) = (team.my_pe()? as usize, team.n_pes()? as usize);
             let len = source.len();
-            same_len(dest.len(), len * n as usize)?;
+            same_len(dest.len(), len * n)?;
             self.separate("fcollect", dest, source, Overlap::Forbidden)?;
-            self.world_barrier().await?;
+            self.team_barrier(team).await?;
             let data = self.ctx().local(source)?;
-            let mine = dest.slice(me as usize * len..(me as usize + 1) * len)?;
-            for pe in self.pes_from_next() {
+            let mine = dest.slice(me * len..(me + 1) * len)?;
+            for (_, pe) in pes_from_next(team)? {
                 self.ctx().put(mine, &data, pe)?;
             }
-            self.world_barrier().await?;
+            self.team_barrier(team).await?;
             Ok(Shared::Nothing)
         })
         .await
@@ -160,23 +197,36 @@ impl<B: Backend> Scoped<'_, B> {
         dest: Sym<T>,
         source: Sym<T>,
     ) -> Result<(), ShmemError> {
+        self.team_alltoall(self.world(), dest, source).await
+    }
+
+    /// As [`Scoped::alltoall`] over the PEs of `team`: block `j` goes to the team's PE `j`.
+    ///
+    /// # Errors
+    /// As [`Scoped::alltoall`].
+    pub async fn team_alltoall<T: Element>(
+        &self,
+        team: &Team,
+        dest: Sym<T>,
+        source: Sym<T>,
+    ) -> Result<(), ShmemError> {
         let call = self.call(format!("alltoall({dest:?}, {source:?})"), &[]);
         self.meet(call, async || {
             self.claim_world()?;
-            let (me, n) = (self.ctx().my_pe() as usize, self.ctx().n_pes() as usize);
+            let (me, n) = (team.my_pe()? as usize, team.n_pes()? as usize);
             same_len(dest.len(), source.len())?;
             let block = source.len() / n;
             same_len(source.len(), block * n)?;
             self.separate("alltoall", dest, source, Overlap::Forbidden)?;
-            self.world_barrier().await?;
+            self.team_barrier(team).await?;
             let data = self.ctx().local(source)?;
             let mine = dest.slice(me * block..(me + 1) * block)?;
-            for pe in self.pes_from_next() {
-                let j = pe as usize;
+            for (j, pe) in pes_from_next(team)? {
+                let j = j as usize;
                 self.ctx()
                     .put(mine, &data[j * block..(j + 1) * block], pe)?;
             }
-            self.world_barrier().await?;
+            self.team_barrier(team).await?;
             Ok(Shared::Nothing)
         })
         .await
@@ -211,17 +261,33 @@ impl<B: Backend> Scoped<'_, B> {
         op: &'static str,
         combine: fn(T, T) -> T,
     ) -> Result<(), ShmemError> {
+        self.team_reduce(self.world(), dest, source, op, combine)
+            .await
+    }
+
+    /// As [`Scoped::reduce`] over the PEs of `team`, combined in the team's order.
+    ///
+    /// # Errors
+    /// As [`Scoped::reduce`].
+    pub async fn team_reduce<T: Element>(
+        &self,
+        team: &Team,
+        dest: Sym<T>,
+        source: Sym<T>,
+        op: &'static str,
+        combine: fn(T, T) -> T,
+    ) -> Result<(), ShmemError> {
         let call = self.call(format!("{op}_reduce({dest:?}, {source:?})"), &[]);
         self.meet(call, async || {
             self.claim_world()?;
             same_len(dest.len(), source.len())?;
-            self.world_barrier().await?;
+            self.team_barrier(team).await?;
             let ctx = self.ctx();
-            let mut tickets = vec![None; ctx.n_pes() as usize];
-            for pe in self.pes_from_next() {
+            let mut tickets = vec![None; team.n_pes()? as usize];
+            for (j, pe) in pes_from_next(team)? {
                 let range = ctx.read_range(source.access(), pe)?;
                 tracing::trace!(target: TRACING_TARGET, pe = ctx.my_pe(), peer = pe, op = "reduce get", bytes = range.len);
-                tickets[pe as usize] = Some(ctx.queue.get(range)?);
+                tickets[j as usize] = Some(ctx.queue.get(range)?);
             }
             let mut acc: Option<Vec<T>> = None;
             for ticket in tickets.into_iter().flatten() {
@@ -234,7 +300,7 @@ impl<B: Backend> Scoped<'_, B> {
                 });
             }
             // Why a barrier before writing: `dest` may be `source`, which peers may still read.
-            self.world_barrier().await?;
+            self.team_barrier(team).await?;
             ctx.set_local(dest, &acc.unwrap_or_default())?;
             Ok(Shared::Nothing)
         })
@@ -255,28 +321,26 @@ impl<B: Backend> Scoped<'_, B> {
         separate(op, shmem.span_of(dest)?, shmem.span_of(source)?, allowed)
     }
 
-    /// Every PE once, starting with the next one, so that PEs do not all start at PE 0.
-    fn pes_from_next(&self) -> impl Iterator<Item = u32> + use<B> {
-        let (me, n) = (self.ctx().my_pe(), self.ctx().n_pes());
-        (1..=n).map(move |step| (me + step) % n)
+    /// The world team.
+    fn world(&self) -> &Team {
+        self.launch().shmem.team_world()
     }
 
-    /// Refuses a second group of the launch calling collectives over every PE.
+    /// Refuses a second group of the launch calling collectives.
     fn claim_world(&self) -> Result<(), ShmemError> {
         self.launch().claim_world(self.index(), self.scope())
     }
 
-    /// Completes this scope's context, then waits until every PE has arrived: the world
+    /// Completes this scope's context, then waits until every PE of `team` has arrived: the
     /// team's dissemination barrier (`team/barrier.rs`), with kernel waits.
-    async fn world_barrier(&self) -> Result<(), ShmemError> {
+    async fn team_barrier(&self, team: &Team) -> Result<(), ShmemError> {
         self.ctx().quiet()?;
         let shmem = self.launch().shmem;
-        let team = shmem.team_world();
         let members = team.members()?;
         let size = members.len();
         let me = team.my_pe()?;
         let epoch = team.next_sync_epoch();
-        tracing::debug!(target: TRACING_TARGET, pe = shmem.my_pe(), epoch, "barrier_all in a kernel");
+        tracing::debug!(target: TRACING_TARGET, pe = shmem.my_pe(), epoch, "team barrier in a kernel");
         let mut round = 0;
         while 1u64 << round < u64::from(size) {
             let ahead = members.world_pe((me + (1 << round)) % size);
@@ -285,10 +349,22 @@ impl<B: Backend> Scoped<'_, B> {
                 .ctx
                 .queue
                 .amo(remote(counter, Pe(ahead)), ADD_ONE, false)?;
-            let spec = word_spec::<u64>(local(counter), Cmp::Ge, epoch, "barrier_all in a kernel");
+            let spec =
+                word_spec::<u64>(local(counter), Cmp::Ge, epoch, "a team barrier in a kernel");
             self.launch().memory(self.index(), spec).await?;
             round += 1;
         }
         Ok(())
     }
+}
+
+/// Every PE of `team` once, as its number in the team and in the world, starting with the
+/// one after this PE, so that PEs do not all start at the team's first.
+fn pes_from_next(team: &Team) -> Result<impl Iterator<Item = (u32, u32)> + use<>, ShmemError> {
+    let (me, n) = (team.my_pe()?, team.n_pes()?);
+    let members = team.members()?.clone();
+    Ok((1..=n).map(move |step| {
+        let j = (me + step) % n;
+        (j, members.world_pe(j))
+    }))
 }

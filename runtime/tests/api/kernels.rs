@@ -1,12 +1,12 @@
 //! The kernel model (`Shmem::launch_kernel`, docs/kernels.md) on the simulator: thread ids,
 //! how threads interleave at scoped calls, the errors of groups whose threads disagree or
-//! never arrive, scoped RMA as one transfer per group, the collectives over every PE, and
-//! what simulated time means for a kernel. Runs are deterministic (seed 0).
+//! never arrive, scoped RMA as one transfer per group, the collectives over every PE and on a
+//! split team, and what simulated time means for a kernel. Runs are deterministic (seed 0).
 
 use std::future::poll_fn;
 use std::task::Poll;
 
-use rshmem::{Cmp, Dim3, KernelError, Shmem, ShmemError, SignalOp, run};
+use rshmem::{Cmp, Dim3, KernelError, Shmem, ShmemError, SignalOp, TeamConfig, run};
 use sim::{SimBackend, SimReport};
 
 use crate::common::{config, run_programs, sim, thread_error};
@@ -340,6 +340,56 @@ fn collectives_over_every_pe_from_a_block() {
             assert_eq!(got_sum, sum);
             assert_eq!(in_place, sum);
         }
+    }
+}
+
+/// The odd PEs of 5 split a team; a block of each member runs the collectives on it, in the
+/// team's numbering, and its barrier meets the members' host syncs of that team.
+#[test]
+fn collectives_on_a_split_team_from_a_block() {
+    let (values, _) = run_kernels_ok(5, |sh| {
+        let world = sh.team_world();
+        let odd = sh.team_split_strided(world, 1, 2, 2, TeamConfig::default())?;
+        let source = sh.calloc::<i64>(4)?;
+        let dest = sh.calloc::<i64>(4)?;
+        let Some(odd) = odd else {
+            sh.barrier_all()?;
+            return Ok(None);
+        };
+        let me = i64::from(odd.my_pe()?);
+        sh.set_local(source, &[10 * me, 10 * me + 1, 10 * me + 2, 10 * me + 3])?;
+        let team = &odd;
+        let results = sh.launch_kernel(Dim3::linear(1), Dim3::linear(32), async |t| {
+            let block = t.block();
+            block.barrier(team).await?;
+            block.team_alltoall(team, dest, source).await?;
+            let alltoall = t.local(dest)?;
+            block
+                .team_reduce(team, dest, source, "max", i64::max)
+                .await?;
+            let max = t.local(dest)?;
+            block.team_broadcast(team, dest, source, 1).await?;
+            Ok((alltoall, max, t.local(dest)?))
+        })?;
+        sh.team_sync(&odd)?;
+        sh.team_destroy(&odd)?;
+        sh.barrier_all()?;
+        Ok(results.into_iter().next())
+    });
+    for (pe, got) in values.into_iter().enumerate() {
+        if pe % 2 == 0 {
+            assert_eq!(got, None, "PE {pe} is in no team");
+            continue;
+        }
+        let me = (pe / 2) as i64;
+        let (alltoall, max, broadcast) = got.expect("a member's results");
+        assert_eq!(
+            alltoall,
+            vec![2 * me, 2 * me + 1, 10 + 2 * me, 11 + 2 * me],
+            "PE {pe}"
+        );
+        assert_eq!(max, vec![10, 11, 12, 13], "PE {pe}");
+        assert_eq!(broadcast, vec![10, 11, 12, 13], "PE {pe}");
     }
 }
 

@@ -8,9 +8,13 @@
  * registers a binder with libshmem; libshmem calls the binders once the heaps exist
  * (nvshmem_init) and again when they change (runtime/capi/src/device_state.rs).
  *
- * Teams on the GPU: NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE, which
- * are all the run's PEs on the CUDA backend (every peer is load/store reachable, on one host).
- * Other teams trap with a message naming the call: split teams live in the host's table.
+ * Teams on the GPU: NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE are all the
+ * run's PEs on the CUDA backend (every peer is load/store reachable, on one host). Split teams
+ * are in a `static __constant__` table per translation unit (start, stride, size and this PE's
+ * number per handle), which libshmem binds like the state whenever a handle is made or freed
+ * (runtime/capi/src/device_teams.rs): team_my_pe, team_n_pes and team_translate_pe answer for
+ * them. Barriers and collectives run on a split team that holds every PE; on a smaller one
+ * they trap with a message, as its members have no synchronisation words of their own yet.
  *
  * Scopes: a plain call is the calling thread's; _warp calls are made by every thread of a full
  * warp and _block calls by every thread of the block, each copying a strided part between
@@ -44,9 +48,30 @@ static int rshmemd_gpu_bind(const void *state, size_t bytes) {
     rshmemd_gpu_state_bound = status == cudaSuccess;
     return (int)status;
 }
+/* The split teams, by NVSHMEM handle (device_teams.rs writes the same layout). */
+#define RSHMEMD_GPU_MAX_TEAMS 64
+typedef struct {
+    int32_t start, stride, size, my_index; /* size 0: no live team has the handle */
+} rshmemd_gpu_team_t;
+typedef struct {
+    int32_t count; /* handles, the predefined three included */
+    int32_t reserved;
+    rshmemd_gpu_team_t team[RSHMEMD_GPU_MAX_TEAMS];
+} rshmemd_gpu_teams_t;
+static __constant__ rshmemd_gpu_teams_t rshmemd_gpu_teams;
+
+extern "C" void rshmemx_register_device_team_binder(int (*binder)(const void *table, size_t bytes));
+
+static int rshmemd_gpu_bind_teams(const void *table, size_t bytes) {
+    if (bytes != sizeof(rshmemd_gpu_teams_t)) return (int)cudaErrorInvalidValue;
+    return (int)cudaMemcpyToSymbol(rshmemd_gpu_teams, table, bytes);
+}
 namespace {
 struct rshmemd_gpu_registration {
-    rshmemd_gpu_registration() { rshmemx_register_device_binder(&rshmemd_gpu_bind); }
+    rshmemd_gpu_registration() {
+        rshmemx_register_device_binder(&rshmemd_gpu_bind);
+        rshmemx_register_device_team_binder(&rshmemd_gpu_bind_teams);
+    }
 };
 rshmemd_gpu_registration rshmemd_gpu_registered;
 } // namespace
@@ -64,10 +89,24 @@ rshmemd_gpu_registration rshmemd_gpu_registered;
 __device__ __forceinline__ bool rshmemd_gpu_world_like(int32_t team) {
     return team == RSHMEMD_TEAM_WORLD || team == RSHMEMD_TEAM_SHARED || team == RSHMEMD_TEAM_NODE;
 }
+/* The split team `team`, or null for a predefined handle or one no live team has. */
+__device__ __forceinline__ const rshmemd_gpu_team_t *rshmemd_gpu_split(int32_t team) {
+    if (rshmemd_gpu_world_like(team) || team < 0 || team >= rshmemd_gpu_teams.count || team >= RSHMEMD_GPU_MAX_TEAMS)
+        return nullptr;
+    const rshmemd_gpu_team_t *split = &rshmemd_gpu_teams.team[team];
+    return split->size > 0 ? split : nullptr;
+}
+/* Barriers and collectives use the world's synchronisation words: a team must hold every PE. */
 __device__ __forceinline__ void rshmemd_gpu_need_world(int32_t team) {
-    if (!rshmemd_gpu_world_like(team)) {
-        RSHMEMD_GPU_FAIL("device collectives and barriers take NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED or "
-                         "NVSHMEMX_TEAM_NODE on the GPU; call them on split teams from the host");
+    if (rshmemd_gpu_world_like(team)) return;
+    const rshmemd_gpu_team_t *split = rshmemd_gpu_split(team);
+    if (split == nullptr) {
+        RSHMEMD_GPU_FAIL("a device barrier or collective on a team handle no live team has; pass a team this PE "
+                         "belongs to (a split gives NVSHMEM_TEAM_INVALID to the PEs it leaves out)");
+    }
+    if (split->start != 0 || split->stride != 1 || split->size != rshmem_n_pes()) {
+        RSHMEMD_GPU_FAIL("device barriers and collectives on a team of some of the PEs are not on the GPU yet; "
+                         "call them on that team from the host, or on NVSHMEM_TEAM_WORLD");
     }
 }
 
@@ -176,10 +215,20 @@ __device__ __forceinline__ void rshmemd_gpu_group_barrier(int scope) {
 
 RSHMEMD_DECL int rshmemd_my_pe(void) { return rshmem_my_pe(); }
 RSHMEMD_DECL int rshmemd_n_pes(void) { return rshmem_n_pes(); }
-RSHMEMD_DECL int rshmemd_team_my_pe(int32_t team) { return rshmemd_gpu_world_like(team) ? rshmem_my_pe() : -1; }
-RSHMEMD_DECL int rshmemd_team_n_pes(int32_t team) { return rshmemd_gpu_world_like(team) ? rshmem_n_pes() : -1; }
+RSHMEMD_DECL int rshmemd_team_my_pe(int32_t team) {
+    if (rshmemd_gpu_world_like(team)) return rshmem_my_pe();
+    const rshmemd_gpu_team_t *split = rshmemd_gpu_split(team);
+    return split ? split->my_index : -1;
+}
+RSHMEMD_DECL int rshmemd_team_n_pes(int32_t team) {
+    if (rshmemd_gpu_world_like(team)) return rshmem_n_pes();
+    const rshmemd_gpu_team_t *split = rshmemd_gpu_split(team);
+    return split ? split->size : -1;
+}
 RSHMEMD_DECL int rshmemd_team_translate_to_world(int32_t team, int pe) {
-    return rshmemd_gpu_world_like(team) && pe >= 0 && pe < rshmem_n_pes() ? pe : -1;
+    if (rshmemd_gpu_world_like(team)) return pe >= 0 && pe < rshmem_n_pes() ? pe : -1;
+    const rshmemd_gpu_team_t *split = rshmemd_gpu_split(team);
+    return split && pe >= 0 && pe < split->size ? split->start + pe * split->stride : -1;
 }
 RSHMEMD_DECL void *rshmemd_ptr(const void *ptr, int pe) { return rshmem_ptr(ptr, pe); }
 

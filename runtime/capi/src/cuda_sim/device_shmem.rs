@@ -23,19 +23,18 @@ use std::ffi::{c_int, c_void};
 use hw::{AmoKind, Cmp, SignalOp};
 use rshmem::{AtomicElement, KernelThread, Scoped, Sym};
 
-use crate::cuda_sim::mapped;
 use crate::cuda_sim::{fiber, guard};
+use crate::cuda_sim::{mapped, peer_views};
 use crate::fail::CallError;
 use crate::state::{Backend, Pe, running_pe};
 
 /// Scopes and codes of `device_abi.h`.
-const SCOPE_THREAD: c_int = 0;
+pub(crate) const SCOPE_THREAD: c_int = 0;
 const SCOPE_WARP: c_int = 1;
 const SCOPE_BLOCK: c_int = 2;
 const KIND_SIGNED: c_int = 0;
 const KIND_UNSIGNED: c_int = 1;
 const KIND_FLOAT: c_int = 2;
-const TEAM_WORLD: i32 = 0;
 
 /// The calling GPU thread and its PE, for the device call `call`.
 fn caller(call: &'static str) -> (&'static KernelThread<'static, Backend>, &'static Pe) {
@@ -54,11 +53,12 @@ fn caller(call: &'static str) -> (&'static KernelThread<'static, Backend>, &'sta
 
 /// Runs the device call `call` and ends the run if it fails; the calling thread is current
 /// again afterwards ([`guard`]).
-fn device_call<R>(
+pub(crate) fn device_call<R>(
     call: &'static str,
     body: impl FnOnce(&'static KernelThread<'static, Backend>, &'static Pe) -> Result<R, CallError>,
 ) -> R {
     guard(call, || {
+        peer_views::flush();
         let (thread, pe) = caller(call);
         match body(thread, pe) {
             Ok(value) => value,
@@ -68,7 +68,7 @@ fn device_call<R>(
 }
 
 /// The thread's operations at `scope`.
-fn scoped(
+pub(crate) fn scoped(
     thread: &'static KernelThread<'static, Backend>,
     scope: c_int,
 ) -> Result<Scoped<'static, Backend>, CallError> {
@@ -79,18 +79,6 @@ fn scoped(
         other => Err(CallError::Argument(format!(
             "scope {other} is none of thread (0), warp (1) or block (2)"
         ))),
-    }
-}
-
-/// Refuses a team the simulator's kernels do not run collectives on.
-fn world_team(team: i32) -> Result<(), CallError> {
-    if team == TEAM_WORLD {
-        Ok(())
-    } else {
-        Err(CallError::Argument(format!(
-            "team {team}: kernels on the simulator run collectives and barriers on \
-             NVSHMEM_TEAM_WORLD only; call this collective on the world team, or from the host"
-        )))
     }
 }
 
@@ -112,12 +100,12 @@ unsafe fn source_bytes<'a>(ptr: *const c_void, len: usize) -> Result<&'a [u8], C
 }
 
 /// The element size a type code names.
-fn size_of_type(code: c_int) -> usize {
+pub(crate) fn size_of_type(code: c_int) -> usize {
     (code & 0xff) as usize
 }
 
 /// A PE number of a call; the runtime checks the upper bound.
-fn pe_number(pe: c_int) -> Result<u32, CallError> {
+pub(crate) fn pe_number(pe: c_int) -> Result<u32, CallError> {
     u32::try_from(pe)
         .map_err(|_| CallError::Argument(format!("PE {pe} is negative; pass a PE of the run")))
 }
@@ -134,49 +122,16 @@ pub extern "C" fn rshmemd_n_pes() -> c_int {
     device_call("nvshmem_n_pes", |t, _| Ok(t.n_pes() as c_int))
 }
 
-/// `nvshmem_team_my_pe` in a kernel: the world team's numbering.
-#[unsafe(no_mangle)]
-pub extern "C" fn rshmemd_team_my_pe(team: i32) -> c_int {
-    device_call("nvshmem_team_my_pe", |t, _| {
-        world_team(team)?;
-        Ok(t.my_pe() as c_int)
-    })
-}
-
-/// `nvshmem_team_n_pes` in a kernel.
-#[unsafe(no_mangle)]
-pub extern "C" fn rshmemd_team_n_pes(team: i32) -> c_int {
-    device_call("nvshmem_team_n_pes", |t, _| {
-        world_team(team)?;
-        Ok(t.n_pes() as c_int)
-    })
-}
-
-/// `nvshmem_team_translate_pe` to the world in a kernel.
-#[unsafe(no_mangle)]
-pub extern "C" fn rshmemd_team_translate_to_world(team: i32, pe: c_int) -> c_int {
-    device_call("nvshmem_team_translate_pe", |t, _| {
-        world_team(team)?;
-        Ok(if (0..t.n_pes() as c_int).contains(&pe) {
-            pe
-        } else {
-            -1
-        })
-    })
-}
-
-/// `nvshmem_ptr` in a kernel: the object itself for this PE, null for a peer (the simulator
-/// gives no address of a peer's memory: stores through it would bypass the simulated
-/// network, whose timing and ordering rules a program is run here to see).
+/// `nvshmem_ptr` in a kernel: the object itself for this PE, a view whose loads and stores
+/// are operations for a load/store peer (`peer_views.rs`), null for the rest.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmemd_ptr(ptr: *const c_void, pe: c_int) -> *mut c_void {
     device_call("nvshmem_ptr", |t, p| {
-        p.addr(ptr.cast::<u8>())?;
-        Ok(if pe == t.my_pe() as c_int {
-            ptr.cast_mut()
-        } else {
-            std::ptr::null_mut()
-        })
+        if pe == t.my_pe() as c_int {
+            p.addr(ptr.cast::<u8>())?;
+            return Ok(ptr.cast_mut());
+        }
+        peer_views::pointer(p, ptr, pe, true)
     })
 }
 
@@ -543,94 +498,4 @@ pub extern "C" fn rshmemd_quiet(scope: c_int) {
     device_call("nvshmem_quiet", |t, _| {
         Ok(fiber::block_on(scoped(t, scope)?.quiet())?)
     });
-}
-
-/// `nvshmem_barrier`/`barrier_all` and their forms, on the world team.
-#[unsafe(no_mangle)]
-pub extern "C" fn rshmemd_barrier(team: i32, scope: c_int) {
-    barrier_all("nvshmem_barrier", team, scope);
-}
-
-/// `nvshmem_sync`/`sync_all` and their forms: a barrier, whose quiet a sync may skip but
-/// need not.
-#[unsafe(no_mangle)]
-pub extern "C" fn rshmemd_sync(team: i32, scope: c_int) {
-    barrier_all("nvshmem_sync", team, scope);
-}
-
-/// The world team's barrier at `scope`, for the device call `call`.
-fn barrier_all(call: &'static str, team: i32, scope: c_int) {
-    device_call(call, |t, _| {
-        world_team(team)?;
-        Ok(fiber::block_on(scoped(t, scope)?.barrier_all())?)
-    });
-}
-
-/// The team collectives in a kernel: broadcast, fcollect, alltoall and the reductions, on
-/// the world team. Returns 0.
-///
-/// # Safety
-/// `dest` and `src` are symmetric addresses of `nelems` elements of `type` (times the PE
-/// count for fcollect's `dest`, alltoall's both).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmemd_collective(
-    kind: c_int,
-    team: i32,
-    dest: *mut c_void,
-    src: *const c_void,
-    nelems: usize,
-    type_code: c_int,
-    op: c_int,
-    root: c_int,
-    scope: c_int,
-) -> c_int {
-    let call = match kind {
-        0 => "nvshmem_broadcast",
-        1 => "nvshmem_fcollect",
-        2 => "nvshmem_alltoall",
-        _ => "nvshmem_reduce",
-    };
-    device_call(call, |t, p| {
-        world_team(team)?;
-        let scope = scoped(t, scope)?;
-        let n_pes = t.n_pes() as usize;
-        let (dest_len, src_len) = match kind {
-            1 => (nelems * n_pes, nelems),
-            2 => (nelems * n_pes, nelems * n_pes),
-            _ => (nelems, nelems),
-        };
-        if kind == 3 {
-            return crate::cuda_sim::reduce::reduce(p, scope, type_code, op, dest, src, nelems);
-        }
-        let size = size_of_type(type_code);
-        macro_rules! moved {
-            ($t:ty) => {{
-                let dest: Sym<$t> = p.sym(dest.cast::<$t>().cast_const(), dest_len)?;
-                let source: Sym<$t> = p.sym(src.cast::<$t>(), src_len)?;
-                match kind {
-                    0 => fiber::block_on(scope.broadcast(dest, source, pe_number(root)?))?,
-                    1 => fiber::block_on(scope.fcollect(dest, source))?,
-                    2 => fiber::block_on(scope.alltoall(dest, source))?,
-                    other => {
-                        return Err(CallError::Argument(format!(
-                            "collective {other} is unknown"
-                        )));
-                    }
-                }
-            }};
-        }
-        match size {
-            1 => moved!(u8),
-            2 => moved!(u16),
-            4 => moved!(u32),
-            8 => moved!(u64),
-            16 => moved!(u128),
-            other => {
-                return Err(CallError::Argument(format!(
-                    "elements of {other} bytes are unknown"
-                )));
-            }
-        }
-        Ok(0)
-    })
 }

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
-use crate::cuda_sim::guard;
 use crate::cuda_sim::registry;
 use crate::cuda_sim::runtime_api::{CudaError, refuse};
+use crate::cuda_sim::{guard, peer_views};
 
 /// Alignment of `cudaMalloc` blocks: CUDA's 256 bytes.
 const ALIGN_BYTES: usize = 256;
@@ -157,8 +157,16 @@ pub unsafe extern "C" fn __rsim_cudaMemcpy(
         if dst.is_null() || src.is_null() {
             return refuse("cudaMemcpy", CudaError::InvalidValue, "a null pointer");
         }
+        // A copy from or into a view of a peer (`nvshmem_ptr`) is a get or a put.
+        peer_views::route(src, bytes, false);
         // SAFETY: the caller's contract.
         let from = unsafe { load(src, bytes) };
+        if peer_views::route(dst, bytes, true) {
+            // SAFETY: the caller's contract; the view holds `bytes` bytes at `dst`.
+            unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), dst.cast::<u8>(), bytes) };
+            peer_views::flush();
+            return CudaError::Success;
+        }
         // SAFETY: the caller's contract.
         unsafe { store("cudaMemcpy", dst, &from) }
     }) as c_int

@@ -20,17 +20,21 @@
 //! stacks; `shared.rs` `__shared__` memory per block; `initcheck.rs` reads of shared bytes no
 //! thread wrote; `builtins.rs` and `vprintf.rs` the language's built-ins; `runtime_api.rs`
 //! errors and devices, `memory.rs` allocation and copies, `streams.rs` streams and events;
-//! `residency.rs` how many blocks run at once; `device_shmem.rs` the device SHMEM calls (`rshmem/device_abi.h`), `reduce.rs` their
-//! reductions, `mapped.rs` the table of mapped loads that the inline `g` reads.
+//! `residency.rs` how many blocks run at once; `device_shmem.rs` the device SHMEM calls (`rshmem/device_abi.h`), `device_teams.rs`
+//! their team calls and collectives, `reduce.rs` the reductions, `mapped.rs` the table of
+//! mapped loads that the inline `g` reads, `peer_views.rs` the views `nvshmem_ptr` gives of
+//! peers' memory.
 
 pub(crate) mod atomics;
 pub(crate) mod builtins;
 pub(crate) mod device_shmem;
+pub(crate) mod device_teams;
 pub(crate) mod fiber;
 pub(crate) mod initcheck;
 pub(crate) mod launch;
 pub(crate) mod mapped;
 pub(crate) mod memory;
+pub(crate) mod peer_views;
 pub(crate) mod reduce;
 pub(crate) mod registry;
 pub(crate) mod residency;

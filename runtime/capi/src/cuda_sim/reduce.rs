@@ -4,7 +4,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use rshmem::{Element, Scoped, Sym};
+use rshmem::{Element, Scoped, Sym, Team};
 
 use crate::cuda_sim::fiber;
 use crate::fail::CallError;
@@ -13,10 +13,12 @@ use crate::state::{Backend, Pe};
 /// The operators, as `device_abi.h` numbers them.
 const NAMES: [&str; 7] = ["sum", "prod", "min", "max", "and", "or", "xor"];
 
-/// Reduces `nelems` elements of `type_code` with operator `op` over every PE.
+/// Reduces `nelems` elements of `type_code` with operator `op` over the PEs of `team`.
+#[allow(clippy::too_many_arguments)] // The device ABI's operands, the scope and the team.
 pub(crate) fn reduce(
     pe: &Pe,
     scope: Scoped<'static, Backend>,
+    team: &Team,
     type_code: c_int,
     op: c_int,
     dest: *mut c_void,
@@ -32,6 +34,7 @@ pub(crate) fn reduce(
             run::<$t>(
                 pe,
                 scope,
+                team,
                 dest,
                 source,
                 nelems,
@@ -53,6 +56,7 @@ pub(crate) fn reduce(
             run::<$t>(
                 pe,
                 scope,
+                team,
                 dest,
                 source,
                 nelems,
@@ -89,9 +93,11 @@ pub(crate) fn reduce(
     }
 }
 
+#[allow(clippy::too_many_arguments)] // The device ABI's operands, the scope and the team.
 fn run<T: Element>(
     pe: &Pe,
     scope: Scoped<'static, Backend>,
+    team: &Team,
     dest: *mut c_void,
     source: *const c_void,
     nelems: usize,
@@ -100,6 +106,6 @@ fn run<T: Element>(
 ) -> Result<c_int, CallError> {
     let dest: Sym<T> = pe.sym(dest.cast::<T>().cast_const(), nelems)?;
     let source: Sym<T> = pe.sym(source.cast::<T>(), nelems)?;
-    fiber::block_on(scope.reduce(dest, source, name, combine))?;
+    fiber::block_on(scope.team_reduce(team, dest, source, name, combine))?;
     Ok(0)
 }

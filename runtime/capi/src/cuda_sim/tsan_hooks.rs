@@ -5,7 +5,8 @@
 //! simulated run is on, to the race detector: an access of symmetric memory as the C
 //! program's hooks do (`sim_host/check.rs`), for races between PEs, and every access of
 //! symmetric, `__shared__` or global memory as the running thread's, for races between the
-//! threads of the launch (docs/check.md). The atomics of the thread sanitizer are not among
+//! threads of the launch (docs/check.md). An access through a view of a peer's memory
+//! (`nvshmem_ptr`) is none of these but a get or put (`peer_views.rs`). The atomics of the thread sanitizer are not among
 //! them: device atomics reach libshmem as `__rsim_atomic`, which calls [`thread_access`].
 
 use std::ffi::c_void;
@@ -13,13 +14,16 @@ use std::sync::atomic::Ordering;
 
 use hw::{Device, KernelEvent, KernelMemory, ThreadAccess};
 
-use crate::cuda_sim::{fiber, initcheck, stacks};
-use crate::sim_host::check::{local_access, rshmem_check_on, symmetric_range};
+use crate::cuda_sim::{fiber, initcheck, peer_views, stacks};
+use crate::sim_host::check::{detecting, local_access, symmetric_range};
 
 /// One access of `len` bytes at `addr` by device code.
 fn note(addr: *const c_void, len: usize, access: ThreadAccess) {
+    let write = matches!(access, ThreadAccess::Write | ThreadAccess::VolatileWrite);
+    if peer_views::route(addr, len, write) {
+        return;
+    }
     crate::cuda_sim::guard("a memory access", || {
-        let write = matches!(access, ThreadAccess::Write | ThreadAccess::VolatileWrite);
         if write {
             initcheck::write(addr as usize, len);
         } else {
@@ -32,8 +36,7 @@ fn note(addr: *const c_void, len: usize, access: ThreadAccess) {
 /// Tells the race detector, while a checked run is on, of the running GPU thread's access of
 /// `len` bytes at `addr`: to symmetric memory also as the PE's local load or store.
 pub(crate) fn thread_access(addr: *const c_void, len: usize, access: ThreadAccess) {
-    // Relaxed: set before any PE starts, by the one thread that runs them all.
-    if rshmem_check_on.load(Ordering::Relaxed) == 0 {
+    if !detecting() {
         return;
     }
     let fiber = fiber::running();
@@ -163,17 +166,23 @@ pub extern "C" fn __rsim_tsan_vptr_read(slot: *const c_void) {
     note(slot, size_of::<usize>(), ThreadAccess::Read);
 }
 
-/// Nothing to set up.
+/// Device code with the hooks is here: `nvshmem_ptr` may give views of peers.
 #[unsafe(no_mangle)]
-pub extern "C" fn __rsim_tsan_init() {}
+pub extern "C" fn __rsim_tsan_init() {
+    // Relaxed: module constructors run before main and before any PE starts.
+    peer_views::DEVICE_HOOKED.store(true, Ordering::Relaxed);
+}
 
 /// Function entries are not tracked.
 #[unsafe(no_mangle)]
 pub extern "C" fn __rsim_tsan_func_entry(_caller: *const c_void) {}
 
-/// Function exits are not tracked.
+/// A function returns: a store it made through a view becomes a put now, before the thread
+/// may end. Function exits are not tracked otherwise.
 #[unsafe(no_mangle)]
-pub extern "C" fn __rsim_tsan_func_exit() {}
+pub extern "C" fn __rsim_tsan_func_exit() {
+    peer_views::flush();
+}
 
 /// Ignored regions are not tracked.
 #[unsafe(no_mangle)]

@@ -21,9 +21,29 @@ use rshmem::SymAddr;
 
 use crate::state;
 
-/// Non-zero while a checked simulated run is on: the hooks' fast path reads it.
+/// Non-zero while the hooks have work: bit [`DETECTING`] while a checked simulated run is on,
+/// bit [`ROUTING`] once a view of a peer's memory exists (`cuda_sim/peer_views.rs`). The
+/// hooks' fast path reads it.
 #[unsafe(no_mangle)]
 pub static rshmem_check_on: AtomicI32 = AtomicI32::new(0);
+
+/// The bit of [`rshmem_check_on`] that says the race detector is on.
+const DETECTING: i32 = 1;
+/// The bit of [`rshmem_check_on`] that says accesses may be through a view of a peer.
+const ROUTING: i32 = 2;
+
+/// Whether the race detector is on (a checked simulated run).
+pub(crate) fn detecting() -> bool {
+    // Relaxed: set before any PE starts, by the one thread that runs them all.
+    rshmem_check_on.load(Ordering::Relaxed) & DETECTING != 0
+}
+
+/// Makes the host hooks call [`rshmem_check_access`] even with the detector off, so that
+/// accesses through views become operations.
+pub(crate) fn routing() {
+    // Relaxed: the one thread that runs every PE sets it.
+    rshmem_check_on.fetch_or(ROUTING, Ordering::Relaxed);
+}
 
 /// Non-zero while a simulated run is on: the atomics' hooks read it (`threads/spin.rs`).
 #[unsafe(no_mangle)]
@@ -38,12 +58,17 @@ pub(crate) fn simulating() {
 /// Turns the hooks on for this process (the host of a checked run).
 pub(crate) fn turn_on() {
     // Relaxed: the one thread that runs every PE sets it before any PE starts.
-    rshmem_check_on.store(1, Ordering::Relaxed);
+    rshmem_check_on.fetch_or(DETECTING, Ordering::Relaxed);
 }
 
-/// A hook: the program is about to load (`write` 0) or store `bytes` bytes at `addr`.
+/// A hook: the program is about to load (`write` 0) or store `bytes` bytes at `addr`: through
+/// a view of a peer, an operation (`cuda_sim/peer_views.rs`); elsewhere, while the detector is
+/// on, an access it records.
 #[unsafe(no_mangle)]
 pub extern "C" fn rshmem_check_access(addr: *const c_void, bytes: usize, write: c_int) {
+    if crate::cuda_sim::peer_views::route(addr, bytes, write != 0) || !detecting() {
+        return;
+    }
     let symmetric = symmetric_range(addr, bytes);
     if let Some(range) = symmetric {
         local_access(range, write != 0);
@@ -69,9 +94,9 @@ const ATOMIC_STORE: c_int = 1;
 pub extern "C" fn rshmem_check_atomic(addr: *const c_void, bytes: usize, how: c_int) {
     // First the turn of the others: the atomic itself is done after the hook returns, so it
     // sees what they did, and is recorded after it.
+    crate::cuda_sim::peer_views::flush();
     crate::sim_host::threads::spin::atomic(addr as usize, how == ATOMIC_LOAD);
-    // Relaxed: set before any PE starts, by the one thread that runs them all.
-    if rshmem_check_on.load(Ordering::Relaxed) != 0 {
+    if detecting() {
         let access = match how {
             ATOMIC_LOAD => ThreadAccess::VolatileRead,
             ATOMIC_STORE => ThreadAccess::VolatileWrite,
@@ -115,8 +140,7 @@ fn thread_access(
 /// Tells the race detector, while a checked simulated run is on and once any PE started a
 /// thread, what the calling thread of the running PE did: `event` is given its number.
 pub(crate) fn thread_event(event: impl FnOnce(u32) -> HostThreadEvent) {
-    // Relaxed: as in `rshmem_check_atomic`.
-    if rshmem_check_on.load(Ordering::Relaxed) == 0 || !sim::threads::any_started() {
+    if !detecting() || !sim::threads::any_started() {
         return;
     }
     let (Some(thread), Some(pe)) = (sim::threads::current(), state::running_pe()) else {
