@@ -1,0 +1,227 @@
+//! C++ CUDA programs of `tests/cuda/` that end in a particular way or need the simulator's
+//! views and teams: a kernel wait nothing satisfies, large heaps and a small limit, a PE's
+//! `exit`, kernels on a split team, and loads and stores through `nvshmem_ptr`.
+
+use super::*;
+
+/// A kernel that waits for a signal nobody sets (`tests/cuda/hang_signal.cu`): the run ends
+/// with the wait named as the GPU's watchdog names it (PE, kernel, block, thread, the
+/// `nvshmem_calloc`'ed object and offset, the comparison in NVSHMEM's words, the value seen),
+/// and PE 1's host barrier says which PE it waits for, never a segment offset.
+#[test]
+fn a_kernel_wait_that_nothing_satisfies_is_named_in_the_program_s_terms() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let binary = build_from(&dir, &sources, "hang_signal", &[]);
+    let binary = binary.to_str().expect("a UTF-8 path");
+    for seed in ["1", "2"] {
+        let r = run(
+            &dir,
+            "oshrun",
+            &["-np", "2", "--sim", "hgx8", "--seed", seed, binary],
+            &format!("hang_signal-{seed}"),
+        );
+        assert_ne!(exit_code(&r), Some(0), "{}", r.stdout);
+        for says in [
+            "PE 0: kernel wait_for_work(unsigned long*, int*): block (",
+            ") thread (0,0,0): nvshmem_signal_wait_until waits for nvshmem_calloc'ed object #3 \
+             (16 bytes) + 8 to be NVSHMEM_CMP_GE 3; it holds 0",
+            "PE 1 waits for team_sync: TEAM_WORLD's barrier counter of round 0 (PE 0 adds to it)",
+        ] {
+            assert!(
+                r.stderr.contains(says),
+                "does not say {says:?}:\n{}",
+                r.stderr
+            );
+        }
+        assert!(!r.stderr.contains("word at offset"), "{}", r.stderr);
+        assert!(!r.stdout.contains("done"), "{}", r.stdout);
+    }
+}
+
+/// How a program of `tests/cuda/` must end on the simulator: its status, the lines it printed
+/// (`NAME.N.expected`, any order) and words the launcher's report or the library says on stderr.
+struct Ends {
+    name: &'static str,
+    pes: &'static str,
+    env: &'static [(&'static str, &'static str)],
+    status: i32,
+    expected: &'static str,
+    stderr: &'static [&'static str],
+}
+
+/// Runs `ends.name` built from `tests/cuda/` under `oshrun --sim` and checks how it ends.
+fn assert_ends(dir: &Path, ends: &Ends) {
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let binary = build_from(dir, &sources, ends.name, &[]);
+    let tag = format!("{}-{}-{}", ends.name, ends.pes, ends.env.len());
+    let mut command = Command::new(repo_root().join("tools/osh/bin/oshrun"));
+    command
+        .args(["-np", ends.pes, "--sim", "hgx8", "--seed", "5"])
+        .arg(&binary)
+        .envs(ends.env.iter().copied());
+    let r = run_with_deadline(command, dir, &tag, Duration::from_secs(120));
+    assert_eq!(
+        exit_code(&r),
+        Some(ends.status),
+        "{tag}:\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    let expected = std::fs::read_to_string(sources.join(ends.expected)).expect("expected output");
+    assert_eq!(
+        sorted_lines(&r.stdout),
+        sorted_lines(&expected),
+        "{tag} printed:\n{}\nstderr:\n{}",
+        r.stdout,
+        tail(&r.stderr, 3000)
+    );
+    for words in ends.stderr {
+        assert!(
+            r.stderr.contains(words),
+            "{tag}: no {words:?} in:\n{}",
+            r.stderr
+        );
+    }
+}
+
+/// NVSHMEM's heap grows past 1 GiB on demand, and so does ours: two 512 MiB buffers whose far
+/// ends a kernel puts to and the host reads and writes. With a limit set small (NVSHMEM's
+/// name for it) `nvshmem_malloc` returns NULL on every PE, each says why once, and the
+/// program's own `exit(1)` ends each PE.
+#[test]
+fn two_512_mib_buffers_fit_and_a_small_limit_says_why_malloc_failed() {
+    let Some(dir) = setup() else { return };
+    for (pes, expected) in [
+        ("2", "heap_two_halves.2.expected"),
+        ("4", "heap_two_halves.4.expected"),
+    ] {
+        let ends = Ends {
+            name: "heap_two_halves",
+            pes,
+            env: &[],
+            status: 0,
+            expected,
+            stderr: &[],
+        };
+        assert_ends(&dir, &ends);
+    }
+    let small = Ends {
+        name: "heap_two_halves",
+        pes: "2",
+        env: &[("NVSHMEM_MAX_MEMORY_PER_GPU", "768m")],
+        status: 1,
+        expected: "heap_two_halves.small.expected",
+        stderr: &[
+            "rshmem: PE 0: shmem_malloc: host heap exhausted: asked for 536870912 bytes (512m)",
+            "rshmem: PE 1: shmem_malloc: host heap exhausted",
+            "bytes (768m) are in use",
+            "raise its limit, e.g. set SHMEM_SYMMETRIC_SIZE=2g; it returns NULL",
+            "PE 0 exited with status 1",
+            "PE 1 exited with status 1",
+        ],
+    };
+    assert_ends(&dir, &small);
+}
+
+/// A PE that calls `exit` from C++ code (a frame holding a `std::vector` or a `std::string`)
+/// ends alone: the others finish what needs no more of it, and a barrier that waits for it
+/// is reported as a deadlock that names it, never a hang nor a barrier passed without it.
+#[test]
+fn a_cuda_program_s_exit_ends_only_its_pe() {
+    let Some(dir) = setup() else { return };
+    let early = Ends {
+        name: "exit_early",
+        pes: "4",
+        env: &[],
+        status: 1,
+        expected: "exit_early.4.expected",
+        stderr: &[
+            "CUDA error at",
+            "PE 3 exited with status 1",
+            "already finished: PEs 3",
+        ],
+    };
+    assert_ends(&dir, &early);
+    let barrier = Ends {
+        name: "exit_before_barrier",
+        pes: "4",
+        env: &[],
+        status: 1,
+        expected: "exit_before_barrier.4.expected",
+        stderr: &[
+            "input of PE 3 is negative (-1), giving up",
+            "PE 3 exited with status 1",
+            "deadlock",
+            "already finished: PEs 3",
+        ],
+    };
+    assert_ends(&dir, &barrier);
+}
+
+/// Kernels on a team split from the world, the even PEs of 4: the team's numbering, barriers
+/// and syncs at thread, warp and block scope, an alltoall and a sum reduction agree with what
+/// each member computes, the odd PEs take no part, and the race detector finds no race
+/// (`tests/cuda/team_even_collectives.cu`).
+#[test]
+fn kernels_synchronise_and_exchange_on_a_split_team() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let name = "team_even_collectives";
+    let expected = std::fs::read_to_string(sources.join(format!("{name}.4.expected")))
+        .expect("the expected output");
+    for flags in [&[][..], &["-rshmem-check"][..]] {
+        let binary = build_from(&dir, &sources, name, flags);
+        let binary = binary.to_str().expect("a UTF-8 path");
+        let args = ["-np", "4", "--sim", "hgx8", "--seed", "5"];
+        assert_prints(&dir, binary, &args, &expected, &format!("{name}{flags:?}"));
+    }
+    let checked = build_from(&dir, &sources, name, &["-rshmem-check"]);
+    assert_race_free(&dir, &checked, name);
+}
+
+/// A transpose through `nvshmem_ptr`: built with `-rshmem-check`, each kernel store through
+/// the pointer is a put and each load a get, so it runs on the simulator, the host copies from
+/// a peer through its pointer, and the race detector finds no race with the barrier and the
+/// peers' stores racing with the reads without it; built without, the kernel's `nvshmem_ptr`
+/// stops the run saying to build with `-rshmem-check` (`tests/cuda/ptr_transpose.cu`).
+#[test]
+fn loads_and_stores_through_nvshmem_ptr_are_simulated_operations() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let name = "ptr_transpose";
+    let checked = build_from(&dir, &sources, name, &["-rshmem-check"]);
+    let expected = std::fs::read_to_string(sources.join(format!("{name}.4.expected")))
+        .expect("the expected output");
+    let args = ["-np", "4", "--sim", "hgx8", "--seed", "2"];
+    let binary = checked.to_str().expect("a UTF-8 path");
+    assert_prints(&dir, binary, &args, &expected, name);
+    assert_race_free(&dir, &checked, name);
+
+    let racy = build_from(&dir, &sources, name, &["-rshmem-check", "-DRACY"]);
+    let racy = racy.to_str().expect("a UTF-8 path");
+    let r = run(
+        &dir,
+        "rshmem",
+        &["check", "-n", "4", "--runs", "2", racy],
+        "ptr-racy",
+    );
+    assert_eq!(exit_code(&r), Some(1), "{}\n{}", r.stdout, r.stderr);
+    for says in ["local read of 8 B at heap+", "put of 8 B at heap+"] {
+        assert!(
+            r.stdout.contains(says),
+            "does not say {says:?}:\n{}",
+            r.stdout
+        );
+    }
+
+    let plain = build_from(&dir, &sources, name, &[]);
+    let plain = plain.to_str().expect("a UTF-8 path");
+    let r = run(&dir, "oshrun", &[&args[..], &[plain]].concat(), "ptr-plain");
+    assert_ne!(exit_code(&r), Some(0), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("nvshmem_ptr: PE ") && r.stderr.contains("rshmem-nvcc -rshmem-check"),
+        "{}",
+        r.stderr
+    );
+}
