@@ -324,17 +324,26 @@ RSHMEMD_DECL void rshmemd_signal_op(uint64_t *sig, uint64_t signal, int sig_op, 
 RSHMEMD_DECL uint64_t rshmemd_signal_fetch(const uint64_t *sig) {
     return rshmem_signal_fetch((const rshmem_u64 *)sig);
 }
-/* The waits pass no caller: __builtin_FUNCTION() here would name this wrapper, not the
- * program's kernel, so a timed-out wait says the function is not known. */
+/* The waits with the name of the program's function that called them (`caller`, from
+ * __builtin_FUNCTION() at the call of NVSHMEM's wrapper, or null), for the watchdog's report;
+ * the device ABI's forms pass none. */
+__device__ __forceinline__ uint64_t rshmemd_gpu_signal_wait_until(uint64_t *sig, int cmp, uint64_t value,
+                                                                  const char *caller) {
+    return rshmem_signal_wait_until((rshmem_u64 *)sig, rshmemd_gpu_cmp(cmp), value, caller);
+}
 RSHMEMD_DECL uint64_t rshmemd_signal_wait_until(uint64_t *sig, int cmp, uint64_t value) {
-    return rshmem_signal_wait_until((rshmem_u64 *)sig, rshmemd_gpu_cmp(cmp), value, nullptr);
+    return rshmemd_gpu_signal_wait_until(sig, cmp, value, nullptr);
 }
 
 /* ---- Waits and tests -------------------------------------------------------------------------- */
 
-RSHMEMD_DECL void rshmemd_wait_until(void *ivar, int type, int cmp, uint64_t value) {
+__device__ __forceinline__ void rshmemd_gpu_wait_until(void *ivar, int type, int cmp, uint64_t value,
+                                                       const char *caller) {
     int gpu_cmp = rshmemd_gpu_cmp(cmp);
-    RSHMEMD_GPU_DISPATCH(type, rshmem_wait_until((T *)ivar, gpu_cmp, rshmemd_gpu_from_bits<T>(value), nullptr))
+    RSHMEMD_GPU_DISPATCH(type, rshmem_wait_until((T *)ivar, gpu_cmp, rshmemd_gpu_from_bits<T>(value), caller))
+}
+RSHMEMD_DECL void rshmemd_wait_until(void *ivar, int type, int cmp, uint64_t value) {
+    rshmemd_gpu_wait_until(ivar, type, cmp, value, nullptr);
 }
 /* One load of the wait's kind; a satisfied test of a narrow word takes the acquire fence a
  * wait would, so what the writer ordered before the word is visible after it. */

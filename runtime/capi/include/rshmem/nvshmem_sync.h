@@ -241,8 +241,23 @@ NVSHMEMI_HD void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig
 NVSHMEMI_HD uint64_t nvshmem_signal_fetch(const uint64_t *sig_addr) {
     return NVSHMEMI_PICK(rshmemd_signal_fetch(sig_addr), shmem_signal_fetch(sig_addr));
 }
-NVSHMEMI_HD uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value) {
-    return NVSHMEMI_PICK(rshmemd_signal_wait_until(sig_addr, cmp, cmp_value),
+/* On the GPU (nvcc, C++), a wait takes the name of the function that calls it as a defaulted
+ * argument, which a wait past RSHMEM_WAIT_TIMEOUT_MS reports (docs/device-api.md); elsewhere
+ * the device ABI's forms run. */
+#if defined(__cplusplus) && defined(__CUDACC__) && !defined(RSHMEM_CUDA_SIM) && defined(__has_builtin)
+#if __has_builtin(__builtin_FUNCTION)
+#define NVSHMEMI_CALLER , const char *nvshmemi_caller = __builtin_FUNCTION()
+#define NVSHMEMI_SIGNAL_WAIT(sig, cmp, value) rshmemd_gpu_signal_wait_until(sig, cmp, value, nvshmemi_caller)
+#define NVSHMEMI_WAIT_UNTIL(ivar, type, cmp, value) rshmemd_gpu_wait_until(ivar, type, cmp, value, nvshmemi_caller)
+#endif
+#endif
+#ifndef NVSHMEMI_CALLER
+#define NVSHMEMI_CALLER
+#define NVSHMEMI_SIGNAL_WAIT(sig, cmp, value) rshmemd_signal_wait_until(sig, cmp, value)
+#define NVSHMEMI_WAIT_UNTIL(ivar, type, cmp, value) rshmemd_wait_until(ivar, type, cmp, value)
+#endif
+NVSHMEMI_HD uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value NVSHMEMI_CALLER) {
+    return NVSHMEMI_PICK(NVSHMEMI_SIGNAL_WAIT(sig_addr, cmp, cmp_value),
                          shmem_signal_wait_until(sig_addr, nvshmemi_host_cmp(cmp), cmp_value));
 }
 static inline void nvshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
@@ -260,8 +275,8 @@ static inline void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int 
     nvshmemi_wait_group(ivars, sizeof(TYPE), NVSHMEMI_TYPE_CODE(TYPE, KIND), nelems, indices, status, cmp,  \
                         values ? 0 : nvshmemi_bits(&cmp_value, sizeof(TYPE)), values, mode, wait)
 #define NVSHMEMI_WAIT(NAME, TYPE, KIND)                                                            \
-    NVSHMEMI_HD void nvshmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE cmp_value) {            \
-        NVSHMEMI_PICK(rshmemd_wait_until(ivar, NVSHMEMI_TYPE_CODE(TYPE, KIND), cmp,                \
+    NVSHMEMI_HD void nvshmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE cmp_value NVSHMEMI_CALLER) { \
+        NVSHMEMI_PICK(NVSHMEMI_WAIT_UNTIL(ivar, NVSHMEMI_TYPE_CODE(TYPE, KIND), cmp,               \
                                          nvshmemi_bits(&cmp_value, sizeof(TYPE))),                 \
                       shmem_##NAME##_wait_until(ivar, nvshmemi_host_cmp(cmp), cmp_value));         \
     }                                                                                              \

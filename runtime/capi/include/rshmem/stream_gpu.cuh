@@ -33,26 +33,39 @@ static __global__ void rshmemd_stream_collective_kernel(int kind, void *dest, co
 
 static __global__ void rshmemd_stream_barrier_kernel() { rshmemd_barrier(RSHMEMD_TEAM_WORLD, RSHMEMD_SCOPE_BLOCK); }
 
-/* The most blocks of the collective kernel that can run at once on the current GPU, found once
- * per unit (0: the query failed). */
-static int rshmemd_stream_resident_blocks() {
-    static int resident = -1;
-    if (resident < 0) {
+/* The threads a block of the collective kernel has (RSHMEMD_STREAM_THREADS, fewer if the
+ * kernel's registers do not allow so many) and the most blocks that run at once on the current
+ * GPU, found once per unit (0 blocks: the queries failed). */
+struct rshmemd_stream_shape {
+    int threads, blocks;
+};
+static rshmemd_stream_shape rshmemd_stream_shape_here() {
+    static rshmemd_stream_shape shape = {0, -1};
+    if (shape.blocks < 0) {
         int device = 0, sms = 0, per_sm = 0;
+        cudaFuncAttributes attributes;
         if (cudaGetDevice(&device) != cudaSuccess ||
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rshmemd_stream_collective_kernel,
-                                                          RSHMEMD_STREAM_THREADS, 0) != cudaSuccess) {
+            cudaFuncGetAttributes(&attributes, rshmemd_stream_collective_kernel) != cudaSuccess) {
             (void)cudaGetLastError();
-            resident = 0;
-        } else {
-            /* One block on half the SMs at most: PEs that share the GPU run theirs side by side,
-             * and even 8 PEs' grids at once fit the GPU, so no grid waits for another's blocks
-             * to leave an SM. */
-            resident = per_sm < 1 ? 0 : sms / 2 > 1 ? sms / 2 : 1;
+            shape.threads = 32;
+            shape.blocks = 0;
+            return shape;
         }
+        int most = attributes.maxThreadsPerBlock < RSHMEMD_STREAM_THREADS ? attributes.maxThreadsPerBlock
+                                                                          : RSHMEMD_STREAM_THREADS;
+        shape.threads = most >= 32 ? most / 32 * 32 : most;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rshmemd_stream_collective_kernel, shape.threads,
+                                                          0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            per_sm = 0;
+        }
+        /* One block on half the SMs at most: PEs that share the GPU run theirs side by side,
+         * and even 8 PEs' grids at once fit the GPU, so no grid waits for another's blocks to
+         * leave an SM. */
+        shape.blocks = per_sm < 1 ? 0 : sms / 2 > 1 ? sms / 2 : 1;
     }
-    return resident;
+    return shape;
 }
 
 /* Whether the collective of `team` runs as a kernel here: a world-like team, on a unit whose
@@ -62,32 +75,41 @@ static inline bool rshmemd_stream_kernels_for(int32_t team) {
            (team == RSHMEMD_TEAM_WORLD || team == RSHMEMD_TEAM_SHARED || team == RSHMEMD_TEAM_NODE);
 }
 
+/* A launch that failed, said on stderr (a program rarely checks an on-stream call's status,
+ * and a collective that never ran leaves wrong data behind); returns the error. */
+static inline int rshmemd_stream_failed(const char *what, cudaError_t status) {
+    fprintf(stderr, "rshmem: PE %d: the kernel of an on-stream %s failed to launch: %s\n", shmem_my_pe(), what,
+            cudaGetErrorString(status));
+    return (int)status;
+}
+
 /* Enqueues the collective on `stream`; 0 on success, else the CUDA error. `moved` is the
  * bytes each PE reads, which sets the grid's size. */
 static inline int rshmemd_stream_collective(int kind, void *dest, const void *source, size_t nelems, int type,
                                             int op, int root, size_t moved, cudaStream_t stream) {
     rshmemx_order_stream_after_queue(stream);
+    rshmemd_stream_shape shape = rshmemd_stream_shape_here();
     size_t wanted = (moved + RSHMEMD_STREAM_BYTES_PER_BLOCK - 1) / RSHMEMD_STREAM_BYTES_PER_BLOCK;
-    int resident = rshmemd_stream_resident_blocks();
-    unsigned blocks = (unsigned)(wanted < (size_t)resident ? wanted : (size_t)resident);
+    unsigned blocks = (unsigned)(wanted < (size_t)shape.blocks ? wanted : (size_t)shape.blocks);
     if (blocks > 1) {
         void *args[] = {&kind, &dest, &source, &nelems, &type, &op, &root};
         cudaError_t status = cudaLaunchCooperativeKernel((const void *)rshmemd_stream_collective_kernel,
-                                                         dim3(blocks), dim3(RSHMEMD_STREAM_THREADS), args, 0, stream);
+                                                         dim3(blocks), dim3(shape.threads), args, 0, stream);
         if (status == cudaSuccess) return 0;
         /* Not cooperative here (or not that many blocks): one block does it all. */
         (void)cudaGetLastError();
     }
-    rshmemd_stream_collective_kernel<<<1, RSHMEMD_STREAM_THREADS, 0, stream>>>(kind, dest, source, nelems, type, op,
-                                                                            root);
-    return (int)cudaGetLastError();
+    rshmemd_stream_collective_kernel<<<1, shape.threads, 0, stream>>>(kind, dest, source, nelems, type, op, root);
+    cudaError_t status = cudaGetLastError();
+    return status == cudaSuccess ? 0 : rshmemd_stream_failed("collective", status);
 }
 
 /* Enqueues a barrier over every PE on `stream`: quiet, then every PE's arrival. */
 static inline int rshmemd_stream_barrier(cudaStream_t stream) {
     rshmemx_order_stream_after_queue(stream);
     rshmemd_stream_barrier_kernel<<<1, 32, 0, stream>>>();
-    return (int)cudaGetLastError();
+    cudaError_t status = cudaGetLastError();
+    return status == cudaSuccess ? 0 : rshmemd_stream_failed("barrier", status);
 }
 
 #endif
