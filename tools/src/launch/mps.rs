@@ -85,12 +85,6 @@ fn visible_gpus() -> usize {
     std::fs::read_dir("/proc/driver/nvidia/gpus").map_or(0, |entries| entries.count())
 }
 
-/// Whether `program` is an executable file in one of `PATH`'s folders.
-fn on_path(program: &str) -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
-}
-
 /// What the environment says about MPS for a run of `n_ranks` ranks on `gpus` GPUs.
 struct Setting {
     gpus: usize,
@@ -106,7 +100,7 @@ impl Setting {
             turned_off: std::env::var(MPS_VAR).is_ok_and(|v| v == "0"),
             daemon_running: std::env::var_os("CUDA_MPS_PIPE_DIRECTORY").is_some()
                 || Path::new(DEFAULT_PIPE_DIR).join("control").exists(),
-            control_on_path: on_path(CONTROL),
+            control_on_path: super::resolve(CONTROL).is_ok(),
         }
     }
 
