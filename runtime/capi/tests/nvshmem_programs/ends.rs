@@ -159,25 +159,29 @@ fn a_cuda_program_s_exit_ends_only_its_pe() {
     assert_ends(&dir, &barrier);
 }
 
-/// Kernels on a team split from the world, the even PEs of 4: the team's numbering, barriers
-/// and syncs at thread, warp and block scope, an alltoall and a sum reduction agree with what
-/// each member computes, the odd PEs take no part, and the race detector finds no race
-/// (`tests/cuda/team_even_collectives.cu`).
+/// Kernels on teams split from the world, at 4 PEs, agree with what each member computes and
+/// the race detector finds no race. `tests/cuda/team_even_collectives.cu`: the even PEs'
+/// numbering, barriers and syncs at thread, warp and block scope, an alltoall and a sum
+/// reduction, the odd PEs taking no part. `tests/cuda/team_split_collectives.cu`: barriers,
+/// syncs, fcollect, alltoall, broadcast from the team's PE 1, sum and max at thread, warp and
+/// block scope on the even PEs, the last three and the rows and columns of a 2-d split, made
+/// and destroyed three times so that later teams take the slots of earlier ones.
 #[test]
-fn kernels_synchronise_and_exchange_on_a_split_team() {
+fn kernels_synchronise_and_exchange_on_split_teams() {
     let Some(dir) = setup() else { return };
     let sources = repo_root().join("runtime/capi/tests/cuda");
-    let name = "team_even_collectives";
-    let expected = std::fs::read_to_string(sources.join(format!("{name}.4.expected")))
-        .expect("the expected output");
-    for flags in [&[][..], &["-rshmem-check"][..]] {
-        let binary = build_from(&dir, &sources, name, flags);
-        let binary = binary.to_str().expect("a UTF-8 path");
-        let args = ["-np", "4", "--sim", "hgx8", "--seed", "5"];
-        assert_prints(&dir, binary, &args, &expected, &format!("{name}{flags:?}"));
+    for (name, seed) in [("team_even_collectives", "5"), ("team_split_collectives", "7")] {
+        let expected = std::fs::read_to_string(sources.join(format!("{name}.4.expected")))
+            .expect("the expected output");
+        for flags in [&[][..], &["-rshmem-check"][..]] {
+            let binary = build_from(&dir, &sources, name, flags);
+            let binary = binary.to_str().expect("a UTF-8 path");
+            let args = ["-np", "4", "--sim", "hgx8", "--seed", seed];
+            assert_prints(&dir, binary, &args, &expected, &format!("{name}{flags:?}"));
+        }
+        let checked = build_from(&dir, &sources, name, &["-rshmem-check"]);
+        assert_race_free(&dir, &checked, name);
     }
-    let checked = build_from(&dir, &sources, name, &["-rshmem-check"]);
-    assert_race_free(&dir, &checked, name);
 }
 
 /// A transpose through `nvshmem_ptr`: built with `-rshmem-check`, each kernel store through
