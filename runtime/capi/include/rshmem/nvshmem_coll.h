@@ -90,7 +90,7 @@ NVSHMEMI_BARRIER_SCOPED(block, RSHMEMD_SCOPE_BLOCK)
 
 #ifdef NVSHMEMI_HAVE_CUDART
 static inline int nvshmemx_barrier_on_stream(nvshmem_team_t team, cudaStream_t stream) {
-    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_barrier(stream))
+    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_barrier(team, stream))
     if (team == NVSHMEM_TEAM_WORLD) {
         shmemx_barrier_all_on_stream(stream);
         return 0;
@@ -100,7 +100,7 @@ static inline int nvshmemx_barrier_on_stream(nvshmem_team_t team, cudaStream_t s
 }
 /* A sync is a barrier here: the kernel's arrival is cheaper than telling the two apart. */
 static inline int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t stream) {
-    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_barrier(stream))
+    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_barrier(team, stream))
     if (team == NVSHMEM_TEAM_WORLD) {
         shmemx_sync_all_on_stream(stream);
         return 0;
@@ -122,7 +122,7 @@ static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) { shmemx_syn
 /* The collective as a kernel on the stream where NVSHMEMI_STREAM_KERNEL allows; PER_PE is how
  * many times `nelems` elements each PE reads. */
 #define NVSHMEMI_STREAM_COLL(KIND, TYPE_CODE, OP, ROOT, PER_PE)                                     \
-    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_collective(KIND, dest, source, nelems, TYPE_CODE, OP, ROOT, \
+    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_collective(KIND, team, dest, source, nelems, TYPE_CODE, OP, ROOT, \
                                                            (size_t)(PER_PE) * nelems * ((TYPE_CODE) & 0xff), stream))
 
 /* ---- Collectives ------------------------------------------------------------------------------ */
@@ -174,13 +174,13 @@ static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) { shmemx_syn
     }                                                                                              \
     static inline int nvshmemx_##NAME##fcollect##MEM##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                            size_t nelems, cudaStream_t stream) {   \
-        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_FCOLLECT, TYPE_CODE, 0, 0, shmem_n_pes())                  \
+        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_FCOLLECT, TYPE_CODE, 0, 0, rshmemd_stream_team_n_pes(team)) \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##fcollect##MEM(team, dest, source, nelems);                              \
     }                                                                                              \
     static inline int nvshmemx_##NAME##alltoall##MEM##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                            size_t nelems, cudaStream_t stream) {   \
-        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_ALLTOALL, TYPE_CODE, 0, 0, shmem_n_pes())                  \
+        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_ALLTOALL, TYPE_CODE, 0, 0, rshmemd_stream_team_n_pes(team)) \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##alltoall##MEM(team, dest, source, nelems);                              \
     }
@@ -222,7 +222,7 @@ NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1))
 #define NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, TYPE_CODE, OP_CODE)                             \
     static inline int nvshmemx_##NAME##_##OP##_reduce_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                                 size_t nelems, cudaStream_t stream) { \
-        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_REDUCE, TYPE_CODE, OP_CODE, 0, shmem_n_pes())              \
+        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_REDUCE, TYPE_CODE, OP_CODE, 0, rshmemd_stream_team_n_pes(team)) \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##_##OP##_reduce(team, dest, source, nelems);                         \
     }
