@@ -170,7 +170,10 @@ fn a_cuda_program_s_exit_ends_only_its_pe() {
 fn kernels_synchronise_and_exchange_on_split_teams() {
     let Some(dir) = setup() else { return };
     let sources = repo_root().join("runtime/capi/tests/cuda");
-    for (name, seed) in [("team_even_collectives", "5"), ("team_split_collectives", "7")] {
+    for (name, seed) in [
+        ("team_even_collectives", "5"),
+        ("team_split_collectives", "7"),
+    ] {
         let expected = std::fs::read_to_string(sources.join(format!("{name}.4.expected")))
             .expect("the expected output");
         for flags in [&[][..], &["-rshmem-check"][..]] {
