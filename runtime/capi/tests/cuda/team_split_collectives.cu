@@ -66,7 +66,7 @@ __device__ void expect(Mismatch* mismatch, int step, int index, long got, long w
     }
 }
 
-// NVSHMEM's calls at one scope, and the group's rank and size.
+// NVSHMEM's calls at thread scope, where the group is the calling thread.
 struct ThreadScope {
     static __device__ unsigned rank() { return 0; }
     static __device__ unsigned size() { return 1; }
@@ -90,51 +90,32 @@ struct ThreadScope {
     }
 };
 
-struct WarpScope {
-    static __device__ unsigned rank() { return threadIdx.x % 32; }
-    static __device__ unsigned size() { return 32; }
-    static __device__ void sync() { __syncwarp(); }
-    static __device__ void barrier(nvshmem_team_t team) { nvshmemx_barrier_warp(team); }
-    static __device__ void team_sync(nvshmem_team_t team) { nvshmemx_team_sync_warp(team); }
-    static __device__ void fcollect(nvshmem_team_t team, int* d, const int* s, size_t n) {
-        nvshmemx_int_fcollect_warp(team, d, s, n);
-    }
-    static __device__ void alltoall(nvshmem_team_t team, int* d, const int* s, size_t n) {
-        nvshmemx_int_alltoall_warp(team, d, s, n);
-    }
-    static __device__ void broadcast(nvshmem_team_t team, int* d, const int* s, size_t n, int root) {
-        nvshmemx_int_broadcast_warp(team, d, s, n, root);
-    }
-    static __device__ void sum(nvshmem_team_t team, long* d, const long* s, size_t n) {
-        nvshmemx_long_sum_reduce_warp(team, d, s, n);
-    }
-    static __device__ void max(nvshmem_team_t team, long* d, const long* s, size_t n) {
-        nvshmemx_long_max_reduce_warp(team, d, s, n);
-    }
-};
-
-struct BlockScope {
-    static __device__ unsigned rank() { return threadIdx.x; }
-    static __device__ unsigned size() { return blockDim.x; }
-    static __device__ void sync() { __syncthreads(); }
-    static __device__ void barrier(nvshmem_team_t team) { nvshmemx_barrier_block(team); }
-    static __device__ void team_sync(nvshmem_team_t team) { nvshmemx_team_sync_block(team); }
-    static __device__ void fcollect(nvshmem_team_t team, int* d, const int* s, size_t n) {
-        nvshmemx_int_fcollect_block(team, d, s, n);
-    }
-    static __device__ void alltoall(nvshmem_team_t team, int* d, const int* s, size_t n) {
-        nvshmemx_int_alltoall_block(team, d, s, n);
-    }
-    static __device__ void broadcast(nvshmem_team_t team, int* d, const int* s, size_t n, int root) {
-        nvshmemx_int_broadcast_block(team, d, s, n, root);
-    }
-    static __device__ void sum(nvshmem_team_t team, long* d, const long* s, size_t n) {
-        nvshmemx_long_sum_reduce_block(team, d, s, n);
-    }
-    static __device__ void max(nvshmem_team_t team, long* d, const long* s, size_t n) {
-        nvshmemx_long_max_reduce_block(team, d, s, n);
-    }
-};
+// The _warp and _block forms, the group's rank and size, and its barrier.
+#define GROUP_SCOPE(Name, suffix, RANK, SIZE, SYNC)                                                 \
+    struct Name {                                                                                  \
+        static __device__ unsigned rank() { return RANK; }                                         \
+        static __device__ unsigned size() { return SIZE; }                                         \
+        static __device__ void sync() { SYNC; }                                                    \
+        static __device__ void barrier(nvshmem_team_t team) { nvshmemx_barrier_##suffix(team); }   \
+        static __device__ void team_sync(nvshmem_team_t team) { nvshmemx_team_sync_##suffix(team); } \
+        static __device__ void fcollect(nvshmem_team_t team, int* d, const int* s, size_t n) {     \
+            nvshmemx_int_fcollect_##suffix(team, d, s, n);                                         \
+        }                                                                                          \
+        static __device__ void alltoall(nvshmem_team_t team, int* d, const int* s, size_t n) {     \
+            nvshmemx_int_alltoall_##suffix(team, d, s, n);                                         \
+        }                                                                                          \
+        static __device__ void broadcast(nvshmem_team_t team, int* d, const int* s, size_t n, int root) { \
+            nvshmemx_int_broadcast_##suffix(team, d, s, n, root);                                  \
+        }                                                                                          \
+        static __device__ void sum(nvshmem_team_t team, long* d, const long* s, size_t n) {        \
+            nvshmemx_long_sum_reduce_##suffix(team, d, s, n);                                      \
+        }                                                                                          \
+        static __device__ void max(nvshmem_team_t team, long* d, const long* s, size_t n) {        \
+            nvshmemx_long_max_reduce_##suffix(team, d, s, n);                                      \
+        }                                                                                          \
+    };
+GROUP_SCOPE(WarpScope, warp, threadIdx.x % 32, 32, __syncwarp())
+GROUP_SCOPE(BlockScope, block, threadIdx.x, blockDim.x, __syncthreads())
 
 // Every collective once on `team`, each checked by the whole group; `round` makes the barrier's
 // marks differ from one kernel to the next.
