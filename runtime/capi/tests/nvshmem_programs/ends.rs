@@ -1,41 +1,63 @@
 //! C++ CUDA programs of `tests/cuda/` that end in a particular way or need the simulator's
-//! views and teams: a kernel wait nothing satisfies, large heaps and a small limit, a PE's
+//! views and teams: kernel waits nothing satisfies, large heaps and a small limit, a PE's
 //! `exit`, kernels on a split team, and loads and stores through `nvshmem_ptr`.
 
 use super::*;
 
-/// A kernel that waits for a signal nobody sets (`tests/cuda/hang_signal.cu`): the run ends
-/// with the wait named as the GPU's watchdog names it (PE, kernel, block, thread, the
-/// `nvshmem_calloc`'ed object and offset, the comparison in NVSHMEM's words, the value seen),
-/// and PE 1's host barrier says which PE it waits for, never a segment offset.
+/// Kernel waits that nothing satisfies end the run with the wait named as the GPU's watchdog
+/// names it (PE, kernel, block, thread, what it waits for) and the host barriers of the other
+/// PEs saying which PE they wait for, never a segment offset. `tests/cuda/hang_signal.cu`: a
+/// signal nobody sets, named as the `nvshmem_calloc`'ed object and offset with the comparison
+/// in NVSHMEM's words. `tests/cuda/team_barrier_hang.cu`: a block's barrier on the even PEs'
+/// team that PE 2 never enters.
 #[test]
 fn a_kernel_wait_that_nothing_satisfies_is_named_in_the_program_s_terms() {
     let Some(dir) = setup() else { return };
     let sources = repo_root().join("runtime/capi/tests/cuda");
-    let binary = build_from(&dir, &sources, "hang_signal", &[]);
-    let binary = binary.to_str().expect("a UTF-8 path");
-    for seed in ["1", "2"] {
-        let r = run(
-            &dir,
-            "oshrun",
-            &["-np", "2", "--sim", "hgx8", "--seed", seed, binary],
-            &format!("hang_signal-{seed}"),
-        );
-        assert_ne!(exit_code(&r), Some(0), "{}", r.stdout);
-        for says in [
-            "PE 0: kernel wait_for_work(unsigned long*, int*): block (",
-            ") thread (0,0,0): nvshmem_signal_wait_until waits for nvshmem_calloc'ed object #3 \
-             (16 bytes) + 8 to be NVSHMEM_CMP_GE 3; it holds 0",
-            "PE 1 waits for team_sync: TEAM_WORLD's barrier counter of round 0 (PE 0 adds to it)",
-        ] {
-            assert!(
-                r.stderr.contains(says),
-                "does not say {says:?}:\n{}",
-                r.stderr
+    let hangs: [(&str, &str, &[&str]); 2] = [
+        (
+            "hang_signal",
+            "2",
+            &[
+                "PE 0: kernel wait_for_work(unsigned long*, int*): block (",
+                ") thread (0,0,0): nvshmem_signal_wait_until waits for nvshmem_calloc'ed object \
+                 #3 (16 bytes) + 8 to be NVSHMEM_CMP_GE 3; it holds 0",
+                "PE 1 waits for team_sync: TEAM_WORLD's barrier counter of round 0 (PE 0 adds to it)",
+            ],
+        ),
+        (
+            "team_barrier_hang",
+            "4",
+            &[
+                "PE 0: kernel meet_partner(int, int*): block (0,0,0) thread (",
+                "): nvshmem_barrier: deadlock",
+                "PE 0 waits for a team barrier in a kernel: a split team's barrier counter of \
+                 round 0 (PE 2 adds to it) to become >= 1 (it holds 0)",
+                "PE 2 waits for team_sync: TEAM_WORLD's barrier counter of round 1 (PE 0 adds to it)",
+            ],
+        ),
+    ];
+    for (name, pes, says) in hangs {
+        let binary = build_from(&dir, &sources, name, &[]);
+        let binary = binary.to_str().expect("a UTF-8 path");
+        for seed in ["1", "2"] {
+            let r = run(
+                &dir,
+                "oshrun",
+                &["-np", pes, "--sim", "hgx8", "--seed", seed, binary],
+                &format!("{name}-{seed}"),
             );
+            assert_ne!(exit_code(&r), Some(0), "{}", r.stdout);
+            for said in says {
+                assert!(
+                    r.stderr.contains(said),
+                    "{name} does not say {said:?}:\n{}",
+                    r.stderr
+                );
+            }
+            assert!(!r.stderr.contains("word at offset"), "{}", r.stderr);
+            assert!(!r.stdout.contains("done"), "{}", r.stdout);
         }
-        assert!(!r.stderr.contains("word at offset"), "{}", r.stderr);
-        assert!(!r.stdout.contains("done"), "{}", r.stdout);
     }
 }
 
