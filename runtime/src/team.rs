@@ -184,7 +184,9 @@ impl Team {
         Ok(&self.live()?.members)
     }
 
-    pub(crate) fn slot(&self) -> u32 {
+    /// The team's slot: the same on every member, below 64, and shared only by teams that
+    /// have no PE in common (`team/area.rs`), so device code can keep a team's words by it.
+    pub fn slot(&self) -> u32 {
         self.inner.slot
     }
 

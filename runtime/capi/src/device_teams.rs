@@ -1,7 +1,8 @@
 //! The table of split teams that kernels nvcc compiled read (`rshmem/device_gpu.cuh`):
-//! per NVSHMEM team handle from 3 up, the team's first world PE, stride, size and this PE's
-//! number in it, so that `nvshmem_team_my_pe`, `_n_pes` and `nvshmem_team_translate_pe` answer
-//! in kernels for any team.
+//! per NVSHMEM team handle from 3 up, the team's first world PE, stride, size, this PE's
+//! number in it and its slot, so that `nvshmem_team_my_pe`, `_n_pes` and
+//! `nvshmem_team_translate_pe` answer in kernels for any team, and barriers and collectives on
+//! it use the synchronisation words of its slot (`rshmem_sync_t`'s `team_barrier`).
 //!
 //! As with the device state (`device_state.rs`), every translation unit that includes the
 //! header registers a binder for its own `__constant__` table, and libshmem calls the binders
@@ -22,6 +23,8 @@ use crate::state::{Pe, is_running, with_pe};
 const MAX_TEAMS: usize = 64;
 /// The handles below this are the world, shared and node teams, which the header answers.
 const FIRST_SPLIT: usize = 3;
+/// The `int32_t`s of one handle's entry: start, stride, size, this PE's number, slot.
+const ENTRY_WORDS: usize = 5;
 
 /// The registered binders.
 static TEAM_BINDERS: Mutex<Vec<DeviceBinder>> = Mutex::new(Vec::new());
@@ -68,7 +71,7 @@ pub extern "C" fn rshmemx_bind_device_teams() {
 }
 
 /// The table's bytes: the number of handles, a reserved word, then per handle its first world
-/// PE, stride, size and this PE's number (size 0: no live team), as `int32_t`s.
+/// PE, stride, size, this PE's number and its slot (size 0: no live team), as `int32_t`s.
 fn table(me: &Pe) -> Result<Vec<u8>, CallError> {
     let handles = me.nvshmem_teams.handles();
     if handles > MAX_TEAMS {
@@ -77,7 +80,7 @@ fn table(me: &Pe) -> Result<Vec<u8>, CallError> {
              teams no longer used"
         )));
     }
-    let mut words = vec![0i32; 2 + 4 * MAX_TEAMS];
+    let mut words = vec![0i32; 2 + ENTRY_WORDS * MAX_TEAMS];
     words[0] = handles as i32;
     for handle in FIRST_SPLIT..handles {
         let raw = me.nvshmem_teams.team(handle as i32);
@@ -85,13 +88,13 @@ fn table(me: &Pe) -> Result<Vec<u8>, CallError> {
             continue;
         }
         let entry = strided(me, me.team(raw as shmem_team_t)?)?;
-        words[2 + 4 * handle..2 + 4 * (handle + 1)].copy_from_slice(&entry);
+        words[2 + ENTRY_WORDS * handle..2 + ENTRY_WORDS * (handle + 1)].copy_from_slice(&entry);
     }
     Ok(words.iter().flat_map(|w| w.to_ne_bytes()).collect())
 }
 
-/// `team`'s first world PE, stride, size and this PE's number in it.
-fn strided(me: &Pe, team: &rshmem::Team) -> Result<[c_int; 4], CallError> {
+/// `team`'s first world PE, stride, size, this PE's number in it and its slot.
+fn strided(me: &Pe, team: &rshmem::Team) -> Result<[c_int; ENTRY_WORDS], CallError> {
     let world = me.shmem.team_world();
     let n = team.n_pes()?;
     let mut pes = Vec::with_capacity(n as usize);
@@ -115,5 +118,6 @@ fn strided(me: &Pe, team: &rshmem::Team) -> Result<[c_int; 4], CallError> {
         stride as c_int,
         n as c_int,
         team.my_pe()? as c_int,
+        team.slot() as c_int,
     ])
 }

@@ -54,7 +54,7 @@ pub(super) fn received_bytes(metric: &Metric) -> u64 {
 
 /// Bytes of every PE's synchronisation memory after its header: the collectives' scratch
 /// (`RSHMEM_SYNC_BYTES - RSHMEM_SYNC_HEADER_BYTES` of `rshmem_device.cuh`).
-pub(super) const SCRATCH_BYTES: u64 = 2_097_152 - 4096;
+pub(super) const SCRATCH_BYTES: u64 = 2_097_152 - 8192;
 
 /// Whether the device API's sum reduction of `bytes` over `n_pes` pushes (every PE's data
 /// fits half the scratch) rather than pulls.

@@ -21,7 +21,7 @@
 //! - **Synchronisation memory.** `barrier_all` and the pushed sum reduction need words that
 //!   no program allocates: the run makes 2 MiB per PE (one granule of device memory, mapped
 //!   for every GPU) on the first launch of any PE, since most runs launch no kernel of
-//!   theirs (`World`). Its first 4 KiB hold the epochs and arrival slots (`rshmem_sync_t`),
+//!   theirs (`World`). Its first 8 KiB hold the epochs, arrival slots and team barrier counters (`rshmem_sync_t`),
 //!   the rest is the collectives' scratch, where the reduction's pushes land.
 //! - **Scope.** A plain call is the calling thread's. `_warp` calls are made by every thread
 //!   of a converged warp and `_block` calls by every thread of the block, with the same

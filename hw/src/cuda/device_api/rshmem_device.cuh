@@ -22,8 +22,15 @@
 // Bytes of the synchronisation memory the runtime reserves per PE (hw::cuda's SYNC_BYTES):
 // rshmem_sync_t in the first RSHMEM_SYNC_HEADER_BYTES, the collectives' scratch after it.
 #define RSHMEM_SYNC_BYTES 2097152
-#define RSHMEM_SYNC_HEADER_BYTES 4096
+#define RSHMEM_SYNC_HEADER_BYTES 8192
 #define RSHMEM_SCRATCH_BYTES (RSHMEM_SYNC_BYTES - RSHMEM_SYNC_HEADER_BYTES)
+
+// The team slots (runtime/src/team: every member of a team agrees on its slot, at most 64,
+// and teams that share a slot have no PE in common) and the rounds of a dissemination barrier
+// over RSHMEM_MAX_PES (2^7 = 128).
+#define RSHMEM_TEAM_SLOTS 64
+#define RSHMEM_TEAM_ROUNDS 7
+static_assert((1 << RSHMEM_TEAM_ROUNDS) >= RSHMEM_MAX_PES, "a team barrier has too few rounds");
 
 // A wait that has not been satisfied after this many nanoseconds reports what it waits for
 // and traps, which fails the kernel (and the GPU's context) instead of hanging the program.
@@ -98,6 +105,10 @@ typedef struct {
     // many blocks arrived, and how many times all of them did. Only this PE's grid uses them.
     unsigned grid_arrived;
     unsigned grid_generation;
+    // The barriers of teams of some of the PEs, by team slot: word 0 is how many barriers this
+    // PE began on the slot (only this PE writes it), word 1 + k the counter to which round k's
+    // member behind this PE adds (rshmem_detail_team_barrier_thread).
+    rshmem_u64 team_barrier[RSHMEM_TEAM_SLOTS][1 + RSHMEM_TEAM_ROUNDS];
 } rshmem_sync_t;
 
 static_assert(sizeof(rshmem_sync_t) <= RSHMEM_SYNC_HEADER_BYTES,
@@ -611,7 +622,9 @@ __device__ inline rshmem_sync_t *rshmem_detail_sync(int pe) {
 
 // The barrier's arrival and wait, made by one thread for its PE (the block's thread 0 in
 // rshmem_barrier_all; the calling thread in NVSHMEM's thread-scope nvshmem_barrier_all).
-__device__ inline void rshmem_detail_barrier_thread(const char *caller = nullptr) {
+// `caller` and `what` name the program's function and the call in a hang report.
+__device__ inline void rshmem_detail_barrier_thread(const char *caller = nullptr,
+                                                    const char *what = "nvshmem_barrier_all") {
     __threadfence_system();
     int me = rshmem_state.my_pe;
     volatile rshmem_u64 *epoch = &rshmem_detail_sync(me)->barrier_epoch;
@@ -622,7 +635,45 @@ __device__ inline void rshmem_detail_barrier_thread(const char *caller = nullptr
     }
     for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
         rshmem_detail_poll((const rshmem_u64 *)&rshmem_detail_sync(me)->arrived[pe],
-                           RSHMEM_CMP_GE, now, "nvshmem_barrier_all", caller);
+                           RSHMEM_CMP_GE, now, what, caller);
+    }
+}
+
+// The barrier of a team of some of the PEs, made by one thread for its PE: the team holds
+// `size` PEs, member i being world PE start + i * stride, this PE member `index`, and its
+// words are those of `slot` in every member's rshmem_sync_t. A dissemination barrier
+// (Hensgen, Finkel and Manber; runtime/src/team/barrier.rs is the host's): in round k each
+// member adds 1 to counter k of the member 2^k ahead and waits until its own counter k reaches
+// its epoch, so after ceil(log2 size) rounds each has heard from all. The fence first is the
+// quiet; each add is a release (PTX red.release.sys), cumulative over what the rounds before
+// it heard through their acquire loads, so the barrier orders every member's writes before it.
+//
+// Counters only grow: a member already in the next barrier pushes a counter past the epoch a
+// slow one waits for, which still satisfies it. Nothing is reset when a later team takes the
+// slot, because after a team's last barrier each member's counters equal its epoch word: in
+// every barrier its predecessor of each round it uses adds 1 and its epoch grows by 1, and the
+// rounds it does not use it sets to the epoch itself (no member of its team adds to them, and
+// a team sharing the slot holds none of its PEs). A new team then counts on from there, each
+// member against its own epoch. This needs every member to make the same number of barriers
+// on the team, which a collective requires anyway.
+__device__ inline void rshmem_detail_team_barrier_thread(int slot, int start, int stride, int size,
+                                                         int index, const char *what,
+                                                         const char *caller) {
+    __threadfence_system();
+    rshmem_u64 *mine = rshmem_detail_sync(rshmem_state.my_pe)->team_barrier[slot];
+    rshmem_u64 epoch = *(volatile rshmem_u64 *)&mine[0] + 1;
+    *(volatile rshmem_u64 *)&mine[0] = epoch;
+    int round = 0;
+    for (int reach = 1; reach < size; reach *= 2, ++round) {
+        int ahead = start + (index + reach) % size * stride;
+        rshmem_u64 *counter = &rshmem_detail_sync(ahead)->team_barrier[slot][1 + round];
+        asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(counter), "l"(1ull)
+                     : "memory");
+        rshmem_detail_poll((const rshmem_u64 *)&mine[1 + round], RSHMEM_CMP_GE, epoch, what,
+                           caller);
+    }
+    for (; round < RSHMEM_TEAM_ROUNDS; ++round) {
+        *(volatile rshmem_u64 *)&mine[1 + round] = epoch;
     }
 }
 

@@ -10,11 +10,12 @@
  *
  * Teams on the GPU: NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE are all the
  * run's PEs on the CUDA backend (every peer is load/store reachable, on one host). Split teams
- * are in a `static __constant__` table per translation unit (start, stride, size and this PE's
- * number per handle), which libshmem binds like the state whenever a handle is made or freed
- * (runtime/capi/src/device_teams.rs): team_my_pe, team_n_pes and team_translate_pe answer for
- * them. Barriers and collectives run on a split team that holds every PE; on a smaller one
- * they trap with a message, as its members have no synchronisation words of their own yet.
+ * are in a `static __constant__` table per translation unit (start, stride, size, this PE's
+ * number and the team's slot per handle), which libshmem binds like the state whenever a
+ * handle is made or freed (runtime/capi/src/device_teams.rs): team_my_pe, team_n_pes and
+ * team_translate_pe answer for them. Barriers and collectives on a team that holds every PE
+ * are the world's; on a team of some of the PEs they loop over its members, and its barrier is
+ * a dissemination barrier over the words of its slot (rshmem_detail_team_barrier_thread).
  *
  * Scopes: a plain call is the calling thread's; _warp calls are made by every thread of a full
  * warp and _block calls by every thread of the block, each copying a strided part between
@@ -52,6 +53,7 @@ static int rshmemd_gpu_bind(const void *state, size_t bytes) {
 #define RSHMEMD_GPU_MAX_TEAMS 64
 typedef struct {
     int32_t start, stride, size, my_index; /* size 0: no live team has the handle */
+    int32_t slot;                          /* the same on every member, below RSHMEM_TEAM_SLOTS */
 } rshmemd_gpu_team_t;
 typedef struct {
     int32_t count; /* handles, the predefined three included */
@@ -96,18 +98,33 @@ __device__ __forceinline__ const rshmemd_gpu_team_t *rshmemd_gpu_split(int32_t t
     const rshmemd_gpu_team_t *split = &rshmemd_gpu_teams.team[team];
     return split->size > 0 ? split : nullptr;
 }
-/* Barriers and collectives use the world's synchronisation words: a team must hold every PE. */
-__device__ __forceinline__ void rshmemd_gpu_need_world(int32_t team) {
-    if (rshmemd_gpu_world_like(team)) return;
+/* A team as its barriers and collectives see it: member i is world PE start + i * stride, this
+ * PE is member `index`, and `slot` names the team's barrier words (-1: the team holds every PE
+ * and its barrier is the world's, which is faster: one flight of stores instead of log2(size)
+ * rounds). */
+struct rshmemd_gpu_team_view {
+    int start, stride, size, index, slot;
+    __device__ int world_pe(int member) const { return start + member * stride; }
+};
+__device__ __forceinline__ rshmemd_gpu_team_view rshmemd_gpu_team_view_of(int32_t team) {
+    rshmemd_gpu_team_view view = {0, 1, rshmem_n_pes(), rshmem_my_pe(), -1};
+    if (rshmemd_gpu_world_like(team)) return view;
     const rshmemd_gpu_team_t *split = rshmemd_gpu_split(team);
     if (split == nullptr) {
         RSHMEMD_GPU_FAIL("a device barrier or collective on a team handle no live team has; pass a team this PE "
                          "belongs to (a split gives NVSHMEM_TEAM_INVALID to the PEs it leaves out)");
     }
-    if (split->start != 0 || split->stride != 1 || split->size != rshmem_n_pes()) {
-        RSHMEMD_GPU_FAIL("device barriers and collectives on a team of some of the PEs are not on the GPU yet; "
-                         "call them on that team from the host, or on NVSHMEM_TEAM_WORLD");
+    if (split->start == 0 && split->stride == 1 && split->size == rshmem_n_pes()) return view;
+    if (split->slot < 0 || split->slot >= RSHMEM_TEAM_SLOTS) {
+        RSHMEMD_GPU_FAIL("a team slot the device's synchronisation memory does not have: nvshmem.h and libshmem "
+                         "are of different versions; build with the headers of the libshmem the program runs on");
     }
+    view.start = split->start;
+    view.stride = split->stride;
+    view.size = split->size;
+    view.index = split->my_index;
+    view.slot = split->slot;
+    return view;
 }
 
 /* NVSHMEM's comparison (device_abi.h) as rshmem_device.cuh's. */
@@ -202,12 +219,21 @@ __device__ __forceinline__ void rshmemd_gpu_group_sync(int scope) {
         rshmemd_gpu_grid_sync();
     }
 }
-/* The group synchronises, its first thread arrives for the PE and waits for every PE (with
- * the fence that makes it a quiet, cumulative over the group through the group barrier), and
- * the group synchronises again. */
-__device__ __forceinline__ void rshmemd_gpu_group_barrier(int scope) {
+/* The group synchronises, its first thread arrives for the PE and waits for every member of
+ * `team` (with the fence that makes it a quiet, cumulative over the group through the group
+ * barrier), and the group synchronises again. `what` and `caller` name the call and the
+ * program's function in a hang report. */
+__device__ __forceinline__ void rshmemd_gpu_group_barrier(int scope, const rshmemd_gpu_team_view &team,
+                                                          const char *what, const char *caller) {
     rshmemd_gpu_group_sync(scope);
-    if (rshmemd_gpu_group_of(scope).rank == 0) rshmem_detail_barrier_thread();
+    if (rshmemd_gpu_group_of(scope).rank == 0) {
+        if (team.slot < 0) {
+            rshmem_detail_barrier_thread(caller, what);
+        } else {
+            rshmem_detail_team_barrier_thread(team.slot, team.start, team.stride, team.size, team.index, what,
+                                              caller);
+        }
+    }
     rshmemd_gpu_group_sync(scope);
 }
 
@@ -371,12 +397,16 @@ RSHMEMD_DECL void rshmemd_quiet(int scope) {
     rshmem_quiet();
     rshmemd_gpu_group_sync(scope);
 }
-RSHMEMD_DECL void rshmemd_barrier(int32_t team, int scope) {
-    rshmemd_gpu_need_world(team);
-    rshmemd_gpu_group_barrier(scope);
+/* A sync is the barrier: its fence is more than a sync needs, never less. NVSHMEM's wrappers
+ * (nvshmem_coll.h) call it with their name and the caller's; the device ABI's forms with
+ * theirs. */
+__device__ __forceinline__ void rshmemd_gpu_barrier(int32_t team, int scope, const char *what, const char *caller) {
+    rshmemd_gpu_group_barrier(scope, rshmemd_gpu_team_view_of(team), what, caller);
 }
-/* The barrier: its fence is more than a sync needs, never less. */
-RSHMEMD_DECL void rshmemd_sync(int32_t team, int scope) { rshmemd_barrier(team, scope); }
+RSHMEMD_DECL void rshmemd_barrier(int32_t team, int scope) {
+    rshmemd_gpu_barrier(team, scope, "nvshmem_barrier", nullptr);
+}
+RSHMEMD_DECL void rshmemd_sync(int32_t team, int scope) { rshmemd_gpu_barrier(team, scope, "nvshmem_team_sync", nullptr); }
 
 /* ---- Collectives ------------------------------------------------------------------------------ */
 
@@ -397,70 +427,99 @@ template <typename T> __device__ __forceinline__ T rshmemd_gpu_combine(T a, T b,
     }
 }
 
-/* dest[i] = op over every PE of its source[i]. Each PE copies its source into its own scratch
- * (so dest may be source), a barrier, each pulls every PE's scratch and combines, a barrier (no
- * PE refills its scratch while a peer reads it); in chunks of the scratch's size. */
+/* dest[i] = op over every member of `team` of its source[i]. Each PE copies its source into its
+ * own scratch (so dest may be source), a barrier, each pulls every member's scratch and
+ * combines in member order, a barrier (no PE refills its scratch while a peer reads it); in
+ * chunks of the scratch's size. */
 template <typename T>
-__device__ void rshmemd_gpu_reduce(T *dest, const T *source, size_t nelems, int op, int scope) {
+__device__ void rshmemd_gpu_reduce(T *dest, const T *source, size_t nelems, int op, int scope,
+                                   const rshmemd_gpu_team_view &team, const char *caller) {
     rshmemd_gpu_group group = rshmemd_gpu_group_of(scope);
     const size_t chunk = RSHMEM_SCRATCH_BYTES / sizeof(T);
-    int n = rshmem_state.n_pes;
     for (size_t start = 0; start < nelems; start += chunk) {
         size_t count = nelems - start < chunk ? nelems - start : chunk;
         rshmemd_gpu_group_sync(scope);
         rshmem_detail_copy(rshmem_detail_scratch(rshmem_state.my_pe), source + start, count * sizeof(T), group.rank,
                            group.size);
-        rshmemd_gpu_group_barrier(scope);
+        rshmemd_gpu_group_barrier(scope, team, "nvshmem_reduce", caller);
         for (size_t i = group.rank; i < count; i += group.size) {
-            T acc = ((const T *)rshmem_detail_scratch(0))[i];
-            for (int pe = 1; pe < n; ++pe) acc = rshmemd_gpu_combine(acc, ((const T *)rshmem_detail_scratch(pe))[i], op);
+            T acc = ((const T *)rshmem_detail_scratch(team.world_pe(0)))[i];
+            for (int member = 1; member < team.size; ++member) {
+                acc = rshmemd_gpu_combine(acc, ((const T *)rshmem_detail_scratch(team.world_pe(member)))[i], op);
+            }
             dest[start + i] = acc;
         }
-        rshmemd_gpu_group_barrier(scope);
+        rshmemd_gpu_group_barrier(scope, team, "nvshmem_reduce", caller);
     }
 }
 
-RSHMEMD_DECL int rshmemd_collective(int kind, int32_t team, void *dest, const void *src, size_t nelems, int type,
-                                    int op, int root, int scope) {
-    rshmemd_gpu_need_world(team);
+/* NVSHMEM's name of a collective kind, for messages. */
+__device__ __forceinline__ const char *rshmemd_gpu_collective_name(int kind) {
+    switch (kind) {
+    case RSHMEMD_COLL_FCOLLECT: return "nvshmem_fcollect";
+    case RSHMEMD_COLL_ALLTOALL: return "nvshmem_alltoall";
+    case RSHMEMD_COLL_BROADCAST: return "nvshmem_broadcast";
+    default: return "nvshmem_reduce";
+    }
+}
+
+/* Ends a collective whose arguments are wrong on every PE: the group's first thread prints the
+ * problem, then the team's barrier (a trap ends the kernel at once, before the message of a
+ * thread that has not printed yet, and every member reaches the same check), then the trap. */
+__device__ __forceinline__ void rshmemd_gpu_collective_refused(int kind, const char *problem, int scope,
+                                                               const rshmemd_gpu_team_view &team, const char *caller) {
+    if (rshmemd_gpu_group_of(scope).rank == 0) {
+        printf("rshmem: PE %d: %s: %s\n", rshmem_state.my_pe, rshmemd_gpu_collective_name(kind), problem);
+    }
+    rshmemd_gpu_group_barrier(scope, team, rshmemd_gpu_collective_name(kind), caller);
+    __trap();
+}
+
+/* The collectives on `team` at `scope`, with the program's function that called them
+ * (`caller`, or null) for a hang report; rshmemd_collective is the device ABI's form. */
+__device__ __forceinline__ int rshmemd_gpu_collective(int kind, int32_t team, void *dest, const void *src,
+                                                      size_t nelems, int type, int op, int root, int scope,
+                                                      const char *caller) {
+    rshmemd_gpu_team_view members = rshmemd_gpu_team_view_of(team);
     if (kind == RSHMEMD_COLL_REDUCE) {
-        RSHMEMD_GPU_DISPATCH(type, rshmemd_gpu_reduce((T *)dest, (const T *)src, nelems, op, scope))
+        RSHMEMD_GPU_DISPATCH(type, rshmemd_gpu_reduce((T *)dest, (const T *)src, nelems, op, scope, members, caller))
         return 0;
     }
+    const char *what = rshmemd_gpu_collective_name(kind);
     rshmemd_gpu_group group = rshmemd_gpu_group_of(scope);
     size_t bytes = nelems * (size_t)(type & 0xff);
-    int me = rshmem_state.my_pe;
     /* A peer's pull can read this PE's source after this PE wrote its dest over it: refused, as
      * the simulator refuses it (a broadcast in place is fine: the root's dest is its source). */
-    size_t dest_bytes = kind == RSHMEMD_COLL_BROADCAST ? bytes : bytes * (size_t)rshmem_state.n_pes;
+    size_t dest_bytes = kind == RSHMEMD_COLL_BROADCAST ? bytes : bytes * (size_t)members.size;
     size_t src_bytes = kind == RSHMEMD_COLL_ALLTOALL ? dest_bytes : bytes;
     const char *d = (const char *)dest, *s = (const char *)src;
     int overlap = d < s + src_bytes && s < d + dest_bytes;
     if (overlap && !(kind == RSHMEMD_COLL_BROADCAST && d == s)) {
-        if (group.rank == 0) {
-            printf("rshmem: PE %d: nvshmem_%s: source and dest overlap; pass separate arrays\n", me,
-                   kind == RSHMEMD_COLL_FCOLLECT ? "fcollect" : kind == RSHMEMD_COLL_ALLTOALL ? "alltoall" : "broadcast");
-        }
-        /* Why wait: a trap ends the kernel at once, before the message of a thread that has
-         * not printed yet. */
-        rshmemd_gpu_group_barrier(scope);
-        __trap();
+        rshmemd_gpu_collective_refused(kind, "source and dest overlap; pass separate arrays", scope, members, caller);
+    }
+    if (kind == RSHMEMD_COLL_BROADCAST && (root < 0 || root >= members.size)) {
+        rshmemd_gpu_collective_refused(kind, "PE_root is not a PE of the team; pass a number below nvshmem_team_n_pes",
+                                       scope, members, caller);
     }
     /* The sources are ready everywhere, each thread pulls its strided part, and no PE changes a
      * source that another still reads. */
-    rshmemd_gpu_group_barrier(scope);
+    rshmemd_gpu_group_barrier(scope, members, what, caller);
     if (kind == RSHMEMD_COLL_BROADCAST) {
-        rshmem_detail_copy(dest, rshmem_detail_remote(src, root), bytes, group.rank, group.size);
+        rshmem_detail_copy(dest, rshmem_detail_remote(src, members.world_pe(root)), bytes, group.rank, group.size);
     } else {
-        for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
-            /* fcollect: PE pe's source; alltoall: PE pe's block `me` of its source. */
-            const char *theirs = (const char *)rshmem_detail_remote(src, pe) +
-                                 (kind == RSHMEMD_COLL_ALLTOALL ? (size_t)me * bytes : 0);
-            rshmem_detail_copy((char *)dest + (size_t)pe * bytes, theirs, bytes, group.rank, group.size);
+        for (int member = 0; member < members.size; ++member) {
+            /* fcollect: the member's source; alltoall: the member's block for this PE. */
+            const char *theirs = (const char *)rshmem_detail_remote(src, members.world_pe(member)) +
+                                 (kind == RSHMEMD_COLL_ALLTOALL ? (size_t)members.index * bytes : 0);
+            rshmem_detail_copy((char *)dest + (size_t)member * bytes, theirs, bytes, group.rank, group.size);
         }
     }
-    rshmemd_gpu_group_barrier(scope);
+    rshmemd_gpu_group_barrier(scope, members, what, caller);
     return 0;
+}
+RSHMEMD_DECL int rshmemd_collective(int kind, int32_t team, void *dest, const void *src, size_t nelems, int type,
+                                    int op, int root, int scope) {
+    return rshmemd_gpu_collective(kind, team, dest, src, nelems, type, op, root, scope, nullptr);
 }
 
 #endif

@@ -12,25 +12,42 @@
 
 /* ---- Barriers and synchronisation ------------------------------------------------------------ */
 
-NVSHMEMI_HD void nvshmem_barrier_all(void) {
-    NVSHMEMI_PICK(rshmemd_barrier(RSHMEMD_TEAM_WORLD, RSHMEMD_SCOPE_THREAD), shmem_barrier_all());
+/* On the GPU the barriers and collectives take the name of the program's function that called
+ * them (NVSHMEMI_CALLER), which a wait of theirs past RSHMEM_WAIT_TIMEOUT_MS reports with the
+ * call's name; elsewhere the device ABI's forms run. NVSHMEMI_COLL_DEVICE is one collective on
+ * the device at SCOPE, in a function whose parameters are NVSHMEM's names. */
+#ifdef NVSHMEMI_HAVE_CALLER
+#define NVSHMEMI_BARRIER(TEAM, SCOPE, NAME) rshmemd_gpu_barrier(TEAM, SCOPE, NAME, nvshmemi_caller)
+#define NVSHMEMI_SYNC(TEAM, SCOPE, NAME) rshmemd_gpu_barrier(TEAM, SCOPE, NAME, nvshmemi_caller)
+#define NVSHMEMI_COLL_DEVICE(KIND, TYPE, TYPE_CODE, OP, ROOT, SCOPE)                               \
+    rshmemd_gpu_collective(KIND, team, dest, source, nelems, TYPE_CODE, OP, ROOT, SCOPE, nvshmemi_caller)
+#else
+#define NVSHMEMI_BARRIER(TEAM, SCOPE, NAME) rshmemd_barrier(TEAM, SCOPE)
+#define NVSHMEMI_SYNC(TEAM, SCOPE, NAME) rshmemd_sync(TEAM, SCOPE)
+#define NVSHMEMI_COLL_DEVICE(KIND, TYPE, TYPE_CODE, OP, ROOT, SCOPE)                               \
+    rshmemd_collective(KIND, team, dest, source, nelems, TYPE_CODE, OP, ROOT, SCOPE)
+#endif
+
+NVSHMEMI_HD void nvshmem_barrier_all(NVSHMEMI_CALLER_ALONE) {
+    NVSHMEMI_PICK(NVSHMEMI_BARRIER(RSHMEMD_TEAM_WORLD, RSHMEMD_SCOPE_THREAD, "nvshmem_barrier_all"),
+                  shmem_barrier_all());
 }
-NVSHMEMI_HD void nvshmem_sync_all(void) {
-    NVSHMEMI_PICK(rshmemd_sync(RSHMEMD_TEAM_WORLD, RSHMEMD_SCOPE_THREAD), shmem_sync_all());
+NVSHMEMI_HD void nvshmem_sync_all(NVSHMEMI_CALLER_ALONE) {
+    NVSHMEMI_PICK(NVSHMEMI_SYNC(RSHMEMD_TEAM_WORLD, RSHMEMD_SCOPE_THREAD, "nvshmem_sync_all"), shmem_sync_all());
 }
 /* A barrier is quiet then the team's synchronisation. */
-NVSHMEMI_HD int nvshmem_barrier(nvshmem_team_t team) {
+NVSHMEMI_HD int nvshmem_barrier(nvshmem_team_t team NVSHMEMI_CALLER) {
 #ifdef __CUDA_ARCH__
-    rshmemd_barrier(team, RSHMEMD_SCOPE_THREAD);
+    NVSHMEMI_BARRIER(team, RSHMEMD_SCOPE_THREAD, "nvshmem_barrier");
     return 0;
 #else
     shmem_quiet();
     return shmem_team_sync(rshmemx_team_of_handle(team));
 #endif
 }
-NVSHMEMI_HD int nvshmem_team_sync(nvshmem_team_t team) {
+NVSHMEMI_HD int nvshmem_team_sync(nvshmem_team_t team NVSHMEMI_CALLER) {
 #ifdef __CUDA_ARCH__
-    rshmemd_sync(team, RSHMEMD_SCOPE_THREAD);
+    NVSHMEMI_SYNC(team, RSHMEMD_SCOPE_THREAD, "nvshmem_team_sync");
     return 0;
 #else
     return shmem_team_sync(rshmemx_team_of_handle(team));
@@ -39,14 +56,18 @@ NVSHMEMI_HD int nvshmem_team_sync(nvshmem_team_t team) {
 
 #ifdef __CUDACC__
 #define NVSHMEMI_BARRIER_SCOPED(SCOPE, SCOPE_CODE)                                                 \
-    NVSHMEMI_D void nvshmemx_barrier_all_##SCOPE(void) { rshmemd_barrier(RSHMEMD_TEAM_WORLD, SCOPE_CODE); } \
-    NVSHMEMI_D void nvshmemx_sync_all_##SCOPE(void) { rshmemd_sync(RSHMEMD_TEAM_WORLD, SCOPE_CODE); }  \
-    NVSHMEMI_D int nvshmemx_barrier_##SCOPE(nvshmem_team_t team) {                                 \
-        rshmemd_barrier(team, SCOPE_CODE);                                                         \
+    NVSHMEMI_D void nvshmemx_barrier_all_##SCOPE(NVSHMEMI_CALLER_ALONE) {                          \
+        NVSHMEMI_BARRIER(RSHMEMD_TEAM_WORLD, SCOPE_CODE, "nvshmemx_barrier_all_" #SCOPE);           \
+    }                                                                                              \
+    NVSHMEMI_D void nvshmemx_sync_all_##SCOPE(NVSHMEMI_CALLER_ALONE) {                             \
+        NVSHMEMI_SYNC(RSHMEMD_TEAM_WORLD, SCOPE_CODE, "nvshmemx_sync_all_" #SCOPE);                 \
+    }                                                                                              \
+    NVSHMEMI_D int nvshmemx_barrier_##SCOPE(nvshmem_team_t team NVSHMEMI_CALLER) {                 \
+        NVSHMEMI_BARRIER(team, SCOPE_CODE, "nvshmemx_barrier_" #SCOPE);                            \
         return 0;                                                                                  \
     }                                                                                              \
-    NVSHMEMI_D int nvshmemx_team_sync_##SCOPE(nvshmem_team_t team) {                               \
-        rshmemd_sync(team, SCOPE_CODE);                                                            \
+    NVSHMEMI_D int nvshmemx_team_sync_##SCOPE(nvshmem_team_t team NVSHMEMI_CALLER) {               \
+        NVSHMEMI_SYNC(team, SCOPE_CODE, "nvshmemx_team_sync_" #SCOPE);                             \
         return 0;                                                                                  \
     }                                                                                              \
     NVSHMEMI_D void nvshmemx_fence_##SCOPE(void) { rshmemd_fence(SCOPE_CODE); }                    \
@@ -69,7 +90,7 @@ NVSHMEMI_BARRIER_SCOPED(block, RSHMEMD_SCOPE_BLOCK)
 
 #ifdef NVSHMEMI_HAVE_CUDART
 static inline int nvshmemx_barrier_on_stream(nvshmem_team_t team, cudaStream_t stream) {
-    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_barrier(stream))
+    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_barrier(team, stream))
     if (team == NVSHMEM_TEAM_WORLD) {
         shmemx_barrier_all_on_stream(stream);
         return 0;
@@ -79,7 +100,7 @@ static inline int nvshmemx_barrier_on_stream(nvshmem_team_t team, cudaStream_t s
 }
 /* A sync is a barrier here: the kernel's arrival is cheaper than telling the two apart. */
 static inline int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t stream) {
-    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_barrier(stream))
+    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_barrier(team, stream))
     if (team == NVSHMEM_TEAM_WORLD) {
         shmemx_sync_all_on_stream(stream);
         return 0;
@@ -101,27 +122,23 @@ static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) { shmemx_syn
 /* The collective as a kernel on the stream where NVSHMEMI_STREAM_KERNEL allows; PER_PE is how
  * many times `nelems` elements each PE reads. */
 #define NVSHMEMI_STREAM_COLL(KIND, TYPE_CODE, OP, ROOT, PER_PE)                                     \
-    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_collective(KIND, dest, source, nelems, TYPE_CODE, OP, ROOT, \
+    NVSHMEMI_STREAM_KERNEL(team, rshmemd_stream_collective(KIND, team, dest, source, nelems, TYPE_CODE, OP, ROOT, \
                                                            (size_t)(PER_PE) * nelems * ((TYPE_CODE) & 0xff), stream))
 
 /* ---- Collectives ------------------------------------------------------------------------------ */
 
-/* One collective: on the device at `scope`, on the host through `host_call`. */
-#define NVSHMEMI_COLL_DEVICE(KIND, TYPE, TYPE_CODE, OP, ROOT, SCOPE)                               \
-    rshmemd_collective(KIND, team, dest, source, nelems, TYPE_CODE, OP, ROOT, SCOPE)
-
 #define NVSHMEMI_COLL_MOVE(NAME, MEM, TYPE, TYPE_CODE)                                           \
     NVSHMEMI_HD int nvshmem_##NAME##broadcast##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, \
-                                               int PE_root) {                                      \
+                                               int PE_root NVSHMEMI_CALLER) {                                      \
         return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_BROADCAST, TYPE, TYPE_CODE, 0, PE_root, \
                                                   RSHMEMD_SCOPE_THREAD),                           \
                              shmem_##NAME##broadcast##MEM(rshmemx_team_of_handle(team), dest, source, nelems, PE_root)); \
     }                                                                                              \
-    NVSHMEMI_HD int nvshmem_##NAME##fcollect##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) { \
+    NVSHMEMI_HD int nvshmem_##NAME##fcollect##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems NVSHMEMI_CALLER) { \
         return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_FCOLLECT, TYPE, TYPE_CODE, 0, 0, RSHMEMD_SCOPE_THREAD), \
                              shmem_##NAME##fcollect##MEM(rshmemx_team_of_handle(team), dest, source, nelems)); \
     }                                                                                              \
-    NVSHMEMI_HD int nvshmem_##NAME##alltoall##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) { \
+    NVSHMEMI_HD int nvshmem_##NAME##alltoall##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems NVSHMEMI_CALLER) { \
         return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_ALLTOALL, TYPE, TYPE_CODE, 0, 0, RSHMEMD_SCOPE_THREAD), \
                              shmem_##NAME##alltoall##MEM(rshmemx_team_of_handle(team), dest, source, nelems)); \
     }                                                                                              \
@@ -132,15 +149,15 @@ static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) { shmemx_syn
 #ifdef __CUDACC__
 #define NVSHMEMI_COLL_MOVE_SCOPED(NAME, MEM, TYPE, TYPE_CODE, SCOPE, SCOPE_CODE)                        \
     NVSHMEMI_D int nvshmemx_##NAME##broadcast##MEM##_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
-                                                       size_t nelems, int PE_root) {               \
+                                                       size_t nelems, int PE_root NVSHMEMI_CALLER) {               \
         return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_BROADCAST, TYPE, TYPE_CODE, 0, PE_root, SCOPE_CODE); \
     }                                                                                              \
     NVSHMEMI_D int nvshmemx_##NAME##fcollect##MEM##_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
-                                                      size_t nelems) {                             \
+                                                      size_t nelems NVSHMEMI_CALLER) {             \
         return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_FCOLLECT, TYPE, TYPE_CODE, 0, 0, SCOPE_CODE);       \
     }                                                                                              \
     NVSHMEMI_D int nvshmemx_##NAME##alltoall##MEM##_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
-                                                      size_t nelems) {                             \
+                                                      size_t nelems NVSHMEMI_CALLER) {             \
         return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_ALLTOALL, TYPE, TYPE_CODE, 0, 0, SCOPE_CODE);       \
     }
 #else
@@ -157,13 +174,13 @@ static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) { shmemx_syn
     }                                                                                              \
     static inline int nvshmemx_##NAME##fcollect##MEM##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                            size_t nelems, cudaStream_t stream) {   \
-        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_FCOLLECT, TYPE_CODE, 0, 0, shmem_n_pes())                  \
+        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_FCOLLECT, TYPE_CODE, 0, 0, rshmemd_stream_team_n_pes(team)) \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##fcollect##MEM(team, dest, source, nelems);                              \
     }                                                                                              \
     static inline int nvshmemx_##NAME##alltoall##MEM##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                            size_t nelems, cudaStream_t stream) {   \
-        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_ALLTOALL, TYPE_CODE, 0, 0, shmem_n_pes())                  \
+        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_ALLTOALL, TYPE_CODE, 0, 0, rshmemd_stream_team_n_pes(team)) \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##alltoall##MEM(team, dest, source, nelems);                              \
     }
@@ -182,7 +199,7 @@ NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1))
 
 #define NVSHMEMI_REDUCE(NAME, TYPE, KIND, OP, OP_CODE)                                             \
     NVSHMEMI_HD int nvshmem_##NAME##_##OP##_reduce(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
-                                                   size_t nelems) {                                \
+                                                   size_t nelems NVSHMEMI_CALLER) {                \
         return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_REDUCE, TYPE, NVSHMEMI_TYPE_CODE(TYPE, KIND), OP_CODE, \
                                                   0, RSHMEMD_SCOPE_THREAD),                        \
                              shmem_##NAME##_##OP##_reduce(rshmemx_team_of_handle(team), dest, source, nelems)); \
@@ -194,7 +211,7 @@ NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1))
 #ifdef __CUDACC__
 #define NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, SCOPE, SCOPE_CODE)                   \
     NVSHMEMI_D int nvshmemx_##NAME##_##OP##_reduce_##SCOPE(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
-                                                           size_t nelems) {                        \
+                                                           size_t nelems NVSHMEMI_CALLER) {        \
         return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_REDUCE, TYPE, NVSHMEMI_TYPE_CODE(TYPE, KIND), OP_CODE, 0, SCOPE_CODE); \
     }
 #else
@@ -205,7 +222,7 @@ NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1))
 #define NVSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, TYPE_CODE, OP_CODE)                             \
     static inline int nvshmemx_##NAME##_##OP##_reduce_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                                 size_t nelems, cudaStream_t stream) { \
-        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_REDUCE, TYPE_CODE, OP_CODE, 0, shmem_n_pes())              \
+        NVSHMEMI_STREAM_COLL(RSHMEMD_COLL_REDUCE, TYPE_CODE, OP_CODE, 0, rshmemd_stream_team_n_pes(team)) \
         cudaStreamSynchronize(stream);                                                             \
         return nvshmem_##NAME##_##OP##_reduce(team, dest, source, nelems);                         \
     }

@@ -243,15 +243,19 @@ NVSHMEMI_HD uint64_t nvshmem_signal_fetch(const uint64_t *sig_addr) {
 }
 /* On the GPU (nvcc, C++), a wait takes the name of the function that calls it as a defaulted
  * argument, which a wait past RSHMEM_WAIT_TIMEOUT_MS reports (docs/device-api.md); elsewhere
- * the device ABI's forms run. */
+ * the device ABI's forms run. NVSHMEMI_CALLER_ALONE is the parameter of a function that has no
+ * other; the barriers and collectives of nvshmem_coll.h take it too (NVSHMEMI_HAVE_CALLER). */
 #if defined(__cplusplus) && defined(__CUDACC__) && !defined(RSHMEM_CUDA_SIM) && defined(__has_builtin)
 #if __has_builtin(__builtin_FUNCTION)
-#define NVSHMEMI_CALLER , const char *nvshmemi_caller = __builtin_FUNCTION()
+#define NVSHMEMI_HAVE_CALLER 1
+#define NVSHMEMI_CALLER_ALONE const char *nvshmemi_caller = __builtin_FUNCTION()
+#define NVSHMEMI_CALLER , NVSHMEMI_CALLER_ALONE
 #define NVSHMEMI_SIGNAL_WAIT(sig, cmp, value) rshmemd_gpu_signal_wait_until(sig, cmp, value, nvshmemi_caller)
 #define NVSHMEMI_WAIT_UNTIL(ivar, type, cmp, value) rshmemd_gpu_wait_until(ivar, type, cmp, value, nvshmemi_caller)
 #endif
 #endif
 #ifndef NVSHMEMI_CALLER
+#define NVSHMEMI_CALLER_ALONE void
 #define NVSHMEMI_CALLER
 #define NVSHMEMI_SIGNAL_WAIT(sig, cmp, value) rshmemd_signal_wait_until(sig, cmp, value)
 #define NVSHMEMI_WAIT_UNTIL(ivar, type, cmp, value) rshmemd_wait_until(ivar, type, cmp, value)

@@ -10,9 +10,10 @@
  *
  * The grid is launched cooperatively, which guarantees that all of its blocks run at once (its
  * group barrier waits for every block). Where the launch cannot be cooperative, one block does
- * the work. A team other than the world, or a unit whose state libshmem has not bound (a
- * backend other than CUDA), takes the host path: the stream is synchronised and the host
- * collective runs.
+ * the work. Any live team runs so, a team of some of the PEs with its own barrier (device_gpu.cuh).
+ * A handle no live team has, or a unit whose state libshmem has not bound (a backend other than
+ * CUDA), takes the host path: the stream is synchronised and the host collective runs (and
+ * reports a bad handle).
  */
 #ifndef RSHMEM_STREAM_GPU_CUH
 #define RSHMEM_STREAM_GPU_CUH
@@ -26,12 +27,14 @@
  * context's operations issued so far. */
 extern "C" void rshmemx_order_stream_after_queue(cudaStream_t stream);
 
-static __global__ void rshmemd_stream_collective_kernel(int kind, void *dest, const void *source, size_t nelems,
-                                                        int type, int op, int root) {
-    rshmemd_collective(kind, RSHMEMD_TEAM_WORLD, dest, source, nelems, type, op, root, RSHMEMD_SCOPE_GRID);
+static __global__ void rshmemd_stream_collective_kernel(int kind, int32_t team, void *dest, const void *source,
+                                                        size_t nelems, int type, int op, int root) {
+    rshmemd_gpu_collective(kind, team, dest, source, nelems, type, op, root, RSHMEMD_SCOPE_GRID, __func__);
 }
 
-static __global__ void rshmemd_stream_barrier_kernel() { rshmemd_barrier(RSHMEMD_TEAM_WORLD, RSHMEMD_SCOPE_BLOCK); }
+static __global__ void rshmemd_stream_barrier_kernel(int32_t team) {
+    rshmemd_gpu_barrier(team, RSHMEMD_SCOPE_BLOCK, "nvshmemx_barrier_on_stream", __func__);
+}
 
 /* The threads a block of the collective kernel has (RSHMEMD_STREAM_THREADS, fewer if the
  * kernel's registers do not allow so many) and the most blocks that run at once on the current
@@ -68,11 +71,18 @@ static rshmemd_stream_shape rshmemd_stream_shape_here() {
     return shape;
 }
 
-/* Whether the collective of `team` runs as a kernel here: a world-like team, on a unit whose
- * device state libshmem bound. */
+static inline bool rshmemd_stream_world_like(int32_t team) {
+    return team == RSHMEMD_TEAM_WORLD || team == RSHMEMD_TEAM_SHARED || team == RSHMEMD_TEAM_NODE;
+}
+/* Whether the collective of `team` runs as a kernel here: a live team, on a unit whose device
+ * state libshmem bound (and with it the team table). */
 static inline bool rshmemd_stream_kernels_for(int32_t team) {
     return rshmemd_gpu_state_bound &&
-           (team == RSHMEMD_TEAM_WORLD || team == RSHMEMD_TEAM_SHARED || team == RSHMEMD_TEAM_NODE);
+           (rshmemd_stream_world_like(team) || rshmemx_team_of_handle(team) != SHMEM_TEAM_INVALID);
+}
+/* The PEs of `team`, a live one (the world's without asking libshmem for the team). */
+static inline int rshmemd_stream_team_n_pes(int32_t team) {
+    return rshmemd_stream_world_like(team) ? shmem_n_pes() : shmem_team_n_pes(rshmemx_team_of_handle(team));
 }
 
 /* A launch that failed, said on stderr (a program rarely checks an on-stream call's status,
@@ -83,31 +93,32 @@ static inline int rshmemd_stream_failed(const char *what, cudaError_t status) {
     return (int)status;
 }
 
-/* Enqueues the collective on `stream`; 0 on success, else the CUDA error. `moved` is the
- * bytes each PE reads, which sets the grid's size. */
-static inline int rshmemd_stream_collective(int kind, void *dest, const void *source, size_t nelems, int type,
-                                            int op, int root, size_t moved, cudaStream_t stream) {
+/* Enqueues the collective on `team` on `stream`; 0 on success, else the CUDA error. `moved` is
+ * the bytes each PE reads, which sets the grid's size. */
+static inline int rshmemd_stream_collective(int kind, int32_t team, void *dest, const void *source, size_t nelems,
+                                            int type, int op, int root, size_t moved, cudaStream_t stream) {
     rshmemx_order_stream_after_queue(stream);
     rshmemd_stream_shape shape = rshmemd_stream_shape_here();
     size_t wanted = (moved + RSHMEMD_STREAM_BYTES_PER_BLOCK - 1) / RSHMEMD_STREAM_BYTES_PER_BLOCK;
     unsigned blocks = (unsigned)(wanted < (size_t)shape.blocks ? wanted : (size_t)shape.blocks);
     if (blocks > 1) {
-        void *args[] = {&kind, &dest, &source, &nelems, &type, &op, &root};
+        void *args[] = {&kind, &team, &dest, &source, &nelems, &type, &op, &root};
         cudaError_t status = cudaLaunchCooperativeKernel((const void *)rshmemd_stream_collective_kernel,
                                                          dim3(blocks), dim3(shape.threads), args, 0, stream);
         if (status == cudaSuccess) return 0;
         /* Not cooperative here (or not that many blocks): one block does it all. */
         (void)cudaGetLastError();
     }
-    rshmemd_stream_collective_kernel<<<1, shape.threads, 0, stream>>>(kind, dest, source, nelems, type, op, root);
+    rshmemd_stream_collective_kernel<<<1, shape.threads, 0, stream>>>(kind, team, dest, source, nelems, type, op,
+                                                                      root);
     cudaError_t status = cudaGetLastError();
     return status == cudaSuccess ? 0 : rshmemd_stream_failed("collective", status);
 }
 
-/* Enqueues a barrier over every PE on `stream`: quiet, then every PE's arrival. */
-static inline int rshmemd_stream_barrier(cudaStream_t stream) {
+/* Enqueues a barrier of `team` on `stream`: quiet, then every member's arrival. */
+static inline int rshmemd_stream_barrier(int32_t team, cudaStream_t stream) {
     rshmemx_order_stream_after_queue(stream);
-    rshmemd_stream_barrier_kernel<<<1, 32, 0, stream>>>();
+    rshmemd_stream_barrier_kernel<<<1, 32, 0, stream>>>(team);
     cudaError_t status = cudaGetLastError();
     return status == cudaSuccess ? 0 : rshmemd_stream_failed("barrier", status);
 }

@@ -1,41 +1,63 @@
 //! C++ CUDA programs of `tests/cuda/` that end in a particular way or need the simulator's
-//! views and teams: a kernel wait nothing satisfies, large heaps and a small limit, a PE's
+//! views and teams: kernel waits nothing satisfies, large heaps and a small limit, a PE's
 //! `exit`, kernels on a split team, and loads and stores through `nvshmem_ptr`.
 
 use super::*;
 
-/// A kernel that waits for a signal nobody sets (`tests/cuda/hang_signal.cu`): the run ends
-/// with the wait named as the GPU's watchdog names it (PE, kernel, block, thread, the
-/// `nvshmem_calloc`'ed object and offset, the comparison in NVSHMEM's words, the value seen),
-/// and PE 1's host barrier says which PE it waits for, never a segment offset.
+/// Kernel waits that nothing satisfies end the run with the wait named as the GPU's watchdog
+/// names it (PE, kernel, block, thread, what it waits for) and the host barriers of the other
+/// PEs saying which PE they wait for, never a segment offset. `tests/cuda/hang_signal.cu`: a
+/// signal nobody sets, named as the `nvshmem_calloc`'ed object and offset with the comparison
+/// in NVSHMEM's words. `tests/cuda/team_barrier_hang.cu`: a block's barrier on the even PEs'
+/// team that PE 2 never enters.
 #[test]
 fn a_kernel_wait_that_nothing_satisfies_is_named_in_the_program_s_terms() {
     let Some(dir) = setup() else { return };
     let sources = repo_root().join("runtime/capi/tests/cuda");
-    let binary = build_from(&dir, &sources, "hang_signal", &[]);
-    let binary = binary.to_str().expect("a UTF-8 path");
-    for seed in ["1", "2"] {
-        let r = run(
-            &dir,
-            "oshrun",
-            &["-np", "2", "--sim", "hgx8", "--seed", seed, binary],
-            &format!("hang_signal-{seed}"),
-        );
-        assert_ne!(exit_code(&r), Some(0), "{}", r.stdout);
-        for says in [
-            "PE 0: kernel wait_for_work(unsigned long*, int*): block (",
-            ") thread (0,0,0): nvshmem_signal_wait_until waits for nvshmem_calloc'ed object #3 \
-             (16 bytes) + 8 to be NVSHMEM_CMP_GE 3; it holds 0",
-            "PE 1 waits for team_sync: TEAM_WORLD's barrier counter of round 0 (PE 0 adds to it)",
-        ] {
-            assert!(
-                r.stderr.contains(says),
-                "does not say {says:?}:\n{}",
-                r.stderr
+    let hangs: [(&str, &str, &[&str]); 2] = [
+        (
+            "hang_signal",
+            "2",
+            &[
+                "PE 0: kernel wait_for_work(unsigned long*, int*): block (",
+                ") thread (0,0,0): nvshmem_signal_wait_until waits for nvshmem_calloc'ed object \
+                 #3 (16 bytes) + 8 to be NVSHMEM_CMP_GE 3; it holds 0",
+                "PE 1 waits for team_sync: TEAM_WORLD's barrier counter of round 0 (PE 0 adds to it)",
+            ],
+        ),
+        (
+            "team_barrier_hang",
+            "4",
+            &[
+                "PE 0: kernel meet_partner(int, int*): block (0,0,0) thread (",
+                "): nvshmem_barrier: deadlock",
+                "PE 0 waits for a team barrier in a kernel: a split team's barrier counter of \
+                 round 0 (PE 2 adds to it) to become >= 1 (it holds 0)",
+                "PE 2 waits for team_sync: TEAM_WORLD's barrier counter of round 1 (PE 0 adds to it)",
+            ],
+        ),
+    ];
+    for (name, pes, says) in hangs {
+        let binary = build_from(&dir, &sources, name, &[]);
+        let binary = binary.to_str().expect("a UTF-8 path");
+        for seed in ["1", "2"] {
+            let r = run(
+                &dir,
+                "oshrun",
+                &["-np", pes, "--sim", "hgx8", "--seed", seed, binary],
+                &format!("{name}-{seed}"),
             );
+            assert_ne!(exit_code(&r), Some(0), "{}", r.stdout);
+            for said in says {
+                assert!(
+                    r.stderr.contains(said),
+                    "{name} does not say {said:?}:\n{}",
+                    r.stderr
+                );
+            }
+            assert!(!r.stderr.contains("word at offset"), "{}", r.stderr);
+            assert!(!r.stdout.contains("done"), "{}", r.stdout);
         }
-        assert!(!r.stderr.contains("word at offset"), "{}", r.stderr);
-        assert!(!r.stdout.contains("done"), "{}", r.stdout);
     }
 }
 
@@ -159,25 +181,32 @@ fn a_cuda_program_s_exit_ends_only_its_pe() {
     assert_ends(&dir, &barrier);
 }
 
-/// Kernels on a team split from the world, the even PEs of 4: the team's numbering, barriers
-/// and syncs at thread, warp and block scope, an alltoall and a sum reduction agree with what
-/// each member computes, the odd PEs take no part, and the race detector finds no race
-/// (`tests/cuda/team_even_collectives.cu`).
+/// Kernels on teams split from the world, at 4 PEs, agree with what each member computes and
+/// the race detector finds no race. `tests/cuda/team_even_collectives.cu`: the even PEs'
+/// numbering, barriers and syncs at thread, warp and block scope, an alltoall and a sum
+/// reduction, the odd PEs taking no part. `tests/cuda/team_split_collectives.cu`: barriers,
+/// syncs, fcollect, alltoall, broadcast from the team's PE 1, sum and max at thread, warp and
+/// block scope on the even PEs, the last three and the rows and columns of a 2-d split, made
+/// and destroyed three times so that later teams take the slots of earlier ones.
 #[test]
-fn kernels_synchronise_and_exchange_on_a_split_team() {
+fn kernels_synchronise_and_exchange_on_split_teams() {
     let Some(dir) = setup() else { return };
     let sources = repo_root().join("runtime/capi/tests/cuda");
-    let name = "team_even_collectives";
-    let expected = std::fs::read_to_string(sources.join(format!("{name}.4.expected")))
-        .expect("the expected output");
-    for flags in [&[][..], &["-rshmem-check"][..]] {
-        let binary = build_from(&dir, &sources, name, flags);
-        let binary = binary.to_str().expect("a UTF-8 path");
-        let args = ["-np", "4", "--sim", "hgx8", "--seed", "5"];
-        assert_prints(&dir, binary, &args, &expected, &format!("{name}{flags:?}"));
+    for (name, seed) in [
+        ("team_even_collectives", "5"),
+        ("team_split_collectives", "7"),
+    ] {
+        let expected = std::fs::read_to_string(sources.join(format!("{name}.4.expected")))
+            .expect("the expected output");
+        for flags in [&[][..], &["-rshmem-check"][..]] {
+            let binary = build_from(&dir, &sources, name, flags);
+            let binary = binary.to_str().expect("a UTF-8 path");
+            let args = ["-np", "4", "--sim", "hgx8", "--seed", seed];
+            assert_prints(&dir, binary, &args, &expected, &format!("{name}{flags:?}"));
+        }
+        let checked = build_from(&dir, &sources, name, &["-rshmem-check"]);
+        assert_race_free(&dir, &checked, name);
     }
-    let checked = build_from(&dir, &sources, name, &["-rshmem-check"]);
-    assert_race_free(&dir, &checked, name);
 }
 
 /// A transpose through `nvshmem_ptr`: built with `-rshmem-check`, each kernel store through
