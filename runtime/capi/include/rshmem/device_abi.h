@@ -27,7 +27,8 @@
 /* Element types: kind in the high byte, size in bytes in the low byte. */
 #define RSHMEMD_KIND_SIGNED 0
 #define RSHMEMD_KIND_UNSIGNED 1
-#define RSHMEMD_KIND_FLOAT 2
+#define RSHMEMD_KIND_FLOAT 2 /* IEEE: half (2 bytes), float, double */
+#define RSHMEMD_KIND_BFLOAT 3 /* bfloat16: a float's high 2 bytes */
 #define RSHMEMD_TYPE(kind, size) (((kind) << 8) | (size))
 
 /* Atomic operations (rshmemd_amo). */

@@ -21,7 +21,7 @@
 //! thread wrote; `builtins.rs` and `vprintf.rs` the language's built-ins; `runtime_api.rs`
 //! errors and devices, `memory.rs` allocation and copies, `streams.rs` streams and events;
 //! `residency.rs` how many blocks run at once; `device_shmem.rs` the device SHMEM calls (`rshmem/device_abi.h`), `device_teams.rs`
-//! their team calls and collectives, `reduce.rs` the reductions, `mapped.rs` the table of
+//! their team calls and collectives, `reduce.rs` the reductions (`half.rs` their 16-bit floating formats), `mapped.rs` the table of
 //! mapped loads that the inline `g` reads, `peer_views.rs` the views `nvshmem_ptr` gives of
 //! peers' memory.
 
@@ -30,6 +30,7 @@ pub(crate) mod builtins;
 pub(crate) mod device_shmem;
 pub(crate) mod device_teams;
 pub(crate) mod fiber;
+pub(crate) mod half;
 pub(crate) mod initcheck;
 pub(crate) mod launch;
 pub(crate) mod mapped;
