@@ -124,8 +124,8 @@ fn two_512_mib_buffers_fit_and_a_small_limit_says_why_malloc_failed() {
     assert_ends(&dir, &small);
 }
 
-/// A PE that calls `exit` from C++ code (a frame holding a `std::vector` or a `std::string`)
-/// ends alone: the others finish what needs no more of it, and a barrier that waits for it
+/// A PE that calls `exit` from C++ code (a frame holding a `std::vector` or a `std::string`),
+/// from its `main` or from a `std::thread` it started, ends alone: the others finish what needs no more of it, and a barrier that waits for it
 /// is reported as a deadlock that names it, never a hang nor a barrier passed without it.
 #[test]
 fn a_cuda_program_s_exit_ends_only_its_pe() {
@@ -157,6 +157,22 @@ fn a_cuda_program_s_exit_ends_only_its_pe() {
         ],
     };
     assert_ends(&dir, &barrier);
+    // From a std::thread the PE started, while `main` joins it: the PE's atexit handler runs
+    // and PE 2 alone ends.
+    let thread = Ends {
+        name: "exit_from_thread",
+        pes: "4",
+        env: &[],
+        status: 2,
+        expected: "exit_from_thread.4.expected",
+        stderr: &[
+            "PE 2: no samples to load, giving up",
+            "PE 2: atexit handler ran",
+            "PE 2 exited with status 2",
+            "already finished: PEs 2",
+        ],
+    };
+    assert_ends(&dir, &thread);
 }
 
 /// Kernels on a team split from the world, the even PEs of 4: the team's numbering, barriers
