@@ -1,6 +1,7 @@
 //! C++ CUDA programs of `tests/cuda/` that end in a particular way or need the simulator's
-//! views and teams: a kernel wait nothing satisfies, large heaps and a small limit, a PE's
-//! `exit`, kernels on a split team, and loads and stores through `nvshmem_ptr`.
+//! views and teams: a kernel wait nothing satisfies (for one word or any of several), large
+//! heaps and a small limit, a PE's `exit` (from `main` or a thread), kernels on a split team,
+//! and loads and stores through `nvshmem_ptr`.
 
 use super::*;
 
@@ -37,6 +38,29 @@ fn a_kernel_wait_that_nothing_satisfies_is_named_in_the_program_s_terms() {
         assert!(!r.stderr.contains("word at offset"), "{}", r.stderr);
         assert!(!r.stdout.contains("done"), "{}", r.stdout);
     }
+}
+
+/// A kernel's `nvshmem_int_wait_until_any` for flags nobody sets
+/// (`tests/cuda/exit_wait_any_timeout.cu`): past `RSHMEM_WAIT_TIMEOUT_MS` of the PE's clock
+/// the run ends with the wait named as `nvshmem_wait_until`'s report names it, its first flag
+/// included.
+#[test]
+fn a_kernel_wait_for_any_word_reports_at_its_deadline() {
+    let Some(dir) = setup() else { return };
+    let ends = Ends {
+        name: "exit_wait_any_timeout",
+        pes: "2",
+        env: &[("RSHMEM_WAIT_TIMEOUT_MS", "2")],
+        status: 1,
+        expected: "exit_wait_any_timeout.2.expected",
+        stderr: &[
+            "kernel wait_for_any_peer(int*, int const*, int, int*): block (0,0,0) thread (0,0,0): \
+             nvshmem_wait_until_any waits for nvshmem_calloc'ed object #2 (8 bytes) + ",
+            "to be NVSHMEM_CMP_EQ 1; it holds 0",
+            "none of its words held within RSHMEM_WAIT_TIMEOUT_MS (2 ms",
+        ],
+    };
+    assert_ends(&dir, &ends);
 }
 
 /// How a program of `tests/cuda/` must end on the simulator: its status, the lines it printed
