@@ -513,7 +513,9 @@ pub extern "C" fn rshmemd_wait_check(
             "nvshmem_wait_until_any".to_owned()
         } else {
             // SAFETY: the header passes one of its NUL-terminated literals.
-            unsafe { CStr::from_ptr(call) }.to_string_lossy().into_owned()
+            unsafe { CStr::from_ptr(call) }
+                .to_string_lossy()
+                .into_owned()
         };
         let cmp = comparison(cmp)?;
         with_word_type!(type_code, call, T => {

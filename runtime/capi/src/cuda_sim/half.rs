@@ -15,17 +15,17 @@ pub(crate) enum Format {
 impl Format {
     /// `op` of the values `a` and `b` encode, computed in `f32` and rounded back.
     pub(crate) fn apply(self, a: u16, b: u16, op: fn(f32, f32) -> f32) -> u16 {
-        self.from_f32(op(self.to_f32(a), self.to_f32(b)))
+        self.encode(op(self.decode(a), self.decode(b)))
     }
 
-    fn to_f32(self, bits: u16) -> f32 {
+    fn decode(self, bits: u16) -> f32 {
         match self {
             Format::Half => half_to_f32(bits),
             Format::Bfloat16 => f32::from_bits(u32::from(bits) << 16),
         }
     }
 
-    fn from_f32(self, value: f32) -> u16 {
+    fn encode(self, value: f32) -> u16 {
         match self {
             Format::Half => f32_to_half(value),
             Format::Bfloat16 => f32_to_bfloat16(value),

@@ -50,6 +50,10 @@ mod tests {
         assert_eq!(not_mapped(at, buffer.len()), None);
         assert!(not_mapped(16, 8).is_some());
         assert!(not_mapped(at, 1 << 46).is_some());
-        assert!(not_mapped(at, usize::MAX).unwrap().contains("end of the address space"));
+        assert!(
+            not_mapped(at, usize::MAX)
+                .unwrap()
+                .contains("end of the address space")
+        );
     }
 }

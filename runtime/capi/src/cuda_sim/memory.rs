@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
-use crate::cuda_sim::registry;
 use crate::cuda_sim::host_range;
+use crate::cuda_sim::registry;
 use crate::cuda_sim::runtime_api::{CudaError, refuse, refuse_once};
 use crate::cuda_sim::{guard, peer_views};
 
@@ -157,7 +157,10 @@ unsafe fn copy(call: &str, dst: *mut c_void, src: *const c_void, bytes: usize) -
     }
     if let Err(code) = check_ranges(
         call,
-        &[("the source", src, bytes), ("the destination", dst.cast_const(), bytes)],
+        &[
+            ("the source", src, bytes),
+            ("the destination", dst.cast_const(), bytes),
+        ],
     ) {
         return code;
     }
@@ -212,7 +215,10 @@ pub unsafe extern "C" fn __rsim_cudaMemset(dst: *mut c_void, value: c_int, bytes
         if dst.is_null() {
             return refuse("cudaMemset", CudaError::InvalidValue, "a null pointer");
         }
-        if let Err(code) = check_ranges("cudaMemset", &[("the destination", dst.cast_const(), bytes)]) {
+        if let Err(code) = check_ranges(
+            "cudaMemset",
+            &[("the destination", dst.cast_const(), bytes)],
+        ) {
             return code;
         }
         // SAFETY: the caller's contract.
