@@ -43,10 +43,15 @@
 #include <cuda_runtime.h>
 #endif
 #endif
-#if !defined(RSHMEM_CUDA_SIM) && defined(__has_include) && defined(CUDART_VERSION)
+/* The half and bfloat16 calls (nvshmem_half_put, nvshmem_bfloat16_sum_reduce, ...) take CUDA's
+ * C++ types, from CUDA's headers or, under rshmem-nvcc, the simulator's (include-cuda-sim). */
+#if defined(__has_include) && (defined(CUDART_VERSION) || defined(RSHMEM_CUDA_SIM))
 #if __has_include(<cuda_fp16.h>) && __has_include(<cuda_bf16.h>)
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#ifdef __cplusplus
+#define NVSHMEMI_HAVE_HALF 1
+#endif
 #endif
 #endif
 

@@ -402,13 +402,16 @@ fn races_between_the_threads_of_a_block_are_caught_and_sync_threads_clears_them(
 /// thrown on failed CUDA calls, templated kernels taking `__device__` lambdas, a kernel that puts
 /// to its neighbour and one that spins on a signal, on-stream collectives between kernels; a
 /// program of two `.cu` files and a `.cpp` file whose kernel calls another file's
-/// `extern __device__` function. Built as C++17 and
+/// `extern __device__` function, and one whose kernels and host code use device variables that
+/// another `.cu` file defines (`extern __device__`, `extern __constant__`); half and bfloat16
+/// puts, `p`, `g` and sum reductions in kernels; `cudaMemcpy` of a wild pointer or a huge size
+/// refused with `cudaErrorInvalidValue`. Built as C++17 and
 /// C++20, each prints what `NAME.N.expected` says at 2 and 4 PEs.
 #[test]
 fn cxx_programs_with_the_standard_library_print_what_they_should() {
     let Some(dir) = setup() else { return };
     let sources = repo_root().join("runtime/capi/tests/cuda");
-    let programs: [(&str, &[&str]); 4] = [
+    let programs: [(&str, &[&str]); 7] = [
         ("cxx_neighbour_put", &["cxx_neighbour_put.cu"]),
         ("cxx_signal_spin", &["cxx_signal_spin.cu"]),
         ("cxx_stream_collectives", &["cxx_stream_collectives.cu"]),
@@ -419,6 +422,12 @@ fn cxx_programs_with_the_standard_library_print_what_they_should() {
                 "cxx_rdc_weights.cu",
                 "cxx_rdc_report.cpp",
             ],
+        ),
+        ("half_ring", &["half_ring.cu"]),
+        ("memcpy_wild_pointer", &["memcpy_wild_pointer.cu"]),
+        (
+            "rdc_histogram",
+            &["rdc_histogram.cu", "rdc_counters.cu", "rdc_summary.cpp"],
         ),
     ];
     for (name, files) in programs {

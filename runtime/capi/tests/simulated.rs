@@ -223,11 +223,11 @@ fn a_pe_that_ends_the_run_is_named_whatever_the_way() {
             simulated: &["PE 1 exited with status 6"],
             processes: Some(&["rank 1 exited with status 6"]),
         },
-        // From a thread of PE 1: its process ends; on the simulator the run ends with it.
+        // From a thread of PE 1: its process ends, so on the simulator PE 1 ends, as in mode 1.
         Ending {
             mode: "10",
             status: 4,
-            simulated: &["PE 1 called exit(4) from a thread it started"],
+            simulated: &["PE 1 exited with status 4", "already finished: PEs 1"],
             processes: Some(&["rank 1 exited with status 4"]),
         },
     ];

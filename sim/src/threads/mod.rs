@@ -24,8 +24,8 @@
 //!
 //! When a PE ends: the threads still alive are dropped without unwinding
 //! (`PeThreads::abandon`), by the executor when the PE's first thread returns or the run
-//! ends. (The C library's `exit` from a thread other than the first ends the whole run, since
-//! the first thread waits in C functions that cannot be unwound: docs/c-api.md.)
+//! ends. The C library's `exit` from a thread other than the first ends the PE from that
+//! thread ([`end_all_but_first`], then it discards the first thread's stack: docs/c-api.md).
 //!
 //! The PE's call lock: the runtime's state of a PE must not be entered by two of its threads at
 //! once, and a thread may give the PE away inside a call (a wait, a yield). A thread holds the
@@ -414,6 +414,34 @@ pub fn exit_current(retval: usize) -> Result<(), ThreadError> {
     finish(&h, me, retval);
     suspend_nested(&h, me);
     unreachable!("a thread that ended was resumed")
+}
+
+/// Ends every thread of the running PE but its first, from a thread it started that is about
+/// to leave its own stack for good (the C library's `exit`, which then discards the first
+/// thread's stack too and goes on where the PE's program was called): the coroutines of the
+/// waiting threads are dropped without unwinding, and the PE is its first thread alone again,
+/// running, holding no call lock, so that what the PE does after its program (its finalize)
+/// waits and calls as a PE without threads. The calling thread's coroutine is its dispatcher's
+/// to drop, on the first thread's stack.
+///
+/// # Errors
+/// [`ThreadError::NotSimulated`] outside a simulated PE.
+pub fn end_all_but_first() -> Result<(), ThreadError> {
+    let h = running()?;
+    h.threads.abandon();
+    let mut table = h.threads.table.borrow_mut();
+    for (i, thread) in table.threads.iter_mut().enumerate() {
+        thread.state = if i == 0 { State::Running } else { State::Done };
+        thread.woke = None;
+    }
+    table.lock_owner = None;
+    table.lock_depth = 0;
+    table.lock_kept = false;
+    table.lock_waiters.clear();
+    drop(table);
+    h.threads.current.set(0);
+    h.threads.handoff.set(None);
+    Ok(())
 }
 
 /// Parks the calling thread until [`unpark`] or, with a deadline, until the PE's clock passes

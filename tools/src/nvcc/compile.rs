@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::args::{InputKind, Options};
-use super::ir;
 use super::toolchain::{Scratch, Toolchain};
+use super::{ir, ir_module};
 
 /// The CUDA ABI names clang's host pass calls, which rshmem-nvcc renames to libshmem's
 /// `__rsim_` names (rshmem/cuda_sim_abi.h), so that libshmem never exports a CUDA name.
@@ -85,6 +85,24 @@ fn localize_host_definitions(tc: &Toolchain, host: &Path, device: &Path) -> anyh
         .collect();
     if !args.is_empty() {
         args.push(device.display().to_string());
+        tc.run("objcopy", &args)?;
+    }
+    Ok(())
+}
+
+/// Makes global the host shadows (in `host`) of the device variables of external linkage that
+/// the device object `device` defines for other files (`-rdc=true`): clang's host pass gives
+/// every shadow internal linkage, but another file's host code names the variable too
+/// (`cudaMemcpyToSymbol(counter, ...)` after `extern __device__ int counter;`), and the shadow
+/// is what `cudaMemcpyToSymbol` is passed.
+fn globalize_shadows(tc: &Toolchain, host: &Path, device: &Path) -> anyhow::Result<()> {
+    let mut args: Vec<String> = defined_symbols(tc, device)?
+        .iter()
+        .filter_map(|s| ir_module::host_shadow_of(s))
+        .map(|s| format!("--globalize-symbol={s}"))
+        .collect();
+    if !args.is_empty() {
+        args.push(host.display().to_string());
         tc.run("objcopy", &args)?;
     }
     Ok(())
@@ -255,6 +273,7 @@ fn compile_cuda(
     }
     if o.rdc {
         localize_host_definitions(tc, &host, &device)?;
+        globalize_shadows(tc, &host, &device)?;
     }
     if o.check {
         // The device code's hooks are the emulator's, apart from the host program's.

@@ -6,7 +6,8 @@
 //! - every definition becomes `internal` and comdats go: host-and-device functions are emitted
 //!   by both passes, and the linker must never pick one pass's copy for the other (with
 //!   `-rdc=true` device functions of external linkage stay external for other files' calls,
-//!   and the compile localizes those that the host pass defines too);
+//!   and the compile localizes those that the host pass defines too; device variables of
+//!   external linkage stay external too, renamed apart from their host shadows);
 //! - `dso_local` goes from declarations, so that the runtime's data (`__rsim_cur`) is reached
 //!   through the GOT, never by a copy relocation, which a `dlopen`ed image cannot have;
 //! - `__shared__` variables (`addrspace(3)`) go to the section `rsim_smem`, which the emulator
@@ -59,8 +60,9 @@ pub(crate) struct Options {
     pub(crate) check: bool,
     /// Where the IR came from, for messages.
     pub(crate) source: String,
-    /// Relocatable device code (`-rdc=true`): device functions of external linkage stay
-    /// external, so that another file's `extern __device__` declaration reaches them.
+    /// Relocatable device code (`-rdc=true`): device functions and variables of external
+    /// linkage stay external, so that another file's `extern __device__` declaration reaches
+    /// them.
     pub(crate) rdc: bool,
 }
 
@@ -81,6 +83,17 @@ impl GlobalLine<'_> {
         self.words
             .iter()
             .any(|w| matches!(*w, "external" | "extern_weak"))
+    }
+
+    /// Whether the definition has plain external linkage (a `__device__` variable another
+    /// file may declare `extern`), not internal, private, inline or a template's.
+    fn is_external_definition(&self) -> bool {
+        !self.is_declaration()
+            && self
+                .words
+                .iter()
+                .filter(|w| LINKAGE_WORDS.contains(*w))
+                .all(|w| matches!(*w, "dso_local" | "default" | "external"))
     }
 
     fn addrspace(&self) -> u32 {
@@ -240,7 +253,7 @@ fn runtime_variable_declaration(line: &str) -> Option<String> {
 ///
 /// # Errors
 /// Inline PTX or an NVVM intrinsic that is not emulated (naming it and the source line), an
-/// `extern __device__` variable defined in another file, or IR of a shape clang 14 does not
+/// `extern __device__` variable without `-rdc=true`, or IR of a shape clang 14 does not
 /// write.
 pub(crate) fn rewrite(ir: &str, options: &Options) -> anyhow::Result<String> {
     if !ir.contains("target triple = \"nvptx64") {
@@ -267,29 +280,33 @@ pub(crate) fn rewrite(ir: &str, options: &Options) -> anyhow::Result<String> {
     for line in ir.lines() {
         let runtime_variable = runtime_variable_declaration(line);
         let line = runtime_variable.as_deref().unwrap_or(line);
-        if let Some(g) = read_global(line)
-            && g.is_declaration()
-        {
-            match g.addrspace() {
-                3 => {
-                    dynamic_shared = true;
-                    renames.push((
-                        g.name.to_string(),
-                        format!(
-                            "bitcast ([0 x i8] addrspace(3)* @__rsim_dynsmem to {} addrspace(3)*)",
-                            g.ty
-                        ),
-                    ));
-                    continue;
-                }
-                1 | 4 if !g.name.starts_with("@__rsim_") => bail!(
-                    "{}: the `extern __device__` variable `{}` is defined in another file; \
-                     rshmem-nvcc links device functions across files (-rdc=true) but not \
-                     device variables: define it in the file that uses it",
+        if let Some(g) = read_global(line) {
+            let device_variable = matches!(g.addrspace(), 1 | 4) && !g.name.starts_with("@__rsim_");
+            if g.addrspace() == 3 && g.is_declaration() {
+                dynamic_shared = true;
+                renames.push((
+                    g.name.to_string(),
+                    format!(
+                        "bitcast ([0 x i8] addrspace(3)* @__rsim_dynsmem to {} addrspace(3)*)",
+                        g.ty
+                    ),
+                ));
+                continue;
+            }
+            if device_variable && g.is_declaration() && !options.rdc {
+                bail!(
+                    "{}: the `extern __device__` variable `{}` is defined in another file, \
+                     which needs relocatable device code: build with -rdc=true, as nvcc does",
                     options.source,
                     symbol_name(g.name)
-                ),
-                _ => {}
+                );
+            }
+            if device_variable && options.rdc && (g.is_declaration() || g.is_external_definition())
+            {
+                renames.push((
+                    g.name.to_string(),
+                    ir_module::linked_device_variable(g.name),
+                ));
             }
         }
         out.push(line.to_string());
@@ -336,6 +353,15 @@ pub(crate) fn rewrite(ir: &str, options: &Options) -> anyhow::Result<String> {
         {
             if g.is_declaration() {
                 line = line.replace(" dso_local ", " ");
+            } else if ir_module::is_linked_device_variable(g.name) {
+                // Defined for other files' `extern __device__` declarations (-rdc=true).
+                first_global.get_or_insert(lines.len());
+                globals.push(Global {
+                    name: g.name.to_string(),
+                    ty: g.ty.to_string(),
+                    addrspace: g.addrspace(),
+                });
+                line = drop_comdat(&line);
             } else {
                 first_global.get_or_insert(lines.len());
                 let (rewritten, global) = internalize_global(&g);

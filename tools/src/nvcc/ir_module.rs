@@ -38,9 +38,33 @@ pub(crate) struct Global {
     pub(crate) addrspace: u32,
 }
 
+/// What a `__device__` or `__constant__` variable of external linkage is named in device
+/// objects built with `-rdc=true`, as the file that defines it and the files that declare it
+/// `extern` name it: the host pass's shadow of the variable keeps its own name in the same
+/// program, so the device copy takes a suffix.
+const LINKED_SUFFIX: &str = ".rsim_device";
+
+/// The device objects' name for the variable `@name` (sigil included).
+pub(crate) fn linked_device_variable(name: &str) -> String {
+    format!("{name}{LINKED_SUFFIX}")
+}
+
+/// Whether `@name` is a device variable that [`linked_device_variable`] named.
+pub(crate) fn is_linked_device_variable(name: &str) -> bool {
+    name.ends_with(LINKED_SUFFIX)
+}
+
+/// The host shadow's symbol of the device object's symbol `symbol`, if it is a device variable
+/// of external linkage ([`linked_device_variable`]).
+pub(crate) fn host_shadow_of(symbol: &str) -> Option<&str> {
+    symbol.strip_suffix(LINKED_SUFFIX)
+}
+
 /// `{ i8* name, i8* addr, i64 size }` for `g`; `n` numbers its name string.
 fn var_entry(g: &Global, n: usize, strings: &mut String) -> String {
-    let name = symbol_name(&g.name);
+    let symbol = symbol_name(&g.name);
+    // The device name the host pass registers its shadow under.
+    let name = host_shadow_of(symbol).unwrap_or(symbol);
     strings.push_str(&format!(
         "@__rsim_var_name.{n} = private unnamed_addr constant [{} x i8] c\"{}\"\n",
         name.len() + 1,

@@ -56,8 +56,8 @@ the host; .o/.a/.so files are linked. The program links with libshmem; run it wi
   -Xcompiler A,B      host compiler options;  -Xlinker A,B  linker options
   -l LIB, -L DIR      libraries (-lnvshmem, -lcuda, -lcudart, -lmpi: libshmem has them, dropped)
   -x cu               treat the following inputs as CUDA
-  -rdc=true|false     relocatable device code: a kernel calls `extern __device__`
-                      functions of other .cu files (device variables stay per file)
+  -rdc=true|false     relocatable device code: kernels and host code use `extern __device__`
+                      functions and variables of other .cu files
   -rshmem-check       build for the race detector (`rshmem check`): host and device accesses
   -v                  print each command
   --version, --help

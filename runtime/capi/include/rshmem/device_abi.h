@@ -27,7 +27,8 @@
 /* Element types: kind in the high byte, size in bytes in the low byte. */
 #define RSHMEMD_KIND_SIGNED 0
 #define RSHMEMD_KIND_UNSIGNED 1
-#define RSHMEMD_KIND_FLOAT 2
+#define RSHMEMD_KIND_FLOAT 2 /* IEEE: half (2 bytes), float, double */
+#define RSHMEMD_KIND_BFLOAT 3 /* bfloat16: a float's high 2 bytes */
 #define RSHMEMD_TYPE(kind, size) (((kind) << 8) | (size))
 
 /* Atomic operations (rshmemd_amo). */
@@ -115,6 +116,13 @@ RSHMEMD_DECL uint64_t rshmemd_signal_fetch(const uint64_t *sig);
 RSHMEMD_DECL uint64_t rshmemd_signal_wait_until(uint64_t *sig, int cmp, uint64_t value);
 RSHMEMD_DECL void rshmemd_wait_until(void *ivar, int type, int cmp, uint64_t value);
 RSHMEMD_DECL int rshmemd_test(void *ivar, int type, int cmp, uint64_t value);
+/* The deadline of the waits for several words (nvshmem_TYPE_wait_until_any, _some and their
+ * _vector forms), which poll with rshmemd_test: the device's clock when the wait starts, then
+ * a check after each round in which no word held, which past RSHMEM_WAIT_TIMEOUT_MS reports
+ * the wait `call` on `ivar` (its first word) as rshmemd_wait_until's deadline does. */
+RSHMEMD_DECL uint64_t rshmemd_wait_start(void);
+RSHMEMD_DECL void rshmemd_wait_check(uint64_t started, const void *ivar, int type, int cmp, uint64_t value,
+                                     const char *call);
 
 RSHMEMD_DECL void rshmemd_fence(int scope);
 RSHMEMD_DECL void rshmemd_quiet(int scope);

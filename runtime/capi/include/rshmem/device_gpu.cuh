@@ -384,6 +384,23 @@ RSHMEMD_DECL int rshmemd_test(void *ivar, int type, int cmp, uint64_t value) {
     return 0;
 }
 
+/* The deadline of the waits for several words (nvshmemi_wait_group in nvshmem_sync.h): past
+ * the wait timeout, the first word's wait is reported through the hang record, as a single
+ * wait's (rshmem_detail_wait_timed_out). */
+RSHMEMD_DECL uint64_t rshmemd_wait_start(void) { return rshmem_detail_now_ns(); }
+RSHMEMD_DECL void rshmemd_wait_check(uint64_t started, const void *ivar, int type, int cmp, uint64_t value,
+                                     const char *call) {
+    rshmem_u64 timeout_ns =
+        RSHMEM_WAIT_TIMEOUT_NS ? (rshmem_u64)RSHMEM_WAIT_TIMEOUT_NS : rshmem_state.wait_timeout_ns;
+    rshmem_u64 waited_ns = rshmem_detail_now_ns() - started;
+    if (timeout_ns == 0 || waited_ns <= timeout_ns) return;
+    rshmem_u64 seen = 0;
+    for (int i = 0; i < (type & 0xff) && i < 8; ++i) {
+        ((unsigned char *)&seen)[i] = ((const volatile unsigned char *)ivar)[i];
+    }
+    rshmem_detail_wait_timed_out(ivar, rshmemd_gpu_cmp(cmp), value, seen, waited_ns, call, nullptr);
+}
+
 /* ---- Ordering and barriers -------------------------------------------------------------------- */
 
 /* Each thread orders its own operations; the group's operations are ordered by every thread's

@@ -127,20 +127,24 @@ static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) { shmemx_syn
 
 /* ---- Collectives ------------------------------------------------------------------------------ */
 
-#define NVSHMEMI_COLL_MOVE(NAME, MEM, TYPE, TYPE_CODE)                                           \
+/* HOST is libshmem's name for the type (shmem_HOSTbroadcast), HOST_TYPE its C type. */
+#define NVSHMEMI_COLL_MOVE(NAME, MEM, TYPE, TYPE_CODE, HOST, HOST_TYPE)                          \
     NVSHMEMI_HD int nvshmem_##NAME##broadcast##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, \
                                                int PE_root NVSHMEMI_CALLER) {                                      \
         return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_BROADCAST, TYPE, TYPE_CODE, 0, PE_root, \
                                                   RSHMEMD_SCOPE_THREAD),                           \
-                             shmem_##NAME##broadcast##MEM(rshmemx_team_of_handle(team), dest, source, nelems, PE_root)); \
+                             shmem_##HOST##broadcast##MEM(rshmemx_team_of_handle(team), (HOST_TYPE *)dest, \
+                                                          (const HOST_TYPE *)source, nelems, PE_root)); \
     }                                                                                              \
     NVSHMEMI_HD int nvshmem_##NAME##fcollect##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems NVSHMEMI_CALLER) { \
         return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_FCOLLECT, TYPE, TYPE_CODE, 0, 0, RSHMEMD_SCOPE_THREAD), \
-                             shmem_##NAME##fcollect##MEM(rshmemx_team_of_handle(team), dest, source, nelems)); \
+                             shmem_##HOST##fcollect##MEM(rshmemx_team_of_handle(team), (HOST_TYPE *)dest, \
+                                                         (const HOST_TYPE *)source, nelems));      \
     }                                                                                              \
     NVSHMEMI_HD int nvshmem_##NAME##alltoall##MEM(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems NVSHMEMI_CALLER) { \
         return NVSHMEMI_PICK(NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_ALLTOALL, TYPE, TYPE_CODE, 0, 0, RSHMEMD_SCOPE_THREAD), \
-                             shmem_##NAME##alltoall##MEM(rshmemx_team_of_handle(team), dest, source, nelems)); \
+                             shmem_##HOST##alltoall##MEM(rshmemx_team_of_handle(team), (HOST_TYPE *)dest, \
+                                                         (const HOST_TYPE *)source, nelems));      \
     }                                                                                              \
     NVSHMEMI_COLL_MOVE_ON_STREAM(NAME, MEM, TYPE, TYPE_CODE)                                            \
     NVSHMEMI_COLL_MOVE_SCOPED(NAME, MEM, TYPE, TYPE_CODE, warp, RSHMEMD_SCOPE_WARP)                     \
@@ -189,11 +193,17 @@ static inline void nvshmemx_sync_all_on_stream(cudaStream_t stream) { shmemx_syn
 #endif
 
 /* Typed names are nvshmem_NAME_broadcast, byte ones nvshmem_broadcastmem. */
-#define NVSHMEMI_COLL_MOVE_TYPED(NAME, TYPE, KIND) NVSHMEMI_COLL_MOVE(NAME##_, , TYPE, NVSHMEMI_TYPE_CODE(TYPE, KIND))
+#define NVSHMEMI_COLL_MOVE_TYPED(NAME, TYPE, KIND)                                                 \
+    NVSHMEMI_COLL_MOVE(NAME##_, , TYPE, NVSHMEMI_TYPE_CODE(TYPE, KIND), NAME##_, TYPE)
 NVSHMEMI_RMA_TYPES(NVSHMEMI_COLL_MOVE_TYPED)
+/* half and bfloat16 move as libshmem's 16-bit words. */
+#define NVSHMEMI_COLL_MOVE_HALF(NAME, TYPE, KIND)                                                  \
+    NVSHMEMI_COLL_MOVE(NAME##_, , TYPE, NVSHMEMI_TYPE_CODE(TYPE, KIND), uint16_, uint16_t)
+NVSHMEMI_HALF_TYPES(NVSHMEMI_COLL_MOVE_HALF)
 /* The byte forms: elements of one unsigned byte. */
-NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1))
+NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1), , void)
 #undef NVSHMEMI_COLL_MOVE_TYPED
+#undef NVSHMEMI_COLL_MOVE_HALF
 
 /* ---- Reductions ------------------------------------------------------------------------------- */
 
@@ -241,6 +251,27 @@ NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1))
     NVSHMEMI_REDUCE(NAME, TYPE, KIND, prod, RSHMEMD_OP_PROD)
 NVSHMEMI_REDUCE_BITWISE_TYPES(NVSHMEMI_REDUCE_BITWISE)
 NVSHMEMI_REDUCE_ARITH_TYPES(NVSHMEMI_REDUCE_ARITH)
+
+/* half and bfloat16 reductions run in kernels only: libshmem has no host reduction of them, so
+ * a host call is the compiler's error that the function is __device__. */
+#ifdef __CUDACC__
+#define NVSHMEMI_REDUCE_DEVICE(NAME, TYPE, KIND, OP, OP_CODE)                                      \
+    NVSHMEMI_D int nvshmem_##NAME##_##OP##_reduce(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                  size_t nelems) {                                 \
+        return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_REDUCE, TYPE, NVSHMEMI_TYPE_CODE(TYPE, KIND), OP_CODE, 0, \
+                                    RSHMEMD_SCOPE_THREAD);                                         \
+    }                                                                                              \
+    NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, warp, RSHMEMD_SCOPE_WARP)                \
+    NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, block, RSHMEMD_SCOPE_BLOCK)
+#define NVSHMEMI_REDUCE_HALF(NAME, TYPE, KIND)                                                     \
+    NVSHMEMI_REDUCE_DEVICE(NAME, TYPE, KIND, min, RSHMEMD_OP_MIN)                                  \
+    NVSHMEMI_REDUCE_DEVICE(NAME, TYPE, KIND, max, RSHMEMD_OP_MAX)                                  \
+    NVSHMEMI_REDUCE_DEVICE(NAME, TYPE, KIND, sum, RSHMEMD_OP_SUM)                                  \
+    NVSHMEMI_REDUCE_DEVICE(NAME, TYPE, KIND, prod, RSHMEMD_OP_PROD)
+NVSHMEMI_HALF_TYPES(NVSHMEMI_REDUCE_HALF)
+#undef NVSHMEMI_REDUCE_HALF
+#undef NVSHMEMI_REDUCE_DEVICE
+#endif
 #undef NVSHMEMI_REDUCE_BITWISE
 #undef NVSHMEMI_REDUCE_ARITH
 #undef NVSHMEMI_REDUCE

@@ -91,7 +91,8 @@ NVSHMEMI_HD void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes
 
 /* ---- Typed ----------------------------------------------------------------------------------- */
 
-#define NVSHMEMI_RMA_TYPED(NAME, TYPE, KIND)                                                       \
+/* The copies of every type: put, get, their _nbi forms, iput and iget. */
+#define NVSHMEMI_RMA_TYPED_COPIES(NAME, TYPE)                                                      \
     NVSHMEMI_HD void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe) {  \
         nvshmemi_putmem(dest, source, nelems * sizeof(TYPE), pe, 0);                               \
     }                                                                                              \
@@ -104,6 +105,16 @@ NVSHMEMI_HD void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes
     NVSHMEMI_HD void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe) { \
         nvshmemi_getmem(dest, source, nelems * sizeof(TYPE), pe, 1);                               \
     }                                                                                              \
+    NVSHMEMI_HD void nvshmem_##NAME##_iput(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, \
+                                           size_t nelems, int pe) {                                \
+        nvshmemi_iput(dest, source, dst, sst, nelems, sizeof(TYPE), pe);                           \
+    }                                                                                              \
+    NVSHMEMI_HD void nvshmem_##NAME##_iget(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, \
+                                           size_t nelems, int pe) {                                \
+        nvshmemi_iget(dest, source, dst, sst, nelems, sizeof(TYPE), pe);                           \
+    }
+#define NVSHMEMI_RMA_TYPED(NAME, TYPE, KIND)                                                       \
+    NVSHMEMI_RMA_TYPED_COPIES(NAME, TYPE)                                                          \
     NVSHMEMI_HD void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                    \
         NVSHMEMI_PICK(rshmemd_p(dest, &value, NVSHMEMI_TYPE_CODE(TYPE, KIND), pe),                 \
                       shmem_##NAME##_p(dest, value, pe));                                          \
@@ -113,17 +124,29 @@ NVSHMEMI_HD void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes
         NVSHMEMI_PICK(rshmemd_g(&value, source, NVSHMEMI_TYPE_CODE(TYPE, KIND), pe),               \
                       value = shmem_##NAME##_g(source, pe));                                       \
         return value;                                                                              \
+    }
+/* half and bfloat16: libshmem has no such type, so p and g move the 16 bits as a uint16. */
+#define NVSHMEMI_RMA_HALF_TYPED(NAME, TYPE, KIND)                                                  \
+    NVSHMEMI_RMA_TYPED_COPIES(NAME, TYPE)                                                          \
+    NVSHMEMI_HD void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                    \
+        uint16_t bits;                                                                             \
+        memcpy(&bits, &value, sizeof bits);                                                        \
+        NVSHMEMI_PICK(rshmemd_p(dest, &bits, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 2), pe),          \
+                      shmem_uint16_p((uint16_t *)dest, bits, pe));                                 \
     }                                                                                              \
-    NVSHMEMI_HD void nvshmem_##NAME##_iput(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, \
-                                           size_t nelems, int pe) {                                \
-        nvshmemi_iput(dest, source, dst, sst, nelems, sizeof(TYPE), pe);                           \
-    }                                                                                              \
-    NVSHMEMI_HD void nvshmem_##NAME##_iget(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, \
-                                           size_t nelems, int pe) {                                \
-        nvshmemi_iget(dest, source, dst, sst, nelems, sizeof(TYPE), pe);                           \
+    NVSHMEMI_HD TYPE nvshmem_##NAME##_g(const TYPE *source, int pe) {                              \
+        uint16_t bits;                                                                             \
+        NVSHMEMI_PICK(rshmemd_g(&bits, source, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 2), pe),        \
+                      bits = shmem_uint16_g((const uint16_t *)source, pe));                        \
+        TYPE value;                                                                                \
+        memcpy(&value, &bits, sizeof bits);                                                        \
+        return value;                                                                              \
     }
 NVSHMEMI_RMA_TYPES(NVSHMEMI_RMA_TYPED)
+NVSHMEMI_HALF_TYPES(NVSHMEMI_RMA_HALF_TYPED)
 #undef NVSHMEMI_RMA_TYPED
+#undef NVSHMEMI_RMA_HALF_TYPED
+#undef NVSHMEMI_RMA_TYPED_COPIES
 
 /* ---- Sized ----------------------------------------------------------------------------------- */
 
@@ -189,6 +212,7 @@ NVSHMEMI_RMA_SCOPED_MEM(block, RSHMEMD_SCOPE_BLOCK)
     NVSHMEMI_RMA_SCOPED_TYPED_IN(NAME, TYPE, warp, RSHMEMD_SCOPE_WARP)                             \
     NVSHMEMI_RMA_SCOPED_TYPED_IN(NAME, TYPE, block, RSHMEMD_SCOPE_BLOCK)
 NVSHMEMI_RMA_TYPES(NVSHMEMI_RMA_SCOPED_TYPED)
+NVSHMEMI_HALF_TYPES(NVSHMEMI_RMA_SCOPED_TYPED)
 #undef NVSHMEMI_RMA_SCOPED_TYPED
 
 /* Sized: BITS / 8 bytes an element. */
@@ -251,6 +275,7 @@ static inline void nvshmemx_getmem_nbi_on_stream(void *dest, const void *source,
     NVSHMEMI_RMA_GET_ON_STREAM(NAME##_get, TYPE, sizeof(TYPE))                                     \
     NVSHMEMI_RMA_GET_ON_STREAM(NAME##_get_nbi, TYPE, sizeof(TYPE))
 NVSHMEMI_RMA_TYPES(NVSHMEMI_RMA_TYPED_ON_STREAM)
+NVSHMEMI_HALF_TYPES(NVSHMEMI_RMA_TYPED_ON_STREAM)
 #define NVSHMEMI_RMA_SIZED_ON_STREAM(BITS, _a, _b)                                                 \
     NVSHMEMI_RMA_ON_STREAM(put##BITS, void, BITS / 8)                                              \
     NVSHMEMI_RMA_ON_STREAM(put##BITS##_nbi, void, BITS / 8)                                        \
@@ -268,9 +293,10 @@ NVSHMEMI_SIZES(NVSHMEMI_RMA_SIZED_ON_STREAM)
 #define NVSHMEMI_P_ON_STREAM(NAME, TYPE, KIND)                                                     \
     static inline void nvshmemx_##NAME##_p_on_stream(TYPE *dest, const TYPE value, int pe, cudaStream_t stream) { \
         cudaStreamSynchronize(stream);                                                             \
-        shmem_##NAME##_p(dest, value, pe);                                                         \
+        nvshmem_##NAME##_p(dest, value, pe);                                                       \
     }
 NVSHMEMI_RMA_TYPES(NVSHMEMI_P_ON_STREAM)
+NVSHMEMI_HALF_TYPES(NVSHMEMI_P_ON_STREAM)
 #undef NVSHMEMI_P_ON_STREAM
 #endif
 

@@ -35,15 +35,20 @@ NVSHMEMI_D void nvshmemi_amo(void *dest, int op, int type, const void *value, co
 /* The _all (mode 0: returns 1 once every selected word holds), _any (1: the index of one that
  * holds, or SIZE_MAX) and _some (2: how many hold, their indices in `indices`) forms of
  * wait_until (`wait` 1: until the answer is positive) and test (`wait` 0: once). `values`
- * holds a comparison value per element (the _vector forms), or is NULL for `value`. */
+ * holds a comparison value per element (the _vector forms), or is NULL for `value`. The _all
+ * wait is one wait_until per word, with its deadline; the _any and _some waits poll and, past
+ * RSHMEM_WAIT_TIMEOUT_MS with no word holding, report their first word (rshmemd_wait_check). */
 NVSHMEMI_D size_t nvshmemi_wait_group(void *ivars, size_t elem_bytes, int type, size_t nelems, size_t *indices,
                                       const int *status, int cmp, uint64_t value, const void *values, int mode,
                                       int wait) {
+    const char *call = mode == 1 ? (values ? "nvshmem_wait_until_any_vector" : "nvshmem_wait_until_any")
+                                 : (values ? "nvshmem_wait_until_some_vector" : "nvshmem_wait_until_some");
+    uint64_t started = wait && mode != 0 ? rshmemd_wait_start() : 0;
     for (;;) {
-        size_t holding = 0, selected = 0;
+        size_t holding = 0, selected = 0, first = 0;
         for (size_t i = 0; i < nelems; ++i) {
             if (status && status[i]) continue;
-            ++selected;
+            if (selected++ == 0) first = i;
             void *word = (char *)ivars + i * elem_bytes;
             uint64_t against = values ? nvshmemi_bits((const char *)values + i * elem_bytes, elem_bytes) : value;
             if (mode == 0 && wait) {
@@ -59,6 +64,9 @@ NVSHMEMI_D size_t nvshmemi_wait_group(void *ivars, size_t elem_bytes, int type, 
         if (mode == 0 || selected == 0) return mode == 1 ? SIZE_MAX : 0;
         if (mode == 2 && holding > 0) return holding;
         if (!wait) return mode == 1 ? SIZE_MAX : 0;
+        rshmemd_wait_check(started, (char *)ivars + first * elem_bytes, type, cmp,
+                           values ? nvshmemi_bits((const char *)values + first * elem_bytes, elem_bytes) : value,
+                           call);
     }
 }
 #endif
@@ -194,6 +202,7 @@ static inline void nvshmemx_putmem_signal_nbi_on_stream(void *dest, const void *
 #define NVSHMEMI_PUT_SIGNAL_TYPED(NAME, TYPE, KIND) NVSHMEMI_PUT_SIGNAL(NAME##_put, TYPE, sizeof(TYPE))
 #define NVSHMEMI_PUT_SIGNAL_SIZED(BITS, _a, _b) NVSHMEMI_PUT_SIGNAL(put##BITS, void, BITS / 8)
 NVSHMEMI_RMA_TYPES(NVSHMEMI_PUT_SIGNAL_TYPED)
+NVSHMEMI_HALF_TYPES(NVSHMEMI_PUT_SIGNAL_TYPED)
 NVSHMEMI_SIZES(NVSHMEMI_PUT_SIGNAL_SIZED)
 #undef NVSHMEMI_PUT_SIGNAL_TYPED
 #undef NVSHMEMI_PUT_SIGNAL_SIZED
@@ -217,6 +226,7 @@ NVSHMEMI_SIZES(NVSHMEMI_PUT_SIGNAL_SIZED)
 #define NVSHMEMI_PUT_SIGNAL_SCOPED_SIZED(BITS, _a, _b) NVSHMEMI_PUT_SIGNAL_SCOPED(put##BITS, void, BITS / 8)
 NVSHMEMI_PUT_SIGNAL_SCOPED(putmem, void, 1)
 NVSHMEMI_RMA_TYPES(NVSHMEMI_PUT_SIGNAL_SCOPED_TYPED)
+NVSHMEMI_HALF_TYPES(NVSHMEMI_PUT_SIGNAL_SCOPED_TYPED)
 NVSHMEMI_SIZES(NVSHMEMI_PUT_SIGNAL_SCOPED_SIZED)
 #undef NVSHMEMI_PUT_SIGNAL_SCOPED_TYPED
 #undef NVSHMEMI_PUT_SIGNAL_SCOPED_SIZED

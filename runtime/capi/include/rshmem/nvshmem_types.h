@@ -45,6 +45,19 @@
     X(size, size_t, NVSHMEMI_U)                                                                    \
     X(ptrdiff, ptrdiff_t, NVSHMEMI_S)
 
+/* NVSHMEM 3.x's 16-bit floating types, in its RMA, put-with-signal, broadcast, fcollect and
+ * alltoall families and its min, max, sum and prod reductions; C++ only, where nvshmem.h found
+ * cuda_fp16.h and cuda_bf16.h. Their p and g move the 16 bits (the device primitives take them
+ * as 16-bit words); reductions compute in float and round to nearest even (bfloat16 is kind
+ * RSHMEMD_KIND_BFLOAT, half is a 2-byte RSHMEMD_KIND_FLOAT). */
+#ifdef NVSHMEMI_HAVE_HALF
+#define NVSHMEMI_HALF_TYPES(X)                                                                     \
+    X(half, half, NVSHMEMI_F)                                                                      \
+    X(bfloat16, __nv_bfloat16, RSHMEMD_KIND_BFLOAT)
+#else
+#define NVSHMEMI_HALF_TYPES(X)
+#endif
+
 /* Sized RMA: X(BITS, unused, unused); the element is BITS / 8 bytes. */
 #define NVSHMEMI_SIZES(X) X(8, _, _) X(16, _, _) X(32, _, _) X(64, _, _) X(128, _, _)
 

@@ -18,7 +18,7 @@
 //! peers' memory inline through the mapped loads (`mapped.rs`), and only the rest calls
 //! [`rshmemd_g_op`].
 
-use std::ffi::{c_int, c_void};
+use std::ffi::{CStr, c_char, c_int, c_void};
 
 use hw::{AmoKind, Cmp, SignalOp};
 use rshmem::{AtomicElement, KernelThread, Scoped, Sym};
@@ -482,6 +482,58 @@ pub extern "C" fn rshmemd_test(
         let_others_run("nvshmem_test");
     }
     c_int::from(passed)
+}
+
+/// The start of a wait for several words (`nvshmem_TYPE_wait_until_any`, `_some` and their
+/// `_vector` forms), in the PE's clock, for [`rshmemd_wait_check`].
+#[unsafe(no_mangle)]
+pub extern "C" fn rshmemd_wait_start() -> u64 {
+    device_call("nvshmem_wait_until_any", |_, p| Ok(p.shmem.now_ns()))
+}
+
+/// Ends the run if a wait for several words that started at `started_ns` passed
+/// `RSHMEM_WAIT_TIMEOUT_MS` with none of them holding: the report names `call` and its first
+/// word, in the format of `nvshmem_wait_until`'s.
+#[unsafe(no_mangle)]
+pub extern "C" fn rshmemd_wait_check(
+    started_ns: u64,
+    ivar: *const c_void,
+    type_code: c_int,
+    cmp: c_int,
+    value: u64,
+    call: *const c_char,
+) {
+    device_call("nvshmem_wait_until_any", |_, p| {
+        let timeout_ms = p.shmem.config().wait_timeout_ms;
+        let waited_ns = p.shmem.now_ns().saturating_sub(started_ns);
+        if waited_ns <= timeout_ms.saturating_mul(1_000_000) {
+            return Ok(());
+        }
+        let call = if call.is_null() {
+            "nvshmem_wait_until_any".to_owned()
+        } else {
+            // SAFETY: the header passes one of its NUL-terminated literals.
+            unsafe { CStr::from_ptr(call) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let cmp = comparison(cmp)?;
+        with_word_type!(type_code, call, T => {
+            let word = ivar.cast::<T>();
+            let symbol: Sym<T> = p.sym(word, 1)?;
+            // SAFETY: `word` is this PE's element of a symmetric object (`p.sym` checked it).
+            let seen = unsafe { std::ptr::read_volatile(word) }.to_bits();
+            let wait = fiber::kernel_wait(&call, p.shmem.describe_word(symbol), cmp, value, seen);
+            fiber::fail_wait(
+                wait,
+                &call,
+                &format!(
+                    "none of its words held within RSHMEM_WAIT_TIMEOUT_MS ({timeout_ms} ms of \
+                     the PE's clock)"
+                ),
+            )
+        })
+    });
 }
 
 /// `nvshmem_fence` and its `_warp`/`_block` forms.

@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
+use crate::cuda_sim::host_range;
 use crate::cuda_sim::registry;
-use crate::cuda_sim::runtime_api::{CudaError, refuse};
+use crate::cuda_sim::runtime_api::{CudaError, refuse, refuse_once};
 use crate::cuda_sim::{guard, peer_views};
 
 /// Alignment of `cudaMalloc` blocks: CUDA's 256 bytes.
@@ -132,10 +133,55 @@ unsafe fn load(src: *const c_void, bytes: usize) -> Vec<u8> {
     unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) }.to_vec()
 }
 
+/// The first of `ranges` (an argument's name, its address and size) that is not memory of
+/// this process, refused for `call` as the CUDA runtime refuses it.
+fn check_ranges(call: &str, ranges: &[(&str, *const c_void, usize)]) -> Result<(), CudaError> {
+    for &(what, addr, bytes) in ranges {
+        if let Some(why) = host_range::not_mapped(addr as usize, bytes) {
+            return Err(refuse_once(call, what, CudaError::InvalidValue, &why));
+        }
+    }
+    Ok(())
+}
+
+/// Copies `bytes` from `src` to `dst` for `call`, after checking both are this process's.
+///
+/// # Safety
+/// `dst` and `src` hold `bytes` bytes, or are not mapped at all (refused).
+unsafe fn copy(call: &str, dst: *mut c_void, src: *const c_void, bytes: usize) -> CudaError {
+    if bytes == 0 {
+        return CudaError::Success;
+    }
+    if dst.is_null() || src.is_null() {
+        return refuse(call, CudaError::InvalidValue, "a null pointer");
+    }
+    if let Err(code) = check_ranges(
+        call,
+        &[
+            ("the source", src, bytes),
+            ("the destination", dst.cast_const(), bytes),
+        ],
+    ) {
+        return code;
+    }
+    // A copy from or into a view of a peer (`nvshmem_ptr`) is a get or a put.
+    peer_views::route(src, bytes, false);
+    // SAFETY: the caller's contract.
+    let from = unsafe { load(src, bytes) };
+    if peer_views::route(dst, bytes, true) {
+        // SAFETY: the caller's contract; the view holds `bytes` bytes at `dst`.
+        unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), dst.cast::<u8>(), bytes) };
+        peer_views::flush();
+        return CudaError::Success;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { store(call, dst, &from) }
+}
+
 /// `cudaMemcpy` (and `cudaMemcpyAsync`: streams are synchronous).
 ///
 /// # Safety
-/// `dst` and `src` hold `bytes` bytes.
+/// `dst` and `src` hold `bytes` bytes, or are not mapped at all (refused).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __rsim_cudaMemcpy(
     dst: *mut c_void,
@@ -151,24 +197,8 @@ pub unsafe extern "C" fn __rsim_cudaMemcpy(
                 &format!("kind {kind} is not a cudaMemcpyKind (0 to 4)"),
             );
         }
-        if bytes == 0 {
-            return CudaError::Success;
-        }
-        if dst.is_null() || src.is_null() {
-            return refuse("cudaMemcpy", CudaError::InvalidValue, "a null pointer");
-        }
-        // A copy from or into a view of a peer (`nvshmem_ptr`) is a get or a put.
-        peer_views::route(src, bytes, false);
         // SAFETY: the caller's contract.
-        let from = unsafe { load(src, bytes) };
-        if peer_views::route(dst, bytes, true) {
-            // SAFETY: the caller's contract; the view holds `bytes` bytes at `dst`.
-            unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), dst.cast::<u8>(), bytes) };
-            peer_views::flush();
-            return CudaError::Success;
-        }
-        // SAFETY: the caller's contract.
-        unsafe { store("cudaMemcpy", dst, &from) }
+        unsafe { copy("cudaMemcpy", dst, src, bytes) }
     }) as c_int
 }
 
@@ -184,6 +214,12 @@ pub unsafe extern "C" fn __rsim_cudaMemset(dst: *mut c_void, value: c_int, bytes
         }
         if dst.is_null() {
             return refuse("cudaMemset", CudaError::InvalidValue, "a null pointer");
+        }
+        if let Err(code) = check_ranges(
+            "cudaMemset",
+            &[("the destination", dst.cast_const(), bytes)],
+        ) {
+            return code;
         }
         // SAFETY: the caller's contract.
         unsafe { store("cudaMemset", dst, &vec![value as u8; bytes]) }
@@ -234,7 +270,7 @@ pub unsafe extern "C" fn __rsim_cudaMemcpyToSymbol(
     guard("cudaMemcpyToSymbol", || {
         match symbol_range("cudaMemcpyToSymbol", symbol, bytes, offset) {
             // SAFETY: the variable holds the range (checked); `src` the caller's contract.
-            Ok(dst) => unsafe { __rsim_cudaMemcpy(dst.cast(), src, bytes, 4) },
+            Ok(dst) => unsafe { copy("cudaMemcpyToSymbol", dst.cast(), src, bytes) as c_int },
             Err(code) => code as c_int,
         }
     })
@@ -254,7 +290,7 @@ pub unsafe extern "C" fn __rsim_cudaMemcpyFromSymbol(
     guard("cudaMemcpyFromSymbol", || {
         match symbol_range("cudaMemcpyFromSymbol", symbol, bytes, offset) {
             // SAFETY: as in cudaMemcpyToSymbol.
-            Ok(src) => unsafe { __rsim_cudaMemcpy(dst, src.cast(), bytes, 4) },
+            Ok(src) => unsafe { copy("cudaMemcpyFromSymbol", dst, src.cast(), bytes) as c_int },
             Err(code) => code as c_int,
         }
     })

@@ -19,9 +19,10 @@
 //! launches; `fiber.rs` threads as coroutines and the API device calls use; `stacks.rs` their
 //! stacks; `shared.rs` `__shared__` memory per block; `initcheck.rs` reads of shared bytes no
 //! thread wrote; `builtins.rs` and `vprintf.rs` the language's built-ins; `runtime_api.rs`
-//! errors and devices, `memory.rs` allocation and copies, `streams.rs` streams and events;
+//! errors and devices, `memory.rs` allocation and copies (`host_range.rs` the check of their
+//! addresses), `streams.rs` streams and events;
 //! `residency.rs` how many blocks run at once; `device_shmem.rs` the device SHMEM calls (`rshmem/device_abi.h`), `device_teams.rs`
-//! their team calls and collectives, `reduce.rs` the reductions, `mapped.rs` the table of
+//! their team calls and collectives, `reduce.rs` the reductions (`half.rs` their 16-bit floating formats), `mapped.rs` the table of
 //! mapped loads that the inline `g` reads, `peer_views.rs` the views `nvshmem_ptr` gives of
 //! peers' memory.
 
@@ -30,6 +31,8 @@ pub(crate) mod builtins;
 pub(crate) mod device_shmem;
 pub(crate) mod device_teams;
 pub(crate) mod fiber;
+pub(crate) mod half;
+pub(crate) mod host_range;
 pub(crate) mod initcheck;
 pub(crate) mod launch;
 pub(crate) mod mapped;

@@ -1,12 +1,16 @@
 //! The reductions of kernels on the simulator (`nvshmem_TYPE_OP_reduce` and their `_warp`
 //! and `_block` forms): the device ABI's type and operator codes turned into the element type
 //! and the combining function of the kernel model's [`Scoped::reduce`].
+//!
+//! `half` and `bfloat16` elements are reduced as their 16-bit patterns: each combination
+//! converts both to `f32`, computes there and rounds back to nearest even, as one GPU half
+//! instruction does (the sum or product of two halves is exact in `f32`).
 
 use std::ffi::{c_int, c_void};
 
 use rshmem::{Element, Scoped, Sym, Team};
 
-use crate::cuda_sim::fiber;
+use crate::cuda_sim::{fiber, half};
 use crate::fail::CallError;
 use crate::state::{Backend, Pe};
 
@@ -85,12 +89,71 @@ pub(crate) fn reduce(
         (1, 2) => integer!(u16),
         (1, 4) => integer!(u32),
         (1, 8) => integer!(u64),
+        (2, 2) => sixteen_bit(
+            pe,
+            scope,
+            team,
+            op,
+            name,
+            dest,
+            source,
+            nelems,
+            half::Format::Half,
+        ),
+        (3, 2) => sixteen_bit(
+            pe,
+            scope,
+            team,
+            op,
+            name,
+            dest,
+            source,
+            nelems,
+            half::Format::Bfloat16,
+        ),
         (2, 4) => float!(f32),
         (2, 8) => float!(f64),
         (kind, size) => Err(CallError::Argument(format!(
             "reductions of elements of {size} bytes (kind {kind}) are unknown"
         ))),
     }
+}
+
+/// A reduction of `half` or `bfloat16` elements (`format`), as their bits.
+#[allow(clippy::too_many_arguments)] // The device ABI's operands, the scope and the team.
+fn sixteen_bit(
+    pe: &Pe,
+    scope: Scoped<'static, Backend>,
+    team: &Team,
+    op: c_int,
+    name: &'static str,
+    dest: *mut c_void,
+    source: *const c_void,
+    nelems: usize,
+    format: half::Format,
+) -> Result<c_int, CallError> {
+    // The combining function is a plain `fn`, so each operator and format is its own closure.
+    macro_rules! combine {
+        ($format:expr) => {
+            match op {
+                0 => |a, b| $format.apply(a, b, |x, y| x + y),
+                1 => |a, b| $format.apply(a, b, |x, y| x * y),
+                2 => |a, b| $format.apply(a, b, f32::min),
+                3 => |a, b| $format.apply(a, b, f32::max),
+                _ => {
+                    return Err(CallError::Argument(format!(
+                        "the {name} reduction is for integers; half and bfloat16 elements have \
+                         sum, prod, min and max"
+                    )));
+                }
+            }
+        };
+    }
+    let combine: fn(u16, u16) -> u16 = match format {
+        half::Format::Half => combine!(half::Format::Half),
+        half::Format::Bfloat16 => combine!(half::Format::Bfloat16),
+    };
+    run::<u16>(pe, scope, team, dest, source, nelems, name, combine)
 }
 
 #[allow(clippy::too_many_arguments)] // The device ABI's operands, the scope and the team.

@@ -120,6 +120,22 @@ pub(crate) fn refuse(call: &str, error: CudaError, why: &str) -> CudaError {
     error
 }
 
+/// As [`refuse`], but says why on standard error only the first time the PE's `call` is
+/// refused for `what` (an argument), so that a loop of failing calls does not flood it.
+pub(crate) fn refuse_once(call: &str, what: &str, error: CudaError, why: &str) -> CudaError {
+    static SAID: Mutex<Option<std::collections::HashSet<String>>> = Mutex::new(None);
+    let first = SAID
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .get_or_insert_with(Default::default)
+        .insert(format!("{} {call} {what}", this_pe()));
+    if first {
+        return refuse(call, error, &format!("{what}: {why}"));
+    }
+    with_this_pe(|pe| pe.last_error = Some(error));
+    error
+}
+
 /// `cudaGetLastError`: the last error, which is then cleared.
 #[unsafe(no_mangle)]
 pub extern "C" fn __rsim_cudaGetLastError() -> c_int {

@@ -29,10 +29,11 @@
 //! finished), and lets the implicit `shmem_finalize` run on the PE's own stack. What a
 //! discarded stack holds is lost as at a process's exit: C++ objects on it are not destroyed.
 //!
-//! Threads of a PE: `exit` from a thread the PE started (not its `main`) runs the PE's
-//! handlers and then ends the whole run with its status, naming the PE ([`end_pe`]): the
-//! first thread waits inside the simulator's dispatch of the threads, which cannot be
-//! discarded from another thread's stack.
+//! Threads of a PE: `exit` from a thread the PE started (not its `main`) ends the PE the same
+//! way, after its handlers: the PE's other threads are dropped as they wait
+//! (`sim::threads::end_all_but_first`), and the thread suspends the PE's `main` coroutine from
+//! its own stack, which runs nested in it (the first thread waits in the dispatch that resumed
+//! it, as it waits whenever another of its PE's threads runs), so [`run_main`] discards both.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{CStr, c_int, c_void};
@@ -183,26 +184,22 @@ fn run_handlers(exits: &PeExits) {
 }
 
 /// Ends the running PE with `status`: suspends its `main` coroutine for [`run_main`] to
-/// discard. From a thread the PE started that coroutine is not the one running (the first
-/// thread waits in the dispatch of the PE's threads); so the whole run ends there, with
-/// `status` and the PE named, as `oshrun` ends a job whose rank exited
-/// non-zero (an exit 0 from a thread ends the others early too: a known limit).
+/// discard, from its first thread or from one it started (whose coroutine runs nested in
+/// `main`'s, so the same suspension leaves both); the PE's other threads end first.
 fn end_pe(status: c_int) -> ! {
-    if let Some((pe, _)) = running()
-        && crate::sim_host::threads::simulated().is_some_and(|thread| thread != 0)
-    {
-        crate::sim_host::note_why(format!(
-            "PE {pe} called exit({status}) from a thread it started: on the simulator that \
-             ends the run, since a PE's other threads cannot be ended alone yet"
-        ));
-        exit_process(status)
-    }
     let yielder = running().map_or(std::ptr::null(), |(_, exits)| exits.main_yielder.get());
     if yielder.is_null() {
         exit_process(status)
     }
-    // SAFETY: the yielder of the running PE's `main` coroutine, set while that coroutine runs,
-    // and this is its first thread, so the code here is on that coroutine's stack.
+    if crate::sim_host::threads::simulated().is_some_and(|thread| thread != 0)
+        && let Err(err) = sim::threads::end_all_but_first()
+    {
+        crate::sim_host::note_why(format!("cannot end the PE's threads at its exit: {err}"));
+        exit_process(status)
+    }
+    // SAFETY: the yielder of the running PE's `main` coroutine, set while that coroutine runs;
+    // the code here runs on that coroutine's stack or on a thread's coroutine resumed from it,
+    // and nothing resumes the suspended coroutine again (`run_main` discards it).
     unsafe { &*yielder }.suspend(status);
     unreachable!("a PE's main was resumed after its exit")
 }

@@ -1,6 +1,7 @@
 //! C++ CUDA programs of `tests/cuda/` that end in a particular way or need the simulator's
-//! views and teams: kernel waits nothing satisfies, large heaps and a small limit, a PE's
-//! `exit`, kernels on a split team, and loads and stores through `nvshmem_ptr`.
+//! views and teams: a kernel wait nothing satisfies (for one word or any of several), large
+//! heaps and a small limit, a PE's `exit` (from `main` or a thread), kernels on split teams,
+//! and loads and stores through `nvshmem_ptr`.
 
 use super::*;
 
@@ -59,6 +60,29 @@ fn a_kernel_wait_that_nothing_satisfies_is_named_in_the_program_s_terms() {
             assert!(!r.stdout.contains("done"), "{}", r.stdout);
         }
     }
+}
+
+/// A kernel's `nvshmem_int_wait_until_any` for flags nobody sets
+/// (`tests/cuda/exit_wait_any_timeout.cu`): past `RSHMEM_WAIT_TIMEOUT_MS` of the PE's clock
+/// the run ends with the wait named as `nvshmem_wait_until`'s report names it, its first flag
+/// included.
+#[test]
+fn a_kernel_wait_for_any_word_reports_at_its_deadline() {
+    let Some(dir) = setup() else { return };
+    let ends = Ends {
+        name: "exit_wait_any_timeout",
+        pes: "2",
+        env: &[("RSHMEM_WAIT_TIMEOUT_MS", "2")],
+        status: 1,
+        expected: "exit_wait_any_timeout.2.expected",
+        stderr: &[
+            "kernel wait_for_any_peer(int*, int const*, int, int*): block (0,0,0) thread (0,0,0): \
+             nvshmem_wait_until_any waits for nvshmem_calloc'ed object #2 (8 bytes) + ",
+            "to be NVSHMEM_CMP_EQ 1; it holds 0",
+            "none of its words held within RSHMEM_WAIT_TIMEOUT_MS (2 ms",
+        ],
+    };
+    assert_ends(&dir, &ends);
 }
 
 /// How a program of `tests/cuda/` must end on the simulator: its status, the lines it printed
@@ -146,8 +170,8 @@ fn two_512_mib_buffers_fit_and_a_small_limit_says_why_malloc_failed() {
     assert_ends(&dir, &small);
 }
 
-/// A PE that calls `exit` from C++ code (a frame holding a `std::vector` or a `std::string`)
-/// ends alone: the others finish what needs no more of it, and a barrier that waits for it
+/// A PE that calls `exit` from C++ code (a frame holding a `std::vector` or a `std::string`),
+/// from its `main` or from a `std::thread` it started, ends alone: the others finish what needs no more of it, and a barrier that waits for it
 /// is reported as a deadlock that names it, never a hang nor a barrier passed without it.
 #[test]
 fn a_cuda_program_s_exit_ends_only_its_pe() {
@@ -179,6 +203,22 @@ fn a_cuda_program_s_exit_ends_only_its_pe() {
         ],
     };
     assert_ends(&dir, &barrier);
+    // From a std::thread the PE started, while `main` joins it: the PE's atexit handler runs
+    // and PE 2 alone ends.
+    let thread = Ends {
+        name: "exit_from_thread",
+        pes: "4",
+        env: &[],
+        status: 2,
+        expected: "exit_from_thread.4.expected",
+        stderr: &[
+            "PE 2: no samples to load, giving up",
+            "PE 2: atexit handler ran",
+            "PE 2 exited with status 2",
+            "already finished: PEs 2",
+        ],
+    };
+    assert_ends(&dir, &thread);
 }
 
 /// Kernels on teams split from the world, at 4 PEs, agree with what each member computes and

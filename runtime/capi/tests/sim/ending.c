@@ -3,7 +3,7 @@
  * 3 a deadlock, 4 shmem_global_exit(4), 5 abort(), 6 shmem_global_exit(0), 7 a crash on the
  * NULL of a shmem_malloc larger than the heap (OpenSHMEM 1.5 section 9.3.1: NULL on every
  * PE), 8 _exit(5) and 9 quick_exit(6), which run no atexit handler (C11 7.22.4.5, 7.22.4.7),
- * 10 exit(4) from a thread PE 1 started, which ends its process (C11 7.22.4.4).
+ * 10 exit(4) from a thread PE 1 started, which ends its process (C11 7.22.4.4), so PE 1 alone.
  * The run must name the PE every time, and end with the status processes end with. */
 #include <shmem.h>
 #include <stdlib.h>

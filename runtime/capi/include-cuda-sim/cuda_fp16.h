@@ -1,0 +1,8 @@
+/*
+ * cuda_fp16.h for programs built by rshmem-nvcc for the simulator: `__half` (`half`) and its
+ * conversions and arithmetic (rshmem/cuda_sim_half.h, shared with cuda_bf16.h).
+ */
+#ifndef RSHMEM_SIM_CUDA_FP16_H
+#define RSHMEM_SIM_CUDA_FP16_H
+#include <rshmem/cuda_sim_half.h>
+#endif
