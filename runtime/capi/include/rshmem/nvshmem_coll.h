@@ -257,7 +257,7 @@ NVSHMEMI_REDUCE_ARITH_TYPES(NVSHMEMI_REDUCE_ARITH)
 #ifdef __CUDACC__
 #define NVSHMEMI_REDUCE_DEVICE(NAME, TYPE, KIND, OP, OP_CODE)                                      \
     NVSHMEMI_D int nvshmem_##NAME##_##OP##_reduce(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
-                                                  size_t nelems) {                                 \
+                                                  size_t nelems NVSHMEMI_CALLER) {                 \
         return NVSHMEMI_COLL_DEVICE(RSHMEMD_COLL_REDUCE, TYPE, NVSHMEMI_TYPE_CODE(TYPE, KIND), OP_CODE, 0, \
                                     RSHMEMD_SCOPE_THREAD);                                         \
     }                                                                                              \
