@@ -25,6 +25,8 @@
 #ifndef RSHMEM_DEVICE_GPU_CUH
 #define RSHMEM_DEVICE_GPU_CUH
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
@@ -165,6 +167,17 @@ template <typename T> __device__ __forceinline__ T rshmemd_gpu_from_bits(uint64_
     case RSHMEMD_TYPE(RSHMEMD_KIND_FLOAT, 8): { typedef double T; CALL; } break;                   \
     default: RSHMEMD_GPU_FAIL("an element type the device API does not know");                      \
     }
+
+/* RSHMEMD_GPU_DISPATCH, and the 16-bit floating types, which only the reductions take. */
+#define RSHMEMD_GPU_DISPATCH_REDUCE(type, CALL)                                                    \
+    if ((type) == RSHMEMD_TYPE(RSHMEMD_KIND_FLOAT, 2)) {                                           \
+        typedef __half T;                                                                          \
+        CALL;                                                                                      \
+    } else if ((type) == RSHMEMD_TYPE(RSHMEMD_KIND_BFLOAT, 2)) {                                   \
+        typedef __nv_bfloat16 T;                                                                   \
+        CALL;                                                                                      \
+    } else                                                                                         \
+        RSHMEMD_GPU_DISPATCH(type, CALL)
 
 /* A scope of the on-stream collectives' kernels only (rshmem/stream_gpu.cuh): every thread of
  * a one-dimensional grid whose blocks all run at once (a cooperative launch). */
@@ -388,8 +401,10 @@ RSHMEMD_DECL int rshmemd_test(void *ivar, int type, int cmp, uint64_t value) {
  * the wait timeout, the first word's wait is reported through the hang record, as a single
  * wait's (rshmem_detail_wait_timed_out). */
 RSHMEMD_DECL uint64_t rshmemd_wait_start(void) { return rshmem_detail_now_ns(); }
-RSHMEMD_DECL void rshmemd_wait_check(uint64_t started, const void *ivar, int type, int cmp, uint64_t value,
-                                     const char *call) {
+/* The deadline check of the waits for several words, with the name of the program's function
+ * that called the wait (`caller`, or null) for the watchdog's report. */
+__device__ __forceinline__ void rshmemd_gpu_wait_check(uint64_t started, const void *ivar, int type, int cmp,
+                                                       uint64_t value, const char *call, const char *caller) {
     rshmem_u64 timeout_ns =
         RSHMEM_WAIT_TIMEOUT_NS ? (rshmem_u64)RSHMEM_WAIT_TIMEOUT_NS : rshmem_state.wait_timeout_ns;
     rshmem_u64 waited_ns = rshmem_detail_now_ns() - started;
@@ -398,7 +413,11 @@ RSHMEMD_DECL void rshmemd_wait_check(uint64_t started, const void *ivar, int typ
     for (int i = 0; i < (type & 0xff) && i < 8; ++i) {
         ((unsigned char *)&seen)[i] = ((const volatile unsigned char *)ivar)[i];
     }
-    rshmem_detail_wait_timed_out(ivar, rshmemd_gpu_cmp(cmp), value, seen, waited_ns, call, nullptr);
+    rshmem_detail_wait_timed_out(ivar, rshmemd_gpu_cmp(cmp), value, seen, waited_ns, call, caller);
+}
+RSHMEMD_DECL void rshmemd_wait_check(uint64_t started, const void *ivar, int type, int cmp, uint64_t value,
+                                     const char *call) {
+    rshmemd_gpu_wait_check(started, ivar, type, cmp, value, call, nullptr);
 }
 
 /* ---- Ordering and barriers -------------------------------------------------------------------- */
@@ -442,6 +461,14 @@ template <typename T> __device__ __forceinline__ T rshmemd_gpu_combine(T a, T b,
     case RSHMEMD_OP_MAX: return b > a ? b : a;
     default: return rshmemd_gpu_bitwise(a, b, op);
     }
+}
+/* half and bfloat16 combine in float and round to nearest even, one step at a time, as the
+ * simulator does (runtime/capi/src/cuda_sim/reduce.rs). */
+template <> __device__ __forceinline__ __half rshmemd_gpu_combine(__half a, __half b, int op) {
+    return __float2half_rn(rshmemd_gpu_combine(__half2float(a), __half2float(b), op));
+}
+template <> __device__ __forceinline__ __nv_bfloat16 rshmemd_gpu_combine(__nv_bfloat16 a, __nv_bfloat16 b, int op) {
+    return __float2bfloat16_rn(rshmemd_gpu_combine(__bfloat162float(a), __bfloat162float(b), op));
 }
 
 /* dest[i] = op over every member of `team` of its source[i]. Each PE copies its source into its
@@ -499,7 +526,7 @@ __device__ __forceinline__ int rshmemd_gpu_collective(int kind, int32_t team, vo
                                                       const char *caller) {
     rshmemd_gpu_team_view members = rshmemd_gpu_team_view_of(team);
     if (kind == RSHMEMD_COLL_REDUCE) {
-        RSHMEMD_GPU_DISPATCH(type, rshmemd_gpu_reduce((T *)dest, (const T *)src, nelems, op, scope, members, caller))
+        RSHMEMD_GPU_DISPATCH_REDUCE(type, rshmemd_gpu_reduce((T *)dest, (const T *)src, nelems, op, scope, members, caller))
         return 0;
     }
     const char *what = rshmemd_gpu_collective_name(kind);

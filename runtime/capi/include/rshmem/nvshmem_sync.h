@@ -10,6 +10,32 @@
 #ifndef RSHMEM_NVSHMEM_SYNC_H
 #define RSHMEM_NVSHMEM_SYNC_H
 
+/* On the GPU (nvcc, C++), a wait takes the name of the function that calls it as a defaulted
+ * argument, which a wait past RSHMEM_WAIT_TIMEOUT_MS reports (docs/device-api.md); elsewhere
+ * the device ABI's forms run. NVSHMEMI_CALLER_ALONE is the parameter of a function that has no
+ * other; the barriers and collectives of nvshmem_coll.h take it too (NVSHMEMI_HAVE_CALLER). */
+#if defined(__cplusplus) && defined(__CUDACC__) && !defined(RSHMEM_CUDA_SIM) && defined(__has_builtin)
+#if __has_builtin(__builtin_FUNCTION)
+#define NVSHMEMI_HAVE_CALLER 1
+#define NVSHMEMI_CALLER_ALONE const char *nvshmemi_caller = __builtin_FUNCTION()
+#define NVSHMEMI_CALLER , NVSHMEMI_CALLER_ALONE
+#define NVSHMEMI_SIGNAL_WAIT(sig, cmp, value) rshmemd_gpu_signal_wait_until(sig, cmp, value, nvshmemi_caller)
+#define NVSHMEMI_WAIT_UNTIL(ivar, type, cmp, value) rshmemd_gpu_wait_until(ivar, type, cmp, value, nvshmemi_caller)
+#define NVSHMEMI_CALLER_NAME nvshmemi_caller
+#define NVSHMEMI_WAIT_CHECK(started, ivar, type, cmp, value, call)                                 \
+    rshmemd_gpu_wait_check(started, ivar, type, cmp, value, call, nvshmemi_caller)
+#endif
+#endif
+#ifndef NVSHMEMI_CALLER
+#define NVSHMEMI_CALLER_ALONE void
+#define NVSHMEMI_CALLER
+#define NVSHMEMI_SIGNAL_WAIT(sig, cmp, value) rshmemd_signal_wait_until(sig, cmp, value)
+#define NVSHMEMI_WAIT_UNTIL(ivar, type, cmp, value) rshmemd_wait_until(ivar, type, cmp, value)
+#define NVSHMEMI_CALLER_NAME ((const char *)0)
+#define NVSHMEMI_WAIT_CHECK(started, ivar, type, cmp, value, call)                                 \
+    rshmemd_wait_check(started, ivar, type, cmp, value, call)
+#endif
+
 /* ---- Helpers ------------------------------------------------------------------------------- */
 
 /* `bytes` bytes at `value` in the low bytes of a uint64_t and back: byte copies, so floats
@@ -40,7 +66,8 @@ NVSHMEMI_D void nvshmemi_amo(void *dest, int op, int type, const void *value, co
  * RSHMEM_WAIT_TIMEOUT_MS with no word holding, report their first word (rshmemd_wait_check). */
 NVSHMEMI_D size_t nvshmemi_wait_group(void *ivars, size_t elem_bytes, int type, size_t nelems, size_t *indices,
                                       const int *status, int cmp, uint64_t value, const void *values, int mode,
-                                      int wait) {
+                                      int wait, const char *nvshmemi_caller) {
+    (void)nvshmemi_caller;
     const char *call = mode == 1 ? (values ? "nvshmem_wait_until_any_vector" : "nvshmem_wait_until_any")
                                  : (values ? "nvshmem_wait_until_some_vector" : "nvshmem_wait_until_some");
     uint64_t started = wait && mode != 0 ? rshmemd_wait_start() : 0;
@@ -52,7 +79,7 @@ NVSHMEMI_D size_t nvshmemi_wait_group(void *ivars, size_t elem_bytes, int type, 
             void *word = (char *)ivars + i * elem_bytes;
             uint64_t against = values ? nvshmemi_bits((const char *)values + i * elem_bytes, elem_bytes) : value;
             if (mode == 0 && wait) {
-                rshmemd_wait_until(word, type, cmp, against);
+                NVSHMEMI_WAIT_UNTIL(word, type, cmp, against);
                 ++holding;
             } else if (rshmemd_test(word, type, cmp, against)) {
                 if (mode == 1) return i;
@@ -64,9 +91,9 @@ NVSHMEMI_D size_t nvshmemi_wait_group(void *ivars, size_t elem_bytes, int type, 
         if (mode == 0 || selected == 0) return mode == 1 ? SIZE_MAX : 0;
         if (mode == 2 && holding > 0) return holding;
         if (!wait) return mode == 1 ? SIZE_MAX : 0;
-        rshmemd_wait_check(started, (char *)ivars + first * elem_bytes, type, cmp,
-                           values ? nvshmemi_bits((const char *)values + first * elem_bytes, elem_bytes) : value,
-                           call);
+        NVSHMEMI_WAIT_CHECK(started, (char *)ivars + first * elem_bytes, type, cmp,
+                            values ? nvshmemi_bits((const char *)values + first * elem_bytes, elem_bytes) : value,
+                            call);
     }
 }
 #endif
@@ -251,25 +278,6 @@ NVSHMEMI_HD void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig
 NVSHMEMI_HD uint64_t nvshmem_signal_fetch(const uint64_t *sig_addr) {
     return NVSHMEMI_PICK(rshmemd_signal_fetch(sig_addr), shmem_signal_fetch(sig_addr));
 }
-/* On the GPU (nvcc, C++), a wait takes the name of the function that calls it as a defaulted
- * argument, which a wait past RSHMEM_WAIT_TIMEOUT_MS reports (docs/device-api.md); elsewhere
- * the device ABI's forms run. NVSHMEMI_CALLER_ALONE is the parameter of a function that has no
- * other; the barriers and collectives of nvshmem_coll.h take it too (NVSHMEMI_HAVE_CALLER). */
-#if defined(__cplusplus) && defined(__CUDACC__) && !defined(RSHMEM_CUDA_SIM) && defined(__has_builtin)
-#if __has_builtin(__builtin_FUNCTION)
-#define NVSHMEMI_HAVE_CALLER 1
-#define NVSHMEMI_CALLER_ALONE const char *nvshmemi_caller = __builtin_FUNCTION()
-#define NVSHMEMI_CALLER , NVSHMEMI_CALLER_ALONE
-#define NVSHMEMI_SIGNAL_WAIT(sig, cmp, value) rshmemd_gpu_signal_wait_until(sig, cmp, value, nvshmemi_caller)
-#define NVSHMEMI_WAIT_UNTIL(ivar, type, cmp, value) rshmemd_gpu_wait_until(ivar, type, cmp, value, nvshmemi_caller)
-#endif
-#endif
-#ifndef NVSHMEMI_CALLER
-#define NVSHMEMI_CALLER_ALONE void
-#define NVSHMEMI_CALLER
-#define NVSHMEMI_SIGNAL_WAIT(sig, cmp, value) rshmemd_signal_wait_until(sig, cmp, value)
-#define NVSHMEMI_WAIT_UNTIL(ivar, type, cmp, value) rshmemd_wait_until(ivar, type, cmp, value)
-#endif
 NVSHMEMI_HD uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value NVSHMEMI_CALLER) {
     return NVSHMEMI_PICK(NVSHMEMI_SIGNAL_WAIT(sig_addr, cmp, cmp_value),
                          shmem_signal_wait_until(sig_addr, nvshmemi_host_cmp(cmp), cmp_value));
@@ -285,9 +293,10 @@ static inline void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int 
 
 /* ---- Waits and tests ------------------------------------------------------------------------- */
 
-#define NVSHMEMI_WAIT_GROUP(TYPE, KIND, mode, wait, indices, values)                               \
+/* A wait passes the name of its caller (NVSHMEMI_CALLER_NAME); a test, which cannot hang, none. */
+#define NVSHMEMI_WAIT_GROUP(TYPE, KIND, mode, wait, indices, values, caller)                       \
     nvshmemi_wait_group(ivars, sizeof(TYPE), NVSHMEMI_TYPE_CODE(TYPE, KIND), nelems, indices, status, cmp,  \
-                        values ? 0 : nvshmemi_bits(&cmp_value, sizeof(TYPE)), values, mode, wait)
+                        values ? 0 : nvshmemi_bits(&cmp_value, sizeof(TYPE)), values, mode, wait, caller)
 #define NVSHMEMI_WAIT(NAME, TYPE, KIND)                                                            \
     NVSHMEMI_HD void nvshmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE cmp_value NVSHMEMI_CALLER) { \
         NVSHMEMI_PICK(NVSHMEMI_WAIT_UNTIL(ivar, NVSHMEMI_TYPE_CODE(TYPE, KIND), cmp,               \
@@ -300,61 +309,61 @@ static inline void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int 
                              shmem_##NAME##_test(ivar, nvshmemi_host_cmp(cmp), cmp_value));        \
     }                                                                                              \
     NVSHMEMI_HD void nvshmem_##NAME##_wait_until_all(TYPE *ivars, size_t nelems, const int *status, int cmp, \
-                                                     TYPE cmp_value) {                             \
-        NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 0, 1, NULL, (const TYPE *)NULL),             \
+                                                     TYPE cmp_value NVSHMEMI_CALLER) {                             \
+        NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 0, 1, NULL, (const TYPE *)NULL, NVSHMEMI_CALLER_NAME),             \
                       shmem_##NAME##_wait_until_all(ivars, nelems, status, nvshmemi_host_cmp(cmp), cmp_value)); \
     }                                                                                              \
     NVSHMEMI_HD size_t nvshmem_##NAME##_wait_until_any(TYPE *ivars, size_t nelems, const int *status, int cmp, \
-                                                       TYPE cmp_value) {                           \
-        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 1, 1, NULL, (const TYPE *)NULL),      \
+                                                       TYPE cmp_value NVSHMEMI_CALLER) {                           \
+        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 1, 1, NULL, (const TYPE *)NULL, NVSHMEMI_CALLER_NAME),      \
                              shmem_##NAME##_wait_until_any(ivars, nelems, status, nvshmemi_host_cmp(cmp), \
                                                            cmp_value));                            \
     }                                                                                              \
     NVSHMEMI_HD size_t nvshmem_##NAME##_wait_until_some(TYPE *ivars, size_t nelems, size_t *indices,  \
-                                                        const int *status, int cmp, TYPE cmp_value) { \
-        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 2, 1, indices, (const TYPE *)NULL),   \
+                                                        const int *status, int cmp, TYPE cmp_value NVSHMEMI_CALLER) { \
+        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 2, 1, indices, (const TYPE *)NULL, NVSHMEMI_CALLER_NAME),   \
                              shmem_##NAME##_wait_until_some(ivars, nelems, indices, status,        \
                                                             nvshmemi_host_cmp(cmp), cmp_value));   \
     }                                                                                              \
     NVSHMEMI_HD int nvshmem_##NAME##_test_all(TYPE *ivars, size_t nelems, const int *status, int cmp, \
                                               TYPE cmp_value) {                                    \
-        return NVSHMEMI_PICK((int)NVSHMEMI_WAIT_GROUP(TYPE, KIND, 0, 0, NULL, (const TYPE *)NULL), \
+        return NVSHMEMI_PICK((int)NVSHMEMI_WAIT_GROUP(TYPE, KIND, 0, 0, NULL, (const TYPE *)NULL, (const char *)0), \
                              shmem_##NAME##_test_all(ivars, nelems, status, nvshmemi_host_cmp(cmp), cmp_value)); \
     }                                                                                              \
     NVSHMEMI_HD size_t nvshmem_##NAME##_test_any(TYPE *ivars, size_t nelems, const int *status, int cmp, \
                                                  TYPE cmp_value) {                                 \
-        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 1, 0, NULL, (const TYPE *)NULL),      \
+        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 1, 0, NULL, (const TYPE *)NULL, (const char *)0),      \
                              shmem_##NAME##_test_any(ivars, nelems, status, nvshmemi_host_cmp(cmp), cmp_value)); \
     }                                                                                              \
     NVSHMEMI_HD size_t nvshmem_##NAME##_test_some(TYPE *ivars, size_t nelems, size_t *indices, const int *status, \
                                                   int cmp, TYPE cmp_value) {                       \
-        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 2, 0, indices, (const TYPE *)NULL),   \
+        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 2, 0, indices, (const TYPE *)NULL, (const char *)0),   \
                              shmem_##NAME##_test_some(ivars, nelems, indices, status, nvshmemi_host_cmp(cmp), \
                                                       cmp_value));                                 \
     }                                                                                              \
     NVSHMEMI_WAIT_VECTOR(NAME, TYPE, KIND)
 #define NVSHMEMI_WAIT_VECTOR(NAME, TYPE, KIND)                                                     \
     NVSHMEMI_HD void nvshmem_##NAME##_wait_until_all_vector(TYPE *ivars, size_t nelems, const int *status, \
-                                                            int cmp, TYPE *cmp_values) {           \
+                                                            int cmp, TYPE *cmp_values NVSHMEMI_CALLER) {           \
         TYPE cmp_value = 0;                                                                        \
         (void)cmp_value;                                                                           \
-        NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 0, 1, NULL, cmp_values),                     \
+        NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 0, 1, NULL, cmp_values, NVSHMEMI_CALLER_NAME),                     \
                       shmem_##NAME##_wait_until_all_vector(ivars, nelems, status, nvshmemi_host_cmp(cmp), \
                                                            cmp_values));                           \
     }                                                                                              \
     NVSHMEMI_HD size_t nvshmem_##NAME##_wait_until_any_vector(TYPE *ivars, size_t nelems, const int *status, \
-                                                              int cmp, TYPE *cmp_values) {         \
+                                                              int cmp, TYPE *cmp_values NVSHMEMI_CALLER) {         \
         TYPE cmp_value = 0;                                                                        \
         (void)cmp_value;                                                                           \
-        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 1, 1, NULL, cmp_values),              \
+        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 1, 1, NULL, cmp_values, NVSHMEMI_CALLER_NAME),              \
                              shmem_##NAME##_wait_until_any_vector(ivars, nelems, status, nvshmemi_host_cmp(cmp), \
                                                                   cmp_values));                    \
     }                                                                                              \
     NVSHMEMI_HD size_t nvshmem_##NAME##_wait_until_some_vector(TYPE *ivars, size_t nelems, size_t *indices, \
-                                                               const int *status, int cmp, TYPE *cmp_values) { \
+                                                               const int *status, int cmp, TYPE *cmp_values NVSHMEMI_CALLER) { \
         TYPE cmp_value = 0;                                                                        \
         (void)cmp_value;                                                                           \
-        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 2, 1, indices, cmp_values),           \
+        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 2, 1, indices, cmp_values, NVSHMEMI_CALLER_NAME),           \
                              shmem_##NAME##_wait_until_some_vector(ivars, nelems, indices, status, \
                                                                    nvshmemi_host_cmp(cmp), cmp_values)); \
     }                                                                                              \
@@ -362,7 +371,7 @@ static inline void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int 
                                                      TYPE *cmp_values) {                           \
         TYPE cmp_value = 0;                                                                        \
         (void)cmp_value;                                                                           \
-        return NVSHMEMI_PICK((int)NVSHMEMI_WAIT_GROUP(TYPE, KIND, 0, 0, NULL, cmp_values),         \
+        return NVSHMEMI_PICK((int)NVSHMEMI_WAIT_GROUP(TYPE, KIND, 0, 0, NULL, cmp_values, (const char *)0),         \
                              shmem_##NAME##_test_all_vector(ivars, nelems, status, nvshmemi_host_cmp(cmp), \
                                                             cmp_values));                          \
     }                                                                                              \
@@ -370,7 +379,7 @@ static inline void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int 
                                                         TYPE *cmp_values) {                        \
         TYPE cmp_value = 0;                                                                        \
         (void)cmp_value;                                                                           \
-        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 1, 0, NULL, cmp_values),              \
+        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 1, 0, NULL, cmp_values, (const char *)0),              \
                              shmem_##NAME##_test_any_vector(ivars, nelems, status, nvshmemi_host_cmp(cmp), \
                                                             cmp_values));                          \
     }                                                                                              \
@@ -378,7 +387,7 @@ static inline void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int 
                                                          const int *status, int cmp, TYPE *cmp_values) { \
         TYPE cmp_value = 0;                                                                        \
         (void)cmp_value;                                                                           \
-        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 2, 0, indices, cmp_values),           \
+        return NVSHMEMI_PICK(NVSHMEMI_WAIT_GROUP(TYPE, KIND, 2, 0, indices, cmp_values, (const char *)0),           \
                              shmem_##NAME##_test_some_vector(ivars, nelems, indices, status,       \
                                                              nvshmemi_host_cmp(cmp), cmp_values)); \
     }

@@ -1,7 +1,8 @@
 // cudaMemcpy with a pointer that is not memory of the process (a stale address kept in an
 // integer) and with a size far past the end of a buffer (a byte count computed with the wrong
-// element size): the runtime returns cudaErrorInvalidValue for each, and says why once, and the
-// program goes on with the copies it meant.
+// element size): the simulator's runtime returns cudaErrorInvalidValue for each, and says why
+// once, and the program goes on with the copies it meant. A GPU's runtime does not check host
+// pointers: there the wild copies crash the process, so this program is for the simulator only.
 #include <nvshmem.h>
 
 #include <cstdint>
