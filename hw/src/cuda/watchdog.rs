@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, Once, PoisonError, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::device_api::sync_words;
 use super::error::DriverCallError;
 use super::memory::Pinned;
 use super::world::World;
@@ -43,12 +44,20 @@ const FUNCTION_BYTES: usize = HANG_RECORD_BYTES - FUNCTION;
 /// How often the thread looks at the record: a hang is reported within this of the trap.
 const POLL: Duration = Duration::from_millis(20);
 
+/// Where a PE's own memory starts, to name the words its kernels wait on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bases {
+    /// The device heap: a word's offset in it is what [`WordNames`] know.
+    pub(crate) heap: u64,
+    /// The synchronisation memory of barriers and collectives ([`sync_words`]).
+    pub(crate) sync: u64,
+}
+
 /// What reads one PE's record and reports it, once.
 struct Reporter {
     /// The record's address (on the host; the same on the GPU through unified addressing).
     record: u64,
-    /// The PE's own device heap base: a word's offset in it is what [`WordNames`] know.
-    heap_base: u64,
+    bases: Bases,
     names: Arc<WordNames>,
     world: Arc<World>,
     reported: AtomicBool,
@@ -110,11 +119,16 @@ impl Reporter {
         Some((wait, self.u64_at(WAITED_NS)))
     }
 
-    /// The word at device address `word`, in the program's terms where it is in the heap.
+    /// The word at device address `word`, in the program's terms where it is in the heap,
+    /// by the call that waits on it where it is in the synchronisation memory.
     fn describe(&self, word: u64) -> String {
-        match word.checked_sub(self.heap_base) {
-            Some(offset) => self.names.describe(MemKind::Device, offset),
-            None => format!("the word at {word:#x} (outside the symmetric heap)"),
+        let in_sync = word
+            .checked_sub(self.bases.sync)
+            .and_then(sync_words::describe);
+        match (in_sync, word.checked_sub(self.bases.heap)) {
+            (Some(described), _) => described,
+            (None, Some(offset)) => self.names.describe(MemKind::Device, offset),
+            (None, None) => format!("the word at {word:#x} (outside the symmetric heap)"),
         }
     }
 
@@ -193,7 +207,7 @@ impl Watchdog {
     pub(crate) fn start(
         gpu: &Arc<cudarc::driver::CudaContext>,
         world: Arc<World>,
-        heap_base: u64,
+        bases: Bases,
         names: Arc<WordNames>,
     ) -> Result<Watchdog, DriverCallError> {
         let mut record = Pinned::new(gpu, HANG_RECORD_BYTES)?;
@@ -201,7 +215,7 @@ impl Watchdog {
         unsafe { record.bytes_mut(HANG_RECORD_BYTES) }.fill(0);
         let reporter = Arc::new(Reporter {
             record: record.addr(),
-            heap_base,
+            bases,
             names,
             world,
             reported: AtomicBool::new(false),

@@ -72,6 +72,7 @@
 mod args;
 mod error;
 pub(crate) mod state;
+pub(crate) mod sync_words;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -87,7 +88,7 @@ use super::error::During;
 use super::nvrtc::{arch, compile_ptx};
 use super::queue::CudaQueue;
 use super::reach::PeCtx;
-use super::watchdog::Watchdog;
+use super::watchdog::{self, Watchdog};
 use crate::types::{MemKind, Pe, Ticket};
 use args::{RawArg, resolve};
 use state::{MAX_PES, STATE_BYTES, STATE_SYMBOL, State};
@@ -217,14 +218,19 @@ impl CudaDevice {
 /// The size of `rshmem_state_t`, what [`CudaDevice::device_state`] returns.
 pub const DEVICE_STATE_BYTES: usize = STATE_BYTES;
 
-/// The watchdog of the PE of `ctx`, started on first use; `heap_base` is the PE's own device
+/// The watchdog of the PE of `ctx`, started on first use; `heap_base` and `sync_base` are the
+/// PE's own device heap and synchronisation memory, whose words its reports name.
 /// heap, whose words its reports name through the runtime's table.
-fn watchdog_of(ctx: &PeCtx, heap_base: u64) -> Result<&Watchdog, DeviceApiError> {
+fn watchdog_of(ctx: &PeCtx, heap_base: u64, sync_base: u64) -> Result<&Watchdog, DeviceApiError> {
     if let Some(watchdog) = ctx.watchdog.get() {
         return Ok(watchdog);
     }
     let names = ctx.names.borrow().clone().unwrap_or_default();
-    let watchdog = Watchdog::start(&ctx.gpu.ctx, Arc::clone(&ctx.world), heap_base, names)?;
+    let bases = watchdog::Bases {
+        heap: heap_base,
+        sync: sync_base,
+    };
+    let watchdog = Watchdog::start(&ctx.gpu.ctx, Arc::clone(&ctx.world), bases, names)?;
     Ok(ctx.watchdog.get_or_init(|| watchdog))
 }
 
@@ -247,10 +253,11 @@ fn state_of(ctx: &PeCtx, wait_timeout_ns: u64) -> Result<State, DeviceApiError> 
     let heaps = (0..world.n_pes)
         .map(|pe| heap_of(ctx, Pe(pe)))
         .collect::<Result<Vec<_>, _>>()?;
+    let sync_base = world.device_sync_bases(&ctx.gpu)?;
     let hang_record = if wait_timeout_ns == 0 {
         0
     } else {
-        watchdog_of(ctx, heaps[ctx.pe.idx()].0)?.record_addr()
+        watchdog_of(ctx, heaps[ctx.pe.idx()].0, sync_base[ctx.pe.idx()])?.record_addr()
     };
     Ok(State {
         my_pe: ctx.pe.0,
@@ -258,7 +265,7 @@ fn state_of(ctx: &PeCtx, wait_timeout_ns: u64) -> Result<State, DeviceApiError> 
         wait_timeout_ns,
         hang_record,
         heap_base: heaps.iter().map(|&(base, _)| base).collect(),
-        sync_base: world.device_sync_bases(&ctx.gpu)?,
+        sync_base,
     })
 }
 

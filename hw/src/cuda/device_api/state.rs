@@ -7,8 +7,9 @@ pub(crate) const MAX_PES: usize = 128;
 
 /// Bytes of synchronisation memory per PE (`RSHMEM_SYNC_BYTES`): the header's
 /// `rshmem_sync_t` (barrier and pushed-reduction epochs and a slot per PE for each, and the
-/// counters of team barriers per team slot) in the first 8 KiB (it `static_assert`s so), then the collectives' scratch, where the sum
-/// reduction's pushes land. 2 MiB is the VMM granularity of the GPUs the backend targets, so
+/// counters of team barriers per team slot) in the first 8 KiB (it `static_assert`s so; its
+/// words are named in hang reports by `super::sync_words`), then the collectives' scratch,
+/// where the sum reduction's pushes land. 2 MiB is the VMM granularity of the GPUs the backend targets, so
 /// the scratch takes no memory a smaller size would not.
 pub(crate) const SYNC_BYTES: u64 = 2 << 20;
 
