@@ -113,12 +113,15 @@ typedef struct {
 
 static_assert(sizeof(rshmem_sync_t) <= RSHMEM_SYNC_HEADER_BYTES,
               "rshmem_sync_t outgrew its memory");
-// hw::cuda::device_api::sync_words names these words in hang reports by these offsets.
+// hw::cuda::device_api::sync_words names these words in hang reports by these offsets. NVRTC
+// has no offsetof, so programs that nvcc compiles check them.
+#ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(rshmem_sync_t, arrived) == 8 &&
                   __builtin_offsetof(rshmem_sync_t, pushed) == 1040 &&
                   __builtin_offsetof(rshmem_sync_t, grid_arrived) == 2064 &&
                   __builtin_offsetof(rshmem_sync_t, team_barrier) == 2072,
               "rshmem_sync_t's layout is mirrored in hw/src/cuda/device_api/sync_words.rs");
+#endif
 
 // Comparisons of wait_until and signal_wait_until (hw::Cmp's order).
 #define RSHMEM_CMP_EQ 0
