@@ -23,7 +23,7 @@ out=${OUT:-gpu-check}
 mkdir -p "$out"
 export RSHMEM_LITMUS_DIR=$PWD/tests/litmus/catalogue
 
-gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+source tools/gpu/visible-gpus.sh
 share=()
 if [ "$gpus" -lt 2 ]; then share=(--share-gpus); fi
 echo "GPUs: $gpus ${share[*]}" | tee "$out/summary.txt"

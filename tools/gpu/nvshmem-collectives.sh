@@ -57,7 +57,7 @@ if ! command -v nvcc > /dev/null; then
     echo "error: no nvcc on PATH (the CUDA toolkit's compiler builds the benchmark)" >&2
     exit 1
 fi
-gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
+source tools/gpu/visible-gpus.sh
 if [ "$gpus" -lt 1 ]; then
     echo "error: no GPU: nvidia-smi -L lists none" >&2
     exit 1

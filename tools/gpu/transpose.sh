@@ -41,13 +41,7 @@ if [ -z "$nvshmem" ] || [ ! -f "$nvshmem/lib/libnvshmem_host.so.3" ]; then
     echo "error: no NVSHMEM: python3 cannot import nvidia.nvshmem (pip install nvidia-nvshmem-cu12)" >&2
     exit 1
 fi
-# The GPUs the runs see: CUDA_VISIBLE_DEVICES's entries when it is set (as the launcher counts
-# them), else every GPU nvidia-smi lists.
-if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
-    gpus=$(tr ',' '\n' <<< "$CUDA_VISIBLE_DEVICES" | grep -c .)
-else
-    gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
-fi
+source tools/gpu/visible-gpus.sh
 [ "$gpus" -ge 1 ] || { echo "error: no GPU: nvidia-smi -L lists none" >&2; exit 1; }
 
 # Both builds at once.
