@@ -1,12 +1,18 @@
 //! Which bootstrap a process takes (`hw::bootstrap::choose`): `RSHMEM_BOOTSTRAP`, NVSHMEM's
-//! names for the same choice, `auto`'s order, and the errors that name what is missing.
+//! names for the same choice, `auto`'s order, and the errors that name what is missing; and
+//! the refusal of a job across nodes (`hw::bootstrap::require_one_node`).
 
 #![cfg(any(feature = "process", feature = "cuda"))]
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 
-use hw::bootstrap::{BootstrapError, BootstrapKind, Choice, N_RANKS_VAR, RANK_VAR, SOCKET_VAR};
+use std::time::{Duration, Instant};
+
+use hw::bootstrap::{
+    Bootstrap, BootstrapError, BootstrapKind, Choice, N_RANKS_VAR, NodeIdentity, RANK_VAR,
+    SOCKET_VAR, require_one_node,
+};
 
 fn choose(vars: &[(&str, &str)]) -> Result<Option<Choice>, BootstrapError> {
     let map: HashMap<String, OsString> = vars
@@ -113,4 +119,63 @@ fn ranks_of_a_launcher_without_bootstrap_variables_are_refused_and_a_single_one_
     assert!(e.contains("srun") && e.contains("PMI_FD"), "{e}");
     assert_eq!(choose(&[("OMPI_COMM_WORLD_SIZE", "1")]).unwrap(), None);
     assert_eq!(choose(&[("PMI_SIZE", "garbage")]).unwrap(), None);
+}
+
+/// A rank of a job placed by a launcher on nodes `nodes` (by rank): what a PMI or PMIx
+/// launcher of several nodes reports, without the nodes.
+#[derive(Debug)]
+struct Placed {
+    rank: u32,
+    nodes: Vec<u32>,
+}
+
+impl Bootstrap for Placed {
+    fn name(&self) -> &'static str {
+        "pmix"
+    }
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+    fn size(&self) -> u32 {
+        self.nodes.len() as u32
+    }
+    fn node(&self) -> NodeIdentity {
+        let mine = self.nodes[self.rank as usize];
+        NodeIdentity {
+            node_id: mine,
+            local_rank: 0,
+            local_size: self.nodes.iter().filter(|&&n| n == mine).count() as u32,
+        }
+    }
+    fn allgather(&mut self, _: &[u8], _: Instant) -> Result<Vec<Vec<u8>>, BootstrapError> {
+        Ok(self
+            .nodes
+            .iter()
+            .map(|n| n.to_le_bytes().to_vec())
+            .collect())
+    }
+    fn global_exit(&self, _: i32) -> Result<(), BootstrapError> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_job_across_nodes_is_refused_naming_the_remote_ranks() {
+    let soon = Instant::now() + Duration::from_secs(5);
+    let mut one_node = Placed {
+        rank: 1,
+        nodes: vec![0, 0],
+    };
+    require_one_node(&mut one_node, "process", soon).unwrap();
+    let mut two_nodes = Placed {
+        rank: 1,
+        nodes: vec![0, 0, 1, 1],
+    };
+    let e = require_one_node(&mut two_nodes, "process", soon)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ranks 2, 3") && e.contains("network transport") && e.contains("process"),
+        "{e}"
+    );
 }

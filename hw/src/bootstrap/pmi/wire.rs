@@ -213,7 +213,7 @@ mod tests {
     #[test]
     fn pmi2_messages_double_semicolons_and_read_back() {
         let message = v2_message(&[("cmd", "kvs-put"), ("value", "a;b")]);
-        assert_eq!(message, b"26    cmd=kvs-put;value=a;;b;");
+        assert_eq!(message, b"23    cmd=kvs-put;value=a;;b;");
         let fields = v2_fields(std::str::from_utf8(&message[6..]).unwrap());
         assert_eq!(fields["cmd"], "kvs-put");
         assert_eq!(fields["value"], "a;b");
