@@ -1,4 +1,10 @@
-//! The bootstrap of one node's processes: how the PEs of a multi-process run find each other.
+//! The bootstrap of a job's processes: how the PEs of a multi-process run find each other.
+//!
+//! [`Bootstrap`] is what every launcher offers (rank, size, node identity, allgather, barrier,
+//! global exit); [`from_env`] chooses one by `RSHMEM_BOOTSTRAP` (docs/launching.md) and opens
+//! it: the socket of `rshmem run` below, PMIx (`pmix/`, `mpirun` and `srun --mpi=pmix`), or
+//! the PMI-2 and PMI-1 wire protocols (`pmi/`, `srun --mpi=pmi2` and Hydra). The rest of this
+//! module documents `rshmem run`'s own.
 //!
 //! When `rshmem run -n N PROGRAM` starts `N` processes, each must learn what the others created
 //! before any put can run: the keys of their symmetric segments (CUDA IPC or fabric handles),

@@ -21,8 +21,9 @@
 //!   fences loses no wake-up.
 //! - **Static data** (`crate::common::static_data`, shared with the CUDA backend): when enabled, the main program's writable data segment
 //!   is remapped onto a memfd and shared like a segment.
-//! - **Launch**: [`Process`] reads the launcher's variables; under `rshmem run -n N` this
-//!   process is PE `RSHMEM_RANK` of `N`, without them it is a single PE. It is a
+//! - **Launch**: [`Process`] opens the job's bootstrap ([`crate::bootstrap::from_env`]); under
+//!   `rshmem run -n N`, `mpirun` or `srun` this process is PE `rank` of `N`, without a
+//!   launcher it is a single PE. It is a
 //!   [`Launcher`] (runs `pe_main` on the calling thread), and [`Process::join`] hands the
 //!   device to callers that have no closure around the program (the C API's `shmem_init`).
 
@@ -168,8 +169,8 @@ impl ProcessBuilder {
             return Err(LaunchError::Pes {
                 requested: n_pes,
                 reason: format!(
-                    "topology {:?} has {} GPUs, fewer than the {n_pes} processes of the run \
-                     (RSHMEM_N_RANKS); give a topology with one GPU per process, or none",
+                    "topology {:?} has {} GPUs, fewer than the {n_pes} processes of the run; \
+                     give a topology with one GPU per process, or none",
                     topology.name(),
                     topology.n_gpus()
                 ),
