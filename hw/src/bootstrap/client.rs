@@ -105,12 +105,7 @@ impl BootstrapClient {
         mine: &[u8],
         deadline: Instant,
     ) -> Result<Vec<Vec<u8>>, BootstrapError> {
-        if mine.len() as u64 > MAX_MESSAGE_BYTES {
-            return Err(BootstrapError::TooLarge {
-                len_bytes: mine.len() as u64,
-                max_bytes: MAX_MESSAGE_BYTES,
-            });
-        }
+        BootstrapError::check_len(mine)?;
         if self.broken {
             return Err(BootstrapError::Protocol(
                 "an earlier bootstrap call of this rank failed, so its connection cannot be used \

@@ -84,7 +84,7 @@ impl Bootstrap for BootstrapClient {
         self.n_ranks()
     }
 
-    /// `rshmem run` starts every rank on its own node.
+    /// `rshmem run` starts every rank on the node it runs on itself.
     fn node(&self) -> NodeIdentity {
         NodeIdentity {
             node_id: 0,

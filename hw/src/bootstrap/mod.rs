@@ -331,6 +331,19 @@ pub enum BootstrapError {
 }
 
 impl BootstrapError {
+    /// [`BootstrapError::TooLarge`] for an allgather message over [`MAX_MESSAGE_BYTES`], which
+    /// every bootstrap refuses before sending.
+    pub(crate) fn check_len(message: &[u8]) -> Result<(), BootstrapError> {
+        let len_bytes = message.len() as u64;
+        if len_bytes > MAX_MESSAGE_BYTES {
+            return Err(BootstrapError::TooLarge {
+                len_bytes,
+                max_bytes: MAX_MESSAGE_BYTES,
+            });
+        }
+        Ok(())
+    }
+
     pub(crate) fn io(what: impl Into<String>, source: io::Error) -> Self {
         BootstrapError::Io {
             what: what.into(),

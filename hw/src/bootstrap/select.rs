@@ -214,7 +214,8 @@ fn refuse_foreign(lookup: &mut impl FnMut(&str) -> Option<OsString>) -> Result<(
 }
 
 /// Opens the bootstrap `choice` names: connects to the launcher and learns this rank's place,
-/// waiting at most until `deadline` (PMIx's own start-up has no deadline of ours).
+/// waiting at most until `deadline` (`PMIx_Init` takes none: it returns or fails as the
+/// launcher's server answers).
 ///
 /// # Errors
 /// The chosen bootstrap's errors: [`BootstrapError::Env`] for malformed variables,
@@ -231,7 +232,7 @@ pub fn open(
                 .ok_or_else(|| BootstrapError::Env(format!("{SOCKET_VAR} is not set any more")))?;
             Ok(Box::new(BootstrapClient::connect(&env, deadline)?))
         }
-        BootstrapKind::Pmix => Ok(Box::new(super::pmix::Pmix::init(deadline)?)),
+        BootstrapKind::Pmix => Ok(Box::new(super::pmix::Pmix::init()?)),
         BootstrapKind::Pmi2 | BootstrapKind::Pmi1 => {
             let env = PmiEnv::from_vars(&mut lookup)?;
             let version = if choice.kind == BootstrapKind::Pmi1 {

@@ -204,7 +204,7 @@ fn hex(bytes: &[u8]) -> String {
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
     let digits = text.as_bytes();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
     digits
@@ -235,12 +235,7 @@ impl<K: Kvs> Bootstrap for Pmi<K> {
         mine: &[u8],
         deadline: Instant,
     ) -> Result<Vec<Vec<u8>>, BootstrapError> {
-        if mine.len() as u64 > MAX_MESSAGE_BYTES {
-            return Err(BootstrapError::TooLarge {
-                len_bytes: mine.len() as u64,
-                max_bytes: MAX_MESSAGE_BYTES,
-            });
-        }
+        BootstrapError::check_len(mine)?;
         self.round += 1;
         let (round, chunk) = (self.round, self.chunk_bytes());
         let key = |rank: u32, part: &str| format!("rshmem-{round}-{rank}-{part}");

@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::BootstrapError;
 use super::job::{Bootstrap, NodeIdentity};
-use super::{BootstrapError, MAX_MESSAGE_BYTES};
 use abi::{ByteObject, Info, Proc, Value};
 
 /// The library's name on the default search path (Debian's `libpmix2` links it there).
@@ -154,8 +154,9 @@ fn c_key(key: &str) -> CString {
 
 impl Pmix {
     /// Loads the library, initialises the client and reads the job's size and this rank's
-    /// node. `PMIx_Init` itself takes no deadline; `_deadline` bounds nothing more.
-    pub(crate) fn init(_deadline: Instant) -> Result<Pmix, BootstrapError> {
+    /// node. `PMIx_Init` takes no deadline: it returns or fails as the launcher's server
+    /// answers, which serves its own children.
+    pub(crate) fn init() -> Result<Pmix, BootstrapError> {
         let api = Api::load()?;
         let mut me = Proc {
             nspace: [0; abi::NSPACE_BYTES],
@@ -223,18 +224,19 @@ impl Pmix {
             return Ok(None);
         };
         // SAFETY: `value` came from PMIx_Get and is read as its type tag says.
-        let number = unsafe {
+        let (kind, number) = unsafe {
             let data = (*value).data.as_ptr().cast::<u8>();
-            match (*value).kind {
+            let kind = (*value).kind;
+            let number = match kind {
                 abi::UINT16 => Some(u32::from(data.cast::<u16>().read())),
                 abi::UINT32 | abi::PROC_RANK | abi::UINT | abi::INT | abi::INT32 => {
                     Some(data.cast::<u32>().read())
                 }
                 abi::UINT64 | abi::SIZE => u32::try_from(data.cast::<u64>().read()).ok(),
                 _ => None,
-            }
+            };
+            (kind, number)
         };
-        let kind = unsafe { (*value).kind };
         self.release(value);
         number.map(Some).ok_or_else(|| BootstrapError::Launcher {
             bootstrap: NAME,
@@ -321,12 +323,7 @@ impl Bootstrap for Pmix {
         mine: &[u8],
         deadline: Instant,
     ) -> Result<Vec<Vec<u8>>, BootstrapError> {
-        if mine.len() as u64 > MAX_MESSAGE_BYTES {
-            return Err(BootstrapError::TooLarge {
-                len_bytes: mine.len() as u64,
-                max_bytes: MAX_MESSAGE_BYTES,
-            });
-        }
+        BootstrapError::check_len(mine)?;
         self.round += 1;
         let key = c_key(&format!("rshmem-allgather-{}", self.round));
         let object = ByteObject {
