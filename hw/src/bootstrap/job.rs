@@ -35,6 +35,22 @@ pub trait Bootstrap: Send + std::fmt::Debug {
     /// Where this rank runs.
     fn node(&self) -> NodeIdentity;
 
+    /// The ranks that run on other nodes than this one, in rank order. A collective: by
+    /// default an allgather of [`node`](Self::node)'s ids; a launcher that knows which ranks
+    /// share this node answers alone.
+    ///
+    /// # Errors
+    /// As [`allgather`](Self::allgather).
+    fn remote_ranks(&mut self, deadline: Instant) -> Result<Vec<u32>, BootstrapError> {
+        let mine = self.node().node_id.to_le_bytes();
+        let all = self.allgather(&mine, deadline)?;
+        Ok((0u32..)
+            .zip(all)
+            .filter(|(_, id)| id.as_slice() != mine)
+            .map(|(rank, _)| rank)
+            .collect())
+    }
+
     /// Gives `mine` to every rank and returns every rank's bytes in rank order, this rank's
     /// own included. A collective: every rank calls it the same number of times.
     ///
@@ -108,7 +124,7 @@ impl Bootstrap for BootstrapClient {
 
 /// Refuses a job whose ranks span nodes for a backend (`backend`) that runs on one node: the
 /// remote ranks could not reach this node's memory, so every put to them would fail or hang.
-/// A collective when the job spans nodes (an allgather of node ids), so that the message names
+/// A collective when the job spans nodes ([`Bootstrap::remote_ranks`]), so that the message names
 /// the remote ranks; nothing to exchange when every rank is on this node.
 ///
 /// # Errors
@@ -122,13 +138,7 @@ pub fn require_one_node(
     if node.local_size == bootstrap.size() {
         return Ok(());
     }
-    let ids = bootstrap.allgather(&node.node_id.to_le_bytes(), deadline)?;
-    let remote: Vec<u32> = ids
-        .iter()
-        .zip(0u32..)
-        .filter(|(id, _)| id.as_slice() != node.node_id.to_le_bytes())
-        .map(|(_, rank)| rank)
-        .collect();
+    let remote = bootstrap.remote_ranks(deadline)?;
     Err(BootstrapError::SpansNodes {
         rank: bootstrap.rank(),
         bootstrap: bootstrap.name(),

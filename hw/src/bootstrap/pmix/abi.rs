@@ -48,6 +48,7 @@ pub(super) struct Info {
 pub(super) const SUCCESS: c_int = 0;
 /// `pmix_data_type_t` values.
 pub(super) const BOOL: u16 = 1;
+pub(super) const STRING: u16 = 3;
 pub(super) const SIZE: u16 = 4;
 pub(super) const INT: u16 = 6;
 pub(super) const INT32: u16 = 9;
@@ -100,6 +101,7 @@ pub const PMIX_ABI: &[(&str, u64)] = &[
     ("PMIX_MAX_KEYLEN", (KEY_BYTES - 1) as u64),
     ("PMIX_SUCCESS", SUCCESS as u64),
     ("PMIX_BOOL", BOOL as u64),
+    ("PMIX_STRING", STRING as u64),
     ("PMIX_SIZE", SIZE as u64),
     ("PMIX_INT", INT as u64),
     ("PMIX_INT32", INT32 as u64),
