@@ -313,7 +313,7 @@ fn a_process_without_the_launcher_is_one_pe() {
 fn a_partial_launcher_environment_names_the_missing_variable() {
     if std::env::var_os("RSHMEM_TEST_PARTIAL_ENV").is_some() {
         let err = Process::builder().build().unwrap_err().to_string();
-        assert!(err.contains("RSHMEM_BOOTSTRAP"), "{err}");
+        assert!(err.contains("RSHMEM_BOOTSTRAP_SOCKET"), "{err}");
         return;
     }
     if std::env::var_os(RANK_VAR).is_some() {
@@ -328,7 +328,7 @@ fn a_partial_launcher_environment_names_the_missing_variable() {
         .env("RSHMEM_TEST_PARTIAL_ENV", "1")
         .env(RANK_VAR, "0")
         .env(hw::bootstrap::N_RANKS_VAR, "2")
-        .env_remove(hw::bootstrap::BOOTSTRAP_VAR)
+        .env_remove(hw::bootstrap::SOCKET_VAR)
         .output()
         .unwrap();
     assert!(

@@ -15,7 +15,8 @@ pub(crate) const AFTER_HELP: &str = "Examples:
 
 Sizes take a k, m, g or t suffix (powers of 1024, any case). A malformed value is an error
 that names the variable, with exit status 2. `rshmem run` prints the same table to stderr
-before the run when SHMEM_INFO is set.";
+before the run when SHMEM_INFO is set. The last line says which bootstrap a program started
+here would take (RSHMEM_BOOTSTRAP, docs/launching.md) and why.";
 
 #[derive(Args, Debug)]
 pub(crate) struct InfoArgs {
@@ -44,8 +45,23 @@ pub(crate) fn main(args: InfoArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&rows(&config))?);
     } else {
         print!("{}", table_text(&config));
+        println!("{}", bootstrap_line());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Which bootstrap a program started in this environment would take, and why
+/// (`hw::bootstrap::choose`, what the process and CUDA backends call at init).
+fn bootstrap_line() -> String {
+    match hw::bootstrap::choose(|name| std::env::var_os(name)) {
+        Ok(Some(choice)) => format!("bootstrap: {} ({})", choice.kind.name(), choice.why),
+        Ok(None) => {
+            "bootstrap: none, a single PE (no launcher's variables: RSHMEM_BOOTSTRAP_SOCKET, \
+                     PMIX_NAMESPACE, PMI_FD, PMI_PORT)"
+                .to_string()
+        }
+        Err(e) => format!("bootstrap: refused at init: {e}"),
+    }
 }
 
 /// Every variable of the table with its value in `config`.

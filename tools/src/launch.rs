@@ -19,9 +19,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use hw::bootstrap::{
-    BOOTSTRAP_VAR, BootstrapError, BootstrapServer, N_RANKS_VAR, RANK_VAR, ServeEnd,
-};
+use hw::bootstrap::{BootstrapError, BootstrapServer, N_RANKS_VAR, RANK_VAR, SOCKET_VAR, ServeEnd};
 use hw::cuda::SHARE_GPUS_VAR;
 
 use crate::rank_activity::RankActivities;
@@ -231,7 +229,7 @@ pub(crate) fn main(
             .args(args)
             .env(RANK_VAR, rank.to_string())
             .env(N_RANKS_VAR, n_ranks.to_string())
-            .env(BOOTSTRAP_VAR, &socket)
+            .env(SOCKET_VAR, &socket)
             .envs(options.exports.iter().map(|(k, v)| (k, v)));
         if options.share_gpus {
             command.env(SHARE_GPUS_VAR, "1");

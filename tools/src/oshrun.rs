@@ -66,7 +66,7 @@ Open MPI's single-dash spellings (-np, -x, -mca, -bind-to, ...) work too, and so
 --option=value forms.
 
 Every argument after PROGRAM is PROGRAM's. Each PE gets RSHMEM_RANK, RSHMEM_N_RANKS and
-RSHMEM_BOOTSTRAP. The exit status is 0 when every PE exits 0; the status passed to
+RSHMEM_BOOTSTRAP_SOCKET. The exit status is 0 when every PE exits 0; the status passed to
 shmem_global_exit when a PE calls it (the others are ended at once); else the status of the
 first PE that failed (128 + signal when killed), 1 when only the launcher's kills failed, and
 2 when oshrun itself could not run. See docs/c-tools.md and docs/launcher.md.

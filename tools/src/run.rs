@@ -43,7 +43,7 @@ Launcher mode (-n N): start N processes of PROGRAM on this machine instead of si
   rshmem run -n 2 ./target/release/examples/hello
   rshmem run -n 4 --timeout-s 60 my-prog --size 1m
 Every argument after PROGRAM is PROGRAM's (put -- before PROGRAM if it starts with -). Each
-rank gets RSHMEM_RANK, RSHMEM_N_RANKS and RSHMEM_BOOTSTRAP (the bootstrap socket). When a
+rank gets RSHMEM_RANK, RSHMEM_N_RANKS and RSHMEM_BOOTSTRAP_SOCKET (the bootstrap socket). When a
 rank fails, the others are killed 2 s later. The simulator's options (--pes, --topology,
 --semantics, --seed, --trace, --json) do not apply and are refused with -n. The exit status
 is 0 when every rank exited 0, else the status of the lowest rank that failed (128 + signal

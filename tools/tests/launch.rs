@@ -39,7 +39,7 @@ fn stdout(out: &Output) -> String {
 fn every_rank_gets_its_rank_the_rank_count_and_a_private_socket_path() {
     let script = r#"test "$RSHMEM_N_RANKS" = 3 || exit 10
 case "$RSHMEM_RANK" in 0|1|2) ;; *) exit 11;; esac
-dir=$(dirname "$RSHMEM_BOOTSTRAP")
+dir=$(dirname "$RSHMEM_BOOTSTRAP_SOCKET")
 test -d "$dir" || exit 12
 test "$(stat -c %a "$dir")" = 700 || exit 13
 echo "rank $RSHMEM_RANK"

@@ -6,7 +6,7 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use super::wire::{self, Frame, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ReadError, kind};
-use super::{BOOTSTRAP_VAR, BootstrapEnv, BootstrapError};
+use super::{BootstrapEnv, BootstrapError, SOCKET_VAR};
 
 /// How long to wait between attempts to reach a server that is not listening yet.
 const CONNECT_RETRY_MS: u64 = 20;
@@ -60,7 +60,7 @@ impl BootstrapClient {
                 Err(e) => {
                     return Err(BootstrapError::io(
                         format!(
-                            "cannot reach the bootstrap server at {} ({BOOTSTRAP_VAR}) by the \
+                            "cannot reach the bootstrap server at {} ({SOCKET_VAR}) by the \
                              deadline; is the `rshmem run -n` that started this process still \
                              running?",
                             env.socket.display()
@@ -105,12 +105,7 @@ impl BootstrapClient {
         mine: &[u8],
         deadline: Instant,
     ) -> Result<Vec<Vec<u8>>, BootstrapError> {
-        if mine.len() as u64 > MAX_MESSAGE_BYTES {
-            return Err(BootstrapError::TooLarge {
-                len_bytes: mine.len() as u64,
-                max_bytes: MAX_MESSAGE_BYTES,
-            });
-        }
+        BootstrapError::check_len(mine)?;
         if self.broken {
             return Err(BootstrapError::Protocol(
                 "an earlier bootstrap call of this rank failed, so its connection cannot be used \

@@ -1,4 +1,10 @@
-//! The bootstrap of one node's processes: how the PEs of a multi-process run find each other.
+//! The bootstrap of a job's processes: how the PEs of a multi-process run find each other.
+//!
+//! [`Bootstrap`] is what every launcher offers (rank, size, node identity, allgather, barrier,
+//! global exit); [`from_env`] chooses one by `RSHMEM_BOOTSTRAP` (docs/launching.md) and opens
+//! it: the socket of `rshmem run` below, PMIx (`pmix/`, `mpirun` and `srun --mpi=pmix`), or
+//! the PMI-2 and PMI-1 wire protocols (`pmi/`, `srun --mpi=pmi2` and Hydra). The rest of this
+//! module documents `rshmem run`'s own.
 //!
 //! When `rshmem run -n N PROGRAM` starts `N` processes, each must learn what the others created
 //! before any put can run: the keys of their symmetric segments (CUDA IPC or fabric handles),
@@ -9,7 +15,7 @@
 //!
 //! The launcher runs a [`BootstrapServer`] on a Unix domain socket in a private directory and
 //! passes each child its rank, the number of ranks and the socket path in [`RANK_VAR`],
-//! [`N_RANKS_VAR`] and [`BOOTSTRAP_VAR`]; the child reads them with [`BootstrapEnv::from_env`]
+//! [`N_RANKS_VAR`] and [`SOCKET_VAR`]; the child reads them with [`BootstrapEnv::from_env`]
 //! and connects with [`BootstrapClient::connect`]. The server is a relay: each round it waits
 //! for every rank's message and sends all of them to everyone.
 //!
@@ -34,7 +40,14 @@
 //! host backend, not sockets.
 
 mod client;
+mod job;
+#[cfg(any(feature = "process", feature = "cuda"))]
+mod pmi;
+#[cfg(any(feature = "process", feature = "cuda"))]
+mod pmix;
 mod ranks;
+#[cfg(any(feature = "process", feature = "cuda"))]
+mod select;
 mod server;
 #[cfg(any(feature = "process", feature = "cuda"))]
 mod status;
@@ -46,7 +59,15 @@ use std::io;
 use std::path::PathBuf;
 
 pub use client::BootstrapClient;
+pub use job::{Bootstrap, NodeIdentity, require_one_node};
+#[cfg(any(feature = "process", feature = "cuda"))]
+pub use pmix::PMIX_ABI;
 pub use ranks::run_ranks;
+#[cfg(any(feature = "process", feature = "cuda"))]
+pub use select::{
+    BOOTSTRAP_VAR, BootstrapKind, Choice, NVSHMEM_BOOTSTRAP_VAR, NVSHMEM_PMI_VAR, PMIX_VARS,
+    choose, from_env, open,
+};
 pub use server::BootstrapServer;
 #[cfg(any(feature = "process", feature = "cuda"))]
 pub use status::{NAME_BYTES, RankActivity, RankStatus, StatusReader, status_path};
@@ -72,7 +93,7 @@ pub const RANK_VAR: &str = "RSHMEM_RANK";
 /// The environment variable with the number of ranks (processes) of the run.
 pub const N_RANKS_VAR: &str = "RSHMEM_N_RANKS";
 /// The environment variable with the path of the bootstrap server's Unix domain socket.
-pub const BOOTSTRAP_VAR: &str = "RSHMEM_BOOTSTRAP";
+pub const SOCKET_VAR: &str = "RSHMEM_BOOTSTRAP_SOCKET";
 
 /// What the launcher told this process: who it is and where the bootstrap server listens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,38 +106,12 @@ pub struct BootstrapEnv {
     pub socket: PathBuf,
 }
 
-/// The variables by which other launchers tell a process how many ranks they started
-/// (Open MPI's `mpirun`, PMI-1/2 launchers, Slurm's `srun`).
-const FOREIGN_SIZE_VARS: [(&str, &str); 3] = [
-    ("OMPI_COMM_WORLD_SIZE", "mpirun"),
-    ("PMI_SIZE", "a PMI launcher"),
-    ("SLURM_STEP_NUM_TASKS", "srun"),
-];
-
-/// Refuses a process that another launcher started as one of several ranks: without rshmem's
-/// bootstrap each would run alone as PE 0 of 1, silently computing something else.
-fn foreign_launch(mut lookup: impl FnMut(&str) -> Option<OsString>) -> Result<(), BootstrapError> {
-    for (var, launcher) in FOREIGN_SIZE_VARS {
-        let ranks = lookup(var).and_then(|v| v.to_str()?.trim().parse::<u64>().ok());
-        if let Some(ranks) = ranks.filter(|&n| n > 1) {
-            return Err(BootstrapError::Env(format!(
-                "this process is one of {ranks} ranks that {launcher} started ({var}={ranks}), \
-                 but rshmem's PEs meet through its own bootstrap, which {launcher} does not \
-                 serve yet: start the program with `oshrun -np {ranks} PROGRAM` (or `rshmem \
-                 run -n {ranks} PROGRAM`)"
-            )));
-        }
-    }
-    Ok(())
-}
-
 impl BootstrapEnv {
-    /// Reads [`RANK_VAR`], [`N_RANKS_VAR`] and [`BOOTSTRAP_VAR`] from this process's
+    /// Reads [`RANK_VAR`], [`N_RANKS_VAR`] and [`SOCKET_VAR`] from this process's
     /// environment.
     ///
-    /// `Ok(None)` when none of them is set: the program was not started by `rshmem run -n`, so
-    /// it runs as a single process, unless another launcher started it as one of several ranks
-    /// (an error: `mpirun`, PMI and `srun` are not served yet).
+    /// `Ok(None)` when none of them is set: the program was not started by `rshmem run -n`
+    /// (another launcher's variables are [`choose`]'s business).
     ///
     /// # Errors
     /// [`BootstrapError::Env`], naming the variable, when only some are set, when a number
@@ -134,10 +129,10 @@ impl BootstrapEnv {
     pub fn from_vars(
         mut lookup: impl FnMut(&str) -> Option<OsString>,
     ) -> Result<Option<BootstrapEnv>, BootstrapError> {
-        let names = [RANK_VAR, N_RANKS_VAR, BOOTSTRAP_VAR];
+        let names = [RANK_VAR, N_RANKS_VAR, SOCKET_VAR];
         let values = names.map(&mut lookup);
         if values.iter().all(Option::is_none) {
-            return foreign_launch(lookup).map(|()| None);
+            return Ok(None);
         }
         let missing: Vec<&str> = names
             .iter()
@@ -182,7 +177,7 @@ impl BootstrapEnv {
         }
         if socket.is_empty() {
             return Err(BootstrapError::Env(format!(
-                "{BOOTSTRAP_VAR} is empty: it must be the path of the launcher's bootstrap \
+                "{SOCKET_VAR} is empty: it must be the path of the launcher's bootstrap \
                  socket; start the program with `rshmem run -n N PROGRAM`"
             )));
         }
@@ -296,6 +291,32 @@ pub enum BootstrapError {
         /// The status it passed.
         status: i32,
     },
+    /// The launcher's PMI or PMIx refused a call, or its library cannot be loaded.
+    #[error("bootstrap {bootstrap}: {what}")]
+    Launcher {
+        /// The bootstrap (`pmix`, `pmi2`, `pmi1`).
+        bootstrap: &'static str,
+        /// What failed, and what to do about it.
+        what: String,
+    },
+    /// The job's ranks span nodes, and this backend reaches only its own node's memory.
+    #[error(
+        "rank {rank}: the job spans nodes ({bootstrap} says {} run on other nodes than this \
+         one), but the {backend} backend reaches only the memory of its own node and rshmem \
+         has no network transport yet: start every rank on one node (`mpirun --host \
+         HOST:N`, `srun -N 1`, or `oshrun -np N`)",
+        ranks(remote)
+    )]
+    SpansNodes {
+        /// This process's rank.
+        rank: u32,
+        /// The bootstrap that placed the ranks.
+        bootstrap: &'static str,
+        /// The backend that runs on one node.
+        backend: String,
+        /// The ranks on other nodes.
+        remote: Vec<u32>,
+    },
     /// A message larger than [`MAX_MESSAGE_BYTES`].
     #[error(
         "bootstrap: a message of {len_bytes} bytes is over the limit of {max_bytes} bytes; \
@@ -310,6 +331,19 @@ pub enum BootstrapError {
 }
 
 impl BootstrapError {
+    /// [`BootstrapError::TooLarge`] for an allgather message over [`MAX_MESSAGE_BYTES`], which
+    /// every bootstrap refuses before sending.
+    pub(crate) fn check_len(message: &[u8]) -> Result<(), BootstrapError> {
+        let len_bytes = message.len() as u64;
+        if len_bytes > MAX_MESSAGE_BYTES {
+            return Err(BootstrapError::TooLarge {
+                len_bytes,
+                max_bytes: MAX_MESSAGE_BYTES,
+            });
+        }
+        Ok(())
+    }
+
     pub(crate) fn io(what: impl Into<String>, source: io::Error) -> Self {
         BootstrapError::Io {
             what: what.into(),

@@ -2,7 +2,7 @@
 //! tests that run a program's own binary as the processes of a run (self-exec).
 //!
 //! It is the launcher in miniature: a [`BootstrapServer`] on a socket in a private directory,
-//! one child per rank with [`RANK_VAR`], [`N_RANKS_VAR`] and [`BOOTSTRAP_VAR`] set, and every
+//! one child per rank with [`RANK_VAR`], [`N_RANKS_VAR`] and [`SOCKET_VAR`] set, and every
 //! child's output collected. Each child is waited for on a thread of its own, so that no child
 //! blocks on a full pipe while the harness waits for another (which, with ranks that wait for
 //! each other in the bootstrap, would be a deadlock).
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use super::{BOOTSTRAP_VAR, BootstrapError, BootstrapServer, N_RANKS_VAR, RANK_VAR};
+use super::{BootstrapError, BootstrapServer, N_RANKS_VAR, RANK_VAR, SOCKET_VAR};
 
 /// A private directory for one run's socket, removed when dropped.
 struct RunDir(PathBuf);
@@ -64,7 +64,7 @@ pub fn run_ranks(
         child
             .env(RANK_VAR, rank.to_string())
             .env(N_RANKS_VAR, n_ranks.to_string())
-            .env(BOOTSTRAP_VAR, &socket)
+            .env(SOCKET_VAR, &socket)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());

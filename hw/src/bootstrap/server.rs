@@ -97,7 +97,7 @@ impl BootstrapServer {
         })
     }
 
-    /// The socket's path, for the clients' [`BOOTSTRAP_VAR`](super::BOOTSTRAP_VAR).
+    /// The socket's path, for the clients' [`SOCKET_VAR`](super::SOCKET_VAR).
     pub fn path(&self) -> &Path {
         &self.path
     }

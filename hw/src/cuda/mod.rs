@@ -67,12 +67,12 @@ mod world;
 
 pub use watchdog::report_pending_hangs;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys;
 
 use crate::backend::{Backend, LaunchOutput, Launcher};
-use crate::bootstrap::{BootstrapClient, BootstrapEnv};
+use crate::bootstrap::{self, Bootstrap};
 use crate::caps::{Caps, Semantics};
 use crate::common::fd_sharing;
 use crate::common::threads::run_pe_threads;
@@ -111,10 +111,21 @@ pub struct Cuda {
     topology: Topology,
     semantics: Semantics,
     inventory: GpuInventory,
-    /// Set when this process is one PE of a run started by `rshmem run -n`.
-    process: Option<BootstrapEnv>,
+    /// Set when this process is one PE of a multi-process job.
+    process: Option<ProcessPe>,
     static_data: bool,
 }
+
+/// This process's PE of a multi-process job: its rank, and the job's bootstrap until the
+/// world takes it.
+#[derive(Debug)]
+struct ProcessPe {
+    rank: u32,
+    bootstrap: Mutex<Option<Box<dyn Bootstrap>>>,
+}
+
+/// How long opening and joining the job may wait for the launcher and the other processes.
+const BOOTSTRAP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Configures a [`Cuda`] run.
 #[derive(Debug, Default)]
@@ -188,8 +199,9 @@ impl CudaBuilder {
 
     /// Loads the driver and checks the configuration against the machine.
     ///
-    /// A process started by `rshmem run -n N` (its environment names the launcher's bootstrap,
-    /// see [`crate::bootstrap`]) runs one PE, its rank, of the launcher's N on GPU
+    /// A process started as one of N by a launcher (`rshmem run -n N`, `mpirun`, `srun`: its
+    /// environment names the job's bootstrap, see [`crate::bootstrap::from_env`], which this
+    /// opens) runs one PE, its rank, of the launcher's N on GPU
     /// `rank % n_gpus` (or the [`Self::gpus`] list's `rank % len`); [`CudaBuilder::pes`], if
     /// given, must then be N. PEs share GPUs there when this builder allows it or the launcher
     /// was given `--share-gpus` ([`SHARE_GPUS_VAR`]).
@@ -212,21 +224,23 @@ impl CudaBuilder {
             }
             None => (inventory.gpus.len() as u32, MACHINE),
         };
-        let process = BootstrapEnv::from_env().map_err(|e| LaunchError::Init(e.to_string()))?;
-        let (requested, share) = match &process {
-            Some(env) => {
-                if self.n_pes.is_some_and(|n| n != env.n_ranks) {
+        let opened = bootstrap::from_env(std::time::Instant::now() + BOOTSTRAP_TIMEOUT)
+            .map_err(|e| LaunchError::Init(e.to_string()))?;
+        let (requested, share) = match &opened {
+            Some(job) => {
+                let size = job.size();
+                if self.n_pes.is_some_and(|n| n != size) {
                     return Err(LaunchError::Pes {
                         requested: self.n_pes.unwrap_or(0),
                         reason: format!(
-                            "this process is one of {} started by `rshmem run -n {}`; ask for \
-                             that many PEs or none",
-                            env.n_ranks, env.n_ranks
+                            "this process is one of {size} that its launcher started \
+                             (`rshmem run -n {size}`, `mpirun -np {size}`); ask for that many \
+                             PEs or none"
                         ),
                     });
                 }
                 let shared_by_launcher = std::env::var(SHARE_GPUS_VAR).is_ok_and(|v| v == "1");
-                (env.n_ranks, self.share_gpus || shared_by_launcher)
+                (size, self.share_gpus || shared_by_launcher)
             }
             None => (self.n_pes.unwrap_or(run_gpus), self.share_gpus),
         };
@@ -248,7 +262,10 @@ impl CudaBuilder {
             topology,
             semantics: self.semantics,
             inventory,
-            process,
+            process: opened.map(|job| ProcessPe {
+                rank: job.rank(),
+                bootstrap: Mutex::new(Some(job)),
+            }),
             static_data: self.static_data,
         })
     }
@@ -342,36 +359,43 @@ impl Cuda {
         Ok(gpus)
     }
 
-    /// The world of the process that runs PE `env.rank`: its GPU, the bootstrap, and the
+    /// The world of the process that runs PE `process.rank`: its GPU, the bootstrap, and the
     /// device-side API's memory shared with the other processes (collective).
-    fn process_world(&self, env: &BootstrapEnv, caps: Caps) -> Result<World, LaunchError> {
-        let bootstrap_timeout = std::time::Duration::from_secs(120);
-        let client = BootstrapClient::connect(env, std::time::Instant::now() + bootstrap_timeout)
-            .map_err(|e| {
-            LaunchError::Init(format!("PE {}: the launcher's bootstrap: {e}", env.rank))
-        })?;
+    fn process_world(&self, process: &ProcessPe, caps: Caps) -> Result<World, LaunchError> {
+        let rank = process.rank;
+        let fail = |what: String| LaunchError::Init(format!("PE {rank}: {what}"));
+        let mut client = process
+            .bootstrap
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| {
+                fail("this process already joined its job; a process joins once".to_string())
+            })?;
+        let until = std::time::Instant::now() + BOOTSTRAP_TIMEOUT;
+        bootstrap::require_one_node(client.as_mut(), "cuda", until)
+            .map_err(|e| fail(format!("the launcher's bootstrap: {e}")))?;
         fd_sharing::allow_peers_to_take_fds().map_err(|e| {
-            LaunchError::Init(format!(
-                "PE {}: cannot let the run's other processes map this one's memory \
-                 (prctl PR_SET_PTRACER): {e}",
-                env.rank
+            fail(format!(
+                "cannot let the run's other processes map this one's memory \
+                 (prctl PR_SET_PTRACER): {e}"
             ))
         })?;
-        let gpu = driver::gpu(self.gpu_of(env.rank))?;
+        let gpu = driver::gpu(self.gpu_of(rank))?;
         gpu.amo_kernel()
             .map_err(|e| LaunchError::Init(format!("GPU {}: {e}", gpu.ordinal)))?;
-        let pe = Pe(env.rank);
+        let pe = Pe(rank);
         let world = World::for_process(
             self.topology.clone(),
             caps,
-            (gpu, pe, env.n_ranks),
+            (gpu, pe, self.n_pes),
             client,
             self.static_data,
         )?;
-        let deadline = crate::types::Instant(bootstrap_timeout.as_nanos() as u64);
+        let deadline = crate::types::Instant(BOOTSTRAP_TIMEOUT.as_nanos() as u64);
         world
             .share_device_sync(pe, deadline)
-            .map_err(|e| LaunchError::Init(format!("PE {}: {e}", env.rank)))?;
+            .map_err(|e| fail(e.to_string()))?;
         Ok(world)
     }
 }
@@ -390,7 +414,7 @@ impl Cuda {
     /// names the launcher), or what [`Launcher::launch`] reports for the bootstrap, the GPU or
     /// the shared memory.
     pub fn join(self) -> Result<CudaDevice, LaunchError> {
-        let Some(env) = &self.process else {
+        let Some(process) = &self.process else {
             return Err(LaunchError::Init(
                 "the CUDA backend joins a run one process per PE, and this process was not \
                  started by a launcher; run it with `rshmem run -n N --gpu PROGRAM` or \
@@ -398,8 +422,8 @@ impl Cuda {
                     .into(),
             ));
         };
-        let world = self.process_world(env, self.caps())?;
-        Ok(CudaDevice::new(Arc::new(world), Pe(env.rank)))
+        let world = self.process_world(process, self.caps())?;
+        Ok(CudaDevice::new(Arc::new(world), Pe(process.rank)))
     }
 
     /// What the run declares: its semantics, and the largest segment a PE may make, the
@@ -445,7 +469,7 @@ impl Launcher for Cuda {
     {
         let caps = self.caps();
         let local = match &self.process {
-            Some(env) => env.rank..env.rank + 1,
+            Some(process) => process.rank..process.rank + 1,
             None => 0..self.n_pes,
         };
         let names = local
@@ -456,7 +480,7 @@ impl Launcher for Cuda {
             })
             .collect();
         let world = match &self.process {
-            Some(env) => self.process_world(env, caps)?,
+            Some(process) => self.process_world(process, caps)?,
             None => World::for_threads(self.topology.clone(), caps, self.gpus()?)?,
         };
         let world = Arc::new(world);

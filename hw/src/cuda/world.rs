@@ -16,7 +16,7 @@ use super::error::{DriverCallError, During};
 use super::host_shared::HostShared;
 use super::memory::{Reservation, Segment, Vmm};
 use super::process;
-use crate::bootstrap::BootstrapClient;
+use crate::bootstrap::Bootstrap;
 use crate::caps::Caps;
 use crate::common::fd_sharing::SharedMemory;
 use crate::common::rendezvous::Rendezvous;
@@ -30,7 +30,7 @@ use crate::types::{Instant, MemKind, Pe, SegmentKey};
 pub(crate) enum Exchange {
     // Boxed: a rendezvous is large under shuttle's lock types, a client is small.
     Threads(Box<Rendezvous>),
-    Processes(Mutex<BootstrapClient>),
+    Processes(Mutex<Box<dyn Bootstrap>>),
 }
 
 /// Everything the PEs of one run share in this process.
@@ -95,7 +95,7 @@ impl World {
         topology: Topology,
         caps: Caps,
         (gpu, pe, n_pes): (Arc<Gpu>, Pe, u32),
-        bootstrap: BootstrapClient,
+        bootstrap: Box<dyn Bootstrap>,
         static_data: bool,
     ) -> Result<World, DriverCallError> {
         let exchange = Exchange::Processes(Mutex::new(bootstrap));

@@ -12,7 +12,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use crate::amo::AmoWidth;
 use crate::backend::{Device, WaitSpec, waiting_for_any};
-use crate::bootstrap::BootstrapClient;
+use crate::bootstrap::Bootstrap;
 use crate::caps::Caps;
 use crate::common::cpu_atomics;
 use crate::common::fd_sharing::{SharedMemory, take_shared};
@@ -33,7 +33,7 @@ pub(crate) struct Joining {
     pub(crate) n_pes: u32,
     pub(crate) caps: Caps,
     pub(crate) topology: Topology,
-    pub(crate) client: Option<BootstrapClient>,
+    pub(crate) client: Option<Box<dyn Bootstrap>>,
     pub(crate) static_data: bool,
     pub(crate) around_sleep: AroundSleep,
     pub(crate) deadline: std::time::Instant,
@@ -47,7 +47,7 @@ pub(crate) struct PeState {
     topology: Topology,
     /// Time zero of [`Device::now`].
     start: std::time::Instant,
-    client: Option<Mutex<BootstrapClient>>,
+    client: Option<Mutex<Box<dyn Bootstrap>>>,
     around_sleep: AroundSleep,
     /// Every PE's control block, in PE order.
     controls: Vec<Control>,
@@ -101,7 +101,7 @@ impl PeState {
 /// Every process's `mine`, in PE order, through the launcher's bootstrap, sleeping inside
 /// `around_sleep`; just `mine` for a single PE.
 fn allgather(
-    client: Option<&Mutex<BootstrapClient>>,
+    client: Option<&Mutex<Box<dyn Bootstrap>>>,
     around_sleep: &AroundSleep,
     mine: &[u8],
     until: std::time::Instant,
@@ -201,10 +201,10 @@ fn memfd_name(kind: MemKind) -> &'static CStr {
 }
 
 impl ProcessDevice {
-    /// The launcher's bootstrap connection, for telling the launcher about a global exit;
-    /// `None` for a single PE that no launcher started. The guard waits while another thread
-    /// of this process is in an exchange.
-    pub fn bootstrap(&self) -> Option<MutexGuard<'_, BootstrapClient>> {
+    /// The job's bootstrap, for telling the launcher about a global exit; `None` for a single
+    /// PE that no launcher started. The guard waits while another thread of this process is
+    /// in an exchange.
+    pub fn bootstrap(&self) -> Option<MutexGuard<'_, Box<dyn Bootstrap>>> {
         self.state
             .client
             .as_ref()

@@ -21,8 +21,9 @@
 //!   fences loses no wake-up.
 //! - **Static data** (`crate::common::static_data`, shared with the CUDA backend): when enabled, the main program's writable data segment
 //!   is remapped onto a memfd and shared like a segment.
-//! - **Launch**: [`Process`] reads the launcher's variables; under `rshmem run -n N` this
-//!   process is PE `RSHMEM_RANK` of `N`, without them it is a single PE. It is a
+//! - **Launch**: [`Process`] opens the job's bootstrap ([`crate::bootstrap::from_env`]); under
+//!   `rshmem run -n N`, `mpirun` or `srun` this process is PE `rank` of `N`, without a
+//!   launcher it is a single PE. It is a
 //!   [`Launcher`] (runs `pe_main` on the calling thread), and [`Process::join`] hands the
 //!   device to callers that have no closure around the program (the C API's `shmem_init`).
 
@@ -35,7 +36,7 @@ pub use crate::common::static_data::loaded_data_range;
 use std::sync::Arc;
 
 use crate::backend::{Backend, LaunchOutput, Launcher};
-use crate::bootstrap::{BootstrapClient, BootstrapEnv};
+use crate::bootstrap::{self, Bootstrap};
 use crate::caps::{Caps, Semantics};
 use crate::common::fd_sharing;
 use crate::common::threads::panic_message;
@@ -70,7 +71,8 @@ impl Backend for ProcessBackend {
 
 /// This process's PE of a run, configured and ready to join.
 pub struct Process {
-    env: Option<BootstrapEnv>,
+    /// The job's bootstrap, opened by `build`; `None` for a single PE.
+    bootstrap: Option<Box<dyn Bootstrap>>,
     topology: Topology,
     semantics: Semantics,
     static_data: bool,
@@ -80,7 +82,7 @@ pub struct Process {
 impl std::fmt::Debug for Process {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Process")
-            .field("env", &self.env)
+            .field("bootstrap", &self.bootstrap)
             .field("topology", &self.topology.name())
             .field("semantics", &self.semantics)
             .field("static_data", &self.static_data)
@@ -145,15 +147,19 @@ impl ProcessBuilder {
         self
     }
 
-    /// Reads the launcher's variables ([`BootstrapEnv::from_env`]) and checks the
-    /// configuration. Without the variables this process is a single PE.
+    /// Opens the job's bootstrap ([`bootstrap::from_env`]: `rshmem run`'s socket, PMIx or
+    /// PMI, as `RSHMEM_BOOTSTRAP` chooses) and checks the configuration. Without a launcher
+    /// this process is a single PE.
     ///
     /// # Errors
-    /// [`LaunchError::Init`] naming the variable when the launcher's variables are partly set
-    /// or malformed; [`LaunchError::Pes`] when the topology has fewer GPUs than the run PEs.
+    /// [`LaunchError::Init`] naming the variable or the launcher's refusal when the bootstrap
+    /// cannot be opened; [`LaunchError::Pes`] when the topology has fewer GPUs than the run
+    /// PEs.
     pub fn build(self) -> Result<Process, LaunchError> {
-        let env = BootstrapEnv::from_env().map_err(|e| LaunchError::Init(e.to_string()))?;
-        let n_pes = env.as_ref().map_or(1, |env| env.n_ranks);
+        let deadline = std::time::Instant::now() + JOIN_TIMEOUT;
+        let bootstrap =
+            bootstrap::from_env(deadline).map_err(|e| LaunchError::Init(e.to_string()))?;
+        let n_pes = bootstrap.as_ref().map_or(1, |b| b.size());
         let topology = match self.topology {
             Some(topology) => topology,
             None => Topology::single_host(n_pes)
@@ -163,15 +169,15 @@ impl ProcessBuilder {
             return Err(LaunchError::Pes {
                 requested: n_pes,
                 reason: format!(
-                    "topology {:?} has {} GPUs, fewer than the {n_pes} processes of the run \
-                     (RSHMEM_N_RANKS); give a topology with one GPU per process, or none",
+                    "topology {:?} has {} GPUs, fewer than the {n_pes} processes of the run; \
+                     give a topology with one GPU per process, or none",
                     topology.name(),
                     topology.n_gpus()
                 ),
             });
         }
         Ok(Process {
-            env,
+            bootstrap,
             topology,
             semantics: self.semantics,
             static_data: self.static_data,
@@ -193,20 +199,21 @@ impl Process {
         }
     }
 
-    /// Joins the run: connects to the launcher's bootstrap (under `rshmem run -n`), lets the
-    /// other processes take this one's descriptors, and shares every PE's control block
-    /// (collective: every process of the run joins once). Returns this process's device.
+    /// Joins the run: checks that every rank runs on this node, lets the other processes
+    /// take this one's descriptors, and shares every PE's control block (collective: every
+    /// process of the run joins once). Returns this process's device.
     ///
     /// # Errors
-    /// [`LaunchError::Init`] naming what failed: the bootstrap, `prctl`, the control block's
-    /// memfd, or taking a peer's.
+    /// [`LaunchError::Init`] naming what failed: the bootstrap (a job that spans nodes names
+    /// the remote ranks), `prctl`, the control block's memfd, or taking a peer's.
     pub fn join(self) -> Result<ProcessDevice, LaunchError> {
         let deadline = std::time::Instant::now() + JOIN_TIMEOUT;
-        let (pe, n_pes, client) = match &self.env {
+        let (pe, n_pes, client) = match self.bootstrap {
             None => (Pe(0), 1, None),
-            Some(env) => {
-                let fail = |what: String| LaunchError::Init(format!("PE {}: {what}", env.rank));
-                let client = BootstrapClient::connect(env, deadline)
+            Some(mut client) => {
+                let rank = client.rank();
+                let fail = |what: String| LaunchError::Init(format!("PE {rank}: {what}"));
+                bootstrap::require_one_node(client.as_mut(), "process", deadline)
                     .map_err(|e| fail(format!("the launcher's bootstrap: {e}")))?;
                 fd_sharing::allow_peers_to_take_fds().map_err(|e| {
                     fail(format!(
@@ -214,7 +221,7 @@ impl Process {
                          (prctl PR_SET_PTRACER): {e}"
                     ))
                 })?;
-                (Pe(env.rank), env.n_ranks, Some(client))
+                (Pe(rank), client.size(), Some(client))
             }
         };
         let caps = Caps {
@@ -240,7 +247,7 @@ impl Launcher for Process {
     type Report = ProcessReport;
 
     fn n_pes(&self) -> u32 {
-        self.env.as_ref().map_or(1, |env| env.n_ranks)
+        self.bootstrap.as_ref().map_or(1, |b| b.size())
     }
 
     fn topology(&self) -> &Topology {

@@ -5,13 +5,13 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use hw::bootstrap::{BOOTSTRAP_VAR, RANK_VAR, RankStatus};
+use hw::bootstrap::{RANK_VAR, RankStatus, SOCKET_VAR};
 
 /// The page, made on the first call (`shmem_init`); `None` outside the launcher's runs.
 static STATUS: OnceLock<Option<RankStatus>> = OnceLock::new();
 
 fn open() -> Option<RankStatus> {
-    let socket = PathBuf::from(std::env::var_os(BOOTSTRAP_VAR)?);
+    let socket = PathBuf::from(std::env::var_os(SOCKET_VAR)?);
     let rank = std::env::var(RANK_VAR).ok()?.parse().ok()?;
     // Why no error: the page serves the launcher's report only, which then says less.
     RankStatus::create(&socket, rank).ok()

@@ -1,0 +1,130 @@
+//! PMI-1: `cmd=init`, `get_maxes`, `get_my_kvsname`, then `put`, `barrier_in` and `get` in
+//! the job's key-value space. The rank and size come from `PMI_RANK` and `PMI_SIZE`.
+
+use std::time::Instant;
+
+use super::Kvs;
+use super::wire::{Line, check_rc, expect_cmd};
+use crate::bootstrap::BootstrapError;
+
+const NAME: &str = "pmi1";
+
+/// The longest value PMI-1 servers keep when they do not say (MPICH's `PMI_VALLEN_MAX`).
+const DEFAULT_VALUE_MAX_BYTES: usize = 256;
+
+/// A PMI-1 connection after `init`.
+#[derive(Debug)]
+pub(super) struct Pmi1 {
+    line: Line,
+    kvsname: String,
+    value_max_bytes: usize,
+}
+
+impl Pmi1 {
+    /// Says `init` in PMI-1 and learns the job's key-value space; returns it with this
+    /// process's rank and the job's size.
+    pub(super) fn init(
+        mut line: Line,
+        deadline: Instant,
+    ) -> Result<(Pmi1, u32, u32), BootstrapError> {
+        let answer = line.ask_v1("cmd=init pmi_version=1 pmi_subversion=1", deadline)?;
+        expect_cmd(&answer, "response_to_init")?;
+        check_rc(&answer, NAME, "init")?;
+        Self::init_after_two(line, deadline)
+    }
+
+    /// The rest of [`init`](Self::init), for a server that already answered a PMI-2 `init`
+    /// with PMI-1.
+    pub(super) fn init_after_two(
+        mut line: Line,
+        deadline: Instant,
+    ) -> Result<(Pmi1, u32, u32), BootstrapError> {
+        let (rank, size) = rank_and_size()?;
+        let maxes = line.ask_v1("cmd=get_maxes", deadline)?;
+        expect_cmd(&maxes, "maxes")?;
+        let value_max_bytes = maxes
+            .get("vallen_max")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_VALUE_MAX_BYTES);
+        let name = line.ask_v1("cmd=get_my_kvsname", deadline)?;
+        expect_cmd(&name, "my_kvsname")?;
+        check_rc(&name, NAME, "get_my_kvsname")?;
+        let kvsname = name.get("kvsname").cloned().ok_or_else(|| {
+            BootstrapError::Protocol("the PMI-1 server named no key-value space".to_string())
+        })?;
+        let kvs = Pmi1 {
+            line,
+            kvsname,
+            value_max_bytes,
+        };
+        Ok((kvs, rank, size))
+    }
+}
+
+/// `PMI_RANK` and `PMI_SIZE`, which PMI-1 launchers set.
+fn rank_and_size() -> Result<(u32, u32), BootstrapError> {
+    let number = |var: &str| {
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .ok_or_else(|| {
+                BootstrapError::Env(format!(
+                    "{var} is not set to a number, and the PMI-1 protocol learns this rank's \
+                     place from it: start the program with `srun --mpi=pmi2` or MPICH's \
+                     `mpiexec`, or set RSHMEM_BOOTSTRAP=pmi2"
+                ))
+            })
+    };
+    let (rank, size) = (number("PMI_RANK")?, number("PMI_SIZE")?);
+    if rank >= size {
+        return Err(BootstrapError::Env(format!(
+            "PMI_RANK={rank} is not below PMI_SIZE={size}: the launcher's variables disagree"
+        )));
+    }
+    Ok((rank, size))
+}
+
+impl Kvs for Pmi1 {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn value_max_bytes(&self) -> usize {
+        self.value_max_bytes
+    }
+
+    fn put(&mut self, key: &str, value: &str, deadline: Instant) -> Result<(), BootstrapError> {
+        let text = format!("cmd=put kvsname={} key={key} value={value}", self.kvsname);
+        let answer = self.line.ask_v1(&text, deadline)?;
+        expect_cmd(&answer, "put_result")?;
+        check_rc(&answer, NAME, &format!("put of {key}"))
+    }
+
+    fn fence(&mut self, deadline: Instant) -> Result<(), BootstrapError> {
+        let answer = self.line.ask_v1("cmd=barrier_in", deadline)?;
+        expect_cmd(&answer, "barrier_out")
+    }
+
+    fn get(&mut self, key: &str, deadline: Instant) -> Result<Option<String>, BootstrapError> {
+        let text = format!("cmd=get kvsname={} key={key}", self.kvsname);
+        let answer = self.line.ask_v1(&text, deadline)?;
+        expect_cmd(&answer, "get_result")?;
+        Ok(match answer.get("rc").map(String::as_str) {
+            Some("0") => answer.get("value").cloned(),
+            _ => None,
+        })
+    }
+
+    fn abort(&self, status: i32) -> Result<(), BootstrapError> {
+        self.line
+            .tell(format!("cmd=abort exitcode={status}\n").as_bytes())
+    }
+}
+
+impl Drop for Pmi1 {
+    fn drop(&mut self) {
+        // Best effort: a launcher that is gone has nothing to finalize.
+        let soon = Instant::now() + std::time::Duration::from_millis(500);
+        let _ = self.line.ask_v1("cmd=finalize", soon);
+    }
+}

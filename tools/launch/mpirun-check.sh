@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs C programs built with oshcc under other launchers than rshmem's: Open MPI's mpirun at
+# 2 and 4 ranks, and srun --mpi=pmix and --mpi=pmi2 at 4 when SLURM_CONF names a running Slurm
+# (tools/launch/slurm-one-host.sh start). Builds the C library first if it is missing.
+#
+#   tools/launch/mpirun-check.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+command -v mpirun >/dev/null || { echo "mpirun-check.sh: mpirun is missing: apt-get install -y openmpi-bin" >&2; exit 1; }
+[ -e target/release/libshmem.so ] || cargo build --release -p rshmem-capi
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+programs=(hello rma collectives amo)
+for name in "${programs[@]}"; do
+    tools/osh/bin/oshcc "runtime/capi/tests/c/$name.c" -o "$dir/$name"
+done
+
+run() {
+    echo "== $*"
+    timeout -k 5 60 "$@"
+}
+for n in 2 4; do
+    for name in "${programs[@]}"; do
+        run mpirun --allow-run-as-root --oversubscribe -np "$n" "$dir/$name"
+    done
+done
+if [ -n "${SLURM_CONF:-}" ]; then
+    for mpi in pmix pmi2; do
+        for name in "${programs[@]}"; do
+            run srun -n 4 --mpi="$mpi" "$dir/$name"
+        done
+    done
+else
+    echo "mpirun-check.sh: SLURM_CONF is not set, so srun is not checked (tools/launch/slurm-one-host.sh start)"
+fi
+echo "mpirun-check.sh: every program passed"

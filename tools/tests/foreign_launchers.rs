@@ -1,0 +1,287 @@
+//! C programs built with `oshcc`, started by other launchers than rshmem's: Open MPI's
+//! `mpirun` (PMIx) and a one-host Slurm's `srun` (`--mpi=pmix`, `--mpi=pmi2`, and PMI-1 over
+//! the same plugin). Each test skips, saying why, where its launcher or the C library is
+//! absent (`cargo build --release -p rshmem-capi`; Debian's `openmpi-bin`, and `slurmctld
+//! slurmd slurm-client munge` run as root by `tools/launch/slurm-one-host.sh`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn found(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// A rank killed after the first barrier while the others wait in the second.
+const KILLED: &str = r#"#include <shmem.h>
+#include <signal.h>
+#include <stdio.h>
+
+int main(void) {
+    shmem_init();
+    shmem_barrier_all();
+    if (shmem_my_pe() == shmem_n_pes() - 1) {
+        raise(SIGKILL);
+    }
+    shmem_barrier_all();
+    printf("PE %d left a barrier that a killed PE never entered\n", shmem_my_pe());
+    shmem_finalize();
+    return 0;
+}
+"#;
+
+/// The directory of the programs, built once: `rma`, `hello` and `global_exit` of the C
+/// API's tests, and `killed`. `None` (said) when the C library is not built.
+fn programs() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let root = workspace();
+            if !root.join("target/release/libshmem.so").exists() {
+                eprintln!(
+                    "skipped: build the C library first (cargo build --release -p rshmem-capi)"
+                );
+                return None;
+            }
+            let dir = std::env::temp_dir().join(format!("rshmem-foreign-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let tests = root.join("runtime/capi/tests/c");
+            std::fs::write(dir.join("killed.c"), KILLED).unwrap();
+            let sources = [
+                ("rma", tests.join("rma.c")),
+                ("hello", tests.join("hello.c")),
+                ("global_exit", tests.join("global_exit.c")),
+                ("killed", dir.join("killed.c")),
+            ];
+            for (name, source) in sources {
+                let out = Command::new(root.join("tools/osh/bin/oshcc"))
+                    .arg(&source)
+                    .arg("-o")
+                    .arg(dir.join(name))
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "oshcc {name}: {}", text(&out));
+            }
+            Some(dir)
+        })
+        .as_deref()
+}
+
+/// `launcher args program` under `timeout`, with `env`, and how long it took. The launcher's
+/// own variables are removed, so that a test run under `rshmem run` does not leak its socket.
+fn launch(launcher: &[&str], program: &Path, env: &[(&str, &str)]) -> (Output, Duration) {
+    let start = Instant::now();
+    let out = Command::new("timeout")
+        .args(["-k", "5", "60"])
+        .args(launcher)
+        .arg(program)
+        .env_remove("RSHMEM_BOOTSTRAP_SOCKET")
+        .env_remove("RSHMEM_RANK")
+        .env_remove("RSHMEM_N_RANKS")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (out, start.elapsed())
+}
+
+fn mpirun(n: &str, program: &Path) -> (Output, Duration) {
+    let launcher = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", n];
+    launch(&launcher, program, &[])
+}
+
+/// The programs, when `mpirun` is there too.
+fn for_mpirun() -> Option<&'static Path> {
+    if !found("mpirun") {
+        eprintln!("skipped: mpirun is missing (apt-get install -y openmpi-bin)");
+        return None;
+    }
+    programs()
+}
+
+#[test]
+fn c_programs_run_under_mpirun_at_2_and_4_ranks() {
+    let Some(dir) = for_mpirun() else { return };
+    for n in ["2", "4"] {
+        for program in ["rma", "hello"] {
+            let (out, _) = mpirun(n, &dir.join(program));
+            assert!(
+                out.status.success(),
+                "mpirun -np {n} {program}: {}",
+                text(&out)
+            );
+            assert!(
+                text(&out).contains(&format!("ok at {n} PEs")),
+                "{}",
+                text(&out)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_global_exit_under_mpirun_ends_the_job_with_its_status() {
+    let Some(dir) = for_mpirun() else { return };
+    let (out, took) = mpirun("4", &dir.join("global_exit"));
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out));
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
+#[test]
+fn a_rank_killed_under_mpirun_ends_the_job_within_seconds_naming_it() {
+    let Some(dir) = for_mpirun() else { return };
+    let (out, took) = mpirun("4", &dir.join("killed"));
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let said = text(&out);
+    assert!(
+        said.contains("rank 3") && said.contains("signal 9"),
+        "{said}"
+    );
+    assert!(!said.contains("left a barrier"), "{said}");
+}
+
+#[test]
+fn rshmem_info_under_mpirun_names_pmix_and_why() {
+    if !found("mpirun") {
+        eprintln!("skipped: mpirun is missing (apt-get install -y openmpi-bin)");
+        return;
+    }
+    let start = Instant::now();
+    let out = Command::new("timeout")
+        .args(["-k", "5", "60", "mpirun", "--allow-run-as-root", "-np", "1"])
+        .arg(env!("CARGO_BIN_EXE_rshmem"))
+        .arg("info")
+        .env_remove("RSHMEM_BOOTSTRAP_SOCKET")
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(30));
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("pmix") && said.contains("PMIX_NAMESPACE"),
+        "{said}"
+    );
+}
+
+/// A one-host Slurm for the tests of this binary: the one `SLURM_CONF` names, or one this
+/// test starts with `tools/launch/slurm-one-host.sh` (as root) and stops when done.
+struct Slurm {
+    conf: PathBuf,
+    started: Option<PathBuf>,
+}
+
+impl Slurm {
+    fn get() -> Option<Slurm> {
+        if let Some(conf) = std::env::var_os("SLURM_CONF") {
+            return Some(Slurm {
+                conf: PathBuf::from(conf),
+                started: None,
+            });
+        }
+        let tools = ["srun", "slurmctld", "slurmd", "munged"];
+        if let Some(missing) = tools.iter().find(|tool| !found(tool)) {
+            eprintln!(
+                "skipped: {missing} is missing (apt-get install -y slurmctld slurmd \
+                 slurm-client munge)"
+            );
+            return None;
+        }
+        let root = Command::new("id").arg("-u").output().ok()?;
+        if String::from_utf8_lossy(&root.stdout).trim() != "0" {
+            eprintln!(
+                "skipped: a one-host Slurm needs root (or export SLURM_CONF of a running one)"
+            );
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("rshmem-slurm-{}", std::process::id()));
+        let out = Command::new(workspace().join("tools/launch/slurm-one-host.sh"))
+            .arg("start")
+            .env("RSHMEM_SLURM_DIR", &dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "slurm-one-host.sh start: {}",
+            text(&out)
+        );
+        Some(Slurm {
+            conf: dir.join("slurm.conf"),
+            started: Some(dir),
+        })
+    }
+
+    fn srun(&self, mpi: &str, program: &Path, env: &[(&str, &str)]) -> (Output, Duration) {
+        let conf = self.conf.to_string_lossy().into_owned();
+        let mpi = format!("--mpi={mpi}");
+        let all: Vec<(&str, &str)> = [("SLURM_CONF", conf.as_str())]
+            .into_iter()
+            .chain(env.iter().copied())
+            .collect();
+        launch(&["srun", "-n", "4", &mpi], program, &all)
+    }
+}
+
+impl Drop for Slurm {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.started {
+            let _ = Command::new(workspace().join("tools/launch/slurm-one-host.sh"))
+                .arg("stop")
+                .env("RSHMEM_SLURM_DIR", dir)
+                .output();
+        }
+    }
+}
+
+/// Every srun case in one test: they share one Slurm, whose daemons listen on fixed ports.
+#[test]
+fn c_programs_run_under_srun_with_pmix_pmi2_and_pmi1() {
+    static ONE_SLURM: Mutex<()> = Mutex::new(());
+    let _one = ONE_SLURM.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dir) = programs() else { return };
+    let Some(slurm) = Slurm::get() else { return };
+    let rma = dir.join("rma");
+    for (mpi, env) in [
+        ("pmix", vec![]),
+        ("pmi2", vec![]),
+        ("pmi2", vec![("RSHMEM_BOOTSTRAP", "pmi1")]),
+        ("pmi2", vec![("NVSHMEM_BOOTSTRAP", "PMI-2")]),
+    ] {
+        let (out, _) = slurm.srun(mpi, &rma, &env);
+        assert!(
+            out.status.success(),
+            "srun --mpi={mpi} {env:?}: {}",
+            text(&out)
+        );
+        assert!(text(&out).contains("ok at 4 PEs"), "{}", text(&out));
+    }
+    for mpi in ["pmix", "pmi2"] {
+        let (out, took) = slurm.srun(mpi, &dir.join("killed"), &[]);
+        let said = text(&out);
+        assert!(!out.status.success(), "{said}");
+        assert!(took < Duration::from_secs(20), "--mpi={mpi} took {took:?}");
+        assert!(said.contains("task 3"), "--mpi={mpi}: {said}");
+        let (out, took) = slurm.srun(mpi, &dir.join("global_exit"), &[]);
+        assert!(took < Duration::from_secs(20), "--mpi={mpi} took {took:?}");
+        assert!(
+            text(&out).contains("exit code 7"),
+            "--mpi={mpi}: {}",
+            text(&out)
+        );
+    }
+}
