@@ -133,36 +133,27 @@ RSIM_HALF_TYPE(__nv_bfloat16, rsim_float_to_bfloat16_bits, rsim_bfloat16_bits_to
 typedef __half half;
 typedef __nv_bfloat16 nv_bfloat16;
 
-/* Conversions by name (cuda_fp16.h, cuda_bf16.h): every rounding mode is round to nearest
- * even, which the constructors do. */
-RSIM_HALF_FN __half __float2half(float f) { return __half(f); }
-RSIM_HALF_FN __half __float2half_rn(float f) { return __half(f); }
-RSIM_HALF_FN __half __double2half(double f) { return __half(f); }
-RSIM_HALF_FN __half __int2half_rn(int i) { return __half(i); }
-RSIM_HALF_FN float __half2float(__half h) { return (float)h; }
-RSIM_HALF_FN int __half2int_rn(__half h) { return (int)__builtin_rintf((float)h); }
-RSIM_HALF_FN unsigned short __half_as_ushort(__half h) { return h.__x; }
-RSIM_HALF_FN short __half_as_short(__half h) { return (short)h.__x; }
-RSIM_HALF_FN __half __ushort_as_half(unsigned short bits) {
-    __half h;
-    h.__x = bits;
-    return h;
-}
-RSIM_HALF_FN __half __short_as_half(short bits) { return __ushort_as_half((unsigned short)bits); }
-RSIM_HALF_FN __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
-RSIM_HALF_FN __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
-RSIM_HALF_FN __nv_bfloat16 __double2bfloat16(double f) { return __nv_bfloat16(f); }
-RSIM_HALF_FN __nv_bfloat16 __int2bfloat16_rn(int i) { return __nv_bfloat16(i); }
-RSIM_HALF_FN float __bfloat162float(__nv_bfloat16 h) { return (float)h; }
-RSIM_HALF_FN int __bfloat162int_rn(__nv_bfloat16 h) { return (int)__builtin_rintf((float)h); }
-RSIM_HALF_FN unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.__x; }
-RSIM_HALF_FN short __bfloat16_as_short(__nv_bfloat16 h) { return (short)h.__x; }
-RSIM_HALF_FN __nv_bfloat16 __ushort_as_bfloat16(unsigned short bits) {
-    __nv_bfloat16 h;
-    h.__x = bits;
-    return h;
-}
-RSIM_HALF_FN __nv_bfloat16 __short_as_bfloat16(short bits) { return __ushort_as_bfloat16((unsigned short)bits); }
+/* Conversions by name (cuda_fp16.h, cuda_bf16.h) of the type T that CUDA's names call X
+ * (__float2half, __bfloat162float, __ushort_as_bfloat16, ...): every rounding mode is round to
+ * nearest even, which the constructors do. */
+#define RSIM_HALF_CONVERSIONS(T, X)                                                               \
+    RSIM_HALF_FN T __float2##X(float f) { return T(f); }                                          \
+    RSIM_HALF_FN T __float2##X##_rn(float f) { return T(f); }                                     \
+    RSIM_HALF_FN T __double2##X(double f) { return T(f); }                                        \
+    RSIM_HALF_FN T __int2##X##_rn(int i) { return T(i); }                                         \
+    RSIM_HALF_FN float __##X##2float(T h) { return (float)h; }                                    \
+    RSIM_HALF_FN int __##X##2int_rn(T h) { return (int)__builtin_rintf((float)h); }               \
+    RSIM_HALF_FN unsigned short __##X##_as_ushort(T h) { return h.__x; }                          \
+    RSIM_HALF_FN short __##X##_as_short(T h) { return (short)h.__x; }                             \
+    RSIM_HALF_FN T __ushort_as_##X(unsigned short bits) {                                         \
+        T h;                                                                                      \
+        h.__x = bits;                                                                             \
+        return h;                                                                                 \
+    }                                                                                             \
+    RSIM_HALF_FN T __short_as_##X(short bits) { return __ushort_as_##X((unsigned short)bits); }
+RSIM_HALF_CONVERSIONS(__half, half)
+RSIM_HALF_CONVERSIONS(__nv_bfloat16, bfloat16)
+#undef RSIM_HALF_CONVERSIONS
 
 #undef RSIM_HALF_FN
 #endif /* __cplusplus */

@@ -244,11 +244,13 @@ NVSHMEMI_COLL_MOVE(, mem, void, RSHMEMD_TYPE(RSHMEMD_KIND_UNSIGNED, 1), , void)
     NVSHMEMI_REDUCE(NAME, TYPE, KIND, and, RSHMEMD_OP_AND)                                         \
     NVSHMEMI_REDUCE(NAME, TYPE, KIND, or, RSHMEMD_OP_OR)                                           \
     NVSHMEMI_REDUCE(NAME, TYPE, KIND, xor, RSHMEMD_OP_XOR)
-#define NVSHMEMI_REDUCE_ARITH(NAME, TYPE, KIND)                                                    \
-    NVSHMEMI_REDUCE(NAME, TYPE, KIND, min, RSHMEMD_OP_MIN)                                         \
-    NVSHMEMI_REDUCE(NAME, TYPE, KIND, max, RSHMEMD_OP_MAX)                                         \
-    NVSHMEMI_REDUCE(NAME, TYPE, KIND, sum, RSHMEMD_OP_SUM)                                         \
-    NVSHMEMI_REDUCE(NAME, TYPE, KIND, prod, RSHMEMD_OP_PROD)
+/* min, max, sum and prod, each made by EACH. */
+#define NVSHMEMI_REDUCE_ARITH_OPS(EACH, NAME, TYPE, KIND)                                          \
+    EACH(NAME, TYPE, KIND, min, RSHMEMD_OP_MIN)                                                    \
+    EACH(NAME, TYPE, KIND, max, RSHMEMD_OP_MAX)                                                    \
+    EACH(NAME, TYPE, KIND, sum, RSHMEMD_OP_SUM)                                                    \
+    EACH(NAME, TYPE, KIND, prod, RSHMEMD_OP_PROD)
+#define NVSHMEMI_REDUCE_ARITH(NAME, TYPE, KIND) NVSHMEMI_REDUCE_ARITH_OPS(NVSHMEMI_REDUCE, NAME, TYPE, KIND)
 NVSHMEMI_REDUCE_BITWISE_TYPES(NVSHMEMI_REDUCE_BITWISE)
 NVSHMEMI_REDUCE_ARITH_TYPES(NVSHMEMI_REDUCE_ARITH)
 
@@ -263,17 +265,14 @@ NVSHMEMI_REDUCE_ARITH_TYPES(NVSHMEMI_REDUCE_ARITH)
     }                                                                                              \
     NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, warp, RSHMEMD_SCOPE_WARP)                \
     NVSHMEMI_REDUCE_SCOPED(NAME, TYPE, KIND, OP, OP_CODE, block, RSHMEMD_SCOPE_BLOCK)
-#define NVSHMEMI_REDUCE_HALF(NAME, TYPE, KIND)                                                     \
-    NVSHMEMI_REDUCE_DEVICE(NAME, TYPE, KIND, min, RSHMEMD_OP_MIN)                                  \
-    NVSHMEMI_REDUCE_DEVICE(NAME, TYPE, KIND, max, RSHMEMD_OP_MAX)                                  \
-    NVSHMEMI_REDUCE_DEVICE(NAME, TYPE, KIND, sum, RSHMEMD_OP_SUM)                                  \
-    NVSHMEMI_REDUCE_DEVICE(NAME, TYPE, KIND, prod, RSHMEMD_OP_PROD)
+#define NVSHMEMI_REDUCE_HALF(NAME, TYPE, KIND) NVSHMEMI_REDUCE_ARITH_OPS(NVSHMEMI_REDUCE_DEVICE, NAME, TYPE, KIND)
 NVSHMEMI_HALF_TYPES(NVSHMEMI_REDUCE_HALF)
 #undef NVSHMEMI_REDUCE_HALF
 #undef NVSHMEMI_REDUCE_DEVICE
 #endif
 #undef NVSHMEMI_REDUCE_BITWISE
 #undef NVSHMEMI_REDUCE_ARITH
+#undef NVSHMEMI_REDUCE_ARITH_OPS
 #undef NVSHMEMI_REDUCE
 #undef NVSHMEMI_REDUCE_SCOPED
 #undef NVSHMEMI_REDUCE_ON_STREAM

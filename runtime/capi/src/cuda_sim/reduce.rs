@@ -89,28 +89,14 @@ pub(crate) fn reduce(
         (1, 2) => integer!(u16),
         (1, 4) => integer!(u32),
         (1, 8) => integer!(u64),
-        (2, 2) => sixteen_bit(
-            pe,
-            scope,
-            team,
-            op,
-            name,
-            dest,
-            source,
-            nelems,
-            half::Format::Half,
-        ),
-        (3, 2) => sixteen_bit(
-            pe,
-            scope,
-            team,
-            op,
-            name,
-            dest,
-            source,
-            nelems,
-            half::Format::Bfloat16,
-        ),
+        (kind @ (2 | 3), 2) => {
+            let format = if kind == 2 {
+                half::Format::Half
+            } else {
+                half::Format::Bfloat16
+            };
+            sixteen_bit(pe, scope, team, op, name, dest, source, nelems, format)
+        }
         (2, 4) => float!(f32),
         (2, 8) => float!(f64),
         (kind, size) => Err(CallError::Argument(format!(
