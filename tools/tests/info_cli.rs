@@ -32,7 +32,10 @@ fn info_lists_every_variable_with_type_default_and_meaning() {
     for column in ["NAME", "TYPE", "DEFAULT", "VALUE", "MEANING"] {
         assert!(header.contains(column), "{header}");
     }
-    let rows: Vec<&str> = lines.collect();
+    let mut rows: Vec<&str> = lines.collect();
+    // The table, then the line that says which bootstrap a program started here would take.
+    let bootstrap = rows.pop().expect("a bootstrap line");
+    assert!(bootstrap.starts_with("bootstrap: "), "{text}");
     let table = rshmem::config::table();
     assert_eq!(rows.len(), table.len(), "{text}");
     for (row, var) in rows.iter().zip(table) {
