@@ -95,8 +95,7 @@ fn a_rank_that_leaves_before_a_round_fails_the_others_naming_it() {
     let server = serve(&path, 3, 20_000);
     let start = Instant::now();
     // Why the channel: ranks 0 and 2 must have joined before rank 1 leaves. A rank that
-    // connects after the server has failed the run finds no socket and only times out, which
-    // is a different (and slower) test; under load the threads could otherwise come late.
+    // connects after the server has failed the run is told at connect, which is the next test.
     let (joined, all_joined) = std::sync::mpsc::channel();
     let waiting: Vec<_> = [0, 2]
         .into_iter()
@@ -132,6 +131,36 @@ fn a_rank_that_leaves_before_a_round_fails_the_others_naming_it() {
 }
 
 /// A rank that speaks the wire format by hand: 16-byte header (kind, rank, length), then bytes.
+#[test]
+fn a_rank_that_connects_after_the_run_failed_is_told_why_at_connect() {
+    let path = socket("late");
+    let server = serve(&path, 3, 20_000);
+    let waiting = {
+        let env = env(&path, 0, 3);
+        thread::spawn(move || {
+            let mut c = BootstrapClient::connect(&env, soon(20_000)).unwrap();
+            c.allgather(b"mine", soon(20_000))
+        })
+    };
+    let early = BootstrapClient::connect(&env(&path, 1, 3), soon(20_000)).unwrap();
+    drop(early);
+    // Rank 0 is told first: the run has failed before rank 2 comes.
+    assert!(matches!(
+        waiting.join().unwrap(),
+        Err(BootstrapError::PeerLost { waited_for }) if waited_for == [1]
+    ));
+    let start = Instant::now();
+    match BootstrapClient::connect(&env(&path, 2, 3), soon(20_000)) {
+        Err(BootstrapError::PeerLost { waited_for }) => assert_eq!(waited_for, vec![1]),
+        other => panic!("expected PeerLost naming rank 1 at connect, got {other:?}"),
+    }
+    assert!(start.elapsed() < Duration::from_secs(5), "told, not timed out");
+    assert!(matches!(
+        server.join().unwrap(),
+        Err(BootstrapError::PeerLost { .. })
+    ));
+}
+
 fn frame(kind: u32, rank: u32, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&kind.to_le_bytes());

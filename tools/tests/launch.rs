@@ -256,10 +256,19 @@ fn child_rank() {
         .expect("the launcher's environment is well formed")
         .expect("the launcher set it");
     let deadline = Instant::now() + Duration::from_secs(20);
-    let mut client = BootstrapClient::connect(&env, deadline).expect("connect");
+    let connected = BootstrapClient::connect(&env, deadline);
     if mode == "rank-1-exits" && env.rank == 1 {
         std::process::exit(3);
     }
+    // A rank slowed down may connect after rank 1 left: the server tells it so at once.
+    let mut client = match connected {
+        Ok(client) => client,
+        Err(BootstrapError::PeerLost { waited_for }) => {
+            println!("rank {}: PeerLost {waited_for:?}", env.rank);
+            std::process::exit(4);
+        }
+        Err(e) => panic!("rank {}: connect: {e}", env.rank),
+    };
     if let Some(status) = mode.to_str().and_then(|m| m.strip_prefix("global-exit-")) {
         // Rank 1 ends the job; the others wait to be killed, never reaching a collective.
         if env.rank == 1 {

@@ -27,6 +27,12 @@ const ACCEPT_POLL_MS: u64 = 10;
 /// is treated as gone rather than allowed to stall the whole run.
 const WRITE_TIMEOUT_MS: u64 = 10_000;
 
+/// How long the server, once the run failed, still answers ranks that connect late with the
+/// failure. A rank slowed by a loaded machine may reach the socket after a peer died; told
+/// why, it says so rather than failing on a socket that went away. The launcher's grace period
+/// after a failure is longer, so this never holds a dying job up.
+const LATECOMER_MS: u64 = 1_000;
+
 /// The bootstrap server of one run: a bound Unix domain socket and the number of ranks.
 ///
 /// The socket file is removed when the server is dropped (after [`serve`](Self::serve)).
@@ -135,8 +141,12 @@ impl BootstrapServer {
             pending: vec![None; self.n_ranks as usize],
             global_exit: None,
             last_round: None,
+            failure: None,
         };
         let result = relay.run(&rx, deadline);
+        if result.is_err() {
+            relay.tell_latecomers(&rx, deadline);
+        }
         // Whatever the outcome, close every connection so that each reader thread sees the end
         // of its stream and exits, and stop the acceptor before the socket file goes.
         relay.close_all();
@@ -291,6 +301,8 @@ struct Relay {
     global_exit: Option<(u32, i32)>,
     /// When the last round ended: the ranks then went on running the program.
     last_round: Option<Instant>,
+    /// The frame that told the connected ranks why the run failed, for those that come late.
+    failure: Option<(u32, Vec<u8>)>,
 }
 
 impl Relay {
@@ -541,7 +553,33 @@ impl Relay {
             }
         }
         self.close_all();
+        self.failure = Some((frame_kind, payload));
         error
+    }
+
+    /// After a failure, answers the hello of each rank that had not connected yet with the
+    /// failure, for [`LATECOMER_MS`] or until no rank is missing.
+    fn tell_latecomers(&mut self, rx: &Receiver<Event>, deadline: Instant) {
+        let Some((frame_kind, payload)) = self.failure.take() else {
+            return;
+        };
+        let until = deadline.min(Instant::now() + Duration::from_millis(LATECOMER_MS));
+        while self.slots.iter().any(|s| matches!(s, Slot::Absent)) {
+            let wait = until.saturating_duration_since(Instant::now());
+            let Ok(event) = rx.recv_timeout(wait) else {
+                return;
+            };
+            if let Event::Hello {
+                rank, mut writer, ..
+            } = event
+            {
+                let _ = wire::write_frame(&mut writer, frame_kind, rank, &payload);
+                let _ = writer.shutdown(Shutdown::Both);
+                if let Some(slot) = self.slots.get_mut(rank as usize) {
+                    *slot = Slot::Left;
+                }
+            }
+        }
     }
 
     /// Tells every other connected rank that `rank` ended the job, then closes every
