@@ -99,9 +99,12 @@ fn nvshmem_names_are_accepted() {
         kind(&with(&[("NVSHMEM_BOOTSTRAP", "PMI2")])),
         BootstrapKind::Pmi2
     );
-    let e = error(&[("NVSHMEM_BOOTSTRAP", "MPI")]);
+    assert_eq!(kind(&[("NVSHMEM_BOOTSTRAP", "MPI")]), BootstrapKind::Mpi);
+    assert_eq!(kind(&[("NVSHMEM_BOOTSTRAP", "UID")]), BootstrapKind::Uid);
+    assert_eq!(kind(&[("RSHMEM_BOOTSTRAP", "mpi")]), BootstrapKind::Mpi);
+    let e = error(&[("NVSHMEM_BOOTSTRAP", "SHMEM")]);
     assert!(
-        e.contains("NVSHMEM_BOOTSTRAP=mpi") && e.contains("RSHMEM_BOOTSTRAP"),
+        e.contains("NVSHMEM_BOOTSTRAP=shmem") && e.contains("RSHMEM_BOOTSTRAP"),
         "{e}"
     );
     let e = error(&[("NVSHMEM_BOOTSTRAP", "PMI"), ("NVSHMEM_BOOTSTRAP_PMI", "x")]);

@@ -70,15 +70,32 @@ impl BootstrapClient {
                 }
             }
         };
+        Self::present(stream, env.rank, env.n_ranks, &[], deadline)
+    }
+
+    /// Presents this rank, of `n_ranks`, with the job's `key` on `stream`, a connection to a
+    /// relay (the launcher's, or the unique-id bootstrap's over TCP), and waits for the
+    /// relay to accept it.
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect), after the connection.
+    pub(crate) fn present(
+        stream: UnixStream,
+        rank: u32,
+        n_ranks: u32,
+        key: &[u8],
+        deadline: Instant,
+    ) -> Result<Self, BootstrapError> {
         let mut client = BootstrapClient {
             stream,
-            rank: env.rank,
-            n_ranks: env.n_ranks,
+            rank,
+            n_ranks,
             broken: false,
         };
-        let mut hello = Vec::with_capacity(8);
-        hello.extend_from_slice(&env.n_ranks.to_le_bytes());
+        let mut hello = Vec::with_capacity(8 + key.len());
+        hello.extend_from_slice(&n_ranks.to_le_bytes());
         hello.extend_from_slice(&PROTOCOL_VERSION.to_le_bytes());
+        hello.extend_from_slice(key);
         client.send(kind::HELLO, &hello, deadline)?;
         let frame = client.receive(deadline)?;
         match frame.kind {

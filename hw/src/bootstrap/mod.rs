@@ -40,7 +40,11 @@
 //! host backend, not sockets.
 
 mod client;
+#[cfg(any(feature = "process", feature = "cuda"))]
+mod hosts;
 mod job;
+#[cfg(any(feature = "process", feature = "cuda"))]
+pub mod mpi;
 #[cfg(any(feature = "process", feature = "cuda"))]
 mod pmi;
 #[cfg(any(feature = "process", feature = "cuda"))]
@@ -51,6 +55,8 @@ mod select;
 mod server;
 #[cfg(any(feature = "process", feature = "cuda"))]
 mod status;
+#[cfg(any(feature = "process", feature = "cuda"))]
+pub mod uid;
 mod wire;
 
 use std::ffi::OsString;

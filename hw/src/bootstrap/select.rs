@@ -10,10 +10,10 @@ use super::pmi::{PmiEnv, PmiVersion};
 use super::{BootstrapClient, BootstrapEnv, BootstrapError, SOCKET_VAR};
 
 /// The environment variable that picks the bootstrap: `auto` (the default), `rshmem`, `pmix`,
-/// `pmi2` or `pmi1`.
+/// `pmi2`, `pmi1`, `mpi` or `uid`.
 pub const BOOTSTRAP_VAR: &str = "RSHMEM_BOOTSTRAP";
 /// NVSHMEM's variable for the same choice, read when [`BOOTSTRAP_VAR`] is not set: `PMI`
-/// (then [`NVSHMEM_PMI_VAR`] says which), `PMIX`, `PMI-2` or `PMI2`.
+/// (then [`NVSHMEM_PMI_VAR`] says which), `PMIX`, `PMI-2`, `PMI2`, `MPI` or `UID`.
 pub const NVSHMEM_BOOTSTRAP_VAR: &str = "NVSHMEM_BOOTSTRAP";
 /// NVSHMEM's variable for which PMI `NVSHMEM_BOOTSTRAP=PMI` means: `PMI` (PMI-1, NVSHMEM's
 /// default), `PMIX`, `PMI-2` or `PMI2`.
@@ -33,6 +33,11 @@ pub enum BootstrapKind {
     Pmi2,
     /// The PMI-1 wire protocol (MPICH's Hydra, `srun --mpi=pmi2`).
     Pmi1,
+    /// The program's own MPI communicator (`MPI_COMM_WORLD` here; `nvshmemx_init_attr` names
+    /// another).
+    Mpi,
+    /// A unique id that rank 0 made, which only `nvshmemx_init_attr` can hand over.
+    Uid,
 }
 
 impl BootstrapKind {
@@ -43,6 +48,8 @@ impl BootstrapKind {
             BootstrapKind::Pmix => "pmix",
             BootstrapKind::Pmi2 => "pmi2",
             BootstrapKind::Pmi1 => "pmi1",
+            BootstrapKind::Mpi => "mpi",
+            BootstrapKind::Uid => "uid",
         }
     }
 }
@@ -59,8 +66,8 @@ pub struct Choice {
     pub why: String,
 }
 
-const ACCEPTED: &str =
-    "auto, rshmem, pmix, pmi2 or pmi1 (or NVSHMEM_BOOTSTRAP=PMI, PMIX, PMI-2 or PMI2)";
+const ACCEPTED: &str = "auto, rshmem, pmix, pmi2, pmi1, mpi or uid (or NVSHMEM_BOOTSTRAP=PMI, \
+     PMIX, PMI-2, PMI2, MPI or UID)";
 
 /// What the variables ask for: `None` for `auto`, and the variable that said so.
 fn requested(
@@ -74,6 +81,8 @@ fn requested(
             "pmix" => Some(BootstrapKind::Pmix),
             "pmi2" | "pmi-2" => Some(BootstrapKind::Pmi2),
             "pmi1" | "pmi" => Some(BootstrapKind::Pmi1),
+            "mpi" => Some(BootstrapKind::Mpi),
+            "uid" => Some(BootstrapKind::Uid),
             other => {
                 return Err(BootstrapError::Env(format!(
                     "{BOOTSTRAP_VAR}={other} names no bootstrap: set it to {ACCEPTED} (it no \
@@ -104,11 +113,16 @@ fn requested(
             ))),
         };
     }
-    match pmi(&value) {
+    let kind = match value.as_str() {
+        "mpi" => Some(BootstrapKind::Mpi),
+        "uid" => Some(BootstrapKind::Uid),
+        other => pmi(other),
+    };
+    match kind {
         Some(kind) => Ok((Some(kind), format!("{NVSHMEM_BOOTSTRAP_VAR}={value}"))),
         None => Err(BootstrapError::Env(format!(
-            "{NVSHMEM_BOOTSTRAP_VAR}={value} is not a bootstrap rshmem serves (the MPI, SHMEM, \
-             UID and plugin bootstraps are not here): set {BOOTSTRAP_VAR} to {ACCEPTED}"
+            "{NVSHMEM_BOOTSTRAP_VAR}={value} is not a bootstrap rshmem serves (the SHMEM and \
+             plugin bootstraps are not here): set {BOOTSTRAP_VAR} to {ACCEPTED}"
         ))),
     }
 }
@@ -233,6 +247,16 @@ pub fn open(
             Ok(Box::new(BootstrapClient::connect(&env, deadline)?))
         }
         BootstrapKind::Pmix => Ok(Box::new(super::pmix::Pmix::init()?)),
+        // SAFETY: MPI_COMM_WORLD lives while MPI runs, which `open` checks.
+        BootstrapKind::Mpi => unsafe {
+            super::mpi::open(super::mpi::Communicator::World, deadline)
+        },
+        BootstrapKind::Uid => Err(BootstrapError::Env(format!(
+            "{}: the unique-id bootstrap needs the id, which only nvshmemx_init_attr with \
+             NVSHMEMX_INIT_WITH_UNIQUEID hands over; call that instead of nvshmem_init or \
+             shmem_init, or choose another bootstrap",
+            choice.why
+        ))),
         BootstrapKind::Pmi2 | BootstrapKind::Pmi1 => {
             let env = PmiEnv::from_vars(&mut lookup)?;
             let version = if choice.kind == BootstrapKind::Pmi1 {

@@ -51,6 +51,8 @@ enum Event {
         rank: u32,
         n_ranks: u32,
         version: u32,
+        /// The job key the rank presented (empty on the launcher's socket).
+        key: Vec<u8>,
         writer: UnixStream,
     },
     /// A frame after the hello.
@@ -130,30 +132,80 @@ impl BootstrapServer {
         let listener = self
             .listener
             .try_clone()
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
             .map_err(|e| BootstrapError::io("cannot prepare the bootstrap socket", e))?;
-        let (tx, rx) = mpsc::channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let acceptor = spawn_acceptor(listener, tx, Arc::clone(&stop), deadline)?;
-        let mut relay = Relay {
-            n_ranks: self.n_ranks,
-            slots: (0..self.n_ranks).map(|_| Slot::Absent).collect(),
-            pending: vec![None; self.n_ranks as usize],
-            global_exit: None,
-            last_round: None,
-            failure: None,
-        };
-        let result = relay.run(&rx, deadline);
-        if result.is_err() {
-            relay.tell_latecomers(&rx, deadline);
-        }
-        // Whatever the outcome, close every connection so that each reader thread sees the end
-        // of its stream and exits, and stop the acceptor before the socket file goes.
-        relay.close_all();
-        stop.store(true, Ordering::Relaxed);
-        let _ = acceptor.join();
-        result
+        serve_listener(listener, self.n_ranks, Vec::new(), deadline, deadline)
     }
+}
+
+/// A listening socket the relay accepts ranks on: the launcher's Unix domain socket, or the
+/// TCP listener of the unique-id bootstrap. Accepted connections become `UnixStream`s, whose
+/// calls (read, write, timeouts, shutdown) are the same system calls on a TCP socket.
+pub(crate) trait Accept: Send + 'static {
+    /// Makes `accept` return `WouldBlock` rather than wait.
+    fn set_nonblocking(&self, on: bool) -> io::Result<()>;
+    /// Takes one connection.
+    fn accept_stream(&self) -> io::Result<UnixStream>;
+}
+
+impl Accept for UnixListener {
+    fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        UnixListener::set_nonblocking(self, on)
+    }
+
+    fn accept_stream(&self) -> io::Result<UnixStream> {
+        self.accept().map(|(stream, _)| stream)
+    }
+}
+
+impl Accept for std::net::TcpListener {
+    fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        std::net::TcpListener::set_nonblocking(self, on)
+    }
+
+    fn accept_stream(&self) -> io::Result<UnixStream> {
+        let (stream, _) = self.accept()?;
+        // Frames are small and each waits for an answer: no Nagle delay.
+        stream.set_nodelay(true)?;
+        Ok(UnixStream::from(std::os::fd::OwnedFd::from(stream)))
+    }
+}
+
+/// [`BootstrapServer::serve`] on any listener: ranks whose hello does not carry `key` are
+/// refused (the launcher's socket needs none: only its children can reach it), and ranks
+/// that have not connected by `connect_by` fail the run, named.
+pub(crate) fn serve_listener(
+    listener: impl Accept,
+    n_ranks: u32,
+    key: Vec<u8>,
+    connect_by: Instant,
+    deadline: Instant,
+) -> Result<ServeEnd, BootstrapError> {
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| BootstrapError::io("cannot prepare the bootstrap socket", e))?;
+    let (tx, rx) = mpsc::channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let acceptor = spawn_acceptor(listener, tx, Arc::clone(&stop), deadline)?;
+    let mut relay = Relay {
+        n_ranks,
+        key,
+        connect_by,
+        slots: (0..n_ranks).map(|_| Slot::Absent).collect(),
+        pending: vec![None; n_ranks as usize],
+        global_exit: None,
+        last_round: None,
+        failure: None,
+    };
+    let result = relay.run(&rx, deadline);
+    if result.is_err() {
+        relay.tell_latecomers(&rx, deadline);
+    }
+    // Whatever the outcome, close every connection so that each reader thread sees the end
+    // of its stream and exits, and stop the acceptor before the socket file goes.
+    relay.close_all();
+    stop.store(true, Ordering::Relaxed);
+    let _ = acceptor.join();
+    result
 }
 
 impl Drop for BootstrapServer {
@@ -163,7 +215,7 @@ impl Drop for BootstrapServer {
 }
 
 fn spawn_acceptor(
-    listener: UnixListener,
+    listener: impl Accept,
     tx: Sender<Event>,
     stop: Arc<AtomicBool>,
     deadline: Instant,
@@ -173,8 +225,8 @@ fn spawn_acceptor(
         .spawn(move || {
             let mut next_conn = 0;
             while !stop.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((stream, _)) => {
+                match listener.accept_stream() {
+                    Ok(stream) => {
                         let conn = next_conn;
                         next_conn += 1;
                         if let Err(e) = spawn_reader(conn, stream, tx.clone(), deadline) {
@@ -225,7 +277,7 @@ fn read_connection(
         .map_err(ReadError::Io)
         .and_then(|()| wire::read_frame(&mut stream));
     let hello = match hello {
-        Ok(Some(f)) if f.kind == kind::HELLO && f.payload.len() == 8 => f,
+        Ok(Some(f)) if f.kind == kind::HELLO && f.payload.len() >= 8 => f,
         Ok(Some(f)) => {
             let why = format!(
                 "the first frame was of kind {} with {} bytes, not a hello",
@@ -260,6 +312,7 @@ fn read_connection(
         rank: hello.rank,
         n_ranks: word(0),
         version: word(4),
+        key: hello.payload[8..].to_vec(),
         writer,
     };
     if tx.send(event).is_err() || stream.set_read_timeout(None).is_err() {
@@ -294,6 +347,10 @@ fn describe(e: &ReadError) -> String {
 /// The serving thread's state.
 struct Relay {
     n_ranks: u32,
+    /// The job key every hello must carry.
+    key: Vec<u8>,
+    /// When every rank must have connected.
+    connect_by: Instant,
     slots: Vec<Slot>,
     /// Each rank's message of the current round, once it sent it.
     pending: Vec<Option<Vec<u8>>>,
@@ -311,9 +368,20 @@ impl Relay {
             if self.slots.iter().all(|s| matches!(s, Slot::Left)) {
                 return Ok(ServeEnd::AllLeft);
             }
-            let wait = deadline.saturating_duration_since(Instant::now());
-            let event = match rx.recv_timeout(wait) {
+            let absent: Vec<u32> = (0u32..)
+                .zip(&self.slots)
+                .filter_map(|(rank, slot)| matches!(slot, Slot::Absent).then_some(rank))
+                .collect();
+            let until = if absent.is_empty() {
+                deadline
+            } else {
+                deadline.min(self.connect_by)
+            };
+            let event = match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
                 Ok(event) => event,
+                Err(RecvTimeoutError::Timeout) if until < deadline => {
+                    return Err(self.fail(BootstrapError::Deadline { waited_for: absent }));
+                }
                 Err(RecvTimeoutError::Timeout) => {
                     let error = self.deadline_error();
                     return Err(self.fail(error));
@@ -342,8 +410,20 @@ impl Relay {
                 rank,
                 n_ranks,
                 version,
+                key,
                 writer,
-            } => self.hello(conn, rank, n_ranks, version, writer),
+            } => {
+                if key != self.key {
+                    return Err(self.refuse(
+                        rank,
+                        writer,
+                        "it presented another job's key: its unique id comes from another \
+                         nvshmemx_get_uniqueid call; give every rank the id of this job's rank 0"
+                            .to_string(),
+                    ));
+                }
+                self.hello(conn, rank, n_ranks, version, writer)
+            }
             Event::Frame { conn, frame } => {
                 let Some(rank) = self.rank_of(conn) else {
                     // A connection that was refused or has left: its frames no longer count.
@@ -400,9 +480,7 @@ impl Relay {
             }
         };
         if let Some(reason) = reason {
-            let _ = wire::write_frame(&mut writer, kind::REJECTED, rank, reason.as_bytes());
-            let _ = writer.shutdown(Shutdown::Both);
-            return Err(self.fail(BootstrapError::Rejected { rank, reason }));
+            return Err(self.refuse(rank, writer, reason));
         }
         if wire::write_frame(&mut writer, kind::ACCEPTED, rank, &[]).is_err() {
             // It is gone already; count it as having left.
@@ -411,6 +489,13 @@ impl Relay {
         }
         self.slots[rank as usize] = Slot::Joined { conn, writer };
         Ok(())
+    }
+
+    /// Refuses a hello claiming `rank`, telling it and every connected rank why.
+    fn refuse(&mut self, rank: u32, mut writer: UnixStream, reason: String) -> BootstrapError {
+        let _ = wire::write_frame(&mut writer, kind::REJECTED, rank, reason.as_bytes());
+        let _ = writer.shutdown(Shutdown::Both);
+        self.fail(BootstrapError::Rejected { rank, reason })
     }
 
     fn frame(&mut self, rank: u32, frame: Frame) -> Result<(), BootstrapError> {

@@ -17,7 +17,8 @@ pub(crate) const PROTOCOL_VERSION: u32 = 1;
 
 /// Frame kinds.
 pub(crate) mod kind {
-    /// Client to server, first frame: payload `n_ranks: u32, version: u32`.
+    /// Client to server, first frame: payload `n_ranks: u32, version: u32`, then the job key
+    /// (none on the launcher's socket).
     pub(crate) const HELLO: u32 = 1;
     /// Server to client: the hello was accepted. No payload.
     pub(crate) const ACCEPTED: u32 = 2;
