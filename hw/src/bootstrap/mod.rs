@@ -236,7 +236,7 @@ pub enum BootstrapError {
     /// The server refused a rank's hello: a duplicate rank, a rank out of range, or a
     /// different number of ranks.
     #[error(
-        "bootstrap refused rank {rank}: {reason}; each process needs its own rank, as `rshmem run -n N` sets it"
+        "bootstrap refused rank {rank}: {reason}; each process needs its own rank and the job's number of ranks, as its launcher (or nvshmemx_set_attr_uniqueid_args) gives them"
     )]
     Rejected {
         /// The rank the hello claimed.

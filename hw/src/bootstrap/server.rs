@@ -467,7 +467,7 @@ impl Relay {
             ))
         } else if n_ranks != self.n_ranks {
             Some(format!(
-                "it was told of {n_ranks} ranks, the launcher runs {}",
+                "it was told of {n_ranks} ranks, the job has {}",
                 self.n_ranks
             ))
         } else if rank >= self.n_ranks {

@@ -121,6 +121,8 @@ pub struct Cuda {
 #[derive(Debug)]
 struct ProcessPe {
     rank: u32,
+    /// Its place among its node's ranks, which picks its GPU as NVSHMEM does.
+    local_rank: u32,
     bootstrap: Mutex<Option<Box<dyn Bootstrap>>>,
 }
 
@@ -135,6 +137,7 @@ pub struct CudaBuilder {
     share_gpus: bool,
     gpus: Option<Vec<u32>>,
     static_data: bool,
+    bootstrap: Option<Box<dyn Bootstrap>>,
 }
 
 /// What a CUDA run reports.
@@ -197,14 +200,23 @@ impl CudaBuilder {
         self
     }
 
+    /// Sets the job's bootstrap, opened by the caller (the MPI communicator's or the unique
+    /// id's, which `nvshmemx_init_attr` names); `None`, the default, opens the environment's.
+    pub fn bootstrap(mut self, bootstrap: Option<Box<dyn Bootstrap>>) -> Self {
+        self.bootstrap = bootstrap;
+        self
+    }
+
     /// Loads the driver and checks the configuration against the machine.
     ///
     /// A process started as one of N by a launcher (`rshmem run -n N`, `mpirun`, `srun`: its
     /// environment names the job's bootstrap, see [`crate::bootstrap::from_env`], which this
-    /// opens) runs one PE, its rank, of the launcher's N on GPU
-    /// `rank % n_gpus` (or the [`Self::gpus`] list's `rank % len`); [`CudaBuilder::pes`], if
-    /// given, must then be N. PEs share GPUs there when this builder allows it or the launcher
-    /// was given `--share-gpus` ([`SHARE_GPUS_VAR`]).
+    /// opens, unless [`Self::bootstrap`] gave one) runs one PE, its rank, of the launcher's N
+    /// on GPU `local_rank % n_gpus` (or the [`Self::gpus`] list's `local_rank % len`), its
+    /// place among its node's ranks picking it as in NVSHMEM; [`CudaBuilder::pes`], if given,
+    /// must then be N. PEs share GPUs there when this builder allows it, the launcher was
+    /// given `--share-gpus` ([`SHARE_GPUS_VAR`]), or a bootstrap of another launcher than
+    /// rshmem's puts more ranks on this node than it has GPUs.
     ///
     /// # Errors
     /// [`LaunchError::Pes`] for zero PEs, more PEs than GPUs (of the machine, or listed with
@@ -224,8 +236,11 @@ impl CudaBuilder {
             }
             None => (inventory.gpus.len() as u32, MACHINE),
         };
-        let opened = bootstrap::from_env(std::time::Instant::now() + BOOTSTRAP_TIMEOUT)
-            .map_err(|e| LaunchError::Init(e.to_string()))?;
+        let opened = match self.bootstrap {
+            Some(given) => Some(given),
+            None => bootstrap::from_env(std::time::Instant::now() + BOOTSTRAP_TIMEOUT)
+                .map_err(|e| LaunchError::Init(e.to_string()))?,
+        };
         let (requested, share) = match &opened {
             Some(job) => {
                 let size = job.size();
@@ -240,7 +255,9 @@ impl CudaBuilder {
                     });
                 }
                 let shared_by_launcher = std::env::var(SHARE_GPUS_VAR).is_ok_and(|v| v == "1");
-                (size, self.share_gpus || shared_by_launcher)
+                // Ours says so by --share-gpus; others (mpirun, srun, MPI, unique id) cannot.
+                let crowded = job.name() != "rshmem" && job.node().local_size > run_gpus;
+                (size, self.share_gpus || shared_by_launcher || crowded)
             }
             None => (self.n_pes.unwrap_or(run_gpus), self.share_gpus),
         };
@@ -264,6 +281,7 @@ impl CudaBuilder {
             inventory,
             process: opened.map(|job| ProcessPe {
                 rank: job.rank(),
+                local_rank: job.node().local_rank,
                 bootstrap: Mutex::new(Some(job)),
             }),
             static_data: self.static_data,
@@ -381,7 +399,7 @@ impl Cuda {
                  (prctl PR_SET_PTRACER): {e}"
             ))
         })?;
-        let gpu = driver::gpu(self.gpu_of(rank))?;
+        let gpu = driver::gpu(self.gpu_of(process.local_rank))?;
         gpu.amo_kernel()
             .map_err(|e| LaunchError::Init(format!("GPU {}: {e}", gpu.ordinal)))?;
         let pe = Pe(rank);

@@ -96,6 +96,7 @@ pub struct ProcessBuilder {
     semantics: Semantics,
     static_data: bool,
     around_sleep: Option<AroundSleep>,
+    bootstrap: Option<Box<dyn Bootstrap>>,
 }
 
 impl std::fmt::Debug for ProcessBuilder {
@@ -147,9 +148,17 @@ impl ProcessBuilder {
         self
     }
 
-    /// Opens the job's bootstrap ([`bootstrap::from_env`]: `rshmem run`'s socket, PMIx or
-    /// PMI, as `RSHMEM_BOOTSTRAP` chooses) and checks the configuration. Without a launcher
-    /// this process is a single PE.
+    /// Sets the job's bootstrap, opened by the caller (the MPI communicator's or the unique
+    /// id's, which `nvshmemx_init_attr` names); `None`, the default, opens the environment's.
+    pub fn bootstrap(mut self, bootstrap: Option<Box<dyn Bootstrap>>) -> Self {
+        self.bootstrap = bootstrap;
+        self
+    }
+
+    /// Opens the job's bootstrap, unless [`Self::bootstrap`] gave one
+    /// ([`bootstrap::from_env`]: `rshmem run`'s socket, PMIx, PMI or MPI, as
+    /// `RSHMEM_BOOTSTRAP` chooses) and checks the configuration. Without a launcher this
+    /// process is a single PE.
     ///
     /// # Errors
     /// [`LaunchError::Init`] naming the variable or the launcher's refusal when the bootstrap
@@ -157,8 +166,10 @@ impl ProcessBuilder {
     /// PEs.
     pub fn build(self) -> Result<Process, LaunchError> {
         let deadline = std::time::Instant::now() + JOIN_TIMEOUT;
-        let bootstrap =
-            bootstrap::from_env(deadline).map_err(|e| LaunchError::Init(e.to_string()))?;
+        let bootstrap = match self.bootstrap {
+            Some(given) => Some(given),
+            None => bootstrap::from_env(deadline).map_err(|e| LaunchError::Init(e.to_string()))?,
+        };
         let n_pes = bootstrap.as_ref().map_or(1, |b| b.size());
         let topology = match self.topology {
             Some(topology) => topology,
@@ -196,6 +207,7 @@ impl Process {
             semantics: Semantics::OpenShmem15,
             static_data: false,
             around_sleep: None,
+            bootstrap: None,
         }
     }
 

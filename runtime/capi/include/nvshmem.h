@@ -104,26 +104,46 @@ void rshmemx_bind_device_state(void);
 
 /* ---- Initialisation -------------------------------------------------------------------------- */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* libshmem's initialisation by attributes (runtime/capi/src/init_attr.rs): the bootstrap the
+ * flags name, the program's MPI communicator or a unique id, or without either the
+ * environment's, at thread level `requested`; returns the level granted. gpu_program: nvcc
+ * built this initialisation, so the PE runs on a GPU. */
+int rshmemx_get_uniqueid(char internal[124]);
+int rshmemx_init_attr(unsigned int flags, int myrank, int nranks, const char *uid_internal,
+                      const void *mpi_comm, int gpu_program, int requested);
+#ifdef __cplusplus
+}
+#endif
+#if defined(__CUDACC__) && !defined(RSHMEM_CUDA_SIM)
+#define NVSHMEMI_GPU_PROGRAM 1
+#else
+#define NVSHMEMI_GPU_PROGRAM 0
+#endif
+
 static inline void nvshmem_init(void) {
-    shmem_init();
+    rshmemx_init_attr(0, 0, 0, NULL, NULL, NVSHMEMI_GPU_PROGRAM, NVSHMEM_THREAD_SINGLE);
     rshmemx_bind_device_state();
 }
 static inline int nvshmem_init_thread(int requested, int *provided) {
-    int status = shmem_init_thread(requested, provided);
-    if (status == 0) rshmemx_bind_device_state();
-    return status;
+    int level = rshmemx_init_attr(0, 0, 0, NULL, NULL, NVSHMEMI_GPU_PROGRAM, requested);
+    if (provided != NULL) *provided = level;
+    rshmemx_bind_device_state();
+    return 0;
 }
 static inline void nvshmem_query_thread(int *provided) { shmem_query_thread(provided); }
 static inline void nvshmem_finalize(void) { shmem_finalize(); }
 static inline void nvshmem_global_exit(int status) { shmem_global_exit(status); }
 
-/* The launcher (oshrun, `rshmem run`) is the only bootstrap: a unique id carries nothing, and
- * a program's MPI communicator or unique-id ranks must match the launcher's PEs. */
+/* Rank 0 calls it: it listens for the job's ranks (NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME and
+ * _FAMILY choose where) and writes where, with a random job key, into the id. On the simulator
+ * the id is marked as simulated and opens nothing. */
 static inline int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t *id) {
     if (id == NULL) return NVSHMEMX_ERROR_INVALID_VALUE;
-    memset(id->internal, 0, sizeof id->internal);
     id->version = NVSHMEMI_LAYOUT_VERSION(1, nvshmemx_uniqueid_t);
-    return NVSHMEMX_SUCCESS;
+    return rshmemx_get_uniqueid(id->internal);
 }
 static inline int nvshmemx_set_attr_uniqueid_args(const int myrank, const int nranks, const nvshmemx_uniqueid_t *id,
                                                   nvshmemx_init_attr_t *attr) {
@@ -139,12 +159,19 @@ static inline int nvshmemx_set_attr_mpi_comm_args(void *mpi_comm, nvshmemx_init_
     attr->mpi_comm = mpi_comm;
     return NVSHMEMX_SUCCESS;
 }
+/* A bootstrap that cannot be opened (MPI not initialised, a wrong id or key, ranks that never
+ * come) ends the process with a message naming the problem, as nvshmem_init does. */
 static inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr) {
     const unsigned int known = NVSHMEMX_INIT_THREAD_PES | NVSHMEMX_INIT_WITH_MPI_COMM | NVSHMEMX_INIT_WITH_SHMEM |
                                NVSHMEMX_INIT_WITH_UNIQUEID;
     if (flags & ~known) {
         fprintf(stderr, "rshmem: nvshmemx_init_attr: unknown flags 0x%x; use NVSHMEMX_INIT_WITH_MPI_COMM or "
                         "NVSHMEMX_INIT_WITH_UNIQUEID\n", flags & ~known);
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    }
+    if ((flags & (NVSHMEMX_INIT_WITH_MPI_COMM | NVSHMEMX_INIT_WITH_UNIQUEID)) && attr == NULL) {
+        fprintf(stderr, "rshmem: nvshmemx_init_attr: the flags name a bootstrap but attr is NULL; pass attributes "
+                        "set by nvshmemx_set_attr_mpi_comm_args or nvshmemx_set_attr_uniqueid_args\n");
         return NVSHMEMX_ERROR_INVALID_VALUE;
     }
 #ifdef NVSHMEMI_HAVE_CUDART
@@ -156,15 +183,11 @@ static inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *a
         return NVSHMEMX_ERROR_GPU_NOT_SELECTED;
     }
 #endif
-    nvshmem_init();
-    if ((flags & NVSHMEMX_INIT_WITH_UNIQUEID) && attr != NULL &&
-        (attr->args.uid_args.myrank != shmem_my_pe() || attr->args.uid_args.nranks != shmem_n_pes())) {
-        fprintf(stderr, "rshmem: nvshmemx_init_attr: the unique-id arguments say rank %d of %d, but the launcher "
-                        "started this process as PE %d of %d; start the program with oshrun -np %d\n",
-                attr->args.uid_args.myrank, attr->args.uid_args.nranks, shmem_my_pe(), shmem_n_pes(),
-                attr->args.uid_args.nranks);
-        return NVSHMEMX_ERROR_INVALID_VALUE;
-    }
+    const nvshmemx_uniqueid_t *id = attr != NULL ? attr->args.uid_args.id : NULL;
+    rshmemx_init_attr(flags, attr != NULL ? attr->args.uid_args.myrank : 0,
+                      attr != NULL ? attr->args.uid_args.nranks : 0, id != NULL ? id->internal : NULL,
+                      attr != NULL ? attr->mpi_comm : NULL, NVSHMEMI_GPU_PROGRAM, NVSHMEM_THREAD_SINGLE);
+    rshmemx_bind_device_state();
     return NVSHMEMX_SUCCESS;
 }
 static inline int nvshmemx_init_status(void) {

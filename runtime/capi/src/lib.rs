@@ -18,6 +18,7 @@
 //!
 //! Modules: `state.rs` the global PE and threads; `fail.rs` errors; `handles.rs` context and
 //! team handles; `types.rs` the type table; `setup.rs` setup, queries and ordering;
+//! `init_attr.rs` NVSHMEM's initialisation by an MPI communicator or a unique id;
 //! `memory.rs` allocation; `teams.rs` teams; `ctx.rs` contexts; `rma.rs`, `rma_sized.rs` RMA;
 //! `signal.rs` put-with-signal and signal words; `amo.rs` atomics; `cmp.rs` the `SHMEM_CMP_*`
 //! values; `wait.rs` and `wait_exports.rs` waits and tests; `lock.rs` locks; `collectives.rs`
@@ -38,6 +39,7 @@ mod fail;
 pub mod handles;
 #[cfg(test)]
 mod header;
+pub mod init_attr;
 pub mod lock;
 pub mod memory;
 pub mod nvshmem_teams;

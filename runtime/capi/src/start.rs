@@ -11,9 +11,10 @@
 //! GPU memory, as NVSHMEM does ([`CUDA_DEFAULTS`]).
 
 use std::cell::Cell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hw::any::AnyDevice;
+use hw::bootstrap::Bootstrap;
 use rshmem::{Config, Shmem};
 
 use crate::fail::CallError;
@@ -58,13 +59,16 @@ enum Started {
 }
 
 impl Started {
-    /// The backend `RSHMEM_BACKEND` names; the process backend when it is unset or empty.
+    /// The backend `RSHMEM_BACKEND` names; when it is unset or empty, the CUDA backend for a
+    /// program built for GPUs (`gpu_program`: nvcc built its NVSHMEM initialisation, as on
+    /// a machine where NVSHMEM runs it) and the process backend for others.
     ///
     /// # Errors
     /// [`CallError::Argument`] naming the accepted values for any other value.
-    fn from_env() -> Result<Started, CallError> {
+    fn from_env(gpu_program: bool) -> Result<Started, CallError> {
         let value = std::env::var_os(BACKEND_VAR).map(|v| v.to_string_lossy().into_owned());
         match value.as_deref().map(str::trim) {
+            None | Some("") if gpu_program => Ok(Started::Cuda),
             None | Some("" | "process") => Ok(Started::Process),
             Some("cuda") => Ok(Started::Cuda),
             Some(other) => Err(CallError::Argument(format!(
@@ -151,7 +155,30 @@ impl Slot {
     }
 }
 
-/// Joins the run on the backend of [`BACKEND_VAR`] and sets up the PE of `slot`.
+/// What `nvshmemx_init_attr` asks of the `shmem_init` it runs ([`with_request`]).
+#[derive(Debug, Default)]
+pub(crate) struct Request {
+    /// The bootstrap its flags name (the MPI communicator's, the unique id's); `None`: the
+    /// environment's (`RSHMEM_BOOTSTRAP`, the launcher's variables).
+    pub(crate) bootstrap: Option<Box<dyn Bootstrap>>,
+    /// Whether nvcc built the program's initialisation for GPUs.
+    pub(crate) gpu_program: bool,
+}
+
+/// The request of the `nvshmemx_init_attr` in progress, for [`start`].
+static REQUEST: Mutex<Option<Request>> = Mutex::new(None);
+
+/// Runs `init` (a `shmem_init`) with `request` for its [`start`]; whatever `start` did not
+/// take is dropped after.
+pub(crate) fn with_request<R>(request: Request, init: impl FnOnce() -> R) -> R {
+    *REQUEST.lock().unwrap_or_else(|e| e.into_inner()) = Some(request);
+    let result = init();
+    REQUEST.lock().unwrap_or_else(|e| e.into_inner()).take();
+    result
+}
+
+/// Joins the run on the backend of [`BACKEND_VAR`] and sets up the PE of `slot`, through the
+/// bootstrap `nvshmemx_init_attr` opened, if any ([`with_request`]), or the environment's.
 /// `around_sleep` is what the process backend runs around every sleep of a wait (the lock of
 /// `SHMEM_THREAD_MULTIPLE`).
 pub(crate) fn start(
@@ -161,13 +188,19 @@ pub(crate) fn start(
     if let Some((device, config)) = slot.provided().device.take() {
         return Ok(rshmem::attach(device, config)?);
     }
-    let started = Started::from_env()?;
+    let request = REQUEST
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default();
+    let started = Started::from_env(request.gpu_program)?;
     let config = config_with(started.defaults())?;
     let device = match started {
         Started::Process => AnyDevice::new(
             hw::process::Process::builder()
                 .static_data(true)
                 .around_sleep(Arc::new(around_sleep))
+                .bootstrap(request.bootstrap)
                 .build()?
                 .join()?,
         ),
@@ -178,6 +211,7 @@ pub(crate) fn start(
         Started::Cuda => AnyDevice::new(
             hw::cuda::Cuda::builder()
                 .static_data(true)
+                .bootstrap(request.bootstrap)
                 .build()?
                 .join()?,
         ),
