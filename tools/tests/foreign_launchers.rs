@@ -3,6 +3,10 @@
 //! the same plugin). Each test skips, saying why, where its launcher or the C library is
 //! absent (`cargo build --release -p rshmem-capi`; Debian's `openmpi-bin`, and `slurmctld
 //! slurmd slurm-client munge` run as root by `tools/launch/slurm-one-host.sh`).
+//!
+//! MPI programs that initialise NVSHMEM themselves (`runtime/capi/tests/mpi/`): with their MPI
+//! communicator, with a unique id sent by `MPI_Bcast`, and OpenSHMEM with MPI in either order,
+//! built with `oshcc` or `oshc++` and Open MPI's flags (`mpicc --showme`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -83,14 +87,20 @@ fn programs() -> Option<&'static Path> {
         .as_deref()
 }
 
-/// `launcher args program` under `timeout`, with `env`, and how long it took. The launcher's
+/// `launcher program args` under `timeout`, with `env`, and how long it took. The launcher's
 /// own variables are removed, so that a test run under `rshmem run` does not leak its socket.
-fn launch(launcher: &[&str], program: &Path, env: &[(&str, &str)]) -> (Output, Duration) {
+fn launch(
+    launcher: &[&str],
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Output, Duration) {
     let start = Instant::now();
     let out = Command::new("timeout")
         .args(["-k", "5", "60"])
         .args(launcher)
         .arg(program)
+        .args(args)
         .env_remove("RSHMEM_BOOTSTRAP_SOCKET")
         .env_remove("RSHMEM_RANK")
         .env_remove("RSHMEM_N_RANKS")
@@ -101,8 +111,13 @@ fn launch(launcher: &[&str], program: &Path, env: &[(&str, &str)]) -> (Output, D
 }
 
 fn mpirun(n: &str, program: &Path) -> (Output, Duration) {
+    mpirun_with(n, program, &[], &[])
+}
+
+/// `mpirun -np n program args` with `env`.
+fn mpirun_with(n: &str, program: &Path, args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) {
     let launcher = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", n];
-    launch(&launcher, program, &[])
+    launch(&launcher, program, args, env)
 }
 
 /// The programs, when `mpirun` is there too.
@@ -154,6 +169,117 @@ fn a_rank_killed_under_mpirun_ends_the_job_within_seconds_naming_it() {
         "{said}"
     );
     assert!(!said.contains("left a barrier"), "{said}");
+}
+
+/// The MPI programs, built once with Open MPI's compile and link flags: `init_attr` (C++) and
+/// `shmem_and_mpi` (C). `None` (said) when mpirun, Open MPI's compilers or the C library are
+/// absent.
+fn mpi_programs() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = for_mpirun()?.join("mpi");
+            if let Some(missing) = ["mpicc", "mpicxx"].iter().find(|tool| !found(tool)) {
+                eprintln!("skipped: {missing} is missing (apt-get install -y libopenmpi-dev)");
+                return None;
+            }
+            std::fs::create_dir_all(&dir).unwrap();
+            let tests = workspace().join("runtime/capi/tests/mpi");
+            let builds = [
+                ("init_attr", "oshc++", "mpicxx", "init_attr.cpp"),
+                ("shmem_and_mpi", "oshcc", "mpicc", "shmem_and_mpi.c"),
+            ];
+            for (name, compiler, mpi, source) in builds {
+                let flags = |what: &str| -> Vec<String> {
+                    let out = Command::new(mpi).arg(what).output().unwrap();
+                    assert!(out.status.success(), "{mpi} {what}: {}", text(&out));
+                    String::from_utf8_lossy(&out.stdout)
+                        .split_whitespace()
+                        .map(str::to_owned)
+                        .collect()
+                };
+                let out = Command::new(workspace().join("tools/osh/bin").join(compiler))
+                    .args(flags("--showme:compile"))
+                    .arg(tests.join(source))
+                    .arg("-o")
+                    .arg(dir.join(name))
+                    .args(flags("--showme:link"))
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{compiler} {name}: {}", text(&out));
+            }
+            Some(dir)
+        })
+        .as_deref()
+}
+
+#[test]
+fn nvshmem_programs_initialise_with_their_mpi_communicator_or_a_unique_id() {
+    let Some(dir) = mpi_programs() else { return };
+    for n in ["2", "4"] {
+        for mode in ["world", "dup", "reversed", "uid"] {
+            let (out, _) = mpirun_with(n, &dir.join("init_attr"), &[mode], &[]);
+            let said = text(&out);
+            assert!(out.status.success(), "-np {n} init_attr {mode}: {said}");
+            assert!(
+                said.contains(&format!("init_attr {mode}: ok at {n} PEs")),
+                "{said}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_unique_id_with_another_key_or_another_count_of_ranks_is_refused_by_name() {
+    let Some(dir) = mpi_programs() else { return };
+    let cases = [
+        ("uid-wrong-key", "rank 3: it presented another job's key"),
+        (
+            "uid-wrong-size",
+            "rank 3: it was told of 5 ranks, the job has 4",
+        ),
+    ];
+    for (mode, expected) in cases {
+        let (out, took) = mpirun_with("4", &dir.join("init_attr"), &[mode], &[]);
+        let said = text(&out);
+        assert!(!out.status.success(), "{mode}: {said}");
+        assert!(said.contains(expected), "{mode}: {said}");
+        assert!(took < Duration::from_secs(30), "{mode} took {took:?}");
+    }
+}
+
+#[test]
+fn shmem_init_works_before_or_after_mpi_init_and_over_mpi_comm_world() {
+    let Some(dir) = mpi_programs() else { return };
+    let program = dir.join("shmem_and_mpi");
+    let cases: [(&str, &[(&str, &str)]); 4] = [
+        ("mpi-first", &[]),
+        ("shmem-first", &[]),
+        ("mpi-first", &[("RSHMEM_BOOTSTRAP", "mpi")]),
+        ("mpi-first", &[("NVSHMEM_BOOTSTRAP", "MPI")]),
+    ];
+    for (order, env) in cases {
+        let (out, _) = mpirun_with("4", &program, &[order], env);
+        let said = text(&out);
+        assert!(out.status.success(), "{order} {env:?}: {said}");
+        assert!(
+            said.contains(&format!("shmem_and_mpi {order}: ok at 4 PEs")),
+            "{said}"
+        );
+    }
+    // Over MPI_COMM_WORLD, shmem_init before MPI_Init has no communicator yet.
+    let (out, _) = mpirun_with(
+        "2",
+        &program,
+        &["shmem-first"],
+        &[("RSHMEM_BOOTSTRAP", "mpi")],
+    );
+    let said = text(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("MPI is not initialised: call MPI_Init"),
+        "{said}"
+    );
 }
 
 #[test]
@@ -233,7 +359,7 @@ impl Slurm {
             .into_iter()
             .chain(env.iter().copied())
             .collect();
-        launch(&["srun", "-n", "4", &mpi], program, &all)
+        launch(&["srun", "-n", "4", &mpi], program, &[], &all)
     }
 }
 
