@@ -267,6 +267,14 @@ fn shmem_init_works_before_or_after_mpi_init_and_over_mpi_comm_world() {
             "{said}"
         );
     }
+    // SHMEM_INFO names the bootstrap taken, where no launcher of ours prints the table.
+    let env = [("RSHMEM_BOOTSTRAP", "mpi"), ("SHMEM_INFO", "1")];
+    let (out, _) = mpirun_with("2", &program, &["mpi-first"], &env);
+    assert!(
+        text(&out).contains("rshmem: bootstrap: mpi (RSHMEM_BOOTSTRAP=mpi)"),
+        "{}",
+        text(&out)
+    );
     // Over MPI_COMM_WORLD, shmem_init before MPI_Init has no communicator yet.
     let (out, _) = mpirun_with(
         "2",

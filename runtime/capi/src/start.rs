@@ -11,6 +11,7 @@
 //! GPU memory, as NVSHMEM does ([`CUDA_DEFAULTS`]).
 
 use std::cell::Cell;
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use hw::any::AnyDevice;
@@ -195,6 +196,16 @@ pub(crate) fn start(
         .unwrap_or_default();
     let started = Started::from_env(request.gpu_program)?;
     let config = config_with(started.defaults())?;
+    // What SHMEM_INFO names: the launchers that print the table (`rshmem run`) are not
+    // there under mpirun or a unique id.
+    let bootstrap_said = match &request.bootstrap {
+        Some(given) => format!("{} (nvshmemx_init_attr)", given.name()),
+        None => match hw::bootstrap::choose(|name| std::env::var_os(name)) {
+            Ok(Some(choice)) => format!("{} ({})", choice.kind.name(), choice.why),
+            _ => "none, a single PE".to_string(),
+        },
+    };
+    let info = config.info;
     let device = match started {
         Started::Process => AnyDevice::new(
             hw::process::Process::builder()
@@ -216,7 +227,12 @@ pub(crate) fn start(
                 .join()?,
         ),
     };
-    Ok(rshmem::attach(device, config)?)
+    let shmem = rshmem::attach(device, config)?;
+    if info && shmem.my_pe() == 0 {
+        // Why stderr: SHMEM_INFO asks for it, beside the table the runtime logs.
+        let _ = writeln!(std::io::stderr(), "rshmem: bootstrap: {bootstrap_said}");
+    }
+    Ok(shmem)
 }
 
 #[cfg(test)]

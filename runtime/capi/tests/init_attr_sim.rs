@@ -21,7 +21,13 @@ fn a_unique_id_on_the_simulator_opens_nothing_and_a_wrong_rank_is_refused_naming
     let program = program.to_str().expect("a UTF-8 scratch path");
     let sim = |n: &str, claimed: &str| {
         let args = ["-np", n, "--sim", "hgx8", "--seed", "1", program, claimed];
-        run_tool(&dir, "oshrun", &args, &format!("uid{n}"), Duration::from_secs(60))
+        run_tool(
+            &dir,
+            "oshrun",
+            &args,
+            &format!("uid{n}"),
+            Duration::from_secs(60),
+        )
     };
     let one = sim("1", "1");
     assert_eq!(exit_code(&one), Some(0), "{}", one.stderr);
@@ -30,8 +36,10 @@ fn a_unique_id_on_the_simulator_opens_nothing_and_a_wrong_rank_is_refused_naming
     assert_ne!(exit_code(&two), Some(0), "{}", two.stdout);
     let said = format!("{}{}", two.stdout, two.stderr);
     assert!(
-        said.contains("the unique-id arguments say rank 0 of 2, but the simulator runs this \
-                       program as PE 1 of 2"),
+        said.contains(
+            "the unique-id arguments say rank 0 of 2, but the simulator runs this \
+                       program as PE 1 of 2"
+        ),
         "{said}"
     );
 }
