@@ -100,7 +100,7 @@ impl Api {
                 _ => (Flavour::Mpich, MPICH_COMM_WORLD, MPICH_BYTE),
             };
         macro_rules! function {
-            ($name:literal) => {{
+            ($name:literal, $type:ty) => {{
                 let found = symbol(
                     CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()).unwrap_or_default(),
                 )
@@ -112,24 +112,24 @@ impl Api {
                 })?;
                 // SAFETY: the type is the one `mpi.h` declares for this name, with handles as
                 // words (see `Handle`).
-                unsafe { std::mem::transmute::<*mut c_void, _>(found) }
+                unsafe { std::mem::transmute::<*mut c_void, $type>(found) }
             }};
         }
         let api = Api {
             flavour,
             world,
             byte,
-            initialized: function!("MPI_Initialized"),
-            finalized: function!("MPI_Finalized"),
-            comm_rank: function!("MPI_Comm_rank"),
-            comm_size: function!("MPI_Comm_size"),
-            comm_dup: function!("MPI_Comm_dup"),
-            comm_free: function!("MPI_Comm_free"),
-            allgather: function!("MPI_Allgather"),
-            allgatherv: function!("MPI_Allgatherv"),
-            barrier: function!("MPI_Barrier"),
-            abort: function!("MPI_Abort"),
-            error_string: function!("MPI_Error_string"),
+            initialized: function!("MPI_Initialized", IntOutFn),
+            finalized: function!("MPI_Finalized", IntOutFn),
+            comm_rank: function!("MPI_Comm_rank", CommIntFn),
+            comm_size: function!("MPI_Comm_size", CommIntFn),
+            comm_dup: function!("MPI_Comm_dup", CommDupFn),
+            comm_free: function!("MPI_Comm_free", CommFreeFn),
+            allgather: function!("MPI_Allgather", AllgatherFn),
+            allgatherv: function!("MPI_Allgatherv", AllgathervFn),
+            barrier: function!("MPI_Barrier", CommFn),
+            abort: function!("MPI_Abort", AbortFn),
+            error_string: function!("MPI_Error_string", ErrorStringFn),
         };
         let (mut initialized, mut finalized) = (0, 0);
         // SAFETY: both may be called at any time and write one int.

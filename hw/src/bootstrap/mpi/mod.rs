@@ -63,6 +63,7 @@ fn rank_and_size(api: &Api, comm: Handle) -> Result<(u32, u32), BootstrapError> 
     let (mut rank, mut size): (c_int, c_int) = (0, 0);
     // SAFETY: comm is a communicator of the library; each writes one int.
     api.check("MPI_Comm_rank", unsafe { (api.comm_rank)(comm, &mut rank) })?;
+    // SAFETY: as above.
     api.check("MPI_Comm_size", unsafe { (api.comm_size)(comm, &mut size) })?;
     Ok((rank as u32, size as u32))
 }
