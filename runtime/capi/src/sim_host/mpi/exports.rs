@@ -7,7 +7,8 @@
 //! The functions are MPI's, with its C contract: pointers to as many readable or writable
 //! elements as the counts and datatypes say, handles MPI gave out.
 
-#![allow(clippy::missing_safety_doc)]
+// Why: MPI's signatures, and its contract (above) for every function.
+#![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use std::ffi::{CStr, c_char, c_double, c_int, c_void};
 
