@@ -11,8 +11,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    Outcome, Run, build_library_and_launcher, compile_with, exit_code, repo_root,
-    require_compilers, run_tool, run_with_deadline, scratch_dir, tail,
+    Outcome, Run, build_library_and_launcher, exit_code, repo_root, require_compilers, run_tool,
+    run_with_deadline, scratch_dir, tail,
 };
 
 /// Open MPI's compile and link flags (`mpicc --showme:compile`, `--showme:link`), or `None`,
@@ -38,16 +38,39 @@ fn mpi_flags() -> Option<Vec<String>> {
     Some(flags)
 }
 
-/// Builds the library once and `source` against Open MPI; `None` where Open MPI is missing.
+/// Builds the library once and `source` of `tests/` with `oshcc` against Open MPI; `None`
+/// where Open MPI is missing.
 fn program(source: &str) -> Option<(PathBuf, PathBuf)> {
     let flags = mpi_flags()?;
     require_compilers();
     build_library_and_launcher();
     let dir = scratch_dir();
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let binary = compile_with(&repo_root(), &dir, source, &flags)
-        .unwrap_or_else(|why| panic!("{source}: {why}"));
+    let root = repo_root();
+    let name = source.replace(['/', '.'], "_");
+    let binary = dir.join(&name);
+    let mut build = Command::new(root.join("tools/osh/bin/oshcc"));
+    build
+        .args(["-std=c11", "-O1", "-g", "-Wall"])
+        .args(&flags)
+        .arg("-o")
+        .arg(&binary)
+        .arg(root.join("runtime/capi/tests").join(source));
+    built(run_with_deadline(
+        build,
+        &dir,
+        &format!("{name}.build"),
+        Duration::from_secs(300),
+    ));
     Some((dir, binary))
+}
+
+/// Fails the test with the compiler's message unless `build` succeeded.
+fn built(build: Run) {
+    assert!(
+        matches!(build.outcome, Outcome::Exited(s) if s.success()),
+        "the build failed: {}",
+        tail(&build.stderr, 4000)
+    );
 }
 
 /// `oshrun -np PES --sim hgx8 --seed SEED BINARY ARGS`, with a deadline of a minute.
@@ -166,12 +189,12 @@ fn an_nvshmem_program_built_with_rshmem_nvcc_starts_with_mpi() {
         .arg("-o")
         .arg(&binary)
         .arg(root.join("runtime/capi/tests/sim/mpi_nvshmem.cu"));
-    let built = run_with_deadline(build, &dir, "mpi_nvshmem.build", Duration::from_secs(300));
-    assert!(
-        matches!(built.outcome, Outcome::Exited(s) if s.success()),
-        "rshmem-nvcc: {}",
-        tail(&built.stderr, 4000)
-    );
+    built(run_with_deadline(
+        build,
+        &dir,
+        "mpi_nvshmem.build",
+        Duration::from_secs(300),
+    ));
     let r = simulate(&dir, &binary, "4", &[], "mpi_nvshmem");
     assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
     let (output, _) = output_and_hash(&r);
