@@ -1,5 +1,7 @@
-//! The MPI functions the simulator serves, each `rshmem_sim_` and its MPI name: the shim's
-//! `MPI_X` and `PMPI_X` jump here (`build_mpi_shim.rs` finds the names in this file). Every
+//! The MPI functions the simulator serves, each `rshmem_sim_` and its MPI name: setup,
+//! communicators and queries here, the collectives in `exports_collectives.rs`, point-to-point
+//! in `exports_p2p.rs`. The shim's `MPI_X` and `PMPI_X` jump to them (`build_mpi_shim.rs`
+//! finds the names in this folder's files). Every
 //! one returns `MPI_SUCCESS`; what cannot be served ends the run naming the call and why, as
 //! Open MPI's default error handler (`MPI_ERRORS_ARE_FATAL`) would end the job.
 //!
@@ -13,15 +15,13 @@
 use std::ffi::{CStr, c_char, c_double, c_int, c_void};
 
 use super::collectives::{Kind, Part};
+use super::exports_collectives::barrier;
 use super::handles::{self, Handle};
-use super::p2p::{Received, Status};
-use super::{
-    Comm, MpiError, SUCCESS, UNDEFINED, WORLD, World, count_bytes, now_ns, serve, wait_for,
-};
+use super::{Comm, MpiError, SUCCESS, UNDEFINED, WORLD, World, now_ns, serve, wait_for};
 use crate::state::thread_level;
 
 /// `MPI_IN_PLACE`.
-const IN_PLACE: *const c_void = 1 as *const c_void;
+pub(super) const IN_PLACE: *const c_void = std::ptr::without_provenance(1);
 /// `MPI_COMM_TYPE_SHARED`.
 const COMM_TYPE_SHARED: c_int = 0;
 /// `MPI_MAX_PROCESSOR_NAME`.
@@ -31,7 +31,7 @@ const MAX_PROCESSOR_NAME: usize = 256;
 ///
 /// # Safety
 /// `at` points to `len` readable bytes, or `len` is 0.
-unsafe fn bytes_at(at: *const c_void, len: usize) -> Vec<u8> {
+pub(super) unsafe fn bytes_at(at: *const c_void, len: usize) -> Vec<u8> {
     if len == 0 {
         return Vec::new();
     }
@@ -43,7 +43,7 @@ unsafe fn bytes_at(at: *const c_void, len: usize) -> Vec<u8> {
 ///
 /// # Safety
 /// `at` points to `bytes.len()` writable bytes, or `bytes` is empty.
-unsafe fn put_bytes(at: *mut c_void, bytes: &[u8]) {
+pub(super) unsafe fn put_bytes(at: *mut c_void, bytes: &[u8]) {
     if !bytes.is_empty() {
         // SAFETY: the caller's contract.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at.cast::<u8>(), bytes.len()) };
@@ -54,7 +54,7 @@ unsafe fn put_bytes(at: *mut c_void, bytes: &[u8]) {
 ///
 /// # Safety
 /// `at` is null or writable.
-unsafe fn put<T>(at: *mut T, value: T) {
+pub(super) unsafe fn put<T>(at: *mut T, value: T) {
     if !at.is_null() {
         // SAFETY: the caller's contract.
         unsafe { at.write(value) };
@@ -63,7 +63,7 @@ unsafe fn put<T>(at: *mut T, value: T) {
 
 /// Runs the collective `call` on the communicator `comm` with the running rank's part,
 /// which `part` makes; returns the communicator and the rank's result.
-fn collective(
+pub(super) fn collective(
     call: &'static str,
     comm: *const c_void,
     part: impl FnOnce(&mut World, Comm) -> Result<Part, MpiError>,
@@ -85,7 +85,7 @@ fn collective(
 }
 
 /// A communicator `id` from a collective's result, or `MPI_COMM_NULL`, for PE `pe`.
-fn comm_handle(result: Option<Vec<u8>>, pe: u32) -> *mut c_void {
+pub(super) fn comm_handle(result: Option<Vec<u8>>, pe: u32) -> *mut c_void {
     match result.and_then(|bytes| bytes.try_into().ok()) {
         Some(id) => handles::make_comm(u64::from_le_bytes(id)),
         None => WORLD.with_borrow(|world| world.pes[pe as usize].comm_null) as *mut c_void,
@@ -210,7 +210,7 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Comm_dup(
 }
 
 /// A part with no bytes and no root.
-fn part(call: &'static str, kind: Kind) -> Part {
+pub(super) fn part(call: &'static str, kind: Kind) -> Part {
     Part {
         call,
         kind,
@@ -302,529 +302,6 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Comm_free(comm: *mut *mut c_void) -> c_i
     });
     // SAFETY: as above.
     unsafe { comm.write(null as *mut c_void) };
-    SUCCESS
-}
-
-/// A barrier on `comm`, for `call`.
-fn barrier(call: &'static str, comm: *const c_void) {
-    collective(call, comm, |_, _| Ok(part(call, Kind::Barrier)));
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn rshmem_sim_MPI_Barrier(comm: *const c_void) -> c_int {
-    barrier("MPI_Barrier", comm);
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Bcast(
-    buffer: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    root: c_int,
-    comm: *const c_void,
-) -> c_int {
-    let call = "MPI_Bcast";
-    let (comm, result) = collective(call, comm, |_, comm| {
-        let block = count_bytes(count, handles::datatype(datatype)?)?;
-        let bytes = if root == comm.rank as c_int {
-            // SAFETY: MPI's contract: the root's buffer holds `count` elements.
-            unsafe { bytes_at(buffer, block) }
-        } else {
-            Vec::new()
-        };
-        Ok(Part {
-            call,
-            kind: Kind::Bcast,
-            root,
-            bytes,
-            block,
-        })
-    });
-    if root != comm.rank as c_int {
-        // SAFETY: MPI's contract: every rank's buffer has room for `count` elements.
-        unsafe { put_bytes(buffer, &result.unwrap_or_default()) };
-    }
-    SUCCESS
-}
-
-/// The bytes a rank sends: `count` of `datatype` at `send`, or for `MPI_IN_PLACE` `block`
-/// bytes at `block_at`.
-///
-/// # Safety
-/// MPI's contract for the send buffer, or for the receive buffer in place.
-unsafe fn send_bytes(
-    send: *const c_void,
-    count: c_int,
-    datatype: *const c_void,
-    block_at: *const c_void,
-    block: usize,
-) -> Result<Vec<u8>, MpiError> {
-    if send == IN_PLACE {
-        // SAFETY: the caller's contract.
-        return Ok(unsafe { bytes_at(block_at, block) });
-    }
-    let len = count_bytes(count, handles::datatype(datatype)?)?;
-    // SAFETY: the caller's contract.
-    Ok(unsafe { bytes_at(send, len) })
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Gather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: *const c_void,
-    root: c_int,
-    comm: *const c_void,
-) -> c_int {
-    let call = "MPI_Gather";
-    let (comm, result) = collective(call, comm, |_, comm| {
-        let at_root = root == comm.rank as c_int;
-        // Why only at the root: the receive arguments mean nothing elsewhere.
-        let block = if at_root {
-            count_bytes(recvcount, handles::datatype(recvtype)?)?
-        } else {
-            0
-        };
-        // SAFETY: MPI's contract.
-        let bytes = unsafe {
-            send_bytes(
-                sendbuf,
-                sendcount,
-                sendtype,
-                recvbuf.cast::<u8>().add(comm.rank * block).cast(),
-                block,
-            )?
-        };
-        Ok(Part {
-            call,
-            kind: Kind::Gather,
-            root,
-            bytes,
-            block,
-        })
-    });
-    if root == comm.rank as c_int {
-        // SAFETY: MPI's contract: the root's receive buffer holds a block per rank.
-        unsafe { put_bytes(recvbuf, &result.unwrap_or_default()) };
-    }
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Allgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: *const c_void,
-    comm: *const c_void,
-) -> c_int {
-    let call = "MPI_Allgather";
-    let (_, result) = collective(call, comm, |_, comm| {
-        let block = count_bytes(recvcount, handles::datatype(recvtype)?)?;
-        // SAFETY: MPI's contract.
-        let bytes = unsafe {
-            send_bytes(
-                sendbuf,
-                sendcount,
-                sendtype,
-                recvbuf.cast::<u8>().add(comm.rank * block).cast(),
-                block,
-            )?
-        };
-        Ok(Part {
-            call,
-            kind: Kind::Allgather,
-            root: 0,
-            bytes,
-            block,
-        })
-    });
-    // SAFETY: MPI's contract: the receive buffer holds a block per rank.
-    unsafe { put_bytes(recvbuf, &result.unwrap_or_default()) };
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Allgatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: *const c_void,
-    comm: *const c_void,
-) -> c_int {
-    let call = "MPI_Allgatherv";
-    let mut layout = Vec::new();
-    let (_, result) = collective(call, comm, |_, comm| {
-        let datatype = handles::datatype(recvtype)?;
-        for rank in 0..comm.size {
-            // SAFETY: MPI's contract: an array of a count and a displacement per rank.
-            let (count, displ) = unsafe { (*recvcounts.add(rank), *displs.add(rank)) };
-            let offset = count_bytes(displ, datatype)?;
-            layout.push((offset, count_bytes(count, datatype)?));
-        }
-        let (offset, len) = layout[comm.rank];
-        // SAFETY: MPI's contract.
-        let bytes = unsafe {
-            send_bytes(
-                sendbuf,
-                sendcount,
-                sendtype,
-                recvbuf.cast::<u8>().add(offset).cast(),
-                len,
-            )?
-        };
-        let expects = layout.iter().map(|&(_, len)| len).collect();
-        Ok(Part {
-            call,
-            kind: Kind::Allgatherv(expects),
-            root: 0,
-            bytes,
-            block: 0,
-        })
-    });
-    let joined = result.unwrap_or_default();
-    let mut from = 0;
-    for (offset, len) in layout {
-        // SAFETY: MPI's contract: each rank's block fits at its displacement.
-        unsafe {
-            put_bytes(
-                recvbuf.cast::<u8>().add(offset).cast(),
-                &joined[from..from + len],
-            )
-        };
-        from += len;
-    }
-    SUCCESS
-}
-
-/// `MPI_Reduce` (with a root) and `MPI_Allreduce`.
-///
-/// # Safety
-/// MPI's contract.
-unsafe fn reduce(
-    call: &'static str,
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    op: *const c_void,
-    root: Option<c_int>,
-    comm: *const c_void,
-) {
-    let (comm, result) = collective(call, comm, |_, _| {
-        let datatype = handles::datatype(datatype)?;
-        let op = handles::op(op)?;
-        let len = count_bytes(count, datatype)?;
-        let source = if sendbuf == IN_PLACE {
-            recvbuf.cast_const()
-        } else {
-            sendbuf
-        };
-        // SAFETY: the caller's contract.
-        let bytes = unsafe { bytes_at(source, len) };
-        let kind = match root {
-            Some(_) => Kind::Reduce(datatype, op),
-            None => Kind::Allreduce(datatype, op),
-        };
-        Ok(Part {
-            call,
-            kind,
-            root: root.unwrap_or(0),
-            bytes,
-            block: len,
-        })
-    });
-    if root.is_none_or(|root| root == comm.rank as c_int) {
-        // SAFETY: the caller's contract.
-        unsafe { put_bytes(recvbuf, &result.unwrap_or_default()) };
-    }
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Reduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    op: *const c_void,
-    root: c_int,
-    comm: *const c_void,
-) -> c_int {
-    // SAFETY: MPI's contract.
-    unsafe {
-        reduce(
-            "MPI_Reduce",
-            sendbuf,
-            recvbuf,
-            count,
-            datatype,
-            op,
-            Some(root),
-            comm,
-        )
-    };
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Allreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    op: *const c_void,
-    comm: *const c_void,
-) -> c_int {
-    // SAFETY: MPI's contract.
-    unsafe {
-        reduce(
-            "MPI_Allreduce",
-            sendbuf,
-            recvbuf,
-            count,
-            datatype,
-            op,
-            None,
-            comm,
-        )
-    };
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Alltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: *const c_void,
-    comm: *const c_void,
-) -> c_int {
-    let call = "MPI_Alltoall";
-    let (_, result) = collective(call, comm, |_, comm| {
-        let block = count_bytes(recvcount, handles::datatype(recvtype)?)?;
-        let bytes = if sendbuf == IN_PLACE {
-            // SAFETY: MPI's contract: in place, the receive buffer holds what is sent.
-            unsafe { bytes_at(recvbuf, block * comm.size) }
-        } else {
-            let len = count_bytes(sendcount, handles::datatype(sendtype)?)? * comm.size;
-            // SAFETY: MPI's contract: a block per rank.
-            unsafe { bytes_at(sendbuf, len) }
-        };
-        Ok(Part {
-            call,
-            kind: Kind::Alltoall,
-            root: 0,
-            bytes,
-            block,
-        })
-    });
-    // SAFETY: MPI's contract: a block per rank.
-    unsafe { put_bytes(recvbuf, &result.unwrap_or_default()) };
-    SUCCESS
-}
-
-/// Sends `count` of `datatype` at `buf` to `dest` of `comm` with `tag`, for `call`.
-///
-/// # Safety
-/// MPI's contract for a send buffer.
-unsafe fn send(
-    call: &str,
-    buf: *const c_void,
-    count: c_int,
-    datatype: *const c_void,
-    dest: c_int,
-    tag: c_int,
-    comm: *const c_void,
-) {
-    let now = now_ns();
-    serve(call, |world, pe| {
-        let comm = world.comm(pe, comm)?;
-        let len = count_bytes(count, handles::datatype(datatype)?)?;
-        // SAFETY: the caller's contract.
-        let bytes = unsafe { bytes_at(buf, len) };
-        world.send(pe, comm, dest, tag, bytes, now)
-    });
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Send(
-    buf: *const c_void,
-    count: c_int,
-    datatype: *const c_void,
-    dest: c_int,
-    tag: c_int,
-    comm: *const c_void,
-) -> c_int {
-    // SAFETY: MPI's contract.
-    unsafe { send("MPI_Send", buf, count, datatype, dest, tag, comm) };
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Isend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: *const c_void,
-    dest: c_int,
-    tag: c_int,
-    comm: *const c_void,
-    request: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: MPI's contract.
-    unsafe { send("MPI_Isend", buf, count, datatype, dest, tag, comm) };
-    let made = WORLD.with_borrow_mut(World::sent_request);
-    // SAFETY: MPI's contract.
-    unsafe { put(request, made) };
-    SUCCESS
-}
-
-/// Posts a receive for `call`; returns its request.
-///
-/// # Safety
-/// MPI's contract for a receive buffer.
-unsafe fn post(
-    call: &str,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    source: c_int,
-    tag: c_int,
-    comm: *const c_void,
-) -> *mut c_void {
-    serve(call, |world, pe| {
-        let comm = world.comm(pe, comm)?;
-        let capacity = count_bytes(count, handles::datatype(datatype)?)?;
-        world.post_receive(pe, comm, source, tag, buf, capacity)
-    })
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Irecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    source: c_int,
-    tag: c_int,
-    comm: *const c_void,
-    request: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: MPI's contract.
-    let made = unsafe { post("MPI_Irecv", buf, count, datatype, source, tag, comm) };
-    // SAFETY: MPI's contract.
-    unsafe { put(request, made) };
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Recv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    source: c_int,
-    tag: c_int,
-    comm: *const c_void,
-    status: *mut Status,
-) -> c_int {
-    // SAFETY: MPI's contract.
-    let mut request = unsafe { post("MPI_Recv", buf, count, datatype, source, tag, comm) };
-    // SAFETY: `request` is a local handle; MPI's contract for `status`.
-    unsafe { wait("MPI_Recv", &raw mut request, status) };
-    SUCCESS
-}
-
-/// Waits for the request at `request` and sets it to `MPI_REQUEST_NULL`, for `call`.
-///
-/// # Safety
-/// `request` points to a request handle; `status` is null or writable.
-unsafe fn wait(call: &str, request: *mut *mut c_void, status: *mut Status) {
-    // SAFETY: the caller's contract.
-    let handle = unsafe { request.read() };
-    let id = serve(call, |world, pe| {
-        world.live(pe)?;
-        match handles::read(handle, "request")? {
-            Handle::Request(id) => Ok(Some(id)),
-            Handle::Predefined(name) if name == "ompi_request_null" => Ok(None),
-            other => Err(MpiError::Handle(format!(
-                "the request argument names {other:?}, not a request"
-            ))),
-        }
-    });
-    let received = match id {
-        None => Received {
-            source: -1,
-            tag: -1,
-            bytes: 0,
-        },
-        Some(id) => {
-            let what = || format!("the message of request {id}");
-            let received = wait_for(call, what, |world, _| world.complete(id));
-            let null = serve(call, |world, pe| Ok(world.pe(pe).request_null));
-            // SAFETY: the caller's contract.
-            unsafe { request.write(null as *mut c_void) };
-            received
-        }
-    };
-    // SAFETY: the caller's contract.
-    unsafe { Status::write(status, received) };
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Wait(
-    request: *mut *mut c_void,
-    status: *mut Status,
-) -> c_int {
-    // SAFETY: MPI's contract.
-    unsafe { wait("MPI_Wait", request, status) };
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Waitall(
-    count: c_int,
-    requests: *mut *mut c_void,
-    statuses: *mut Status,
-) -> c_int {
-    for i in 0..usize::try_from(count).unwrap_or(0) {
-        let status = if statuses.is_null() {
-            statuses
-        } else {
-            // SAFETY: MPI's contract: a status per request, or MPI_STATUSES_IGNORE.
-            unsafe { statuses.add(i) }
-        };
-        // SAFETY: MPI's contract: `count` requests.
-        unsafe { wait("MPI_Waitall", requests.add(i), status) };
-    }
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Get_count(
-    status: *const Status,
-    datatype: *const c_void,
-    count: *mut c_int,
-) -> c_int {
-    let datatype = serve("MPI_Get_count", |_, _| handles::datatype(datatype));
-    // SAFETY: MPI's contract: a status a receive filled.
-    let bytes = unsafe { (*status).ucount };
-    let size = datatype.size_bytes();
-    let elements = if bytes % size == 0 {
-        (bytes / size) as c_int
-    } else {
-        UNDEFINED
-    };
-    // SAFETY: MPI's contract.
-    unsafe { put(count, elements) };
     SUCCESS
 }
 

@@ -26,6 +26,8 @@
 
 mod collectives;
 mod exports;
+mod exports_collectives;
+mod exports_p2p;
 mod handles;
 mod p2p;
 pub(crate) mod preload;
