@@ -1,6 +1,10 @@
 //! Compiles the C API's `long double` arithmetic (`csrc/long_double.c`), which Rust cannot
-//! express, into the library, and puts `libnvshmem.so` beside `libshmem.so` in the profile's
-//! output folder: a link to it, for NVSHMEM's programs that link with `-lnvshmem`.
+//! express, into the library, puts `libnvshmem.so` beside `libshmem.so` in the profile's
+//! output folder (a link to it, for NVSHMEM's programs that link with `-lnvshmem`), and builds
+//! the simulator's MPI shim, which the library embeds (`build_mpi_shim.rs`).
+
+#[path = "build_mpi_shim.rs"]
+mod mpi_shim;
 
 fn main() {
     println!("cargo::rerun-if-changed=csrc/long_double.c");
@@ -9,6 +13,7 @@ fn main() {
         .warnings(true)
         .compile("rshmem_capi_long_double");
     link_nvshmem();
+    mpi_shim::build();
 }
 
 /// `libnvshmem.so -> libshmem.so` in the output folder (`target/<profile>`, three levels above

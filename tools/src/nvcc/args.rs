@@ -62,8 +62,9 @@ pub(crate) enum Info {
     Help,
 }
 
-/// Libraries libshmem stands in for.
-const DROPPED_LIBRARIES: [&str; 9] = [
+/// Libraries libshmem stands in for. Not `-lmpi`: the simulator serves the MPI calls of a
+/// program linked with Open MPI (docs/c-api.md, "MPI programs on the simulator").
+const DROPPED_LIBRARIES: [&str; 8] = [
     "nvshmem",
     "nvshmem_host",
     "nvshmem_device",
@@ -71,7 +72,6 @@ const DROPPED_LIBRARIES: [&str; 9] = [
     "cudart",
     "cudart_static",
     "cudadevrt",
-    "mpi",
     "nvidia-ml",
 ];
 

@@ -54,7 +54,7 @@ the host; .o/.a/.so files are linked. The program links with libshmem; run it wi
   -I DIR, -D M[=V], -U M, -isystem DIR, -include FILE
   -O0..-O3, -g, -G, -std=c++NN, -w
   -Xcompiler A,B      host compiler options;  -Xlinker A,B  linker options
-  -l LIB, -L DIR      libraries (-lnvshmem, -lcuda, -lcudart, -lmpi: libshmem has them, dropped)
+  -l LIB, -L DIR      libraries (-lnvshmem, -lcuda, -lcudart: libshmem has them, dropped)
   -x cu               treat the following inputs as CUDA
   -rdc=true|false     relocatable device code: kernels and host code use `extern __device__`
                       functions and variables of other .cu files

@@ -32,6 +32,8 @@ pub(crate) struct Copy {
     pub(crate) data: std::ops::Range<usize>,
     /// Where the copy keeps `getopt`'s variables.
     pub(crate) getopt: Option<GetoptVars>,
+    /// What `dlopen` returned for the copy.
+    handle: usize,
     /// Keeps the memfd's number taken (see the module docs).
     _file: File,
 }
@@ -78,8 +80,24 @@ fn load_one(image: &Image, pe: u32) -> Result<Copy, HostError> {
         main,
         data,
         getopt: GetoptVars::of(handle),
+        handle: handle as usize,
         _file: file,
     })
+}
+
+impl Copy {
+    /// The address at which the copy's program sees the global `name`: its own copy of it, if
+    /// a copy relocation made one, else the definition first in the process's lookup order
+    /// (what its GOT holds); 0 where none is found.
+    pub(crate) fn program_symbol(&self, name: &std::ffi::CStr) -> usize {
+        // SAFETY: dlsym takes a handle from dlopen or a pseudo-handle and a C string.
+        let own = unsafe { libc::dlsym(self.handle as *mut libc::c_void, name.as_ptr()) } as usize;
+        if (self.base..self.data.end).contains(&own) {
+            return own;
+        }
+        // SAFETY: as above.
+        unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) as usize }
+    }
 }
 
 /// The load base of the object `handle` names.

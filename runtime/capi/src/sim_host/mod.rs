@@ -34,6 +34,7 @@ mod ending;
 mod exit;
 pub(crate) mod getopt;
 mod image;
+mod mpi;
 mod openmp;
 mod report;
 mod threads;
@@ -133,6 +134,9 @@ extern "C" fn host_entry(argc: c_int, argv: *const *const c_char, envp: *const *
     // environment concurrently. Removed so that the PEs' programs, and what they start, do
     // not see it.
     unsafe { std::env::remove_var(REQUEST_VAR) };
+    if let Err(err) = mpi::preload::ensure_shim(&request, argv) {
+        std::process::exit(report::fail_early(&err));
+    }
     let args = Args { argc, argv, envp };
     let status = match serde_json::from_str::<Request>(&request.to_string_lossy()) {
         Ok(request) => report::finish(&request, host(&request, &args)),
@@ -199,6 +203,7 @@ fn host(request: &Request, args: &Args) -> Result<Outcome, HostError> {
     }
     let sim = builder.build().map_err(|e| HostError::Sim(e.to_string()))?;
     let topology = sim.topology().clone();
+    mpi::install(&copies, |pe| topology.host_of(hw::Pe(pe)));
     let config = crate::start::config_with(&crate::start::sim_defaults(request.pes))
         .map_err(|e| HostError::Sim(e.to_string()))?;
     // Leaked: a slot stays current after its PE's `main` returns, and the copies' exit

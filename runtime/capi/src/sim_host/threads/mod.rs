@@ -76,7 +76,10 @@ fn id_of(thread: u64) -> Option<ThreadId> {
 /// Runs `wait`, which may let other threads and PEs run, for the C function `call`: the
 /// PE's slot is made current again after it, and a failed wait (a deadlock, the end of the
 /// run) ends the run with the simulator's report. Other errors are the caller's to map.
-fn waiting<R>(call: &str, wait: impl FnOnce() -> Result<R, ThreadError>) -> Result<R, ThreadError> {
+pub(crate) fn waiting<R>(
+    call: &str,
+    wait: impl FnOnce() -> Result<R, ThreadError>,
+) -> Result<R, ThreadError> {
     let slot = state::slot();
     let outcome = catch_unwind(AssertUnwindSafe(wait));
     // SAFETY: `slot` was current at entry, so it lives as long as `enter_slot` promised.
