@@ -154,7 +154,10 @@ fn a_rank_that_connects_after_the_run_failed_is_told_why_at_connect() {
         Err(BootstrapError::PeerLost { waited_for }) => assert_eq!(waited_for, vec![1]),
         other => panic!("expected PeerLost naming rank 1 at connect, got {other:?}"),
     }
-    assert!(start.elapsed() < Duration::from_secs(5), "told, not timed out");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "told, not timed out"
+    );
     assert!(matches!(
         server.join().unwrap(),
         Err(BootstrapError::PeerLost { .. })
