@@ -152,6 +152,8 @@ pub struct Topology {
     /// runtime's teams and the simulator's network ask for the same ones): the graph never
     /// changes after [`TopologyBuilder::build`], and a tree is a walk of the whole graph.
     routes: Arc<[OnceLock<Arc<Routes>>]>,
+    /// The graph's edges laid out for those walks.
+    adjacency: Arc<route::Adjacency>,
 }
 
 /// Builds a [`Topology`].
@@ -225,10 +227,12 @@ impl TopologyBuilder {
         if gpus.is_empty() {
             return Err(TopologyError::NoGpu);
         }
+        let adjacency = Arc::new(route::Adjacency::of(&graph));
         let topology = Topology {
             name: self.name,
             graph,
             routes: gpus.iter().map(|_| OnceLock::new()).collect(),
+            adjacency,
             gpus,
             local_bytes_per_s: self.local_bytes_per_s,
         };

@@ -3,10 +3,10 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use petgraph::graph::{EdgeIndex, NodeIndex};
+use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 use petgraph::visit::EdgeRef;
 
-use super::{LinkId, LinkKind, NodeKind, Topology};
+use super::{Link, LinkId, LinkKind, Node, NodeKind, Topology};
 use crate::types::Pe;
 
 /// Which ordering and visibility rules a path follows (docs/ordering.md).
@@ -122,6 +122,57 @@ impl Frontier {
 /// Marks a node no tree edge reaches (the source itself).
 const NO_EDGE: u32 = u32::MAX;
 
+/// The graph's edges from each node in one array, in the order `graph.edges(node)` yields
+/// them (which decides between parallel links). Why: Dijkstra walks the whole graph once per
+/// PE, and petgraph keeps a node's edges as a linked list whose reads scatter.
+#[derive(Debug)]
+pub(super) struct Adjacency {
+    /// The steps from node `v` are `steps[first[v]..first[v + 1]]`.
+    first: Vec<u32>,
+    steps: Vec<Step>,
+}
+
+/// One edge as seen from one of its ends.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    /// The node at the other end.
+    next: u32,
+    /// The edge's index.
+    edge: u32,
+    latency_ns: u64,
+    /// Whether `next` is a GPU, which routes never cross.
+    next_is_gpu: bool,
+}
+
+impl Adjacency {
+    pub(super) fn of(graph: &UnGraph<Node, Link>) -> Adjacency {
+        let mut first = Vec::with_capacity(graph.node_count() + 1);
+        let mut steps = Vec::with_capacity(2 * graph.edge_count());
+        for node in graph.node_indices() {
+            first.push(steps.len() as u32);
+            steps.extend(graph.edges(node).map(|edge| {
+                let next = if edge.source() == node {
+                    edge.target()
+                } else {
+                    edge.source()
+                };
+                Step {
+                    next: next.index() as u32,
+                    edge: edge.id().index() as u32,
+                    latency_ns: edge.weight().latency_ns,
+                    next_is_gpu: matches!(graph[next].kind, NodeKind::Gpu { .. }),
+                }
+            }));
+        }
+        first.push(steps.len() as u32);
+        Adjacency { first, steps }
+    }
+
+    fn from(&self, node: usize) -> &[Step] {
+        &self.steps[self.first[node] as usize..self.first[node + 1] as usize]
+    }
+}
+
 /// The shortest-path tree from one PE.
 #[derive(Clone, Debug)]
 pub struct Routes {
@@ -136,32 +187,26 @@ impl Routes {
     /// Dijkstra by latency; other GPUs are never expanded, so they are never transit nodes.
     /// Ties go to the lower node index, so routes are the same on every run.
     pub(super) fn compute(topology: &Topology, source: Pe) -> Routes {
-        let graph = &topology.graph;
+        let n_nodes = topology.graph.node_count();
         let start = topology.gpu_node(source);
-        let mut dist = vec![u64::MAX; graph.node_count()];
-        let mut via = vec![NO_EDGE; graph.node_count()];
+        let mut dist = vec![u64::MAX; n_nodes];
+        let mut via = vec![NO_EDGE; n_nodes];
         let mut frontier = Frontier::default();
         dist[start.index()] = 0;
         frontier.push(0, start.index() as u32);
         while let Some((d, n)) = frontier.pop() {
-            let n = n as usize;
-            if d > dist[n] {
+            if d > dist[n as usize] {
                 continue;
             }
-            let node = NodeIndex::new(n);
-            for edge in graph.edges(node) {
-                let next = if edge.source() == node {
-                    edge.target()
-                } else {
-                    edge.source()
-                };
-                let nd = d + edge.weight().latency_ns;
-                if nd < dist[next.index()] {
-                    dist[next.index()] = nd;
-                    via[next.index()] = edge.id().index() as u32;
+            for step in topology.adjacency.from(n as usize) {
+                let next = step.next as usize;
+                let nd = d + step.latency_ns;
+                if nd < dist[next] {
+                    dist[next] = nd;
+                    via[next] = step.edge;
                     // A GPU is a leaf: it would only be popped to be skipped.
-                    if !matches!(graph[next].kind, NodeKind::Gpu { .. }) {
-                        frontier.push(nd, next.index() as u32);
+                    if !step.next_is_gpu {
+                        frontier.push(nd, step.next);
                     }
                 }
             }
