@@ -17,6 +17,7 @@ use crate::amo::{AmoOp, SignalOp};
 use crate::backend::{Backend, Device, Queue, WaitSpec};
 use crate::caps::Caps;
 use crate::error::{DeviceError, QueueError};
+use crate::exchanged::Exchanged;
 use crate::topology::Topology;
 use crate::types::{Copier, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};
 
@@ -103,7 +104,7 @@ trait ErasedDevice {
     fn share_static_data(&self) -> Result<Option<(SegmentKey, u64)>, DeviceError>;
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError>;
     fn load_store_addr(&self, range: RemoteRange) -> Option<u64>;
-    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
+    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Exchanged, QueueError>;
     fn create_queue(&self) -> Result<AnyQueue, DeviceError>;
     fn note_kernel_launch(&self);
     fn set_word_names(&self, names: std::sync::Arc<crate::WordNames>);
@@ -159,7 +160,7 @@ macro_rules! device_methods {
             share_static_data() -> Result<Option<(SegmentKey, u64)>, DeviceError>;
             import_segment(peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError>;
             load_store_addr(range: RemoteRange) -> Option<u64>;
-            exchange(mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
+            exchange(mine: &[u8], deadline: Instant) -> Result<Exchanged, QueueError>;
             note_kernel_launch() -> ();
             set_word_names(names: std::sync::Arc<crate::WordNames>) -> ();
             note_kernel_event(event: crate::KernelEvent<'_>) -> ();

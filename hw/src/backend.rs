@@ -3,6 +3,7 @@
 use crate::amo::{AmoOp, AmoWidth, Cmp, SignalOp};
 use crate::caps::Caps;
 use crate::error::{DeviceError, LaunchError, PeFailure, QueueError};
+use crate::exchanged::Exchanged;
 use crate::hang_report::{WordNames, describe_word};
 use crate::topology::Topology;
 use crate::types::{Copier, Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey, Ticket};
@@ -213,14 +214,15 @@ pub trait Device {
 
     /// Bootstrap all-gather: every PE calls this collectively with its bytes and receives
     /// every PE's bytes in PE order. Used at setup and to check collective arguments; it is
-    /// slow and not a data path.
+    /// slow and not a data path. The result is shared ([`Exchanged`]): PEs of one process
+    /// may hold the same one, so that a run of `n` PEs keeps `n` contributions, not `n²`.
     ///
     /// # Ordering
     /// None with respect to queue operations: it is out-of-band.
     ///
     /// # Errors
     /// [`QueueError`] if a peer never arrives (deadline or deadlock).
-    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError>;
+    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Exchanged, QueueError>;
 
     /// Creates a queue.
     ///

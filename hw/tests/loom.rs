@@ -181,7 +181,7 @@ fn exchange_episodes(n: u32, episodes: u8) {
         for e in 0..episodes {
             let all = dev.exchange(&[me as u8, e], NEVER).unwrap();
             let want: Vec<Vec<u8>> = (0..n).map(|p| vec![p as u8, e]).collect();
-            assert_eq!(all, want, "PE {me} episode {e}");
+            assert_eq!(all[..], want[..], "PE {me} episode {e}");
         }
     };
     let handles: Vec<_> = (1..n)

@@ -68,7 +68,7 @@ fn never() -> Instant {
 fn share(device: &ProcessDevice, kind: MemKind, len_bytes: u64) {
     let key = device.create_segment(kind, len_bytes).expect("a segment");
     let keys = device.exchange(&key.0, never()).expect("the exchange");
-    for (peer, key) in (0..).zip(keys) {
+    for (peer, key) in (0..).zip(keys.iter().cloned()) {
         device
             .import_segment(Pe(peer), kind, &hw::SegmentKey(key))
             .expect("an import");
@@ -234,7 +234,7 @@ fn static_data_is_a_segment_peers_reach() {
             .expect("the remap")
             .expect("static data is on");
         let keys = d.exchange(&key.0, never()).unwrap();
-        for (peer, key) in (0..).zip(keys) {
+        for (peer, key) in (0..).zip(keys.iter().cloned()) {
             d.import_segment(Pe(peer), MemKind::Static, &hw::SegmentKey(key))
                 .unwrap();
         }
@@ -291,7 +291,7 @@ fn a_process_without_the_launcher_is_one_pe() {
     let d = Process::builder().build().unwrap().join().unwrap();
     assert_eq!((d.pe(), d.n_pes()), (Pe(0), 1));
     assert!(d.bootstrap().is_none());
-    assert_eq!(d.exchange(b"me", never()).unwrap(), [b"me".to_vec()]);
+    assert_eq!(d.exchange(b"me", never()).unwrap()[..], [b"me".to_vec()]);
     assert!(d.share_static_data().unwrap().is_none(), "off by default");
     share(&d, MemKind::Host, 64);
     let q = d.create_queue().unwrap();

@@ -175,7 +175,7 @@ fn run_pe(plan: &Plan, dev: HostDevice) -> Result<(), String> {
         .create_segment(MemKind::Device, WORDS * 8)
         .map_err(|e| e.to_string())?;
     let keys = dev.exchange(&key.0, NEVER).map_err(|e| e.to_string())?;
-    for (p, k) in keys.into_iter().enumerate() {
+    for (p, k) in keys.iter().cloned().enumerate() {
         dev.import_segment(Pe(p as u32), MemKind::Device, &hw::SegmentKey(k))
             .map_err(|e| e.to_string())?;
     }

@@ -4,7 +4,7 @@ use std::cell::{Cell, RefCell, RefMut};
 use std::rc::Rc;
 
 use hw::{
-    Caps, Device, DeviceError, Instant, LocalRange, MemKind, PathClass, Pe, QueueError,
+    Caps, Device, DeviceError, Exchanged, Instant, LocalRange, MemKind, PathClass, Pe, QueueError,
     RemoteRange, SegmentKey, Topology, WaitSpec,
 };
 
@@ -292,16 +292,15 @@ impl Device for SimDevice {
         Ok(shared.map(|len_bytes| (Self::key(pe, MemKind::Static, len_bytes), len_bytes)))
     }
 
-    fn exchange(&self, mine: &[u8], _deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
+    fn exchange(&self, mine: &[u8], _deadline: Instant) -> Result<Exchanged, QueueError> {
         // The exchange has no deadline of its own on the simulator: a PE that never arrives is
         // found by deadlock detection, which names it.
         self.handle.pace();
         self.handle.world().arrive(self.handle.pe, mine.to_vec());
         self.handle.wait_woken()?;
-        let all = self.handle.world().take_exchange(self.handle.pe);
-        // Every PE gets its own copy (the contract returns owned vectors); the last one to
-        // take the shared result takes the original.
-        all.map(|rc| Rc::try_unwrap(rc).unwrap_or_else(|rc| (*rc).clone()))
+        self.handle
+            .world()
+            .take_exchange(self.handle.pe)
             .ok_or_else(|| QueueError::Lost("exchange ended without a result".into()))
     }
 

@@ -9,6 +9,8 @@
 //! bandwidth) and stall them during it: a stalled link carries nothing, so a transfer that
 //! needs it starts after the stall, or pauses through it.
 
+use std::sync::Arc;
+
 use hw::topology::{Hop, LinkId, Routes};
 use hw::{Path, PathClass, Pe, Topology};
 
@@ -18,7 +20,7 @@ use crate::injection::{Interval, LinkScale};
 /// every traversal touches a dozen cold cache lines; a route used before is two.
 #[derive(Debug)]
 struct SourceRoutes {
-    tree: Routes,
+    tree: Arc<Routes>,
     /// For each destination PE, where its route starts in `records`, plus one; 0 until used.
     slots: Vec<u32>,
     /// Routes one after another: a header word (hop count, NICs crossed, class; see

@@ -160,7 +160,13 @@ fn a_put_into_a_peers_static_segment_lands_in_its_region() {
             let (key, len_bytes) = dev.share_static_data().unwrap().expect("static data");
             assert_eq!(len_bytes, 64);
             assert_eq!(dev.share_static_data().unwrap(), Some((key.clone(), 64)));
-            for (peer, k) in dev.exchange(&key.0, FAR).unwrap().into_iter().enumerate() {
+            for (peer, k) in dev
+                .exchange(&key.0, FAR)
+                .unwrap()
+                .iter()
+                .cloned()
+                .enumerate()
+            {
                 dev.import_segment(Pe(peer as u32), MemKind::Static, &SegmentKey(k))
                     .unwrap();
             }

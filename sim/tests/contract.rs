@@ -230,7 +230,7 @@ fn bandwidth_matches_the_link_for_large_puts() {
         .launch(|dev| {
             let key = dev.create_segment(MemKind::Device, 64 << 20).unwrap();
             let all = dev.exchange(&key.0, FAR).unwrap();
-            for (peer, k) in all.into_iter().enumerate() {
+            for (peer, k) in all.iter().cloned().enumerate() {
                 dev.import_segment(Pe(peer as u32), MemKind::Device, &hw::SegmentKey(k))
                     .unwrap();
             }

@@ -260,7 +260,13 @@ fn timed(spec: &str) -> (u64, u64) {
     let (results, _) = sim
         .launch(|dev| {
             let key = dev.create_segment(MemKind::Device, 64 << 20).unwrap();
-            for (peer, k) in dev.exchange(&key.0, FAR).unwrap().into_iter().enumerate() {
+            for (peer, k) in dev
+                .exchange(&key.0, FAR)
+                .unwrap()
+                .iter()
+                .cloned()
+                .enumerate()
+            {
                 dev.import_segment(Pe(peer as u32), MemKind::Device, &hw::SegmentKey(k))
                     .unwrap();
             }

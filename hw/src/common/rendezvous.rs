@@ -1,14 +1,16 @@
 //! The bootstrap all-gather ([`crate::Device::exchange`]): a reusable rendezvous.
 //!
-//! PEs deposit their bytes under one lock; the last to arrive publishes the gathered vector,
-//! resets the count and bumps the generation, and wakes the others. A waiter sleeps until the
+//! PEs deposit their bytes under one lock; the last to arrive publishes the gathered bytes
+//! (one shared [`Exchanged`] that every PE of the episode holds, not a copy each), resets the
+//! count and bumps the generation, and wakes the others. A waiter sleeps until the
 //! generation moves past the one it arrived in. Reuse is safe: the next episode cannot
 //! complete (and overwrite the published result) before every PE arrived in it, that is after
 //! every PE took the previous result. The mutex gives every PE's actions before the exchange
 //! a happens-before edge to every PE's actions after it.
 
 use crate::error::QueueError;
-use crate::sync::{self, Arc, Clock, Condvar, Mutex};
+use crate::exchanged::Exchanged;
+use crate::sync::{self, Clock, Condvar, Mutex};
 use crate::types::{Instant, Pe};
 
 #[derive(Debug)]
@@ -19,7 +21,7 @@ struct State {
     slots: Vec<Option<Vec<u8>>>,
     arrived: u32,
     /// The result of the last completed episode.
-    result: Option<Arc<Vec<Vec<u8>>>>,
+    result: Option<Exchanged>,
 }
 
 /// A reusable all-gather over a fixed set of PEs.
@@ -51,7 +53,7 @@ impl Rendezvous {
         mine: &[u8],
         start: &Clock,
         deadline: Instant,
-    ) -> Result<Vec<Vec<u8>>, QueueError> {
+    ) -> Result<Exchanged, QueueError> {
         self.all_gather(pe, mine, sync::clock_after(start, deadline.0))
             .map_err(|missing| {
                 let list: Vec<String> = missing.iter().map(|p| p.0.to_string()).collect();
@@ -73,21 +75,21 @@ impl Rendezvous {
         pe: Pe,
         mine: &[u8],
         deadline: Option<Clock>,
-    ) -> Result<Vec<Vec<u8>>, Vec<Pe>> {
+    ) -> Result<Exchanged, Vec<Pe>> {
         let mut st = sync::lock(&self.state);
         let slot = &mut st.slots[pe.idx()];
         assert!(slot.is_none(), "{pe} entered one exchange twice");
         *slot = Some(mine.to_vec());
         st.arrived += 1;
         if st.arrived as usize == st.slots.len() {
-            let all: Vec<Vec<u8>> = st
+            let all: Exchanged = st
                 .slots
                 .iter_mut()
                 .map(|s| s.take().unwrap_or_default())
                 .collect();
             st.arrived = 0;
             st.generation += 1;
-            st.result = Some(Arc::new(all.clone()));
+            st.result = Some(Exchanged::clone(&all));
             self.cv.notify_all();
             return Ok(all);
         }
@@ -100,7 +102,7 @@ impl Rendezvous {
                     .result
                     .as_ref()
                     .expect("a completed episode has a result");
-                return Ok(Vec::clone(all));
+                return Ok(Exchanged::clone(all));
             }
             if timed_out {
                 // Leave the episode so the others can still report who is missing.

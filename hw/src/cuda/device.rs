@@ -26,6 +26,7 @@ use crate::caps::Caps;
 use crate::common::cpu_atomics;
 use crate::common::fd_sharing::{SharedMemory, take_shared};
 use crate::error::{DeviceError, QueueError};
+use crate::exchanged::Exchanged;
 use crate::sync;
 use crate::sync::cross_process::{Ordering, fence};
 use crate::topology::Topology;
@@ -424,7 +425,7 @@ impl Device for CudaDevice {
         Ok(Some((key, len_bytes)))
     }
 
-    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
+    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Exchanged, QueueError> {
         self.ctx.world.exchange(self.ctx.pe, mine, deadline)
     }
 

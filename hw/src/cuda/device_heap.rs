@@ -33,8 +33,8 @@ pub fn share_device_heap(
 ) -> Result<(), ShareHeapError> {
     let key = dev.create_segment(MemKind::Device, heap_bytes)?;
     let keys = dev.exchange(&key.0, deadline)?;
-    for (peer, bytes) in (0..).zip(keys) {
-        dev.import_segment(Pe(peer), MemKind::Device, &SegmentKey(bytes))?;
+    for (peer, bytes) in (0..).zip(keys.iter()) {
+        dev.import_segment(Pe(peer), MemKind::Device, &SegmentKey(bytes.clone()))?;
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ use crate::caps::Caps;
 use crate::common::fd_sharing::SharedMemory;
 use crate::common::rendezvous::Rendezvous;
 use crate::error::{DeviceError, QueueError};
+use crate::exchanged::Exchanged;
 use crate::sync::{self, Clock};
 use crate::topology::Topology;
 use crate::types::{Instant, MemKind, Pe, SegmentKey};
@@ -187,7 +188,7 @@ impl World {
         pe: Pe,
         mine: &[u8],
         deadline: Instant,
-    ) -> Result<Vec<Vec<u8>>, QueueError> {
+    ) -> Result<Exchanged, QueueError> {
         match &self.exchange {
             Exchange::Threads(rendezvous) => rendezvous.exchange(pe, mine, &self.start, deadline),
             Exchange::Processes(client) => {
@@ -196,6 +197,7 @@ impl World {
                 let mut client = client.lock().unwrap_or_else(|e| e.into_inner());
                 client
                     .allgather(mine, until)
+                    .map(Exchanged::from)
                     .map_err(|e| QueueError::Deadline {
                         pe,
                         waiting_for: format!("the bootstrap exchange between processes: {e}"),

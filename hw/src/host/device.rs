@@ -7,6 +7,7 @@ use crate::amo::{AmoKind, AmoOp};
 use crate::backend::{Device, WaitSpec, waiting_for_any};
 use crate::caps::Caps;
 use crate::error::{DeviceError, QueueError};
+use crate::exchanged::Exchanged;
 use crate::sync::{self, Arc, Clock, Ordering, fence};
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
@@ -220,7 +221,7 @@ impl Device for HostDevice {
         None
     }
 
-    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
+    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Exchanged, QueueError> {
         let world = &self.ctx.world;
         world
             .rendezvous

@@ -19,6 +19,7 @@ use crate::common::fd_sharing::{SharedMemory, take_shared};
 use crate::common::memfd::{Mapping, shared_memory};
 use crate::common::static_data;
 use crate::error::{DeviceError, LaunchError, QueueError};
+use crate::exchanged::Exchanged;
 use crate::hang_report::WordNames;
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
@@ -105,16 +106,18 @@ fn allgather(
     around_sleep: &AroundSleep,
     mine: &[u8],
     until: std::time::Instant,
-) -> Result<Vec<Vec<u8>>, String> {
+) -> Result<Exchanged, String> {
     let Some(client) = client else {
-        return Ok(vec![mine.to_vec()]);
+        return Ok(Exchanged::from(vec![mine.to_vec()]));
     };
     let mut result = None;
     around_sleep(&mut || {
         let mut client = client.lock().unwrap_or_else(|e| e.into_inner());
         result = Some(client.allgather(mine, until).map_err(|e| e.to_string()));
     });
-    result.unwrap_or_else(|| Err("the around-sleep hook did not run the exchange".to_string()))
+    result
+        .unwrap_or_else(|| Err("the around-sleep hook did not run the exchange".to_string()))
+        .map(Exchanged::from)
 }
 
 /// This process's PE of a run (see the module docs of `hw::process`).
@@ -386,7 +389,7 @@ impl Device for ProcessDevice {
         Ok(Some((key, len_bytes)))
     }
 
-    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
+    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Exchanged, QueueError> {
         let state = &self.state;
         // Past the representable: as good as never.
         let far = || std::time::Instant::now() + std::time::Duration::from_secs(1 << 30);

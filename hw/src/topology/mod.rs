@@ -7,6 +7,8 @@
 mod route;
 mod shapes;
 
+use std::sync::{Arc, OnceLock};
+
 use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 
 use crate::types::Pe;
@@ -146,6 +148,12 @@ pub struct Topology {
     graph: UnGraph<Node, Link>,
     gpus: Vec<NodeIndex>,
     local_bytes_per_s: u64,
+    /// Each PE's routes, computed on first use and shared by whoever asks again (the
+    /// runtime's teams and the simulator's network ask for the same ones): the graph never
+    /// changes after [`TopologyBuilder::build`], and a tree is a walk of the whole graph.
+    routes: Arc<[OnceLock<Arc<Routes>>]>,
+    /// The graph's edges laid out for those walks.
+    adjacency: Arc<route::Adjacency>,
 }
 
 /// Builds a [`Topology`].
@@ -219,9 +227,12 @@ impl TopologyBuilder {
         if gpus.is_empty() {
             return Err(TopologyError::NoGpu);
         }
+        let adjacency = Arc::new(route::Adjacency::of(&graph));
         let topology = Topology {
             name: self.name,
             graph,
+            routes: gpus.iter().map(|_| OnceLock::new()).collect(),
+            adjacency,
             gpus,
             local_bytes_per_s: self.local_bytes_per_s,
         };
@@ -287,9 +298,14 @@ impl Topology {
         (&self.graph[a].name, &self.graph[b].name)
     }
 
-    /// The lowest-latency routes from `source` to every other PE.
-    pub fn routes_from(&self, source: Pe) -> Routes {
-        Routes::compute(self, source)
+    /// The lowest-latency routes from `source` to every other PE, computed once per PE.
+    ///
+    /// # Panics
+    /// If `source` is not a GPU of this topology.
+    pub fn routes_from(&self, source: Pe) -> Arc<Routes> {
+        Arc::clone(
+            self.routes[source.idx()].get_or_init(|| Arc::new(Routes::compute(self, source))),
+        )
     }
 
     /// Two PEs can reach each other iff they are linked directly or both touch the same

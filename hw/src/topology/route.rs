@@ -3,10 +3,10 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use petgraph::graph::{EdgeIndex, NodeIndex};
+use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 use petgraph::visit::EdgeRef;
 
-use super::{LinkId, LinkKind, NodeKind, Topology};
+use super::{Link, LinkId, LinkKind, Node, NodeKind, Topology};
 use crate::types::Pe;
 
 /// Which ordering and visibility rules a path follows (docs/ordering.md).
@@ -49,35 +49,41 @@ pub struct Path {
 /// Dijkstra's queue of (distance, node): a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan,
 /// 1990), which a simulator computing one tree per PE needs: with a binary heap, trees for
 /// thousands of PEs took seconds. It pops exactly what a binary heap of `Reverse((distance,
-/// node))` pops, in the same order (the order decides ties between equal routes): the
-/// entries at the current distance are popped smallest node first, from `ties` (sorted when
-/// the distance is reached; fat trees put thousands of nodes at one distance) or `late`
-/// (pushed at the current distance afterwards, which only zero-latency links do). Pushes
-/// never go below the current distance because latencies are not negative.
+/// node))` pops, in the same order (the order decides ties between equal routes), given what
+/// Dijkstra guarantees: pushes never go below the current distance (latencies are not
+/// negative), and a node is never pushed twice at one distance (only a shorter distance
+/// pushes it again). The entries at the current distance are popped smallest node first,
+/// from `ties` (a set of nodes, filled when the distance is reached: fat trees put thousands
+/// of nodes at one distance, which sorting took a fifth of a tree's time for) or `late`
+/// (pushed at the current distance afterwards, which only zero-latency links do).
 #[derive(Debug)]
 struct Frontier {
     /// The current distance; every entry outside `ties` and `late` is farther.
     last: u64,
-    /// Nodes at `last`, largest first, so the smallest pops off the end.
-    ties: Vec<u32>,
+    /// The nodes at `last`: bit `node % 64` of word `node / 64`.
+    ties: Vec<u64>,
+    /// No word of `ties` below this one has a bit set.
+    first_tie_word: usize,
+    n_ties: usize,
     late: BinaryHeap<Reverse<u32>>,
     /// Bucket `i` holds entries whose distance differs from `last` first (from the top) in
     /// bit `i - 1`; bucket 0 is unused.
     buckets: [Vec<(u64, u32)>; 65],
 }
 
-impl Default for Frontier {
-    fn default() -> Self {
+impl Frontier {
+    /// An empty queue for nodes below `n_nodes`.
+    fn new(n_nodes: usize) -> Self {
         Frontier {
             last: 0,
-            ties: Vec::new(),
+            ties: vec![0; n_nodes.div_ceil(64)],
+            first_tie_word: 0,
+            n_ties: 0,
             late: BinaryHeap::new(),
             buckets: std::array::from_fn(|_| Vec::new()),
         }
     }
-}
 
-impl Frontier {
     fn bucket(&self, d: u64) -> usize {
         (u64::BITS - (self.last ^ d).leading_zeros()) as usize
     }
@@ -95,24 +101,44 @@ impl Frontier {
         }
     }
 
+    /// The smallest node of `ties`.
+    fn first_tie(&mut self) -> Option<u32> {
+        if self.n_ties == 0 {
+            return None;
+        }
+        while self.ties[self.first_tie_word] == 0 {
+            self.first_tie_word += 1;
+        }
+        let word = self.first_tie_word;
+        Some(word as u32 * 64 + self.ties[word].trailing_zeros())
+    }
+
     fn pop(&mut self) -> Option<(u64, u32)> {
-        if self.ties.is_empty() && self.late.is_empty() {
+        if self.n_ties == 0 && self.late.is_empty() {
             let i = (1..self.buckets.len()).find(|&i| !self.buckets[i].is_empty())?;
             let moving = std::mem::take(&mut self.buckets[i]);
             self.last = moving.iter().map(|&(d, _)| d).min().expect("not empty");
+            self.first_tie_word = self.ties.len();
             for &(d, node) in &moving {
                 if d == self.last {
-                    self.ties.push(node);
+                    let word = node as usize / 64;
+                    debug_assert_eq!(self.ties[word] >> (node % 64) & 1, 0, "pushed twice");
+                    self.ties[word] |= 1 << (node % 64);
+                    self.first_tie_word = self.first_tie_word.min(word);
+                    self.n_ties += 1;
                 } else {
                     let j = self.bucket(d);
                     self.buckets[j].push((d, node));
                 }
             }
-            self.ties.sort_unstable_by(|a, b| b.cmp(a));
         }
-        let node = match (self.ties.last(), self.late.peek()) {
-            (Some(&tie), Some(&Reverse(late))) if late < tie => self.late.pop().map(|r| r.0),
-            (Some(_), _) => self.ties.pop(),
+        let node = match (self.first_tie(), self.late.peek()) {
+            (Some(tie), Some(&Reverse(late))) if late < tie => self.late.pop().map(|r| r.0),
+            (Some(tie), _) => {
+                self.ties[tie as usize / 64] &= !(1 << (tie % 64));
+                self.n_ties -= 1;
+                Some(tie)
+            }
             (None, _) => self.late.pop().map(|r| r.0),
         };
         node.map(|node| (self.last, node))
@@ -121,6 +147,57 @@ impl Frontier {
 
 /// Marks a node no tree edge reaches (the source itself).
 const NO_EDGE: u32 = u32::MAX;
+
+/// The graph's edges from each node in one array, in the order `graph.edges(node)` yields
+/// them (which decides between parallel links). Why: Dijkstra walks the whole graph once per
+/// PE, and petgraph keeps a node's edges as a linked list whose reads scatter.
+#[derive(Debug)]
+pub(super) struct Adjacency {
+    /// The steps from node `v` are `steps[first[v]..first[v + 1]]`.
+    first: Vec<u32>,
+    steps: Vec<Step>,
+}
+
+/// One edge as seen from one of its ends.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    /// The node at the other end.
+    next: u32,
+    /// The edge's index.
+    edge: u32,
+    latency_ns: u64,
+    /// Whether `next` is a GPU, which routes never cross.
+    next_is_gpu: bool,
+}
+
+impl Adjacency {
+    pub(super) fn of(graph: &UnGraph<Node, Link>) -> Adjacency {
+        let mut first = Vec::with_capacity(graph.node_count() + 1);
+        let mut steps = Vec::with_capacity(2 * graph.edge_count());
+        for node in graph.node_indices() {
+            first.push(steps.len() as u32);
+            steps.extend(graph.edges(node).map(|edge| {
+                let next = if edge.source() == node {
+                    edge.target()
+                } else {
+                    edge.source()
+                };
+                Step {
+                    next: next.index() as u32,
+                    edge: edge.id().index() as u32,
+                    latency_ns: edge.weight().latency_ns,
+                    next_is_gpu: matches!(graph[next].kind, NodeKind::Gpu { .. }),
+                }
+            }));
+        }
+        first.push(steps.len() as u32);
+        Adjacency { first, steps }
+    }
+
+    fn from(&self, node: usize) -> &[Step] {
+        &self.steps[self.first[node] as usize..self.first[node + 1] as usize]
+    }
+}
 
 /// The shortest-path tree from one PE.
 #[derive(Clone, Debug)]
@@ -136,32 +213,26 @@ impl Routes {
     /// Dijkstra by latency; other GPUs are never expanded, so they are never transit nodes.
     /// Ties go to the lower node index, so routes are the same on every run.
     pub(super) fn compute(topology: &Topology, source: Pe) -> Routes {
-        let graph = &topology.graph;
+        let n_nodes = topology.graph.node_count();
         let start = topology.gpu_node(source);
-        let mut dist = vec![u64::MAX; graph.node_count()];
-        let mut via = vec![NO_EDGE; graph.node_count()];
-        let mut frontier = Frontier::default();
+        let mut dist = vec![u64::MAX; n_nodes];
+        let mut via = vec![NO_EDGE; n_nodes];
+        let mut frontier = Frontier::new(n_nodes);
         dist[start.index()] = 0;
         frontier.push(0, start.index() as u32);
         while let Some((d, n)) = frontier.pop() {
-            let n = n as usize;
-            if d > dist[n] {
+            if d > dist[n as usize] {
                 continue;
             }
-            let node = NodeIndex::new(n);
-            for edge in graph.edges(node) {
-                let next = if edge.source() == node {
-                    edge.target()
-                } else {
-                    edge.source()
-                };
-                let nd = d + edge.weight().latency_ns;
-                if nd < dist[next.index()] {
-                    dist[next.index()] = nd;
-                    via[next.index()] = edge.id().index() as u32;
+            for step in topology.adjacency.from(n as usize) {
+                let next = step.next as usize;
+                let nd = d + step.latency_ns;
+                if nd < dist[next] {
+                    dist[next] = nd;
+                    via[next] = step.edge;
                     // A GPU is a leaf: it would only be popped to be skipped.
-                    if !matches!(graph[next].kind, NodeKind::Gpu { .. }) {
-                        frontier.push(nd, next.index() as u32);
+                    if !step.next_is_gpu {
+                        frontier.push(nd, step.next);
                     }
                 }
             }
@@ -400,8 +471,10 @@ mod tests {
     /// the order of ties and pushes at the current distance (zero-latency links).
     #[test]
     fn frontier_pops_like_a_binary_heap() {
-        let mut frontier = Frontier::default();
+        let mut frontier = Frontier::new(64);
         let mut reference = BinaryHeap::new();
+        // Dijkstra never pushes a node twice at one distance; neither does this test.
+        let mut pushed = std::collections::HashSet::new();
         let mut x: u64 = 7;
         let mut popped = 0u64;
         for round in 0..5000u32 {
@@ -416,6 +489,9 @@ mod tests {
                         _ => (x >> 20) % 3000,
                     };
                 let node = ((x >> 40) % 64) as u32;
+                if !pushed.insert((d, node)) {
+                    continue;
+                }
                 frontier.push(d, node);
                 reference.push(Reverse((d, node)));
             }

@@ -187,7 +187,7 @@ impl<B: Backend> Device for CheckedDevice<B> {
         self.inner.load_store_addr(range)
     }
 
-    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Vec<Vec<u8>>, QueueError> {
+    fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<hw::Exchanged, QueueError> {
         let round = lock(&self.detector).enter_exchange(self.pe);
         let all = self.inner.exchange(mine, deadline)?;
         lock(&self.detector).leave_exchange(self.pe, round);

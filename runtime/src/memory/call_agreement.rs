@@ -6,7 +6,7 @@
 #[cfg(test)]
 mod tests;
 
-use hw::MemKind;
+use hw::{Exchanged, MemKind};
 
 use crate::error::ShmemError;
 use crate::memory::hints::MallocHints;
@@ -178,13 +178,15 @@ impl MemCall {
     }
 }
 
-/// Checks that every PE's call in `all` (PE order) equals `mine`.
+/// Checks that every PE's call in `all` (PE order) equals `mine`. Whether all are equal is
+/// worked out once for every PE that holds `all` ([`Exchanged::all_equal`]); this PE then
+/// compares one.
 ///
 /// # Errors
 /// [`ShmemError::CollectiveMismatch`] listing which PEs made which call.
-pub(crate) fn check_agreement(mine: MemCall, all: &[Vec<u8>]) -> Result<(), ShmemError> {
+pub(crate) fn check_agreement(mine: MemCall, all: &Exchanged) -> Result<(), ShmemError> {
     let encoded = mine.encode();
-    if all.iter().all(|theirs| theirs.as_slice() == encoded) {
+    if all.all_equal() && all.first().is_some_and(|first| first.as_slice() == encoded) {
         return Ok(());
     }
     let calls: Vec<Option<MemCall>> = all.iter().map(|bytes| MemCall::decode(bytes)).collect();

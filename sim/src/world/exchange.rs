@@ -1,7 +1,7 @@
 //! The bootstrap exchange: every PE contributes bytes, blocks, and resumes with everyone's
 //! once the last arrived, after the cost of an out-of-band round (`WorldParams::exchange_ns`).
 
-use std::rc::Rc;
+use hw::Exchanged;
 
 use crate::trace::Record;
 
@@ -36,25 +36,25 @@ impl World {
         if self.exchange.arrived < self.n_pes {
             return;
         }
-        let all: Vec<Vec<u8>> = self
+        // Why one shared result: a copy per PE would be n² bytes.
+        let all: Exchanged = self
             .exchange
             .arrivals
             .iter_mut()
             .map(|a| a.take().unwrap_or_default())
             .collect();
         self.exchange.arrived = 0;
-        let all = Rc::new(all);
         let at = self.sim_time_ns() + self.params.exchange_ns;
         self.trace.record(Record::Exchange { at_ns: at });
         for p in 0..self.n_pes {
             if let Some(Blocked::Exchange) = self.pes[p as usize].blocked {
-                self.pes[p as usize].exchange_result = Some(Rc::clone(&all));
+                self.pes[p as usize].exchange_result = Some(Exchanged::clone(&all));
                 self.wake(p, at, Ok(()));
             }
         }
     }
 
-    pub(crate) fn take_exchange(&mut self, pe: u32) -> Option<Rc<Vec<Vec<u8>>>> {
+    pub(crate) fn take_exchange(&mut self, pe: u32) -> Option<Exchanged> {
         self.pes[pe as usize].exchange_result.take()
     }
 }

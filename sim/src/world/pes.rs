@@ -2,8 +2,6 @@
 //! a wait blocks and wakes, its deadline, and the reports of a missed deadline, a deadlock
 //! or the time limit, which name every PE and what it waits for.
 
-use std::rc::Rc;
-
 use hw::{MemKind, Pe, QueueError, RemoteRange, WaitReport, WaitSpec, waiting_for_any};
 
 use crate::events::Event;
@@ -67,7 +65,7 @@ pub(super) struct PeState {
     /// The deadline of the current wait, if it has one.
     deadline_ns: Option<u64>,
     wake: Option<Result<(), QueueError>>,
-    pub(super) exchange_result: Option<Rc<Vec<Vec<u8>>>>,
+    pub(super) exchange_result: Option<hw::Exchanged>,
     /// What each thread of a PE blocked on [`Blocked::Threads`] waits for; the words of
     /// their memory waits are in `watching`.
     pub(super) thread_waits: Vec<ThreadWait>,

@@ -34,7 +34,13 @@ fn nvlink_pair() -> hw::Topology {
 
 fn setup(dev: &SimDevice) {
     let key = dev.create_segment(MemKind::Device, 4096).unwrap();
-    for (peer, k) in dev.exchange(&key.0, FAR).unwrap().into_iter().enumerate() {
+    for (peer, k) in dev
+        .exchange(&key.0, FAR)
+        .unwrap()
+        .iter()
+        .cloned()
+        .enumerate()
+    {
         dev.import_segment(hw::Pe(peer as u32), MemKind::Device, &SegmentKey(k))
             .unwrap();
     }

@@ -39,7 +39,13 @@ pub fn ib_pair() -> Topology {
 /// Creates a 4 KiB device segment on every PE and imports every peer's.
 pub fn setup(dev: &SimDevice) {
     let key = dev.create_segment(MemKind::Device, 4096).unwrap();
-    for (peer, k) in dev.exchange(&key.0, FAR).unwrap().into_iter().enumerate() {
+    for (peer, k) in dev
+        .exchange(&key.0, FAR)
+        .unwrap()
+        .iter()
+        .cloned()
+        .enumerate()
+    {
         dev.import_segment(Pe(peer as u32), MemKind::Device, &SegmentKey(k))
             .unwrap();
     }

@@ -66,7 +66,7 @@ fn every_atomic<B: Backend>(dev: &B::Device) -> Result<(), String> {
     let keys = dev
         .exchange(&key.0, deadline())
         .map_err(|e| e.to_string())?;
-    for (peer, bytes) in keys.into_iter().enumerate() {
+    for (peer, bytes) in keys.iter().cloned().enumerate() {
         dev.import_segment(Pe(peer as u32), MemKind::Device, &SegmentKey(bytes))
             .map_err(|e| e.to_string())?;
     }

@@ -432,7 +432,7 @@ fn grow_and_use(dev: &CudaDevice, room: u64) -> Result<(), String> {
         .create_growable_segment(MemKind::Device, room, 2 << 20)
         .map_err(|e| e.to_string())?;
     let keys = dev.exchange(&key.0, deadline).map_err(|e| e.to_string())?;
-    for (peer, bytes) in (0..).zip(keys) {
+    for (peer, bytes) in (0..).zip(keys.iter().cloned()) {
         dev.import_segment(Pe(peer), MemKind::Device, &hw::SegmentKey(bytes))
             .map_err(|e| e.to_string())?;
     }

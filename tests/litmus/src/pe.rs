@@ -179,7 +179,7 @@ pub fn run_pe<B: Backend>(
     let keys = dev
         .exchange(&key.0, deadline())
         .map_err(queue_err("setup exchange"))?;
-    for (peer, bytes) in keys.into_iter().enumerate() {
+    for (peer, bytes) in keys.iter().cloned().enumerate() {
         dev.import_segment(Pe(peer as u32), MemKind::Device, &hw::SegmentKey(bytes))?;
     }
     for (loc, value) in &test.init {

@@ -14,7 +14,7 @@ fn alloc(op: AllocOp, len_bytes: u64, align: u64) -> MemCall {
 }
 
 /// What the exchange returns when PE `i` made `calls[i]`.
-fn exchanged(calls: &[MemCall]) -> Vec<Vec<u8>> {
+fn exchanged(calls: &[MemCall]) -> hw::Exchanged {
     calls.iter().map(|c| c.encode().to_vec()).collect()
 }
 

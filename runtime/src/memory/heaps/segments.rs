@@ -143,24 +143,31 @@ pub(crate) fn share_segments<D: Device>(
         put_key(&mut mine, &key);
     }
     let all = device.exchange(&mine, deadline)?;
-    let theirs: Vec<Option<Settings>> = all.iter().map(|m| Settings::decode(m)).collect();
-    if theirs.iter().any(|t| *t != Some(settings)) {
-        let values = by_pe(
-            theirs
-                .into_iter()
-                .map(|t| t.map_or_else(|| "unreadable settings".to_owned(), Settings::describe)),
-        );
+    // Why no loop over the PEs: whether every message starts alike is worked out once for
+    // every PE holding `all`; decoded only to explain a difference.
+    let same_settings = all.common_prefix_bytes() >= SETTINGS_BYTES
+        && all.first().and_then(|first| first.get(..SETTINGS_BYTES))
+            == Some(&mine[..SETTINGS_BYTES]);
+    if !same_settings {
+        let values = by_pe(all.iter().map(|m| {
+            Settings::decode(m).map_or_else(|| "unreadable settings".to_owned(), Settings::describe)
+        }));
         return Err(ShmemError::HeapSettingsDiffer { values });
     }
-    for (peer, message) in (0..).zip(&all) {
+    let kinds: Vec<MemKind> = heaps.existing().map(|heap| heap.kind()).collect();
+    // One buffer for every key: this loop runs for every PE's every heap.
+    let mut key = SegmentKey(Vec::new());
+    for (peer, message) in (0..).zip(all.iter()) {
         let mut keys = message.get(SETTINGS_BYTES..).unwrap_or(&[]);
-        for kind in heaps.existing().map(|heap| heap.kind()) {
-            let key = take_key(&mut keys).ok_or_else(|| DeviceError::Import {
+        for &kind in &kinds {
+            let theirs = take_key(&mut keys).ok_or_else(|| DeviceError::Import {
                 peer: Pe(peer),
                 kind,
                 reason: "the exchanged key is truncated".into(),
             })?;
-            device.import_segment(Pe(peer), kind, &SegmentKey(key.to_vec()))?;
+            key.0.clear();
+            key.0.extend_from_slice(theirs);
+            device.import_segment(Pe(peer), kind, &key)?;
         }
     }
     Ok(())
