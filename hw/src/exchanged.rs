@@ -8,6 +8,8 @@
 //! comparisons per PE; done once for the result, every PE holding it gets the answer.
 
 use std::ops::Deref;
+// std's, not `crate::sync`'s: the contributions never change once gathered, so there is no
+// ordering here for loom or shuttle to explore.
 use std::sync::{Arc, OnceLock};
 
 /// Every PE's bytes of one exchange, in PE order; it dereferences to the contributions.

@@ -6,11 +6,11 @@
 
 #[allow(dead_code)]
 mod common;
-use common::{FAR, local, nvlink_pair, remote, ring, setup};
+use common::{FAR, import_all, local, nvlink_pair, remote, ring, setup};
 
 use hw::{
     AmoWidth, Cmp, Copier, Device, LaunchError, Launcher, LocalRange, MemKind, Pe, Queue,
-    RemoteRange, SegmentKey, Topology, WaitSpec,
+    RemoteRange, Topology, WaitSpec,
 };
 use sim::{Sim, SimDevice, StaticRegion};
 
@@ -160,16 +160,7 @@ fn a_put_into_a_peers_static_segment_lands_in_its_region() {
             let (key, len_bytes) = dev.share_static_data().unwrap().expect("static data");
             assert_eq!(len_bytes, 64);
             assert_eq!(dev.share_static_data().unwrap(), Some((key.clone(), 64)));
-            for (peer, k) in dev
-                .exchange(&key.0, FAR)
-                .unwrap()
-                .iter()
-                .cloned()
-                .enumerate()
-            {
-                dev.import_segment(Pe(peer as u32), MemKind::Static, &SegmentKey(k))
-                    .unwrap();
-            }
+            import_all(&dev, MemKind::Static, &key);
             let me = dev.pe().0;
             assert_eq!(own_addr(&dev, MemKind::Static, 0), bases[me as usize]);
             let q = dev.create_queue().unwrap();

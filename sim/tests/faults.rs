@@ -3,7 +3,7 @@
 
 #[allow(dead_code)]
 mod common;
-use common::{FAR, local, nvlink_pair, remote, ring, setup};
+use common::{FAR, import_all, local, nvlink_pair, remote, ring, setup};
 
 use hw::{AmoWidth, Cmp, Copier, Device, Launcher, MemKind, Pe, Queue, QueueError, WaitSpec};
 use sim::injection::{Factor, Injection, LinkScale, Pick};
@@ -260,16 +260,7 @@ fn timed(spec: &str) -> (u64, u64) {
     let (results, _) = sim
         .launch(|dev| {
             let key = dev.create_segment(MemKind::Device, 64 << 20).unwrap();
-            for (peer, k) in dev
-                .exchange(&key.0, FAR)
-                .unwrap()
-                .iter()
-                .cloned()
-                .enumerate()
-            {
-                dev.import_segment(Pe(peer as u32), MemKind::Device, &hw::SegmentKey(k))
-                    .unwrap();
-            }
+            import_all(&dev, MemKind::Device, &key);
             if dev.pe() != Pe(0) {
                 return (0, 0);
             }

@@ -343,6 +343,16 @@ impl Topology {
                 roots
             })
             .collect();
+        // Why first: where one component touches every GPU (any machine with one fabric)
+        // every pair shares it, and the pair loop below is quadratic in the GPUs.
+        let shared_by_all = touched.first().is_some_and(|first| {
+            first
+                .iter()
+                .any(|root| touched.iter().all(|t| t.binary_search(root).is_ok()))
+        });
+        if shared_by_all {
+            return Ok(());
+        }
         for (i, &a) in self.gpus.iter().enumerate() {
             for (j, &b) in self.gpus.iter().enumerate().skip(i + 1) {
                 let direct = self.graph.find_edge(a, b).is_some();

@@ -135,8 +135,7 @@ const HOSTS_PER_LEAF: u32 = 32;
 /// Leaves one spine switch takes; see [`HOSTS_PER_LEAF`] for the port split.
 const LEAVES_PER_SPINE: u32 = 32;
 
-/// The largest `ib-N`: 8192 GPUs. Bigger fabrics are a typo more often than a plan, and
-/// building one checks reachability over all GPU pairs, which grows with the square.
+/// The largest `ib-N`: 8192 GPUs. Bigger fabrics are a typo more often than a plan.
 pub const MAX_IB_HOSTS: u32 = 1024;
 
 /// The names [`preset`] accepts, for help text; `ib-N` stands for `ib-1`, `ib-2`, ...

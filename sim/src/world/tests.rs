@@ -34,14 +34,9 @@ fn nvlink_pair() -> hw::Topology {
 
 fn setup(dev: &SimDevice) {
     let key = dev.create_segment(MemKind::Device, 4096).unwrap();
-    for (peer, k) in dev
-        .exchange(&key.0, FAR)
-        .unwrap()
-        .iter()
-        .cloned()
-        .enumerate()
-    {
-        dev.import_segment(hw::Pe(peer as u32), MemKind::Device, &SegmentKey(k))
+    let keys = dev.exchange(&key.0, FAR).unwrap();
+    for (peer, theirs) in (0..).zip(keys.iter()) {
+        dev.import_segment(hw::Pe(peer), MemKind::Device, &SegmentKey(theirs.clone()))
             .unwrap();
     }
 }

@@ -39,14 +39,14 @@ pub fn ib_pair() -> Topology {
 /// Creates a 4 KiB device segment on every PE and imports every peer's.
 pub fn setup(dev: &SimDevice) {
     let key = dev.create_segment(MemKind::Device, 4096).unwrap();
-    for (peer, k) in dev
-        .exchange(&key.0, FAR)
-        .unwrap()
-        .iter()
-        .cloned()
-        .enumerate()
-    {
-        dev.import_segment(Pe(peer as u32), MemKind::Device, &SegmentKey(k))
+    import_all(dev, MemKind::Device, &key);
+}
+
+/// Trades `key`, this PE's segment of `kind`, with every PE and imports every PE's.
+pub fn import_all(dev: &SimDevice, kind: MemKind, key: &SegmentKey) {
+    let keys = dev.exchange(&key.0, FAR).unwrap();
+    for (peer, theirs) in (0..).zip(keys.iter()) {
+        dev.import_segment(Pe(peer), kind, &SegmentKey(theirs.clone()))
             .unwrap();
     }
 }
