@@ -160,7 +160,11 @@ fn mpi_misuse_ends_the_run_naming_the_problem() {
         let r = simulate(&dir, &binary, "2", &[what], what);
         assert_eq!(exit_code(&r), Some(1), "{what}: {}\n{}", r.stdout, r.stderr);
         assert!(r.stderr.contains(said), "{what}: {}", r.stderr);
-        assert!(!r.stdout.contains("rank 0: not refused"), "{what}: {}", r.stdout);
+        assert!(
+            !r.stdout.contains("rank 0: not refused"),
+            "{what}: {}",
+            r.stdout
+        );
     }
 }
 
