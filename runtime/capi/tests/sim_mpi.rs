@@ -151,12 +151,20 @@ fn mpi_misuse_ends_the_run_naming_the_problem() {
             "MPI_Send: rank 2 is out of range for a communicator of 2 ranks",
         ),
         ("handle", "MPI_Barrier: the communicator argument"),
+        (
+            "recv",
+            "MPI_Recv: waited 10 s of simulated time for a message from rank 1 with tag 5",
+        ),
     ];
     for (what, said) in cases {
         let r = simulate(&dir, &binary, "2", &[what], what);
         assert_eq!(exit_code(&r), Some(1), "{what}: {}\n{}", r.stdout, r.stderr);
         assert!(r.stderr.contains(said), "{what}: {}", r.stderr);
-        assert!(!r.stdout.contains("not refused"), "{what}: {}", r.stdout);
+        assert!(
+            !r.stdout.contains("rank 0: not refused"),
+            "{what}: {}",
+            r.stdout
+        );
     }
 }
 

@@ -1,6 +1,6 @@
 /* MPI misuse the simulator names: argv[1] says which. "bcast": the ranks broadcast different
  * counts; "send": a send to a rank the communicator does not have; "handle": a communicator
- * that is not one. */
+ * that is not one; "recv": a receive no rank sends to. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +19,8 @@ int main(int argc, char **argv) {
         MPI_Comm not_a_comm = (MPI_Comm)value;
         MPI_Barrier(not_a_comm);
     }
+    if (strcmp(what, "recv") == 0 && rank == 0)
+        MPI_Recv(value, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     printf("rank %d: not refused\n", rank);
     MPI_Finalize();
     return 0;

@@ -143,7 +143,8 @@ unsafe fn wait(call: &str, request: *mut *mut c_void, status: *mut Status) {
             bytes: 0,
         },
         Some(id) => {
-            let what = || format!("the message of request {id}");
+            let wanted = WORLD.with_borrow(|world| world.describe(id));
+            let what = || wanted.clone();
             let received = wait_for(call, what, |world, _| world.complete(id));
             let null = serve(call, |world, pe| Ok(world.pe(pe).request_null));
             // SAFETY: the caller's contract.

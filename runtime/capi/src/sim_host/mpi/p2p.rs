@@ -174,6 +174,29 @@ impl World {
         Ok(handles::make_request(id))
     }
 
+    /// What request `id` waits for, for a report of a wait that never ends.
+    pub(super) fn describe(&self, id: u64) -> String {
+        match self.requests.get(&id) {
+            Some(Request::Receive {
+                comm, source, tag, ..
+            }) => {
+                let from = if *source == ANY {
+                    "any rank".to_owned()
+                } else {
+                    format!("rank {source}")
+                };
+                let with = if *tag == ANY {
+                    "any tag".to_owned()
+                } else {
+                    format!("tag {tag}")
+                };
+                let members = &self.comms[*comm as usize].members;
+                format!("a message from {from} with {with} (on a communicator of PEs {members:?})")
+            }
+            _ => format!("request {id}"),
+        }
+    }
+
     /// A request for a send that is done.
     pub(super) fn sent_request(&mut self) -> *mut c_void {
         let id = self.next_request;
