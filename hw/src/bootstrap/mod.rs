@@ -43,6 +43,7 @@ mod client;
 #[cfg(any(feature = "process", feature = "cuda"))]
 mod hosts;
 mod job;
+mod listen;
 #[cfg(any(feature = "process", feature = "cuda"))]
 pub mod mpi;
 #[cfg(any(feature = "process", feature = "cuda"))]

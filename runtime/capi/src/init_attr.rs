@@ -3,8 +3,9 @@
 //! communicator (`NVSHMEMX_INIT_WITH_MPI_COMM`) or a unique id rank 0 made
 //! (`NVSHMEMX_INIT_WITH_UNIQUEID`); without either, the environment's, as `shmem_init`.
 //!
-//! On the simulator the simulator is the bootstrap: a unique id opens nothing, and the
-//! program's ranks (the unique id's, or the communicator's) must be the PE's own.
+//! On the simulator the simulator is the bootstrap, and under `oshrun` or `rshmem run` the
+//! launcher is: a unique id opens nothing on the simulator, and the program's ranks (the
+//! unique id's, or the communicator's) must be the PE's own.
 
 use std::ffi::{c_int, c_uint, c_void};
 use std::time::{Duration, Instant};
@@ -19,6 +20,18 @@ use crate::state;
 const WITH_MPI_COMM: c_uint = 1 << 1;
 /// `NVSHMEMX_INIT_WITH_UNIQUEID`.
 const WITH_UNIQUEID: c_uint = 1 << 3;
+
+/// Who gave this process its PE before the program's own bootstrap could: the simulator, or
+/// `oshrun` and `rshmem run`, whose ranks must join the launcher's socket.
+fn identity_given() -> Option<&'static str> {
+    if state::simulated() {
+        Some("the simulator")
+    } else if matches!(hw::bootstrap::BootstrapEnv::from_env(), Ok(Some(_))) {
+        Some("the launcher (oshrun, rshmem run)")
+    } else {
+        None
+    }
+}
 
 /// How long the ranks of a unique id wait for each other, as the launchers' bootstraps do.
 const JOIN_TIMEOUT: Duration = Duration::from_secs(120);
@@ -98,11 +111,12 @@ pub unsafe extern "C" fn rshmemx_init_attr(
         // SAFETY: the caller passes UNIQUE_ID_BYTES readable bytes.
         unsafe { std::slice::from_raw_parts(uid_internal, uid::UNIQUE_ID_BYTES) }
     };
-    if state::simulated() {
-        // The simulator is the bootstrap: check the program's ranks against the PE's.
+    if let Some(who) = identity_given() {
+        // The simulator or our launcher is the bootstrap: check the program's ranks against
+        // the PE's. A communicator pointer that is NULL names no ranks to check.
         let program = if with_uid {
             Some((uid_ranks(), "the unique-id arguments"))
-        } else if with_mpi {
+        } else if with_mpi && !mpi_comm.is_null() {
             // SAFETY: the caller's promise.
             let ranks = unsafe { mpi::rank_and_size_of(mpi::Communicator::At(mpi_comm)) }
                 .unwrap_or_else(|e| refuse(e.to_string()));
@@ -120,9 +134,8 @@ pub unsafe extern "C" fn rshmemx_init_attr(
                 CALL,
                 Some(pe),
                 &CallError::Argument(format!(
-                    "{whose} say rank {rank} of {size}, but the simulator runs this program as \
-                     PE {pe} of {n_pes}: give nvshmemx_init_attr the PE's own rank and size \
-                     (the simulated MPI_COMM_WORLD's)"
+                    "{whose} say rank {rank} of {size}, but {who} runs this program as PE {pe} \
+                     of {n_pes}: give nvshmemx_init_attr the PE's own rank and size"
                 )),
             );
         }
