@@ -93,6 +93,16 @@ static inline int rshmemd_stream_failed(const char *what, cudaError_t status) {
     return (int)status;
 }
 
+/* Launches one block of `kernel` on `stream`; 0 on success, else the CUDA error, said. The
+ * status is the launch's own, never cudaGetLastError's: that also holds a failure of the
+ * program's own earlier call (a cudaSetDevice to a GPU this node lacks, which a program run with
+ * more PEs than GPUs makes), which would be blamed on a launch that went well. */
+static inline int rshmemd_stream_launch(const char *what, const void *kernel, unsigned threads, void **args,
+                                        cudaStream_t stream) {
+    cudaError_t status = cudaLaunchKernel(kernel, dim3(1), dim3(threads), args, 0, stream);
+    return status == cudaSuccess ? 0 : rshmemd_stream_failed(what, status);
+}
+
 /* Enqueues the collective on `team` on `stream`; 0 on success, else the CUDA error. `moved` is
  * the bytes each PE reads, which sets the grid's size. */
 static inline int rshmemd_stream_collective(int kind, int32_t team, void *dest, const void *source, size_t nelems,
@@ -101,26 +111,23 @@ static inline int rshmemd_stream_collective(int kind, int32_t team, void *dest, 
     rshmemd_stream_shape shape = rshmemd_stream_shape_here();
     size_t wanted = (moved + RSHMEMD_STREAM_BYTES_PER_BLOCK - 1) / RSHMEMD_STREAM_BYTES_PER_BLOCK;
     unsigned blocks = (unsigned)(wanted < (size_t)shape.blocks ? wanted : (size_t)shape.blocks);
+    void *args[] = {&kind, &team, &dest, &source, &nelems, &type, &op, &root};
     if (blocks > 1) {
-        void *args[] = {&kind, &team, &dest, &source, &nelems, &type, &op, &root};
         cudaError_t status = cudaLaunchCooperativeKernel((const void *)rshmemd_stream_collective_kernel,
                                                          dim3(blocks), dim3(shape.threads), args, 0, stream);
         if (status == cudaSuccess) return 0;
         /* Not cooperative here (or not that many blocks): one block does it all. */
         (void)cudaGetLastError();
     }
-    rshmemd_stream_collective_kernel<<<1, shape.threads, 0, stream>>>(kind, team, dest, source, nelems, type, op,
-                                                                      root);
-    cudaError_t status = cudaGetLastError();
-    return status == cudaSuccess ? 0 : rshmemd_stream_failed("collective", status);
+    return rshmemd_stream_launch("collective", (const void *)rshmemd_stream_collective_kernel, shape.threads, args,
+                                 stream);
 }
 
 /* Enqueues a barrier of `team` on `stream`: quiet, then every member's arrival. */
 static inline int rshmemd_stream_barrier(int32_t team, cudaStream_t stream) {
     rshmemx_order_stream_after_queue(stream);
-    rshmemd_stream_barrier_kernel<<<1, 32, 0, stream>>>(team);
-    cudaError_t status = cudaGetLastError();
-    return status == cudaSuccess ? 0 : rshmemd_stream_failed("barrier", status);
+    void *args[] = {&team};
+    return rshmemd_stream_launch("barrier", (const void *)rshmemd_stream_barrier_kernel, 32, args, stream);
 }
 
 #endif
