@@ -168,22 +168,21 @@ fn mpi_misuse_ends_the_run_naming_the_problem() {
     }
 }
 
-#[test]
-fn an_nvshmem_program_built_with_rshmem_nvcc_starts_with_mpi() {
-    let Some(flags) = mpi_flags() else {
-        return;
-    };
+/// Builds `source` (from the repository's root) with `rshmem-nvcc` and Open MPI's flags, into
+/// the scratch directory; None, said, where `mpicc` or clang 14 is missing.
+fn nvcc_mpi_program(source: &str, name: &str) -> Option<(PathBuf, PathBuf)> {
+    let flags = mpi_flags()?;
     let clang = Command::new("clang++-14").arg("--version").output();
     if !clang.is_ok_and(|o| o.status.success()) {
         eprintln!(
             "skipped: clang++-14 is missing (apt-get install -y clang-14); rshmem-nvcc needs it"
         );
-        return;
+        return None;
     }
     build_library_and_launcher();
     let dir = scratch_dir();
     let root = repo_root();
-    let binary = dir.join("mpi_nvshmem");
+    let binary = dir.join(name);
     let mut build = Command::new(root.join("tools/osh/bin/rshmem-nvcc"));
     // Why -DOMPI_SKIP_MPICXX: NVSHMEM's MPI programs use MPI's C API, without Open MPI's C++
     // bindings (which would need libmpi_cxx).
@@ -196,13 +195,23 @@ fn an_nvshmem_program_built_with_rshmem_nvcc_starts_with_mpi() {
         )
         .arg("-o")
         .arg(&binary)
-        .arg(root.join("runtime/capi/tests/sim/mpi_nvshmem.cu"));
+        .arg(root.join(source));
     built(run_with_deadline(
         build,
         &dir,
-        "mpi_nvshmem.build",
+        &format!("{name}.build"),
         Duration::from_secs(300),
     ));
+    Some((dir, binary))
+}
+
+#[test]
+fn an_nvshmem_program_built_with_rshmem_nvcc_starts_with_mpi() {
+    let Some((dir, binary)) =
+        nvcc_mpi_program("runtime/capi/tests/sim/mpi_nvshmem.cu", "mpi_nvshmem")
+    else {
+        return;
+    };
     let r = simulate(&dir, &binary, "4", &[], "mpi_nvshmem");
     assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
     let (output, _) = output_and_hash(&r);
@@ -212,5 +221,31 @@ fn an_nvshmem_program_built_with_rshmem_nvcc_starts_with_mpi() {
             (pe + 3) % 4 + 1
         );
         assert!(output.contains(&line), "{line}:\n{output}");
+    }
+}
+
+/// The GPU machine's programs that initialise NVSHMEM through `nvshmemx_init_attr`, by the MPI
+/// communicator and by a unique id sent with `MPI_Bcast`, run unchanged on the simulator too.
+#[test]
+fn nvshmem_programs_initialised_by_communicator_or_unique_id_run_on_the_simulator() {
+    for (name, says) in [
+        (
+            "mpi_init",
+            "mpi_init: PE {pe} (MPI rank {pe}) received {from}",
+        ),
+        ("uid_init", "uid_init: PE {pe} of 4 received {from}"),
+    ] {
+        let source = format!("runtime/capi/tests/cuda/{name}.cu");
+        let Some((dir, binary)) = nvcc_mpi_program(&source, name) else {
+            return;
+        };
+        let r = simulate(&dir, &binary, "4", &[], name);
+        assert_eq!(exit_code(&r), Some(0), "{name}: {}\n{}", r.stdout, r.stderr);
+        for pe in 0..4 {
+            let line = says
+                .replace("{pe}", &pe.to_string())
+                .replace("{from}", &((pe + 3) % 4).to_string());
+            assert!(r.stdout.contains(&line), "{line}:\n{}", r.stdout);
+        }
     }
 }
