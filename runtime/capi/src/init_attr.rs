@@ -73,8 +73,9 @@ pub unsafe extern "C" fn rshmemx_get_uniqueid(internal: *mut u8) -> c_int {
 /// level granted for `requested`, as `shmem_init_thread`.
 ///
 /// # Safety
-/// With [`WITH_MPI_COMM`], `mpi_comm` is null or points to the program's live `MPI_Comm`; with
-/// [`WITH_UNIQUEID`], `uid_internal` is null or points to `uid::UNIQUE_ID_BYTES` bytes.
+/// With `NVSHMEMX_INIT_WITH_MPI_COMM`, `mpi_comm` is null or points to the program's live
+/// `MPI_Comm`; with `NVSHMEMX_INIT_WITH_UNIQUEID`, `uid_internal` is null or points to
+/// `uid::UNIQUE_ID_BYTES` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rshmemx_init_attr(
     flags: c_uint,
