@@ -55,17 +55,19 @@ fn program(source: &str) -> Option<(PathBuf, PathBuf)> {
         .arg("-o")
         .arg(&binary)
         .arg(root.join("runtime/capi/tests").join(source));
-    built(run_with_deadline(
-        build,
-        &dir,
-        &format!("{name}.build"),
-        Duration::from_secs(300),
-    ));
+    build_in(build, &dir, &name);
     Some((dir, binary))
 }
 
-/// Fails the test with the compiler's message unless `build` succeeded.
-fn built(build: Run) {
+/// Runs the compiler command `build` in `dir` (its output in `NAME.build`), failing the test
+/// with the compiler's message unless it succeeds.
+fn build_in(build: Command, dir: &Path, name: &str) {
+    let build = run_with_deadline(
+        build,
+        dir,
+        &format!("{name}.build"),
+        Duration::from_secs(300),
+    );
     assert!(
         matches!(build.outcome, Outcome::Exited(s) if s.success()),
         "the build failed: {}",
@@ -196,12 +198,7 @@ fn nvcc_mpi_program(source: &str, name: &str) -> Option<(PathBuf, PathBuf)> {
         .arg("-o")
         .arg(&binary)
         .arg(root.join(source));
-    built(run_with_deadline(
-        build,
-        &dir,
-        &format!("{name}.build"),
-        Duration::from_secs(300),
-    ));
+    build_in(build, &dir, name);
     Some((dir, binary))
 }
 
