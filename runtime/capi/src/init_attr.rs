@@ -45,12 +45,7 @@ const JOIN_TIMEOUT: Duration = Duration::from_secs(120);
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rshmemx_get_uniqueid(internal: *mut u8) -> c_int {
     const CALL: &str = "nvshmemx_get_uniqueid";
-    let id = if state::simulated() {
-        uid::simulated_unique_id()
-    } else {
-        uid::get_unique_id()
-            .unwrap_or_else(|e| fail(CALL, None, &CallError::Argument(e.to_string())))
-    };
+    // Checked first: a NULL id must not leave a listener open behind the failure.
     if internal.is_null() {
         fail(
             CALL,
@@ -60,6 +55,12 @@ pub unsafe extern "C" fn rshmemx_get_uniqueid(internal: *mut u8) -> c_int {
             ),
         );
     }
+    let id = if state::simulated() {
+        uid::simulated_unique_id()
+    } else {
+        uid::get_unique_id()
+            .unwrap_or_else(|e| fail(CALL, None, &CallError::Argument(e.to_string())))
+    };
     // SAFETY: the caller passes UNIQUE_ID_BYTES writable bytes.
     unsafe { internal.copy_from_nonoverlapping(id.as_ptr(), id.len()) };
     0
