@@ -17,7 +17,7 @@
 # collectives. A device session is short: CHECKS="unit launcher c" fits in one call.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
-bin=${1:-.devbin}
+bin=$(realpath "${1:-.devbin}")
 nvshmem=${2:-.bench/nvshmem}
 out=${OUT:-gpu-check}
 mkdir -p "$out"
@@ -101,7 +101,7 @@ for case in "${c_cases[@]}"; do
     read -r program expect env <<< "$case"
     name=c-$program${env:+-${env%%=*}}
     name=${name,,}
-    env LD_LIBRARY_PATH="$PWD/$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    env LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
         SHMEM_SYMMETRIC_HEAP_DEFAULT=HOST $env timeout 120 \
         "$bin/rshmem" oshrun -np 2 --gpu --share-gpus --timeout-s 100 "$bin/c/$program" \
         > "$out/$name.txt" 2>&1
