@@ -118,8 +118,10 @@ impl Composed {
         let near = self.near(node).filter(|&(near_d, _)| near_d == d);
         let mut achievers = usize::from(near.is_some());
         let mut through = None;
+        // An entry's own switch (distance 0 in its tree) is reached by `near`, never
+        // through itself: every path through it to there is longer.
         for (offset, tree) in &self.entries {
-            if offset.saturating_add(tree.dist[node]) == d {
+            if tree.dist[node] != 0 && offset.saturating_add(tree.dist[node]) == d {
                 achievers += 1;
                 through = Some(tree);
             }
