@@ -103,6 +103,12 @@ trait ErasedDevice {
     ) -> Result<(), DeviceError>;
     fn share_static_data(&self) -> Result<Option<(SegmentKey, u64)>, DeviceError>;
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError>;
+    fn import_segments(
+        &self,
+        all: &Exchanged,
+        offset: usize,
+        kinds: &[MemKind],
+    ) -> Result<(), DeviceError>;
     fn load_store_addr(&self, range: RemoteRange) -> Option<u64>;
     fn exchange(&self, mine: &[u8], deadline: Instant) -> Result<Exchanged, QueueError>;
     fn create_queue(&self) -> Result<AnyQueue, DeviceError>;
@@ -159,6 +165,8 @@ macro_rules! device_methods {
                 -> Result<(), DeviceError>;
             share_static_data() -> Result<Option<(SegmentKey, u64)>, DeviceError>;
             import_segment(peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError>;
+            import_segments(all: &Exchanged, offset: usize, kinds: &[MemKind])
+                -> Result<(), DeviceError>;
             load_store_addr(range: RemoteRange) -> Option<u64>;
             exchange(mine: &[u8], deadline: Instant) -> Result<Exchanged, QueueError>;
             note_kernel_launch() -> ();

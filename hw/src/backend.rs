@@ -194,6 +194,34 @@ pub trait Device {
     /// [`DeviceError::Import`] if the key does not describe that segment.
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError>;
 
+    /// Makes every PE's segments of `kinds` (this PE's own included) reachable from this
+    /// PE's queues, from the keys the PEs traded in `all`: each PE's contribution holds its
+    /// keys from byte `offset` on, in the order of `kinds`, as [`crate::append_segment_key`]
+    /// wrote them. The same as [`Device::import_segment`] for each PE and kind, which is
+    /// what the default does; a backend whose PEs hold one shared `all` (the simulator)
+    /// checks the keys once for all of them, so that a run of `n` PEs does not check `n²`.
+    ///
+    /// # Ordering
+    /// Orders nothing.
+    ///
+    /// # Errors
+    /// [`DeviceError::Import`] naming the first PE whose key is missing or does not describe
+    /// its segment.
+    fn import_segments(
+        &self,
+        all: &Exchanged,
+        offset: usize,
+        kinds: &[MemKind],
+    ) -> Result<(), DeviceError> {
+        // One buffer for every key: this runs for every PE's every segment.
+        let mut buffer = SegmentKey(Vec::new());
+        all.for_each_segment_key(offset, kinds, |peer, kind, key| {
+            buffer.0.clear();
+            buffer.0.extend_from_slice(key);
+            self.import_segment(peer, kind, &buffer)
+        })
+    }
+
     /// The address at which this PE's own code reaches `range` of a peer (or of itself) with
     /// plain loads and stores, where the backend maps that memory for it: what
     /// `shmem_ptr` returns.

@@ -12,6 +12,9 @@ use std::ops::Deref;
 // ordering here for loom or shuttle to explore.
 use std::sync::{Arc, OnceLock};
 
+use crate::error::DeviceError;
+use crate::types::{MemKind, Pe, SegmentKey};
+
 /// Every PE's bytes of one exchange, in PE order; it dereferences to the contributions.
 /// Cloning shares them.
 #[derive(Clone, Debug)]
@@ -36,6 +39,39 @@ impl Exchanged {
     /// this result.
     pub fn all_equal(&self) -> bool {
         self.common().1
+    }
+
+    /// Whether `self` and `other` are one result, shared (not merely equal bytes): what a
+    /// backend that checks a result once for all its PEs compares by.
+    pub fn same_result(&self, other: &Exchanged) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Calls `each` with every PE's segment key of every kind of `kinds`, PE by PE: each PE's
+    /// contribution holds them from byte `offset` on, in the order of `kinds`, as
+    /// [`append_segment_key`] wrote them ([`crate::Device::import_segments`]).
+    ///
+    /// # Errors
+    /// [`DeviceError::Import`] naming the first PE whose contribution is too short to hold
+    /// its key of a kind, or the first error of `each`.
+    pub fn for_each_segment_key(
+        &self,
+        offset: usize,
+        kinds: &[MemKind],
+        mut each: impl FnMut(Pe, MemKind, &[u8]) -> Result<(), DeviceError>,
+    ) -> Result<(), DeviceError> {
+        for (peer, message) in (0..).zip(self.iter()) {
+            let mut keys = message.get(offset..).unwrap_or(&[]);
+            for &kind in kinds {
+                let key = take_segment_key(&mut keys).ok_or_else(|| DeviceError::Import {
+                    peer: Pe(peer),
+                    kind,
+                    reason: "the exchanged key is truncated".into(),
+                })?;
+                each(Pe(peer), kind, key)?;
+            }
+        }
+        Ok(())
     }
 
     fn common(&self) -> (usize, bool) {
@@ -79,9 +115,26 @@ impl FromIterator<Vec<u8>> for Exchanged {
     }
 }
 
+/// Appends `key` to `message`, its length (8 bytes, little-endian) first: the form
+/// [`Exchanged::for_each_segment_key`] reads.
+pub fn append_segment_key(message: &mut Vec<u8>, key: &SegmentKey) {
+    message.extend_from_slice(&(key.0.len() as u64).to_le_bytes());
+    message.extend_from_slice(&key.0);
+}
+
+/// The next key of `keys` as [`append_segment_key`] wrote it, `keys` then starting after it;
+/// `None` if `keys` is too short to hold one.
+fn take_segment_key<'a>(keys: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let (len, rest) = keys.split_first_chunk::<8>()?;
+    let (key, rest) = rest.split_at_checked(usize::try_from(u64::from_le_bytes(*len)).ok()?)?;
+    *keys = rest;
+    Some(key)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Exchanged;
+    use super::{Exchanged, append_segment_key};
+    use crate::{DeviceError, MemKind, Pe, SegmentKey};
 
     #[test]
     fn equal_contributions_share_their_whole_length() {
@@ -101,5 +154,51 @@ mod tests {
         assert_eq!((all.common_prefix_bytes(), all.all_equal()), (2, false));
         let none = Exchanged::from(Vec::new());
         assert!(none.all_equal());
+    }
+
+    #[test]
+    fn segment_keys_come_back_per_pe_and_kind_and_truncation_is_named() {
+        let kinds = [MemKind::Device, MemKind::Host];
+        let message = |pe: u8| {
+            let mut m = vec![7; 3];
+            append_segment_key(&mut m, &SegmentKey(vec![pe; 2]));
+            append_segment_key(&mut m, &SegmentKey(vec![pe + 10]));
+            m
+        };
+        let all = Exchanged::from(vec![message(0), message(1)]);
+        let mut seen = Vec::new();
+        all.for_each_segment_key(3, &kinds, |pe, kind, key| {
+            seen.push((pe, kind, key.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            [
+                (Pe(0), MemKind::Device, vec![0, 0]),
+                (Pe(0), MemKind::Host, vec![10]),
+                (Pe(1), MemKind::Device, vec![1, 1]),
+                (Pe(1), MemKind::Host, vec![11]),
+            ]
+        );
+        let mut short = message(1);
+        short.pop();
+        let all = Exchanged::from(vec![message(0), short]);
+        let err = all
+            .for_each_segment_key(3, &kinds, |_, _, _| Ok(()))
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DeviceError::Import {
+                    peer: Pe(1),
+                    kind: MemKind::Host,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(all.same_result(&all.clone()));
+        assert!(!all.same_result(&Exchanged::from(vec![message(0)])));
     }
 }

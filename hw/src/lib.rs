@@ -49,7 +49,7 @@ pub use amo::{AmoKind, AmoOp, AmoWidth, Cmp, SignalOp};
 pub use backend::{Backend, Device, LaunchOutput, Launcher, Queue, WaitSpec, waiting_for_any};
 pub use caps::{Caps, Semantics, UnknownSemantics};
 pub use error::{DeviceError, LaunchError, PeFailure, QueueError, WaitReport};
-pub use exchanged::Exchanged;
+pub use exchanged::{Exchanged, append_segment_key};
 pub use hang_report::{KernelWait, WordNames, describe_word, nvshmem_cmp_name};
 pub use kernel_event::{HostThreadEvent, KernelEvent, KernelMemory, SyncObject, ThreadAccess};
 pub use topology::{Path, PathClass, Topology};

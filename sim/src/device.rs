@@ -132,6 +132,27 @@ impl SimDevice {
     fn key(pe: u32, kind: MemKind, capacity_bytes: u64) -> SegmentKey {
         SegmentKey(Self::key_bytes(pe, kind, capacity_bytes).to_vec())
     }
+
+    /// Whether `key` describes `peer`'s segment of `kind`.
+    fn check_key(w: &World, peer: Pe, kind: MemKind, key: &[u8]) -> Result<(), DeviceError> {
+        let import_error = |reason: &str| DeviceError::Import {
+            peer,
+            kind,
+            reason: reason.into(),
+        };
+        if peer.0 >= w.n_pes {
+            return Err(import_error("no such PE"));
+        }
+        let capacity = w
+            .mem
+            .capacity_bytes(peer.0, kind)
+            .ok_or_else(|| import_error("the peer has not created that segment"))?;
+        // Compared without building a key: this runs for every PE's every segment.
+        if key != Self::key_bytes(peer.0, kind, capacity) {
+            return Err(import_error("the key does not describe that segment"));
+        }
+        Ok(())
+    }
 }
 
 impl Device for SimDevice {
@@ -226,23 +247,39 @@ impl Device for SimDevice {
 
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
         let mut w = self.handle.world();
-        let import_error = |reason: &str| DeviceError::Import {
-            peer,
-            kind,
-            reason: reason.into(),
-        };
-        if peer.0 >= w.n_pes {
-            return Err(import_error("no such PE"));
-        }
-        let capacity = w
-            .mem
-            .capacity_bytes(peer.0, kind)
-            .ok_or_else(|| import_error("the peer has not created that segment"))?;
-        // Compared without building a key: every PE imports every peer, so this runs n² times.
-        if key.0 != Self::key_bytes(peer.0, kind, capacity) {
-            return Err(import_error("the key does not describe that segment"));
-        }
+        Self::check_key(&w, peer, kind, &key.0)?;
         w.mark_imported(self.handle.pe, peer.0, kind);
+        Ok(())
+    }
+
+    /// Checks the keys once per exchange, for every PE that imports from it (the exchange's
+    /// one shared result), and marks every PE's segments imported at once: `n` PEs importing
+    /// `n` peers each was `n²` checks.
+    fn import_segments(
+        &self,
+        all: &Exchanged,
+        offset: usize,
+        kinds: &[MemKind],
+    ) -> Result<(), DeviceError> {
+        let mut w = self.handle.world();
+        if !w.keys_checked(all, offset, kinds) {
+            all.for_each_segment_key(offset, kinds, |peer, kind, key| {
+                Self::check_key(&w, peer, kind, key)
+            })?;
+            w.remember_keys_checked(all, offset, kinds);
+        }
+        let me = self.handle.pe;
+        if all.len() == w.n_pes as usize {
+            for &kind in kinds {
+                w.mark_imported_of_all(me, kind);
+            }
+        } else {
+            for peer in 0..all.len() as u32 {
+                for &kind in kinds {
+                    w.mark_imported(me, peer, kind);
+                }
+            }
+        }
         Ok(())
     }
 

@@ -22,13 +22,63 @@ use crate::injection::{Interval, LinkScale};
 struct SourceRoutes {
     tree: Arc<Routes>,
     /// For each destination PE, where its route starts in `records`, plus one; 0 until used.
-    slots: Vec<u32>,
+    slots: Slots,
     /// Routes one after another: a header word (hop count, NICs crossed, class; see
     /// [`header`]), then a word per hop, `2 * link + backward`. Only routes in use are here,
     /// so a PE that talks to a few peers costs little even among thousands.
     records: Vec<u32>,
     /// How many routes were computed one by one; see [`Network::fill`].
     computed: usize,
+}
+
+/// Where each destination's route starts among a PE's records, plus one (0 until used): a
+/// list of pairs while the PE talks to a few peers, a slot per PE once it talks to more.
+/// Why not a slot per PE from the start: every sending PE of a run would hold `n` of them,
+/// `n²` words per run, most never used.
+#[derive(Debug)]
+enum Slots {
+    Few(Vec<(u32, u32)>),
+    Every(Vec<u32>),
+}
+
+/// The most destinations [`Slots::Few`] lists before it becomes [`Slots::Every`].
+const FEW_SLOTS: usize = 32;
+
+impl Slots {
+    fn get(&self, dst: u32) -> u32 {
+        match self {
+            Slots::Few(pairs) => pairs
+                .iter()
+                .find(|&&(d, _)| d == dst)
+                .map_or(0, |&(_, slot)| slot),
+            Slots::Every(slots) => slots[dst as usize],
+        }
+    }
+
+    fn set(&mut self, dst: u32, slot: u32, n_pes: usize) {
+        match self {
+            Slots::Few(pairs) if pairs.len() < FEW_SLOTS => pairs.push((dst, slot)),
+            Slots::Few(_) => {
+                self.every(n_pes)[dst as usize] = slot;
+            }
+            Slots::Every(slots) => slots[dst as usize] = slot,
+        }
+    }
+
+    /// A slot per PE, made from the pairs the first time.
+    fn every(&mut self, n_pes: usize) -> &mut Vec<u32> {
+        if let Slots::Few(pairs) = self {
+            let mut every = vec![0; n_pes];
+            for &(dst, slot) in pairs.iter() {
+                every[dst as usize] = slot;
+            }
+            *self = Slots::Every(every);
+        }
+        match self {
+            Slots::Every(slots) => slots,
+            Slots::Few(_) => unreachable!("made a slot per PE above"),
+        }
+    }
 }
 
 /// The header word of `path`'s record: hop count (16 bits), NICs crossed (8), class (8).
@@ -194,14 +244,14 @@ impl Network {
         let n_pes = self.sources.len();
         let routes = self.sources[src as usize].get_or_insert_with(|| SourceRoutes {
             tree: topology.routes_from(Pe(src)),
-            slots: vec![0; n_pes],
+            slots: Slots::Few(Vec::new()),
             records: Vec::new(),
             computed: 0,
         });
-        let mut slot = routes.slots[dst as usize];
+        let mut slot = routes.slots.get(dst);
         if slot == 0 {
-            Self::fill(topology, routes, &mut self.scratch, dst);
-            slot = routes.slots[dst as usize];
+            Self::fill(topology, routes, &mut self.scratch, dst, n_pes);
+            slot = routes.slots.get(dst);
         }
         let start = slot as usize - 1;
         let mut route = Route([0; 1 + CARRIED_HOPS]);
@@ -217,8 +267,13 @@ impl Network {
 
     /// Computes the route of `src` to `dst`, or, once `src` has used routes to a good part of
     /// all PEs, every route it has not computed yet.
-    fn fill(topology: &Topology, routes: &mut SourceRoutes, scratch: &mut Path, dst: u32) {
-        let n_pes = routes.slots.len();
+    fn fill(
+        topology: &Topology,
+        routes: &mut SourceRoutes,
+        scratch: &mut Path,
+        dst: u32,
+        n_pes: usize,
+    ) {
         routes.computed += 1;
         if routes.computed * FULL_FILL_FRACTION > n_pes {
             let SourceRoutes {
@@ -227,6 +282,7 @@ impl Network {
                 records,
                 ..
             } = routes;
+            let slots = slots.every(n_pes);
             // The tree is walked in its own order; the records are then laid out in PE order,
             // the order in which an all-to-all uses them.
             let mut found = Vec::new();
@@ -248,7 +304,8 @@ impl Network {
             return;
         }
         routes.tree.path_into(topology, Pe(dst), scratch);
-        routes.slots[dst as usize] = append_record(&mut routes.records, scratch);
+        let slot = append_record(&mut routes.records, scratch);
+        routes.slots.set(dst, slot, n_pes);
     }
 
     fn records(&self, src: u32) -> &[u32] {

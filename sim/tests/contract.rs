@@ -313,3 +313,42 @@ fn a_wait_on_many_words_nobody_writes_names_each_word() {
         "{what}"
     );
 }
+
+/// `import_segments` reaches every PE's segment from one exchange, and names the PE whose
+/// key does not describe its segment, on every PE.
+#[test]
+fn import_segments_reaches_every_pe_and_names_a_bad_key() {
+    for corrupt in [false, true] {
+        let sim = Sim::builder(nvlink_pair()).build().unwrap();
+        let (results, _) = sim
+            .launch(move |dev| {
+                let key = dev.create_segment(MemKind::Device, 4096).unwrap();
+                let mut mine = b"settings".to_vec();
+                hw::append_segment_key(&mut mine, &key);
+                if corrupt && dev.pe() == Pe(1) {
+                    *mine.last_mut().unwrap() ^= 1;
+                }
+                let all = dev.exchange(&mine, FAR).unwrap();
+                if let Err(e) = dev.import_segments(&all, 8, &[MemKind::Device]) {
+                    return e.to_string();
+                }
+                let q = dev.create_queue().unwrap();
+                let peer = 1 - dev.pe().0;
+                q.put(remote(peer, 0, 4), &[7; 4], Copier::Device).unwrap();
+                q.quiet(FAR).unwrap();
+                "imported".to_string()
+            })
+            .unwrap();
+        for result in results {
+            let said = result.unwrap();
+            if corrupt {
+                assert!(
+                    said.contains("Device segment of PE 1") && said.contains("key"),
+                    "{said}"
+                );
+            } else {
+                assert_eq!(said, "imported");
+            }
+        }
+    }
+}

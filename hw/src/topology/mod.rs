@@ -4,6 +4,7 @@
 //! their GPUs were added. Links are full duplex: each direction has the link's bandwidth.
 //! Routes between PEs never pass through a third GPU (GPUs do not forward traffic).
 
+mod composed;
 mod route;
 mod shapes;
 
@@ -152,8 +153,13 @@ pub struct Topology {
     /// runtime's teams and the simulator's network ask for the same ones): the graph never
     /// changes after [`TopologyBuilder::build`], and a tree is a walk of the whole graph.
     routes: Arc<[OnceLock<Arc<Routes>>]>,
+    /// The tree from each InfiniBand switch, computed on first use: PEs' routes are composed
+    /// from them (`composed.rs`), so a run walks the graph once per switch, not once per PE.
+    switch_trees: Arc<[OnceLock<Arc<composed::SwitchTree>>]>,
     /// The graph's edges laid out for those walks.
     adjacency: Arc<route::Adjacency>,
+    /// Every PE as (its host, itself), sorted: the PEs of one host without a look at all.
+    by_host: Arc<[(u32, u32)]>,
 }
 
 /// Builds a [`Topology`].
@@ -228,11 +234,23 @@ impl TopologyBuilder {
             return Err(TopologyError::NoGpu);
         }
         let adjacency = Arc::new(route::Adjacency::of(&graph));
+        let mut by_host: Vec<(u32, u32)> = (0..)
+            .zip(&gpus)
+            .map(|(pe, &node)| match graph[node].kind {
+                NodeKind::Gpu { host } => (host, pe),
+                _ => unreachable!("gpus holds only GPU nodes"),
+            })
+            .collect();
+        by_host.sort_unstable();
         let topology = Topology {
             name: self.name,
             graph,
             routes: gpus.iter().map(|_| OnceLock::new()).collect(),
+            switch_trees: (0..adjacency.n_switches())
+                .map(|_| OnceLock::new())
+                .collect(),
             adjacency,
+            by_host: by_host.into(),
             gpus,
             local_bytes_per_s: self.local_bytes_per_s,
         };
@@ -279,6 +297,15 @@ impl Topology {
         }
     }
 
+    /// The PEs whose GPUs are in `host`, in increasing order.
+    pub fn pes_of_host(&self, host: u32) -> impl Iterator<Item = Pe> + '_ {
+        let first = self.by_host.partition_point(|&(h, _)| h < host);
+        self.by_host[first..]
+            .iter()
+            .take_while(move |&&(h, _)| h == host)
+            .map(|&(_, pe)| Pe(pe))
+    }
+
     /// A link by id.
     pub fn link(&self, id: LinkId) -> Link {
         self.graph[EdgeIndex::new(id.0 as usize)]
@@ -305,6 +332,14 @@ impl Topology {
     pub fn routes_from(&self, source: Pe) -> Arc<Routes> {
         Arc::clone(
             self.routes[source.idx()].get_or_init(|| Arc::new(Routes::compute(self, source))),
+        )
+    }
+
+    /// The tree from switch number `switch`, node `node`, computed once.
+    fn switch_tree(&self, switch: usize, node: usize) -> Arc<composed::SwitchTree> {
+        Arc::clone(
+            self.switch_trees[switch]
+                .get_or_init(|| Arc::new(composed::SwitchTree::compute(self, node))),
         )
     }
 

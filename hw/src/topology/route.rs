@@ -6,6 +6,7 @@ use std::collections::BinaryHeap;
 use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 use petgraph::visit::EdgeRef;
 
+use super::composed::Composed;
 use super::{Link, LinkId, LinkKind, Node, NodeKind, Topology};
 use crate::types::Pe;
 
@@ -146,7 +147,7 @@ impl Frontier {
 }
 
 /// Marks a node no tree edge reaches (the source itself).
-const NO_EDGE: u32 = u32::MAX;
+pub(super) const NO_EDGE: u32 = u32::MAX;
 
 /// The graph's edges from each node in one array, in the order `graph.edges(node)` yields
 /// them (which decides between parallel links). Why: Dijkstra walks the whole graph once per
@@ -156,18 +157,24 @@ pub(super) struct Adjacency {
     /// The steps from node `v` are `steps[first[v]..first[v + 1]]`.
     first: Vec<u32>,
     steps: Vec<Step>,
+    /// Each node's index among the InfiniBand switches, or `u32::MAX`: where PEs' routes
+    /// are composed from trees shared per switch (`composed.rs`).
+    switch: Vec<u32>,
+    n_switches: usize,
+    /// Whether every link has a latency above zero, which composing routes needs.
+    positive: bool,
 }
 
 /// One edge as seen from one of its ends.
 #[derive(Clone, Copy, Debug)]
-struct Step {
+pub(super) struct Step {
     /// The node at the other end.
-    next: u32,
+    pub(super) next: u32,
     /// The edge's index.
-    edge: u32,
-    latency_ns: u64,
+    pub(super) edge: u32,
+    pub(super) latency_ns: u64,
     /// Whether `next` is a GPU, which routes never cross.
-    next_is_gpu: bool,
+    pub(super) next_is_gpu: bool,
 }
 
 impl Adjacency {
@@ -191,53 +198,114 @@ impl Adjacency {
             }));
         }
         first.push(steps.len() as u32);
-        Adjacency { first, steps }
+        let mut n_switches = 0;
+        let switch = graph
+            .node_weights()
+            .map(|node| match node.kind {
+                NodeKind::IbSwitch { .. } => {
+                    n_switches += 1;
+                    n_switches as u32 - 1
+                }
+                _ => u32::MAX,
+            })
+            .collect();
+        let positive = graph.edge_weights().all(|link| link.latency_ns > 0);
+        Adjacency {
+            first,
+            steps,
+            switch,
+            n_switches,
+            positive,
+        }
     }
 
-    fn from(&self, node: usize) -> &[Step] {
+    pub(super) fn from(&self, node: usize) -> &[Step] {
         &self.steps[self.first[node] as usize..self.first[node + 1] as usize]
     }
+
+    /// The node's index among the InfiniBand switches, if it is one.
+    pub(super) fn switch_of(&self, node: usize) -> Option<usize> {
+        let switch = self.switch[node];
+        (switch != u32::MAX).then_some(switch as usize)
+    }
+
+    pub(super) fn n_switches(&self) -> usize {
+        self.n_switches
+    }
+
+    /// Whether PEs' routes are composed from the switches' trees (`composed.rs`).
+    fn composes(&self) -> bool {
+        self.positive && self.n_switches > 0
+    }
+}
+
+/// Dijkstra by latency from `start` over the whole graph: each node's distance and the edge
+/// that reaches it ([`NO_EDGE`] for `start` and nodes it cannot reach). GPUs other than
+/// `start` are never expanded, so they are never transit nodes; ties go to the node popped
+/// first, the lower index at one distance, so trees are the same on every run.
+pub(super) fn dijkstra(topology: &Topology, start: usize) -> (Vec<u64>, Vec<u32>) {
+    let n_nodes = topology.graph.node_count();
+    let mut dist = vec![u64::MAX; n_nodes];
+    let mut via = vec![NO_EDGE; n_nodes];
+    let mut frontier = Frontier::new(n_nodes);
+    dist[start] = 0;
+    frontier.push(0, start as u32);
+    while let Some((d, n)) = frontier.pop() {
+        if d > dist[n as usize] {
+            continue;
+        }
+        for step in topology.adjacency.from(n as usize) {
+            let next = step.next as usize;
+            let nd = d + step.latency_ns;
+            if nd < dist[next] {
+                dist[next] = nd;
+                via[next] = step.edge;
+                // A GPU is a leaf: it would only be popped to be skipped.
+                if !step.next_is_gpu {
+                    frontier.push(nd, step.next);
+                }
+            }
+        }
+    }
+    (dist, via)
 }
 
 /// The shortest-path tree from one PE.
 #[derive(Clone, Debug)]
 pub struct Routes {
     source: Pe,
+    tree: Tree,
+}
+
+#[derive(Clone, Debug)]
+enum Tree {
     /// For each node, the index of the edge that reaches it on the tree, or [`NO_EDGE`].
-    /// A plain `u32` rather than `Option<EdgeIndex>` halves the table: a simulator keeps one
-    /// tree per sending PE, which is tens of megabytes at thousands of PEs.
-    via: Vec<u32>,
+    /// A plain `u32` rather than `Option<EdgeIndex>` halves the table.
+    Whole(Vec<u32>),
+    /// Composed from the switches' shared trees (`composed.rs`): the same tree, in memory
+    /// and time of the PE's neighbourhood rather than of the whole graph.
+    Composed(Composed),
 }
 
 impl Routes {
-    /// Dijkstra by latency; other GPUs are never expanded, so they are never transit nodes.
-    /// Ties go to the lower node index, so routes are the same on every run.
+    /// Dijkstra by latency ([`dijkstra`]); other GPUs are never expanded, so they are never
+    /// transit nodes. Ties go to the lower node index, so routes are the same on every run.
     pub(super) fn compute(topology: &Topology, source: Pe) -> Routes {
-        let n_nodes = topology.graph.node_count();
-        let start = topology.gpu_node(source);
-        let mut dist = vec![u64::MAX; n_nodes];
-        let mut via = vec![NO_EDGE; n_nodes];
-        let mut frontier = Frontier::new(n_nodes);
-        dist[start.index()] = 0;
-        frontier.push(0, start.index() as u32);
-        while let Some((d, n)) = frontier.pop() {
-            if d > dist[n as usize] {
-                continue;
-            }
-            for step in topology.adjacency.from(n as usize) {
-                let next = step.next as usize;
-                let nd = d + step.latency_ns;
-                if nd < dist[next] {
-                    dist[next] = nd;
-                    via[next] = step.edge;
-                    // A GPU is a leaf: it would only be popped to be skipped.
-                    if !step.next_is_gpu {
-                        frontier.push(nd, step.next);
-                    }
-                }
-            }
+        let start = topology.gpu_node(source).index();
+        let tree = if topology.adjacency.composes() {
+            Tree::Composed(Composed::new(topology, start))
+        } else {
+            Tree::Whole(dijkstra(topology, start).1)
+        };
+        Routes { source, tree }
+    }
+
+    /// The edge that reaches `node` on the tree, or [`NO_EDGE`].
+    fn parent_edge(&self, topology: &Topology, node: usize) -> u32 {
+        match &self.tree {
+            Tree::Whole(via) => via[node],
+            Tree::Composed(composed) => composed.parent_edge(topology, node),
         }
-        Routes { source, via }
     }
 
     /// The PE these routes start from.
@@ -265,10 +333,19 @@ impl Routes {
     /// particular order: the routes [`Routes::path_to`] returns, found in one walk down the
     /// tree instead of one walk up it per PE, for callers that need most of them.
     pub fn for_each_path(&self, topology: &Topology, mut each: impl FnMut(Pe, &Path)) {
+        let Tree::Whole(via) = &self.tree else {
+            // A composed tree finds each route in a few steps: no walk of the whole graph.
+            let mut path = self.path_to(topology, self.source);
+            for pe in 0..topology.n_gpus() {
+                self.path_into(topology, Pe(pe), &mut path);
+                each(Pe(pe), &path);
+            }
+            return;
+        };
         let graph = &topology.graph;
         let n = graph.node_count();
         let parent = |node: usize| -> Option<(usize, EdgeIndex)> {
-            let edge = self.via[node];
+            let edge = via[node];
             (edge != NO_EDGE).then(|| {
                 let edge = EdgeIndex::new(edge as usize);
                 let (a, b) = graph.edge_endpoints(edge).expect("edge exists");
@@ -381,7 +458,7 @@ impl Routes {
         let mut node = topology.gpu_node(target);
         let (mut latency_ns, mut bandwidth, mut rdma, mut nics) = (0, u64::MAX, false, 0);
         while node != start {
-            let edge = self.via[node.index()];
+            let edge = self.parent_edge(topology, node.index());
             assert_ne!(edge, NO_EDGE, "build() checked that every PE is reachable");
             let edge = EdgeIndex::new(edge as usize);
             let (a, b) = graph.edge_endpoints(edge).expect("edge exists");
@@ -413,97 +490,4 @@ impl Routes {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::Link;
-    use super::*;
-
-    /// One walk down the tree finds the routes that one walk up it per PE finds.
-    #[test]
-    fn every_path_at_once_matches_path_to() {
-        let ib = |latency_ns| Link {
-            kind: LinkKind::Ib,
-            latency_ns,
-            bandwidth_bytes_per_s: 50,
-        };
-        let pcie = |latency_ns| Link {
-            kind: LinkKind::Pcie,
-            latency_ns,
-            bandwidth_bytes_per_s: 60,
-        };
-        let nvlink = |latency_ns| Link {
-            kind: LinkKind::NvLink,
-            latency_ns,
-            bandwidth_bytes_per_s: 400,
-        };
-        let mut b = super::super::TopologyBuilder::new("two-hosts");
-        let spines = [
-            b.node("spine0", NodeKind::IbSwitch { tier: 1 }),
-            b.node("spine1", NodeKind::IbSwitch { tier: 1 }),
-        ];
-        for host in 0..3 {
-            let switch = b.node(format!("nvs{host}"), NodeKind::NvSwitch { host });
-            let leaf = b.node(format!("leaf{host}"), NodeKind::IbSwitch { tier: 0 });
-            for (i, &spine) in spines.iter().enumerate() {
-                b.link(leaf, spine, ib(300 + i as u64));
-            }
-            for g in 0..3 {
-                let gpu = b.node(format!("gpu{host}.{g}"), NodeKind::Gpu { host });
-                let nic = b.node(format!("nic{host}.{g}"), NodeKind::Nic { host });
-                b.link(gpu, switch, nvlink(200 + g));
-                b.link(gpu, nic, pcie(150));
-                b.link(nic, leaf, ib(600));
-            }
-        }
-        let t = b.build().unwrap();
-        for src in 0..t.n_gpus() {
-            let routes = t.routes_from(Pe(src));
-            let mut seen = vec![false; t.n_gpus() as usize];
-            routes.for_each_path(&t, |pe, path| {
-                assert!(!seen[pe.idx()], "PE {pe:?} twice");
-                seen[pe.idx()] = true;
-                assert_eq!(*path, routes.path_to(&t, pe), "{src} to {pe:?}");
-            });
-            assert!(seen.iter().all(|&s| s));
-        }
-    }
-
-    /// The frontier pops what a binary heap of `Reverse((distance, node))` pops, including
-    /// the order of ties and pushes at the current distance (zero-latency links).
-    #[test]
-    fn frontier_pops_like_a_binary_heap() {
-        let mut frontier = Frontier::new(64);
-        let mut reference = BinaryHeap::new();
-        // Dijkstra never pushes a node twice at one distance; neither does this test.
-        let mut pushed = std::collections::HashSet::new();
-        let mut x: u64 = 7;
-        let mut popped = 0u64;
-        for round in 0..5000u32 {
-            for _ in 0..(round % 4) {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let d = popped
-                    + match x >> 62 {
-                        0 => 0,
-                        1 => (x >> 20) % 4,
-                        _ => (x >> 20) % 3000,
-                    };
-                let node = ((x >> 40) % 64) as u32;
-                if !pushed.insert((d, node)) {
-                    continue;
-                }
-                frontier.push(d, node);
-                reference.push(Reverse((d, node)));
-            }
-            if round % 2 == 0 {
-                let want = reference.pop().map(|Reverse(e)| e);
-                assert_eq!(frontier.pop(), want);
-                popped = want.map_or(popped, |(d, _)| d);
-            }
-        }
-        while let Some(Reverse(e)) = reference.pop() {
-            assert_eq!(frontier.pop(), Some(e));
-        }
-        assert_eq!(frontier.pop(), None);
-    }
-}
+mod tests;

@@ -181,6 +181,15 @@ impl<B: Backend> Device for CheckedDevice<B> {
         self.inner.import_segment(peer, kind, key)
     }
 
+    fn import_segments(
+        &self,
+        all: &hw::Exchanged,
+        offset: usize,
+        kinds: &[MemKind],
+    ) -> Result<(), DeviceError> {
+        self.inner.import_segments(all, offset, kinds)
+    }
+
     /// The wrapped device's answer. Loads and stores through the address bypass the
     /// detector: it sees queue operations and local reads and writes only.
     fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {

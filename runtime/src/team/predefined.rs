@@ -33,9 +33,11 @@ impl Predefined {
             stride: 1,
             size: n_pes,
         };
-        let host = topology.host_of(Pe(me));
-        let node: Vec<u32> = (0..n_pes)
-            .filter(|&pe| topology.host_of(Pe(pe)) == host)
+        // Why not a look at every PE: this runs on every PE, `n²` looks per run.
+        let node: Vec<u32> = topology
+            .pes_of_host(topology.host_of(Pe(me)))
+            .map(|pe| pe.0)
+            .filter(|&pe| pe < n_pes)
             .collect();
         let shared = load_store_peers(topology, me, &node);
         let team = |kind, slot, members: Members| {

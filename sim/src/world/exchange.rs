@@ -1,7 +1,7 @@
 //! The bootstrap exchange: every PE contributes bytes, blocks, and resumes with everyone's
 //! once the last arrived, after the cost of an out-of-band round (`WorldParams::exchange_ns`).
 
-use hw::Exchanged;
+use hw::{Exchanged, MemKind};
 
 use crate::trace::Record;
 
@@ -12,6 +12,10 @@ use super::{Blocked, World};
 pub(super) struct Exchange {
     arrivals: Vec<Option<Vec<u8>>>,
     pub(super) arrived: u32,
+    /// The last result whose segment keys were found to describe their segments, with the
+    /// offset and kinds they were read at: every PE imports from the one shared result, and
+    /// the first PE's check answers for the others.
+    keys_checked: Option<(Exchanged, usize, Vec<MemKind>)>,
 }
 
 impl Exchange {
@@ -20,6 +24,7 @@ impl Exchange {
         Exchange {
             arrivals: vec![None; n_pes as usize],
             arrived: 0,
+            keys_checked: None,
         }
     }
 }
@@ -56,5 +61,26 @@ impl World {
 
     pub(crate) fn take_exchange(&mut self, pe: u32) -> Option<Exchanged> {
         self.pes[pe as usize].exchange_result.take()
+    }
+
+    /// Whether the segment keys of `all` at `offset` for `kinds` were checked already.
+    pub(crate) fn keys_checked(&self, all: &Exchanged, offset: usize, kinds: &[MemKind]) -> bool {
+        self.exchange
+            .keys_checked
+            .as_ref()
+            .is_some_and(|(checked, at, of)| {
+                checked.same_result(all) && *at == offset && of.as_slice() == kinds
+            })
+    }
+
+    /// Remembers that the segment keys of `all` at `offset` for `kinds` describe their
+    /// segments.
+    pub(crate) fn remember_keys_checked(
+        &mut self,
+        all: &Exchanged,
+        offset: usize,
+        kinds: &[MemKind],
+    ) {
+        self.exchange.keys_checked = Some((Exchanged::clone(all), offset, kinds.to_vec()));
     }
 }

@@ -151,9 +151,7 @@ impl World {
     ) -> World {
         // Every PE's program starts once the GPUs are set up.
         let startup_ns = params.timing.startup_ns;
-        let pes = (0..n_pes)
-            .map(|_| PeState::new(startup_ns, n_pes))
-            .collect();
+        let pes = (0..n_pes).map(|_| PeState::new(startup_ns)).collect();
         let rounds = explore.map(|e| crate::explore::rounds(e, &topology, &params.timing, n_pes));
         let mut events = EventQueue::default();
         for pe in 0..n_pes {

@@ -70,7 +70,11 @@ pub(super) struct PeState {
     /// their memory waits are in `watching`.
     pub(super) thread_waits: Vec<ThreadWait>,
     failure: Option<String>,
-    /// Which peers' segments this PE imported: bit `MemKind::COUNT * peer + kind`.
+    /// Which kinds of segment this PE imported of every PE at once (`import_segments`).
+    imported_of_all: [bool; MemKind::COUNT],
+    /// Which peers' segments this PE imported one by one: bit `MemKind::COUNT * peer +
+    /// kind`; empty until the first, so that a run whose PEs import every PE at once holds
+    /// no `n²` bits.
     imported: Vec<u64>,
     /// This PE's words in the program's terms, for the reports of its waits.
     pub(super) names: Option<std::sync::Arc<hw::WordNames>>,
@@ -78,7 +82,7 @@ pub(super) struct PeState {
 
 impl PeState {
     /// A PE about to start its program at `startup_ns`, in a world of `n_pes`.
-    pub(super) fn new(startup_ns: u64, n_pes: u32) -> PeState {
+    pub(super) fn new(startup_ns: u64) -> PeState {
         PeState {
             clock_ns: startup_ns,
             status: Status::Runnable,
@@ -89,7 +93,8 @@ impl PeState {
             exchange_result: None,
             thread_waits: Vec::new(),
             failure: None,
-            imported: vec![0; (MemKind::COUNT * n_pes as usize).div_ceil(64)],
+            imported_of_all: [false; MemKind::COUNT],
+            imported: Vec::new(),
             names: None,
         }
     }
@@ -253,13 +258,28 @@ impl World {
 
     pub(crate) fn mark_imported(&mut self, pe: u32, peer: u32, kind: MemKind) {
         let bit = MemKind::COUNT * peer as usize + kind.index();
-        self.pes[pe as usize].imported[bit / 64] |= 1 << (bit % 64);
+        let n_words = (MemKind::COUNT * self.n_pes as usize).div_ceil(64);
+        let imported = &mut self.pes[pe as usize].imported;
+        imported.resize(n_words, 0);
+        imported[bit / 64] |= 1 << (bit % 64);
+    }
+
+    /// Marks every PE's segment of `kind` imported by `pe`.
+    pub(crate) fn mark_imported_of_all(&mut self, pe: u32, kind: MemKind) {
+        self.pes[pe as usize].imported_of_all[kind.index()] = true;
     }
 
     pub(crate) fn assert_imported(&self, pe: u32, range: &RemoteRange) {
+        let state = &self.pes[pe as usize];
         let bit = MemKind::COUNT * range.pe.idx() + range.kind.index();
+        let one_by_one = || {
+            state
+                .imported
+                .get(bit / 64)
+                .is_some_and(|w| w & (1 << (bit % 64)) != 0)
+        };
         assert!(
-            self.pes[pe as usize].imported[bit / 64] & (1 << (bit % 64)) != 0,
+            state.imported_of_all[range.kind.index()] || one_by_one(),
             "PE {pe} accessed {}'s {:?} segment without importing it (contract violation)",
             range.pe,
             range.kind

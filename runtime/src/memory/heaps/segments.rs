@@ -1,12 +1,14 @@
 //! The heaps' segments at init: each PE creates one segment per heap, one exchange trades
 //! every PE's heap settings and segment keys, and each PE imports every PE's segments (its
-//! own included, so it reaches itself like any peer).
+//! own included, so it reaches itself like any peer) in one call, `Device::import_segments`,
+//! which the simulator answers for all its PEs at once: a loop over the peers here ran `n²`
+//! times per run.
 //!
 //! Why the settings travel too: heaps are symmetric only if every PE has the same ones. PEs
 //! whose environments differ fail together with a message that names the variables, instead
 //! of importing segments that are not there or pairing different exchanges later.
 
-use hw::{Device, DeviceError, Instant, MemKind, Pe, SegmentKey};
+use hw::{Device, Instant, MemKind, append_segment_key};
 
 use crate::config::{
     DEFAULT_HEAP_VAR, DEVICE_HEAP_VAR, HOST_HEAP_VAR, format_size, heap_kind_name,
@@ -29,8 +31,6 @@ pub(super) struct Settings {
 
 /// The bytes of encoded [`Settings`]: two words, the default heap and a word.
 const SETTINGS_BYTES: usize = 25;
-/// The bytes of a key's length, before the key.
-const KEY_LEN_BYTES: usize = 8;
 
 impl Settings {
     fn of(heaps: &Heaps) -> Settings {
@@ -137,10 +137,10 @@ pub(crate) fn share_segments<D: Device>(
         }
         .map_err(refused)?;
         heap.set_backed_bytes(backed_bytes);
-        put_key(&mut mine, &key);
+        append_segment_key(&mut mine, &key);
     }
     if let Some(key) = static_key {
-        put_key(&mut mine, &key);
+        append_segment_key(&mut mine, &key);
     }
     let all = device.exchange(&mine, deadline)?;
     // Why no loop over the PEs: whether every message starts alike is worked out once for
@@ -155,34 +155,6 @@ pub(crate) fn share_segments<D: Device>(
         return Err(ShmemError::HeapSettingsDiffer { values });
     }
     let kinds: Vec<MemKind> = heaps.existing().map(|heap| heap.kind()).collect();
-    // One buffer for every key: this loop runs for every PE's every heap.
-    let mut key = SegmentKey(Vec::new());
-    for (peer, message) in (0..).zip(all.iter()) {
-        let mut keys = message.get(SETTINGS_BYTES..).unwrap_or(&[]);
-        for &kind in &kinds {
-            let theirs = take_key(&mut keys).ok_or_else(|| DeviceError::Import {
-                peer: Pe(peer),
-                kind,
-                reason: "the exchanged key is truncated".into(),
-            })?;
-            key.0.clear();
-            key.0.extend_from_slice(theirs);
-            device.import_segment(Pe(peer), kind, &key)?;
-        }
-    }
+    device.import_segments(&all, SETTINGS_BYTES, &kinds)?;
     Ok(())
-}
-
-/// Appends `key` to `message`, length first.
-fn put_key(message: &mut Vec<u8>, key: &SegmentKey) {
-    message.extend_from_slice(&(key.0.len() as u64).to_le_bytes());
-    message.extend_from_slice(&key.0);
-}
-
-/// The next length-prefixed key of `keys`, which then starts after it.
-fn take_key<'a>(keys: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let (len, rest) = keys.split_first_chunk::<KEY_LEN_BYTES>()?;
-    let (key, rest) = rest.split_at_checked(usize::try_from(u64::from_le_bytes(*len)).ok()?)?;
-    *keys = rest;
-    Some(key)
 }
