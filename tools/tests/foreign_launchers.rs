@@ -220,6 +220,26 @@ fn nvshmem_programs_initialise_with_their_mpi_communicator_or_a_unique_id() {
             );
         }
     }
+    // The unique id over IPv6 loopback, and a session id on which rank 0 listens when it
+    // joins.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let session = format!("127.0.0.1:{port}");
+    let cases: [&[(&str, &str)]; 2] = [
+        &[
+            ("NVSHMEM_BOOTSTRAP_UID_SOCK_FAMILY", "AF_INET6"),
+            ("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "=lo"),
+        ],
+        &[("NVSHMEM_BOOTSTRAP_UID_SESSION_ID", &session)],
+    ];
+    for env in cases {
+        let (out, _) = mpirun_with("4", &dir.join("init_attr"), &["uid"], env);
+        let said = text(&out);
+        assert!(out.status.success(), "uid with {env:?}: {said}");
+        assert!(said.contains("init_attr uid: ok at 4 PEs"), "{said}");
+    }
 }
 
 #[test]

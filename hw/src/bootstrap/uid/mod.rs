@@ -229,14 +229,12 @@ fn relay_listener(
     }
     match LISTENING.lock().unwrap_or_else(|e| e.into_inner()).take() {
         Some((mine, listener)) if mine == key => Ok(listener),
-        _ => {
-            return Err(BootstrapError::InvalidArgument(
-                "rank 0 must be the process whose nvshmemx_get_uniqueid made the id, and this \
-                 process made none (or a newer one): call nvshmemx_get_uniqueid on rank 0 and \
-                 give its id to every rank"
-                    .to_string(),
-            ));
-        }
+        _ => Err(BootstrapError::InvalidArgument(
+            "rank 0 must be the process whose nvshmemx_get_uniqueid made the id, and this \
+             process made none (or a newer one): call nvshmemx_get_uniqueid on rank 0 and give \
+             its id to every rank (or set NVSHMEM_BOOTSTRAP_UID_SESSION_ID where it is made)"
+                .to_string(),
+        )),
     }
 }
 
