@@ -6,6 +6,7 @@
 use std::ffi::{c_int, c_void};
 
 use super::collectives::{Kind, Part};
+use super::types::{Datatype, Op};
 use super::exports::{IN_PLACE, bytes_at, collective, part, put_bytes};
 use super::{Comm, MpiError, SUCCESS, count_bytes, handles};
 
@@ -228,7 +229,10 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Allgatherv(
     SUCCESS
 }
 
-/// `MPI_Reduce` (with a root) and `MPI_Allreduce`.
+/// The reductions: `MPI_Reduce` (with a root), `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan` and
+/// `MPI_Reduce_scatter_block`, whose `kind` says which. Each rank sends `count` elements, or
+/// for `MPI_Reduce_scatter_block` `count` per rank, and receives what the meeting gives it
+/// (nothing for a rank that is not the root, nor for rank 0 of `MPI_Exscan`).
 ///
 /// # Safety
 /// MPI's contract.
@@ -239,13 +243,19 @@ unsafe fn reduce(
     count: c_int,
     datatype: *const c_void,
     op: *const c_void,
-    root: Option<c_int>,
+    kind: impl FnOnce(Datatype, Op) -> Kind,
+    root: c_int,
     comm: *const c_void,
 ) {
-    let (comm, result) = collective(call, comm, |_, _| {
+    let (_, result) = collective(call, comm, |_, comm| {
         let datatype = handles::datatype(datatype)?;
         let op = handles::op(op)?;
-        let len = count_bytes(count, datatype)?;
+        let kind = kind(datatype, op);
+        let block = count_bytes(count, datatype)?;
+        let len = match kind {
+            Kind::ReduceScatterBlock(..) => block * comm.size,
+            _ => block,
+        };
         let source = if sendbuf == IN_PLACE {
             recvbuf.cast_const()
         } else {
@@ -253,21 +263,17 @@ unsafe fn reduce(
         };
         // SAFETY: the caller's contract.
         let bytes = unsafe { bytes_at(source, len) };
-        let kind = match root {
-            Some(_) => Kind::Reduce(datatype, op),
-            None => Kind::Allreduce(datatype, op),
-        };
         Ok(Part {
             call,
             kind,
-            root: root.unwrap_or(0),
+            root,
             bytes,
-            block: len,
+            block,
         })
     });
-    if root.is_none_or(|root| root == comm.rank as c_int) {
+    if let Some(bytes) = result {
         // SAFETY: the caller's contract.
-        unsafe { put_bytes(recvbuf, &result.unwrap_or_default()) };
+        unsafe { put_bytes(recvbuf, &bytes) };
     }
 }
 
@@ -290,7 +296,8 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Reduce(
             count,
             datatype,
             op,
-            Some(root),
+            Kind::Reduce,
+            root,
             comm,
         )
     };
@@ -315,7 +322,8 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Allreduce(
             count,
             datatype,
             op,
-            None,
+            Kind::Allreduce,
+            0,
             comm,
         )
     };
@@ -353,5 +361,69 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Alltoall(
     });
     // SAFETY: MPI's contract: a block per rank.
     unsafe { put_bytes(recvbuf, &result.unwrap_or_default()) };
+    SUCCESS
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rshmem_sim_MPI_Scan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: *const c_void,
+    op: *const c_void,
+    comm: *const c_void,
+) -> c_int {
+    let inclusive = |d, o| Kind::Scan(d, o, false);
+    // SAFETY: MPI's contract.
+    unsafe {
+        reduce(
+            "MPI_Scan", sendbuf, recvbuf, count, datatype, op, inclusive, 0, comm,
+        )
+    };
+    SUCCESS
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rshmem_sim_MPI_Exscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: *const c_void,
+    op: *const c_void,
+    comm: *const c_void,
+) -> c_int {
+    let exclusive = |d, o| Kind::Scan(d, o, true);
+    // SAFETY: MPI's contract.
+    unsafe {
+        reduce(
+            "MPI_Exscan", sendbuf, recvbuf, count, datatype, op, exclusive, 0, comm,
+        )
+    };
+    SUCCESS
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rshmem_sim_MPI_Reduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: *const c_void,
+    op: *const c_void,
+    comm: *const c_void,
+) -> c_int {
+    // SAFETY: MPI's contract.
+    unsafe {
+        reduce(
+            "MPI_Reduce_scatter_block",
+            sendbuf,
+            recvbuf,
+            recvcount,
+            datatype,
+            op,
+            Kind::ReduceScatterBlock,
+            0,
+            comm,
+        )
+    };
     SUCCESS
 }
