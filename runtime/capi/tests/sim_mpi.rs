@@ -147,7 +147,10 @@ fn tests_probes_scans_and_a_scattered_reduction_give_what_mpi_says() {
         let r = simulate(&dir, &binary, pes, &[], &format!("progress{pes}"));
         assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
         let (output, _) = output_and_hash(&r);
-        let ok = output.lines().filter(|l| l.contains("progress ok (polled)")).count();
+        let ok = output
+            .lines()
+            .filter(|l| l.contains("progress ok (polled)"))
+            .count();
         assert_eq!(ok.to_string(), pes, "{output}");
     }
 }

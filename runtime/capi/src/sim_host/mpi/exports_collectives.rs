@@ -6,8 +6,8 @@
 use std::ffi::{c_int, c_void};
 
 use super::collectives::{Kind, Part};
-use super::types::{Datatype, Op};
 use super::exports::{IN_PLACE, bytes_at, collective, part, put_bytes};
+use super::types::{Datatype, Op};
 use super::{Comm, MpiError, SUCCESS, count_bytes, handles};
 
 /// A barrier on `comm`, for `call`.
@@ -396,7 +396,15 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Exscan(
     // SAFETY: MPI's contract.
     unsafe {
         reduce(
-            "MPI_Exscan", sendbuf, recvbuf, count, datatype, op, exclusive, 0, comm,
+            "MPI_Exscan",
+            sendbuf,
+            recvbuf,
+            count,
+            datatype,
+            op,
+            exclusive,
+            0,
+            comm,
         )
     };
     SUCCESS

@@ -213,9 +213,12 @@ impl World {
             None => Err(MpiError::Handle(format!(
                 "request {id} was completed already; a completed request is MPI_REQUEST_NULL"
             ))),
-            Some(Request::Sent | Request::Receive {
-                source: PROC_NULL, ..
-            }) => Ok(Some(0)),
+            Some(
+                Request::Sent
+                | Request::Receive {
+                    source: PROC_NULL, ..
+                },
+            ) => Ok(Some(0)),
             Some(Request::Receive { message, .. }) => Ok(message.as_ref().map(|m| m.arrives_ns)),
         }
     }
