@@ -305,32 +305,6 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Reduce(
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Allreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    op: *const c_void,
-    comm: *const c_void,
-) -> c_int {
-    // SAFETY: MPI's contract.
-    unsafe {
-        reduce(
-            "MPI_Allreduce",
-            sendbuf,
-            recvbuf,
-            count,
-            datatype,
-            op,
-            Kind::Allreduce,
-            0,
-            comm,
-        )
-    };
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
 pub unsafe extern "C" fn rshmem_sim_MPI_Alltoall(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -364,74 +338,32 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Alltoall(
     SUCCESS
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Scan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    op: *const c_void,
-    comm: *const c_void,
-) -> c_int {
-    let inclusive = |d, o| Kind::Scan(d, o, false);
-    // SAFETY: MPI's contract.
-    unsafe {
-        reduce(
-            "MPI_Scan", sendbuf, recvbuf, count, datatype, op, inclusive, 0, comm,
-        )
+/// An export of a reduction with every rank's result and no root: `fn NAME` (the shim finds
+/// the name in this text), the MPI call, and the [`Kind`] of its datatype and operation.
+macro_rules! unrooted_reduction {
+    (fn $name:ident, $call:literal, $kind:expr) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            sendbuf: *const c_void,
+            recvbuf: *mut c_void,
+            count: c_int,
+            datatype: *const c_void,
+            op: *const c_void,
+            comm: *const c_void,
+        ) -> c_int {
+            // SAFETY: MPI's contract.
+            unsafe { reduce($call, sendbuf, recvbuf, count, datatype, op, $kind, 0, comm) };
+            SUCCESS
+        }
     };
-    SUCCESS
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Exscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    op: *const c_void,
-    comm: *const c_void,
-) -> c_int {
-    let exclusive = |d, o| Kind::Scan(d, o, true);
-    // SAFETY: MPI's contract.
-    unsafe {
-        reduce(
-            "MPI_Exscan",
-            sendbuf,
-            recvbuf,
-            count,
-            datatype,
-            op,
-            exclusive,
-            0,
-            comm,
-        )
-    };
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Reduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    datatype: *const c_void,
-    op: *const c_void,
-    comm: *const c_void,
-) -> c_int {
-    // SAFETY: MPI's contract.
-    unsafe {
-        reduce(
-            "MPI_Reduce_scatter_block",
-            sendbuf,
-            recvbuf,
-            recvcount,
-            datatype,
-            op,
-            Kind::ReduceScatterBlock,
-            0,
-            comm,
-        )
-    };
-    SUCCESS
-}
+unrooted_reduction!(fn rshmem_sim_MPI_Allreduce, "MPI_Allreduce", Kind::Allreduce);
+unrooted_reduction!(fn rshmem_sim_MPI_Scan, "MPI_Scan", |d, o| Kind::Scan(d, o, false));
+unrooted_reduction!(fn rshmem_sim_MPI_Exscan, "MPI_Exscan", |d, o| Kind::Scan(d, o, true));
+// The count is each rank's block: every rank sends one per rank.
+unrooted_reduction!(
+    fn rshmem_sim_MPI_Reduce_scatter_block,
+    "MPI_Reduce_scatter_block",
+    Kind::ReduceScatterBlock
+);
