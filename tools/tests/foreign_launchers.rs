@@ -25,13 +25,6 @@ fn text(out: &Output) -> String {
     )
 }
 
-fn found(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|out| out.status.success())
-}
-
 /// A rank killed after the first barrier while the others wait in the second.
 const KILLED: &str = r#"#include <shmem.h>
 #include <signal.h>
@@ -227,6 +220,26 @@ fn nvshmem_programs_initialise_with_their_mpi_communicator_or_a_unique_id() {
             );
         }
     }
+    // The unique id over IPv6 loopback, and a session id on which rank 0 listens when it
+    // joins.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let session = format!("127.0.0.1:{port}");
+    let cases: [&[(&str, &str)]; 2] = [
+        &[
+            ("NVSHMEM_BOOTSTRAP_UID_SOCK_FAMILY", "AF_INET6"),
+            ("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "=lo"),
+        ],
+        &[("NVSHMEM_BOOTSTRAP_UID_SESSION_ID", &session)],
+    ];
+    for env in cases {
+        let (out, _) = mpirun_with("4", &dir.join("init_attr"), &["uid"], env);
+        let said = text(&out);
+        assert!(out.status.success(), "uid with {env:?}: {said}");
+        assert!(said.contains("init_attr uid: ok at 4 PEs"), "{said}");
+    }
 }
 
 #[test]
@@ -313,73 +326,22 @@ fn rshmem_info_under_mpirun_names_pmix_and_why() {
     );
 }
 
-/// A one-host Slurm for the tests of this binary: the one `SLURM_CONF` names, or one this
-/// test starts with `tools/launch/slurm-one-host.sh` (as root) and stops when done.
-struct Slurm {
-    conf: PathBuf,
-    started: Option<PathBuf>,
-}
+/// The one-host Slurm that `tools/launch/slurm-one-host.sh` starts, shared with the
+/// conformance suite's launcher tests.
+#[path = "../launch/slurm_one_host.rs"]
+mod slurm_one_host;
 
-impl Slurm {
-    fn get() -> Option<Slurm> {
-        if let Some(conf) = std::env::var_os("SLURM_CONF") {
-            return Some(Slurm {
-                conf: PathBuf::from(conf),
-                started: None,
-            });
-        }
-        let tools = ["srun", "slurmctld", "slurmd", "munged"];
-        if let Some(missing) = tools.iter().find(|tool| !found(tool)) {
-            eprintln!(
-                "skipped: {missing} is missing (apt-get install -y slurmctld slurmd \
-                 slurm-client munge)"
-            );
-            return None;
-        }
-        let root = Command::new("id").arg("-u").output().ok()?;
-        if String::from_utf8_lossy(&root.stdout).trim() != "0" {
-            eprintln!(
-                "skipped: a one-host Slurm needs root (or export SLURM_CONF of a running one)"
-            );
-            return None;
-        }
-        let dir = std::env::temp_dir().join(format!("rshmem-slurm-{}", std::process::id()));
-        let out = Command::new(workspace().join("tools/launch/slurm-one-host.sh"))
-            .arg("start")
-            .env("RSHMEM_SLURM_DIR", &dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "slurm-one-host.sh start: {}",
-            text(&out)
-        );
-        Some(Slurm {
-            conf: dir.join("slurm.conf"),
-            started: Some(dir),
-        })
-    }
+use slurm_one_host::{Slurm, found};
 
-    fn srun(&self, mpi: &str, program: &Path, env: &[(&str, &str)]) -> (Output, Duration) {
-        let conf = self.conf.to_string_lossy().into_owned();
-        let mpi = format!("--mpi={mpi}");
-        let all: Vec<(&str, &str)> = [("SLURM_CONF", conf.as_str())]
-            .into_iter()
-            .chain(env.iter().copied())
-            .collect();
-        launch(&["srun", "-n", "4", &mpi], program, &[], &all)
-    }
-}
-
-impl Drop for Slurm {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.started {
-            let _ = Command::new(workspace().join("tools/launch/slurm-one-host.sh"))
-                .arg("stop")
-                .env("RSHMEM_SLURM_DIR", dir)
-                .output();
-        }
-    }
+/// `srun -n 4 --mpi=MPI program` on `slurm`, with `env`.
+fn srun(slurm: &Slurm, mpi: &str, program: &Path, env: &[(&str, &str)]) -> (Output, Duration) {
+    let conf = slurm.conf().to_string_lossy().into_owned();
+    let mpi = format!("--mpi={mpi}");
+    let all: Vec<(&str, &str)> = [("SLURM_CONF", conf.as_str())]
+        .into_iter()
+        .chain(env.iter().copied())
+        .collect();
+    launch(&["srun", "-n", "4", &mpi], program, &[], &all)
 }
 
 /// Every srun case in one test: they share one Slurm, whose daemons listen on fixed ports.
@@ -396,7 +358,7 @@ fn c_programs_run_under_srun_with_pmix_pmi2_and_pmi1() {
         ("pmi2", vec![("RSHMEM_BOOTSTRAP", "pmi1")]),
         ("pmi2", vec![("NVSHMEM_BOOTSTRAP", "PMI-2")]),
     ] {
-        let (out, _) = slurm.srun(mpi, &rma, &env);
+        let (out, _) = srun(&slurm, mpi, &rma, &env);
         assert!(
             out.status.success(),
             "srun --mpi={mpi} {env:?}: {}",
@@ -405,12 +367,12 @@ fn c_programs_run_under_srun_with_pmix_pmi2_and_pmi1() {
         assert!(text(&out).contains("ok at 4 PEs"), "{}", text(&out));
     }
     for mpi in ["pmix", "pmi2"] {
-        let (out, took) = slurm.srun(mpi, &dir.join("killed"), &[]);
+        let (out, took) = srun(&slurm, mpi, &dir.join("killed"), &[]);
         let said = text(&out);
         assert!(!out.status.success(), "{said}");
         assert!(took < Duration::from_secs(20), "--mpi={mpi} took {took:?}");
         assert!(said.contains("task 3"), "--mpi={mpi}: {said}");
-        let (out, took) = slurm.srun(mpi, &dir.join("global_exit"), &[]);
+        let (out, took) = srun(&slurm, mpi, &dir.join("global_exit"), &[]);
         assert!(took < Duration::from_secs(20), "--mpi={mpi} took {took:?}");
         assert!(
             text(&out).contains("exit code 7"),

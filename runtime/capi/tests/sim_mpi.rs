@@ -131,11 +131,28 @@ fn an_mpi_call_the_simulator_does_not_serve_ends_the_run_naming_it() {
     assert_eq!(exit_code(&r), Some(1), "{}\n{}", r.stdout, r.stderr);
     assert!(
         r.stderr
-            .contains("MPI_Scan: is not served on the simulator"),
+            .contains("MPI_Scatter: is not served on the simulator"),
         "{}",
         r.stderr
     );
-    assert!(!r.stdout.contains("prefix"), "{}", r.stdout);
+    assert!(!r.stdout.contains("scattered"), "{}", r.stdout);
+}
+
+#[test]
+fn tests_probes_scans_and_a_scattered_reduction_give_what_mpi_says() {
+    let Some((dir, binary)) = program("sim/mpi_progress.c") else {
+        return;
+    };
+    for pes in ["2", "4"] {
+        let r = simulate(&dir, &binary, pes, &[], &format!("progress{pes}"));
+        assert_eq!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
+        let (output, _) = output_and_hash(&r);
+        let ok = output
+            .lines()
+            .filter(|l| l.contains("progress ok (polled)"))
+            .count();
+        assert_eq!(ok.to_string(), pes, "{output}");
+    }
 }
 
 #[test]

@@ -2,26 +2,36 @@
 //! 2 and 4 PEs: the test binary runs itself as the ranks of each run (`conformance::process`).
 //! Every body of the suite makes sense here (streams are the runtime's, atomics CPU atomics,
 //! the heap a sparse memfd), so none is skipped.
+//!
+//! The same binary runs every body again as the ranks of jobs that other launchers start:
+//! Open MPI's `mpirun` (PMIx) and a one-host Slurm's `srun` (`--mpi=pmix`, `--mpi=pmi2`). Those
+//! tests skip, saying why, where the launcher is absent.
 
-conformance::conformance_tests!(conformance::process::process_conformance);
+use std::process::Command;
+
+use conformance::process::{LauncherRunError, is_rank, run_under_launcher};
+
+/// The bodies' tests, named `bodies::NAME`, so that the launchers' tests find them by
+/// `--list`.
+mod bodies {
+    conformance::conformance_tests!(conformance::process::process_conformance);
+}
+
+/// The one-host Slurm that `tools/launch/slurm-one-host.sh` starts, shared with the C API's
+/// launcher tests.
+#[path = "../../../tools/launch/slurm_one_host.rs"]
+mod slurm_one_host;
 
 /// The harness can fail: a body whose promise does not hold on one PE fails that rank, and
 /// the test reports the rank's output.
 #[test]
 fn a_broken_promise_is_reported() {
-    use conformance::BodyError;
-    use conformance::process::{is_rank, process_conformance};
-    let broken = |sh: &rshmem::Shmem<hw::process::ProcessBackend>| {
-        if sh.my_pe() == 1 {
-            return Err(BodyError::Violated("on purpose".into()));
-        }
-        Ok(())
-    };
     if is_rank() {
-        process_conformance(broken);
+        conformance::process::process_conformance(broken);
         return;
     }
-    let payload = std::panic::catch_unwind(|| process_conformance(broken)).unwrap_err();
+    let payload =
+        std::panic::catch_unwind(|| conformance::process::process_conformance(broken)).unwrap_err();
     let message = payload
         .downcast_ref::<String>()
         .cloned()
@@ -31,4 +41,84 @@ fn a_broken_promise_is_reported() {
         "{message}"
     );
     assert!(!message.contains("rank 0 ended with"), "{message}");
+}
+
+/// A body whose promise fails on PE 1.
+fn broken(sh: &rshmem::Shmem<hw::process::ProcessBackend>) -> Result<(), conformance::BodyError> {
+    if sh.my_pe() == 1 {
+        return Err(conformance::BodyError::Violated("on purpose".into()));
+    }
+    Ok(())
+}
+
+/// The names of the bodies' tests in this binary (`bodies::ring`, ...), from its own `--list`.
+fn body_tests() -> Vec<String> {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = Command::new(exe)
+        .args(["--list", "--format", "terse", "bodies::"])
+        .output()
+        .expect("the test binary lists its tests");
+    let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .map(str::to_owned)
+        .collect();
+    assert!(names.len() >= 9, "too few bodies listed: {names:?}");
+    names
+}
+
+/// Runs every body under `launcher` with `n` ranks (the launcher's words say `n`), and
+/// panics with every job that failed.
+fn every_body_under(launcher: &[&str], envs: &[(&str, &str)], n: u32) {
+    let failures: Vec<String> = body_tests()
+        .iter()
+        .filter_map(|test| run_under_launcher(launcher, envs, n, test).err())
+        .map(|e| e.to_string())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+const MPIRUN: [&str; 3] = ["mpirun", "--allow-run-as-root", "--oversubscribe"];
+
+/// `mpirun` with `n` ranks, or `None` (said) where it is missing.
+fn mpirun(n: &str) -> Option<Vec<&str>> {
+    if !slurm_one_host::found("mpirun") {
+        eprintln!("skipped: mpirun is missing (apt-get install -y openmpi-bin)");
+        return None;
+    }
+    Some(MPIRUN.iter().copied().chain(["-np", n]).collect())
+}
+
+#[test]
+fn every_body_passes_under_mpirun_at_2_and_4_ranks() {
+    for n in [2, 4] {
+        let count = n.to_string();
+        let Some(launcher) = mpirun(&count) else {
+            return;
+        };
+        every_body_under(&launcher, &[], n);
+    }
+}
+
+/// A rank that fails its body under `mpirun` fails the job, whose output names the failure.
+#[test]
+fn a_broken_promise_under_mpirun_fails_the_job() {
+    let Some(launcher) = mpirun("2") else { return };
+    match run_under_launcher(&launcher, &[], 2, "a_broken_promise_is_reported") {
+        Err(LauncherRunError::Failed { output, .. }) => {
+            assert!(output.contains("violated: on purpose"), "{output}");
+        }
+        other => panic!("the broken body passed or hung under mpirun: {other:?}"),
+    }
+}
+
+#[test]
+fn every_body_passes_under_srun_with_pmix_and_pmi2() {
+    let Some(slurm) = slurm_one_host::Slurm::get() else {
+        return;
+    };
+    let conf = slurm.conf().to_string_lossy().into_owned();
+    for mpi in ["--mpi=pmix", "--mpi=pmi2"] {
+        every_body_under(&["srun", "-n", "4", mpi], &[("SLURM_CONF", &conf)], 4);
+    }
 }

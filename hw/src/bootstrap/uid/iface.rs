@@ -4,7 +4,7 @@
 //! Docker's bridges, loopback last).
 
 use std::ffi::{CStr, OsString};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, ToSocketAddrs};
 
 use super::super::BootstrapError;
 
@@ -13,9 +13,13 @@ use super::super::BootstrapError;
 pub const SOCK_IFNAME_VAR: &str = "NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME";
 /// NVSHMEM's variable naming the address family: `AF_INET` (the default) or `AF_INET6`.
 pub const SOCK_FAMILY_VAR: &str = "NVSHMEM_BOOTSTRAP_UID_SOCK_FAMILY";
+/// NVSHMEM's variable naming where rank 0 listens, fixed in advance: `IPV4:PORT`,
+/// `[IPV6]:PORT` (`[fe80::1%eth0]:PORT` for a link-local address) or `HOST:PORT`.
+pub const SESSION_ID_VAR: &str = "NVSHMEM_BOOTSTRAP_UID_SESSION_ID";
 
-/// The interfaces' addresses of one family, as `getifaddrs` lists them.
-fn interfaces(ipv6: bool) -> Result<Vec<(String, IpAddr)>, BootstrapError> {
+/// The interfaces' addresses of one family, as `getifaddrs` lists them, with port 0 (and an
+/// IPv6 address's scope, its interface's index, which a link-local address needs).
+fn interfaces(ipv6: bool) -> Result<Vec<(String, SocketAddr)>, BootstrapError> {
     let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs fills `list` with a list we free below.
     if unsafe { libc::getifaddrs(&mut list) } != 0 {
@@ -42,15 +46,18 @@ fn interfaces(ipv6: bool) -> Result<Vec<(String, IpAddr)>, BootstrapError> {
             match i32::from((*entry.ifa_addr).sa_family) {
                 libc::AF_INET if !ipv6 => {
                     let sin = &*entry.ifa_addr.cast::<libc::sockaddr_in>();
-                    Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
-                        sin.sin_addr.s_addr,
-                    ))))
+                    let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+                    Some(SocketAddr::V4(SocketAddrV4::new(ip, 0)))
                 }
                 libc::AF_INET6 if ipv6 => {
                     let sin6 = &*entry.ifa_addr.cast::<libc::sockaddr_in6>();
                     let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
-                    // A link-local address needs its scope, which the id does not carry.
-                    (!ip.is_unicast_link_local()).then_some(IpAddr::V6(ip))
+                    Some(SocketAddr::V6(SocketAddrV6::new(
+                        ip,
+                        0,
+                        0,
+                        sin6.sin6_scope_id,
+                    )))
                 }
                 _ => None,
             }
@@ -88,14 +95,14 @@ fn preference(name: &str) -> u8 {
     }
 }
 
-/// The address to listen on, from the variables of `lookup`.
+/// The address to listen on (port 0), from the variables of `lookup`.
 ///
 /// # Errors
 /// [`BootstrapError::Env`] for a family other than `AF_INET` or `AF_INET6`, or when no
 /// interface of the family matches (naming the interfaces there are).
 pub(crate) fn listen_address(
     mut lookup: impl FnMut(&str) -> Option<OsString>,
-) -> Result<IpAddr, BootstrapError> {
+) -> Result<SocketAddr, BootstrapError> {
     let family = lookup(SOCK_FAMILY_VAR).map(|v| v.to_string_lossy().trim().to_ascii_uppercase());
     let ipv6 = match family.as_deref() {
         None | Some("" | "AF_INET") => false,
@@ -131,6 +138,48 @@ pub(crate) fn listen_address(
     })
 }
 
+/// The address [`SESSION_ID_VAR`] names, resolved; `None` when it is unset or empty.
+///
+/// # Errors
+/// [`BootstrapError::Env`] naming the variable and its forms when the value has no port, port
+/// 0, or a host that does not resolve.
+pub(crate) fn session_address(
+    mut lookup: impl FnMut(&str) -> Option<OsString>,
+) -> Result<Option<SocketAddr>, BootstrapError> {
+    let Some(value) = lookup(SESSION_ID_VAR)
+        .map(|v| v.to_string_lossy().trim().to_string())
+        .filter(|v| !v.is_empty())
+    else {
+        return Ok(None);
+    };
+    let refuse = |why: &str| {
+        BootstrapError::Env(format!(
+            "{SESSION_ID_VAR}={value} {why}: write IPV4:PORT, [IPV6]:PORT (with %INTERFACE \
+             for a link-local address) or HOST:PORT, with a port from 1 to 65535"
+        ))
+    };
+    // The brackets of an IPv6 address go before resolving, which takes `fe80::1%eth0`.
+    let (host, port) = match value.strip_prefix('[') {
+        Some(rest) => rest
+            .split_once("]:")
+            .ok_or_else(|| refuse("has no port after the bracketed address"))?,
+        None => value
+            .rsplit_once(':')
+            .ok_or_else(|| refuse("has no port"))?,
+    };
+    let port: u16 = port
+        .parse()
+        .ok()
+        .filter(|&p| p != 0)
+        .ok_or_else(|| refuse("has no usable port"))?;
+    let resolved = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| refuse(&format!("does not resolve ({e})")))?
+        .next()
+        .ok_or_else(|| refuse("resolves to no address"))?;
+    Ok(Some(resolved))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,8 +196,45 @@ mod tests {
     #[test]
     fn loopback_is_always_there_for_ipv4_and_a_bad_family_is_refused() {
         let lo = listen_address(|name| (name == SOCK_IFNAME_VAR).then(|| "lo".into())).unwrap();
-        assert!(lo.is_loopback(), "{lo}");
+        assert!(lo.ip().is_loopback(), "{lo}");
         let bad = listen_address(|name| (name == SOCK_FAMILY_VAR).then(|| "AF_UNIX".into()));
         assert!(bad.unwrap_err().to_string().contains("AF_INET6"));
+    }
+
+    #[test]
+    fn a_session_id_is_an_address_and_a_port_in_any_of_nvshmem_s_forms() {
+        let session = |value: &str| {
+            let value = value.to_string();
+            session_address(move |name| (name == SESSION_ID_VAR).then(|| value.clone().into()))
+        };
+        let v4 = session("127.0.0.1:4321").unwrap().unwrap();
+        assert_eq!(v4.to_string(), "127.0.0.1:4321");
+        let v6 = session("[::1]:4321").unwrap().unwrap();
+        assert_eq!(v6.to_string(), "[::1]:4321");
+        let scoped = session("[fe80::1%lo]:4321").unwrap().unwrap();
+        let SocketAddr::V6(scoped) = scoped else {
+            panic!("{scoped}")
+        };
+        assert_ne!(scoped.scope_id(), 0, "the interface's index");
+        assert!(
+            session("localhost:4321")
+                .unwrap()
+                .unwrap()
+                .ip()
+                .is_loopback()
+        );
+        assert_eq!(session("").unwrap(), None);
+        for bad in [
+            "127.0.0.1",
+            "127.0.0.1:0",
+            "[::1]4321",
+            "no-such-host.invalid:1",
+        ] {
+            let e = session(bad).unwrap_err().to_string();
+            assert!(
+                e.contains(SESSION_ID_VAR) && e.contains("HOST:PORT"),
+                "{bad}: {e}"
+            );
+        }
     }
 }

@@ -4,13 +4,23 @@
 //! the id to every rank by its own means (`MPI_Bcast`, a framework's store), and each rank
 //! calls [`open`] with it, its rank and the number of ranks. Rank 0's process serves the
 //! launcher's relay (`server.rs`) on that listener in a thread; every rank, rank 0 included,
-//! is its client over TCP. No launcher takes part, so ranks learn their node by host name.
+//! is its client over TCP. No launcher takes part, so ranks learn their node by host name,
+//! and a global exit reaches every rank through a connection of its own to rank 0 (`watch.rs`).
+//!
+//! With NVSHMEM's [`SESSION_ID_VAR`] set, the id names that address instead and opens
+//! nothing: whichever process is rank 0 listens there when it joins, so the id's maker need
+//! not be rank 0. An IPv6 address keeps its scope (the interface's index), so a link-local
+//! address works between ranks of one host, and of hosts whose interface has that index.
 
 mod iface;
+mod watch;
 
-pub use iface::{SOCK_FAMILY_VAR, SOCK_IFNAME_VAR};
+pub use iface::{SESSION_ID_VAR, SOCK_FAMILY_VAR, SOCK_IFNAME_VAR};
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::ffi::OsString;
+use std::net::{
+    Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, TcpListener, TcpStream,
+};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Mutex;
@@ -25,17 +35,20 @@ pub const UNIQUE_ID_BYTES: usize = 124;
 
 /// What every id starts with, so that zeroes or another library's id are refused by name.
 const MAGIC: &[u8; 8] = b"rshmUID1";
-/// The id's kinds (byte 8).
+/// The id's kinds (byte 8): a listener that `get_unique_id` opened, a simulated run, an
+/// address of [`SESSION_ID_VAR`] that rank 0 listens on when it joins.
 const KIND_TCP: u8 = 1;
 const KIND_SIMULATED: u8 = 2;
+const KIND_SESSION: u8 = 3;
 /// The job key's length: 128 random bits.
 const KEY_BYTES: usize = 16;
 /// Offsets of the TCP id's fields: family (4 or 6), port (LE), address (16 bytes, IPv4 in
-/// the first 4), key.
+/// the first 4), key, IPv6 scope (LE).
 const FAMILY_AT: usize = 9;
 const PORT_AT: usize = 10;
 const ADDRESS_AT: usize = 12;
 const KEY_AT: usize = 28;
+const SCOPE_AT: usize = KEY_AT + KEY_BYTES;
 
 /// How long before the ranks' own deadline the relay gives up on ranks that never connected,
 /// so that the others hear from it which ranks those are.
@@ -54,10 +67,12 @@ static LISTENING: Mutex<Option<([u8; KEY_BYTES], TcpListener)>> = Mutex::new(Non
 
 /// What an id holds.
 enum Decoded {
-    /// A run's relay: where rank 0 listens, and the job key.
+    /// A run's relay: where rank 0 listens, the job key, and whether rank 0 opens the listener
+    /// when it joins ([`SESSION_ID_VAR`]) rather than having opened it in `get_unique_id`.
     Tcp {
         address: SocketAddr,
         key: [u8; KEY_BYTES],
+        session: bool,
     },
     /// An id of a simulated run, which the simulator serves.
     Simulated,
@@ -76,47 +91,68 @@ fn random_key() -> Result<[u8; KEY_BYTES], BootstrapError> {
     Ok(key)
 }
 
-/// Opens this process's listener and returns the id that leads every rank to it
-/// (`nvshmemx_get_uniqueid`; only the process that will be rank 0 calls it). A second call
-/// replaces the first's listener and key.
+/// Returns the id that leads every rank to rank 0 (`nvshmemx_get_uniqueid`): with
+/// [`SESSION_ID_VAR`] set, that address, which rank 0 will listen on; otherwise this process,
+/// which must then be rank 0, opens its listener now. A second call replaces the first's
+/// listener and key.
 ///
 /// # Errors
-/// [`BootstrapError::Env`] when [`SOCK_FAMILY_VAR`] or [`SOCK_IFNAME_VAR`] name no usable
-/// interface; [`BootstrapError::Io`] when the listener cannot be opened.
+/// [`BootstrapError::Env`] when [`SESSION_ID_VAR`] is malformed, or [`SOCK_FAMILY_VAR`] or
+/// [`SOCK_IFNAME_VAR`] name no usable interface; [`BootstrapError::Io`] when the listener
+/// cannot be opened.
 pub fn get_unique_id() -> Result<[u8; UNIQUE_ID_BYTES], BootstrapError> {
-    let ip = iface::listen_address(|name| std::env::var_os(name))?;
-    let listener = TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| {
+    get_unique_id_from(|name| std::env::var_os(name))
+}
+
+/// [`get_unique_id`] with the variables of `lookup` rather than the environment's.
+///
+/// # Errors
+/// As [`get_unique_id`].
+pub fn get_unique_id_from(
+    mut lookup: impl FnMut(&str) -> Option<OsString>,
+) -> Result<[u8; UNIQUE_ID_BYTES], BootstrapError> {
+    let key = random_key()?;
+    if let Some(address) = iface::session_address(&mut lookup)? {
+        tracing::debug!(%address, "unique id of a session: rank 0 listens there when it joins");
+        return Ok(encode(KIND_SESSION, address, key));
+    }
+    let at = iface::listen_address(&mut lookup)?;
+    let listener = TcpListener::bind(at).map_err(|e| {
         BootstrapError::io(
             format!(
-                "cannot listen on {ip} for the unique-id bootstrap; choose another interface \
+                "cannot listen on {at} for the unique-id bootstrap; choose another interface \
                  with {SOCK_IFNAME_VAR}"
             ),
             e,
         )
     })?;
-    let port = listener
+    let address = listener
         .local_addr()
-        .map_err(|e| BootstrapError::io("cannot read the unique-id listener's port", e))?
-        .port();
-    let key = random_key()?;
+        .map_err(|e| BootstrapError::io("cannot read the unique-id listener's port", e))?;
+    *LISTENING.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, listener));
+    tracing::debug!(%address, "unique-id bootstrap listening");
+    Ok(encode(KIND_TCP, address, key))
+}
+
+/// The id of `kind` that leads to `address` with `key`.
+fn encode(kind: u8, address: SocketAddr, key: [u8; KEY_BYTES]) -> [u8; UNIQUE_ID_BYTES] {
     let mut id = [0u8; UNIQUE_ID_BYTES];
     id[..MAGIC.len()].copy_from_slice(MAGIC);
-    id[MAGIC.len()] = KIND_TCP;
-    id[PORT_AT..PORT_AT + 2].copy_from_slice(&port.to_le_bytes());
-    match ip {
-        IpAddr::V4(v4) => {
+    id[MAGIC.len()] = kind;
+    id[PORT_AT..PORT_AT + 2].copy_from_slice(&address.port().to_le_bytes());
+    match address {
+        SocketAddr::V4(v4) => {
             id[FAMILY_AT] = 4;
-            id[ADDRESS_AT..ADDRESS_AT + 4].copy_from_slice(&v4.octets());
+            id[ADDRESS_AT..ADDRESS_AT + 4].copy_from_slice(&v4.ip().octets());
         }
-        IpAddr::V6(v6) => {
+        SocketAddr::V6(v6) => {
             id[FAMILY_AT] = 6;
-            id[ADDRESS_AT..ADDRESS_AT + 16].copy_from_slice(&v6.octets());
+            id[ADDRESS_AT..ADDRESS_AT + 16].copy_from_slice(&v6.ip().octets());
+            id[SCOPE_AT..SCOPE_AT + 4].copy_from_slice(&v6.scope_id().to_le_bytes());
         }
     }
     id[KEY_AT..KEY_AT + KEY_BYTES].copy_from_slice(&key);
-    *LISTENING.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, listener));
-    tracing::debug!(%ip, port, "unique-id bootstrap listening");
-    Ok(id)
+    id
 }
 
 /// The id of a simulated run: marked as such, it opens nothing (the simulator is the
@@ -146,41 +182,69 @@ fn decode(id: &[u8]) -> Result<Decoded, BootstrapError> {
         ));
     }
     let port = u16::from_le_bytes([id[PORT_AT], id[PORT_AT + 1]]);
-    let mut address = [0u8; 16];
-    address.copy_from_slice(&id[ADDRESS_AT..ADDRESS_AT + 16]);
-    let ip = match (id[MAGIC.len()], id[FAMILY_AT]) {
-        (KIND_SIMULATED, _) => return Ok(Decoded::Simulated),
-        (KIND_TCP, 4) => IpAddr::V4(Ipv4Addr::new(
-            address[0], address[1], address[2], address[3],
+    let mut ip = [0u8; 16];
+    ip.copy_from_slice(&id[ADDRESS_AT..ADDRESS_AT + 16]);
+    let scope = u32::from_le_bytes(id[SCOPE_AT..SCOPE_AT + 4].try_into().expect("4 bytes"));
+    let kind = id[MAGIC.len()];
+    if kind == KIND_SIMULATED {
+        return Ok(Decoded::Simulated);
+    }
+    let address = match (kind, id[FAMILY_AT]) {
+        (KIND_TCP | KIND_SESSION, 4) => SocketAddr::V4(SocketAddrV4::new(
+            Ipv4Addr::new(ip[0], ip[1], ip[2], ip[3]),
+            port,
         )),
-        (KIND_TCP, 6) => IpAddr::V6(Ipv6Addr::from(address)),
+        (KIND_TCP | KIND_SESSION, 6) => {
+            SocketAddr::V6(SocketAddrV6::new(Ipv6Addr::from(ip), port, 0, scope))
+        }
         _ => return Err(refuse("is damaged (unknown kind or address family)")),
     };
     let mut key = [0u8; KEY_BYTES];
     key.copy_from_slice(&id[KEY_AT..KEY_AT + KEY_BYTES]);
     Ok(Decoded::Tcp {
-        address: SocketAddr::new(ip, port),
+        address,
         key,
+        session: kind == KIND_SESSION,
     })
 }
 
-/// Rank 0 starts the relay on the listener its [`get_unique_id`] opened.
+/// The listener rank 0 serves the relay on: the one its [`get_unique_id`] opened, or, for a
+/// session's id, one it opens now at `address`.
+fn relay_listener(
+    address: SocketAddr,
+    key: [u8; KEY_BYTES],
+    session: bool,
+) -> Result<TcpListener, BootstrapError> {
+    if session {
+        return TcpListener::bind(address).map_err(|e| {
+            BootstrapError::io(
+                format!(
+                    "rank 0 cannot listen on {address}, which the unique id names \
+                     ({SESSION_ID_VAR} where it was made): choose an address of rank 0's host \
+                     and a free port"
+                ),
+                e,
+            )
+        });
+    }
+    match LISTENING.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        Some((mine, listener)) if mine == key => Ok(listener),
+        _ => Err(BootstrapError::InvalidArgument(
+            "rank 0 must be the process whose nvshmemx_get_uniqueid made the id, and this \
+             process made none (or a newer one): call nvshmemx_get_uniqueid on rank 0 and give \
+             its id to every rank (or set NVSHMEM_BOOTSTRAP_UID_SESSION_ID where it is made)"
+                .to_string(),
+        )),
+    }
+}
+
+/// Rank 0 starts the relay on `listener`.
 fn start_relay(
+    listener: TcpListener,
     key: [u8; KEY_BYTES],
     n_ranks: u32,
     deadline: Instant,
 ) -> Result<(), BootstrapError> {
-    let listener = match LISTENING.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        Some((mine, listener)) if mine == key => listener,
-        _ => {
-            return Err(BootstrapError::InvalidArgument(
-                "rank 0 must be the process whose nvshmemx_get_uniqueid made the id, and this \
-                 process made none (or a newer one): call nvshmemx_get_uniqueid on rank 0 and \
-                 give its id to every rank"
-                    .to_string(),
-            ));
-        }
-    };
     let connect_by = deadline
         .checked_sub(CONNECT_MARGIN)
         .unwrap_or(deadline)
@@ -191,9 +255,11 @@ fn start_relay(
             let life = Instant::now() + JOB_LIFE;
             match server::serve_listener(listener, n_ranks, key.to_vec(), connect_by, life) {
                 Ok(ServeEnd::AllLeft) => tracing::debug!("unique-id relay: every rank left"),
-                // The relay's process is a rank of the job, and the job ends.
+                // The relay's process is a rank of the job, and the job ends: every rank
+                // hears it from its watcher first.
                 Ok(ServeEnd::GlobalExit { rank, status }) => {
                     tracing::error!(rank, status, "shmem_global_exit ends the job");
+                    watch::broadcast(key, status);
                     std::process::exit(status);
                 }
                 Err(e) => tracing::error!("unique-id relay: {e}"),
@@ -238,11 +304,14 @@ fn reach(address: SocketAddr, rank: u32, deadline: Instant) -> Result<UnixStream
 pub struct Uid {
     client: BootstrapClient,
     node: NodeIdentity,
+    /// The job key, which names this job's watchers in rank 0's process.
+    key: [u8; KEY_BYTES],
 }
 
 /// Joins the job of `id` as `rank` of `n_ranks` (`nvshmemx_init_attr` with
 /// `NVSHMEMX_INIT_WITH_UNIQUEID`): rank 0 starts the relay, every rank connects to it and
-/// learns its node. Collective over the job's ranks.
+/// learns its node, and every rank but 0 registers for the job's global exit with rank 0.
+/// Collective over the job's ranks.
 ///
 /// # Errors
 /// [`BootstrapError::InvalidArgument`] for an id not made by [`get_unique_id`], a simulated
@@ -256,8 +325,12 @@ pub fn open(
     n_ranks: u32,
     deadline: Instant,
 ) -> Result<Box<dyn Bootstrap>, BootstrapError> {
-    let (address, key) = match decode(id)? {
-        Decoded::Tcp { address, key } => (address, key),
+    let (address, key, session) = match decode(id)? {
+        Decoded::Tcp {
+            address,
+            key,
+            session,
+        } => (address, key, session),
         Decoded::Simulated => {
             return Err(BootstrapError::InvalidArgument(
                 "the unique id is a simulated run's, and this process runs outside the \
@@ -273,9 +346,17 @@ pub fn open(
              example)"
         )));
     }
-    if rank == 0 {
-        start_relay(key, n_ranks, deadline)?;
-    }
+    let watch_port = if rank == 0 {
+        start_relay(
+            relay_listener(address, key, session)?,
+            key,
+            n_ranks,
+            deadline,
+        )?;
+        Some(watch::serve(address, key, n_ranks, deadline)?)
+    } else {
+        None
+    };
     let stream = reach(address, rank, deadline)?;
     let mut client = BootstrapClient::present(stream, rank, n_ranks, &key, deadline)?;
     let node = hosts::learn_node(
@@ -284,7 +365,21 @@ pub fn open(
         |mine, by| client.allgather(mine, by),
         deadline,
     )?;
-    Ok(Box::new(Uid { client, node }))
+    // Rank 0 tells the others where its exit watchers connect.
+    let mine = watch_port.map(u16::to_le_bytes);
+    let ports = client.allgather(mine.as_ref().map_or(&[][..], |p| &p[..]), deadline)?;
+    if rank != 0 {
+        let port = ports
+            .first()
+            .and_then(|p| <[u8; 2]>::try_from(p.as_slice()).ok())
+            .ok_or_else(|| {
+                BootstrapError::Protocol("rank 0 sent no port for the exit watchers".to_string())
+            })?;
+        let mut at = address;
+        at.set_port(u16::from_le_bytes(port));
+        watch::watch(at, key, rank, deadline)?;
+    }
+    Ok(Box::new(Uid { client, node, key }))
 }
 
 impl Bootstrap for Uid {
@@ -312,9 +407,15 @@ impl Bootstrap for Uid {
         self.client.allgather(mine, deadline)
     }
 
-    /// Tells the relay, which tells the ranks in a bootstrap call and ends rank 0's process
-    /// with `status`; a launcher such as `mpirun` then ends the others.
+    /// Tells the relay, which tells every rank (those in a bootstrap call on their relay
+    /// connection, all of them through their watchers) and ends rank 0's process with
+    /// `status`. Rank 0 tells its watchers itself before it returns, as its own exit may come
+    /// before the relay's thread runs.
     fn global_exit(&self, status: i32) -> Result<(), BootstrapError> {
-        self.client.global_exit(status)
+        let told = self.client.global_exit(status);
+        if self.client.rank() == 0 {
+            watch::broadcast(self.key, status);
+        }
+        told
     }
 }

@@ -19,10 +19,27 @@ pub(super) enum Kind {
     Allgatherv(Vec<usize>),
     Reduce(Datatype, Op),
     Allreduce(Datatype, Op),
+    /// `MPI_Scan`, or with `true` `MPI_Exscan`.
+    Scan(Datatype, Op, bool),
+    /// `MPI_Reduce_scatter_block`: the sum, a block per rank.
+    ReduceScatterBlock(Datatype, Op),
     Alltoall,
     /// A color (or `MPI_UNDEFINED`) and a key.
     Split(c_int, c_int),
     Dup,
+}
+
+impl Kind {
+    /// The datatype and operation of a reduction.
+    pub(super) fn reduction(&self) -> Option<(Datatype, Op)> {
+        match *self {
+            Kind::Reduce(d, o)
+            | Kind::Allreduce(d, o)
+            | Kind::Scan(d, o, _)
+            | Kind::ReduceScatterBlock(d, o) => Some((d, o)),
+            _ => None,
+        }
+    }
 }
 
 /// One rank's part of a collective.
@@ -206,21 +223,40 @@ impl World {
                 }
                 all(parts.iter().flat_map(|p| p.bytes.iter().copied()).collect())
             }
-            Kind::Reduce(datatype, op) | Kind::Allreduce(datatype, op) => {
-                if parts.iter().any(|p| match p.kind {
-                    Kind::Reduce(d, o) | Kind::Allreduce(d, o) => (d, o) != (*datatype, *op),
-                    _ => true,
-                }) {
+            Kind::Reduce(..)
+            | Kind::Allreduce(..)
+            | Kind::Scan(..)
+            | Kind::ReduceScatterBlock(..) => {
+                if parts.iter().any(|p| p.kind != first.kind) {
                     return Err(disagree("datatype and operation", &|p| {
                         format!("{:?}", p.kind)
                     }));
                 }
+                let (datatype, op) = first.kind.reduction().expect("a reduction");
                 sizes_agree(&|p| p.bytes.len(), &|_| first.bytes.len())?;
+                // Each rank's running sum, in rank order: a scan's results.
                 let mut sum = first.bytes.clone();
+                let mut prefixes = vec![sum.clone()];
                 for part in &parts[1..] {
-                    reduce_into(&mut sum, &part.bytes, *datatype, *op)?;
+                    reduce_into(&mut sum, &part.bytes, datatype, op)?;
+                    prefixes.push(sum.clone());
                 }
-                if rooted { only_root(sum) } else { all(sum) }
+                match first.kind {
+                    Kind::Scan(_, _, false) => Ok(prefixes.into_iter().map(Some).collect()),
+                    // Rank 0's receive buffer is left as it was.
+                    Kind::Scan(_, _, true) => Ok(std::iter::once(None)
+                        .chain(prefixes.into_iter().take(n - 1).map(Some))
+                        .collect()),
+                    Kind::ReduceScatterBlock(..) => {
+                        sizes_agree(&|p| p.bytes.len(), &|p| p.block * n)?;
+                        if first.block == 0 {
+                            return all(Vec::new());
+                        }
+                        Ok(sum.chunks(first.block).map(|b| Some(b.to_vec())).collect())
+                    }
+                    _ if rooted => only_root(sum),
+                    _ => all(sum),
+                }
             }
             Kind::Alltoall => {
                 sizes_agree(&|p| p.bytes.len(), &|p| p.block * n)?;

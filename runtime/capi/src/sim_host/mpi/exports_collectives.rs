@@ -7,6 +7,7 @@ use std::ffi::{c_int, c_void};
 
 use super::collectives::{Kind, Part};
 use super::exports::{IN_PLACE, bytes_at, collective, part, put_bytes};
+use super::types::{Datatype, Op};
 use super::{Comm, MpiError, SUCCESS, count_bytes, handles};
 
 /// A barrier on `comm`, for `call`.
@@ -228,7 +229,10 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Allgatherv(
     SUCCESS
 }
 
-/// `MPI_Reduce` (with a root) and `MPI_Allreduce`.
+/// The reductions: `MPI_Reduce` (with a root), `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan` and
+/// `MPI_Reduce_scatter_block`, whose `kind` says which. Each rank sends `count` elements, or
+/// for `MPI_Reduce_scatter_block` `count` per rank, and receives what the meeting gives it
+/// (nothing for a rank that is not the root, nor for rank 0 of `MPI_Exscan`).
 ///
 /// # Safety
 /// MPI's contract.
@@ -239,13 +243,19 @@ unsafe fn reduce(
     count: c_int,
     datatype: *const c_void,
     op: *const c_void,
-    root: Option<c_int>,
+    kind: impl FnOnce(Datatype, Op) -> Kind,
+    root: c_int,
     comm: *const c_void,
 ) {
-    let (comm, result) = collective(call, comm, |_, _| {
+    let (_, result) = collective(call, comm, |_, comm| {
         let datatype = handles::datatype(datatype)?;
         let op = handles::op(op)?;
-        let len = count_bytes(count, datatype)?;
+        let kind = kind(datatype, op);
+        let block = count_bytes(count, datatype)?;
+        let len = match kind {
+            Kind::ReduceScatterBlock(..) => block * comm.size,
+            _ => block,
+        };
         let source = if sendbuf == IN_PLACE {
             recvbuf.cast_const()
         } else {
@@ -253,21 +263,17 @@ unsafe fn reduce(
         };
         // SAFETY: the caller's contract.
         let bytes = unsafe { bytes_at(source, len) };
-        let kind = match root {
-            Some(_) => Kind::Reduce(datatype, op),
-            None => Kind::Allreduce(datatype, op),
-        };
         Ok(Part {
             call,
             kind,
-            root: root.unwrap_or(0),
+            root,
             bytes,
-            block: len,
+            block,
         })
     });
-    if root.is_none_or(|root| root == comm.rank as c_int) {
+    if let Some(bytes) = result {
         // SAFETY: the caller's contract.
-        unsafe { put_bytes(recvbuf, &result.unwrap_or_default()) };
+        unsafe { put_bytes(recvbuf, &bytes) };
     }
 }
 
@@ -290,32 +296,8 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Reduce(
             count,
             datatype,
             op,
-            Some(root),
-            comm,
-        )
-    };
-    SUCCESS
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rshmem_sim_MPI_Allreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: *const c_void,
-    op: *const c_void,
-    comm: *const c_void,
-) -> c_int {
-    // SAFETY: MPI's contract.
-    unsafe {
-        reduce(
-            "MPI_Allreduce",
-            sendbuf,
-            recvbuf,
-            count,
-            datatype,
-            op,
-            None,
+            Kind::Reduce,
+            root,
             comm,
         )
     };
@@ -355,3 +337,33 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Alltoall(
     unsafe { put_bytes(recvbuf, &result.unwrap_or_default()) };
     SUCCESS
 }
+
+/// An export of a reduction with every rank's result and no root: `fn NAME` (the shim finds
+/// the name in this text), the MPI call, and the [`Kind`] of its datatype and operation.
+macro_rules! unrooted_reduction {
+    (fn $name:ident, $call:literal, $kind:expr) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            sendbuf: *const c_void,
+            recvbuf: *mut c_void,
+            count: c_int,
+            datatype: *const c_void,
+            op: *const c_void,
+            comm: *const c_void,
+        ) -> c_int {
+            // SAFETY: MPI's contract.
+            unsafe { reduce($call, sendbuf, recvbuf, count, datatype, op, $kind, 0, comm) };
+            SUCCESS
+        }
+    };
+}
+
+unrooted_reduction!(fn rshmem_sim_MPI_Allreduce, "MPI_Allreduce", Kind::Allreduce);
+unrooted_reduction!(fn rshmem_sim_MPI_Scan, "MPI_Scan", |d, o| Kind::Scan(d, o, false));
+unrooted_reduction!(fn rshmem_sim_MPI_Exscan, "MPI_Exscan", |d, o| Kind::Scan(d, o, true));
+// The count is each rank's block: every rank sends one per rank.
+unrooted_reduction!(
+    fn rshmem_sim_MPI_Reduce_scatter_block,
+    "MPI_Reduce_scatter_block",
+    Kind::ReduceScatterBlock
+);

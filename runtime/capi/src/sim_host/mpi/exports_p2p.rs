@@ -119,14 +119,14 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Recv(
     SUCCESS
 }
 
-/// Waits for the request at `request` and sets it to `MPI_REQUEST_NULL`, for `call`.
+/// The request at `request`: `None` for `MPI_REQUEST_NULL`.
 ///
 /// # Safety
-/// `request` points to a request handle; `status` is null or writable.
-unsafe fn wait(call: &str, request: *mut *mut c_void, status: *mut Status) {
+/// `request` points to a request handle.
+pub(super) unsafe fn request_id(call: &str, request: *mut *mut c_void) -> Option<u64> {
     // SAFETY: the caller's contract.
     let handle = unsafe { request.read() };
-    let id = serve(call, |world, pe| {
+    serve(call, |world, pe| {
         world.live(pe)?;
         match handles::read(handle, "request")? {
             Handle::Request(id) => Ok(Some(id)),
@@ -135,20 +135,33 @@ unsafe fn wait(call: &str, request: *mut *mut c_void, status: *mut Status) {
                 "the request argument names {other:?}, not a request"
             ))),
         }
-    });
-    let received = match id {
-        None => Received {
-            source: -1,
-            tag: -1,
-            bytes: 0,
-        },
+    })
+}
+
+/// Sets the completed request at `request` to `MPI_REQUEST_NULL`.
+///
+/// # Safety
+/// `request` points to a writable request handle.
+pub(super) unsafe fn set_null(call: &str, request: *mut *mut c_void) {
+    let null = serve(call, |world, pe| Ok(world.pe(pe).request_null));
+    // SAFETY: the caller's contract.
+    unsafe { request.write(null as *mut c_void) };
+}
+
+/// Waits for the request at `request` and sets it to `MPI_REQUEST_NULL`, for `call`.
+///
+/// # Safety
+/// `request` points to a request handle; `status` is null or writable.
+unsafe fn wait(call: &str, request: *mut *mut c_void, status: *mut Status) {
+    // SAFETY: the caller's contract.
+    let received = match unsafe { request_id(call, request) } {
+        None => Received::EMPTY,
         Some(id) => {
             let wanted = WORLD.with_borrow(|world| world.describe(id));
             let what = || wanted.clone();
             let received = wait_for(call, what, |world, _| world.complete(id));
-            let null = serve(call, |world, pe| Ok(world.pe(pe).request_null));
             // SAFETY: the caller's contract.
-            unsafe { request.write(null as *mut c_void) };
+            unsafe { set_null(call, request) };
             received
         }
     };

@@ -28,6 +28,7 @@ mod collectives;
 mod exports;
 mod exports_collectives;
 mod exports_p2p;
+mod exports_poll;
 mod handles;
 mod p2p;
 pub(crate) mod preload;
@@ -91,8 +92,8 @@ pub(crate) enum MpiError {
     Stuck { what: String },
     #[error(
         "is not served on the simulator; the simulator serves MPI's setup, communicators \
-         (dup, split, split_type, free), point-to-point (send, receive, wait) and the common \
-         collectives (docs/c-api.md, \"MPI programs on the simulator\"): run the program as \
+         (dup, split, split_type, free), point-to-point (send, receive, wait, test, probe) \
+         and the common collectives (docs/c-api.md, \"MPI programs on the simulator\"): run the program as \
          processes under mpirun for the rest"
     )]
     Unserved,
@@ -120,6 +121,9 @@ struct PeState {
     unexpected: VecDeque<p2p::Message>,
     /// This PE's receives that no message matched yet, in the order they were posted.
     posted: VecDeque<u64>,
+    /// Since when this PE's tests and probes (`MPI_Test`, `MPI_Iprobe`) found nothing, and
+    /// how many did in a row: their pause grows, and a loop of them has a deadline.
+    polling: Option<(u64, u32)>,
     /// The simulated host it runs on.
     host: u32,
     /// Where its program sees `MPI_COMM_NULL` and `MPI_REQUEST_NULL`.

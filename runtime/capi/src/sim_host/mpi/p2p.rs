@@ -44,6 +44,15 @@ pub(super) struct Received {
     pub(super) bytes: usize,
 }
 
+impl Received {
+    /// The status of a request that was `MPI_REQUEST_NULL`: an empty one.
+    pub(super) const EMPTY: Received = Received {
+        source: ANY,
+        tag: ANY,
+        bytes: 0,
+    };
+}
+
 /// Open MPI's `MPI_Status`.
 #[repr(C)]
 pub(super) struct Status {
@@ -195,6 +204,57 @@ impl World {
             }
             _ => format!("request {id}"),
         }
+    }
+
+    /// When request `id` can complete: at once for a send or a receive from
+    /// `MPI_PROC_NULL`, at its message's arrival once a message matched it; `None` before.
+    pub(super) fn ready_ns(&self, id: u64) -> Result<Option<u64>, MpiError> {
+        match self.requests.get(&id) {
+            None => Err(MpiError::Handle(format!(
+                "request {id} was completed already; a completed request is MPI_REQUEST_NULL"
+            ))),
+            Some(
+                Request::Sent
+                | Request::Receive {
+                    source: PROC_NULL, ..
+                },
+            ) => Ok(Some(0)),
+            Some(Request::Receive { message, .. }) => Ok(message.as_ref().map(|m| m.arrives_ns)),
+        }
+    }
+
+    /// The first message sent to PE `pe` that no receive took and that a receive from
+    /// `source` (or `MPI_ANY_SOURCE`) with `tag` (or `MPI_ANY_TAG`) on `comm` would match:
+    /// what its status says, and when it arrives. `MPI_PROC_NULL` matches at once, empty.
+    pub(super) fn probe(
+        &mut self,
+        pe: u32,
+        comm: Comm,
+        source: c_int,
+        tag: c_int,
+    ) -> Result<Option<(Received, u64)>, MpiError> {
+        self.live(pe)?;
+        if source == PROC_NULL {
+            let empty = Received {
+                source: PROC_NULL,
+                tag: ANY,
+                bytes: 0,
+            };
+            return Ok(Some((empty, 0)));
+        }
+        if source != ANY {
+            super::rank_in(source, comm)?;
+        }
+        Ok(self.pe(pe).unexpected.iter().find_map(|m| {
+            matches(m, comm.id, source, tag).then(|| {
+                let received = Received {
+                    source: m.source,
+                    tag: m.tag,
+                    bytes: m.bytes.len(),
+                };
+                (received, m.arrives_ns)
+            })
+        }))
     }
 
     /// A request for a send that is done.
