@@ -47,7 +47,7 @@ fn auto_takes_our_socket_then_pmix_then_pmi() {
     assert_eq!(kind(&all[3..]), BootstrapKind::Pmix);
     assert_eq!(kind(&all[5..]), BootstrapKind::Pmi2);
     assert_eq!(kind(&[("PMI_PORT", "host:1")]), BootstrapKind::Pmi2);
-    // MPICH's Hydra: PMI-1, whose abort it serves.
+    // MPICH's Hydra: PMI-1, its own protocol.
     let hydra = [("PMI_FD", "6"), ("PMI_RANK", "0"), ("MPI_LOCALNRANKS", "2")];
     let choice = choose(&hydra).unwrap().unwrap();
     assert_eq!(choice.kind, BootstrapKind::Pmi1);

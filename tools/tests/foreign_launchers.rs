@@ -8,107 +8,14 @@
 //! communicator, with a unique id sent by `MPI_Bcast`, and OpenSHMEM with MPI in either order,
 //! built with `oshcc` or `oshc++` and Open MPI's flags (`mpicc --showme`).
 
+mod launchers;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn found(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|out| out.status.success())
-}
-
-/// A rank killed after the first barrier while the others wait in the second.
-const KILLED: &str = r#"#include <shmem.h>
-#include <signal.h>
-#include <stdio.h>
-
-int main(void) {
-    shmem_init();
-    shmem_barrier_all();
-    if (shmem_my_pe() == shmem_n_pes() - 1) {
-        raise(SIGKILL);
-    }
-    shmem_barrier_all();
-    printf("PE %d left a barrier that a killed PE never entered\n", shmem_my_pe());
-    shmem_finalize();
-    return 0;
-}
-"#;
-
-/// The directory of the programs, built once: `rma`, `hello` and `global_exit` of the C
-/// API's tests, and `killed`. `None` (said) when the C library is not built.
-fn programs() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let root = workspace();
-            if !root.join("target/release/libshmem.so").exists() {
-                eprintln!(
-                    "skipped: build the C library first (cargo build --release -p rshmem-capi)"
-                );
-                return None;
-            }
-            let dir = std::env::temp_dir().join(format!("rshmem-foreign-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let tests = root.join("runtime/capi/tests/c");
-            std::fs::write(dir.join("killed.c"), KILLED).unwrap();
-            let sources = [
-                ("rma", tests.join("rma.c")),
-                ("hello", tests.join("hello.c")),
-                ("global_exit", tests.join("global_exit.c")),
-                ("killed", dir.join("killed.c")),
-            ];
-            for (name, source) in sources {
-                let out = Command::new(root.join("tools/osh/bin/oshcc"))
-                    .arg(&source)
-                    .arg("-o")
-                    .arg(dir.join(name))
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "oshcc {name}: {}", text(&out));
-            }
-            Some(dir)
-        })
-        .as_deref()
-}
-
-/// `launcher program args` under `timeout`, with `env`, and how long it took. The launcher's
-/// own variables are removed, so that a test run under `rshmem run` does not leak its socket.
-fn launch(
-    launcher: &[&str],
-    program: &Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> (Output, Duration) {
-    let start = Instant::now();
-    let out = Command::new("timeout")
-        .args(["-k", "5", "60"])
-        .args(launcher)
-        .arg(program)
-        .args(args)
-        .env_remove("RSHMEM_BOOTSTRAP_SOCKET")
-        .env_remove("RSHMEM_RANK")
-        .env_remove("RSHMEM_N_RANKS")
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    (out, start.elapsed())
-}
+use launchers::{build_mpi_programs, found, launch, programs, text, words_of, workspace};
 
 fn mpirun(n: &str, program: &Path) -> (Output, Duration) {
     mpirun_with(n, program, &[], &[])
@@ -171,9 +78,9 @@ fn a_rank_killed_under_mpirun_ends_the_job_within_seconds_naming_it() {
     assert!(!said.contains("left a barrier"), "{said}");
 }
 
-/// The MPI programs, built once with Open MPI's compile and link flags: `init_attr` (C++) and
-/// `shmem_and_mpi` (C). `None` (said) when mpirun, Open MPI's compilers or the C library are
-/// absent.
+/// The MPI programs, built once with Open MPI's compile and link flags (`mpicxx
+/// --showme:compile`, ...). `None` (said) when mpirun, Open MPI's compilers or the C library
+/// are absent.
 fn mpi_programs() -> Option<&'static Path> {
     static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
     BUILT
@@ -183,31 +90,12 @@ fn mpi_programs() -> Option<&'static Path> {
                 eprintln!("skipped: {missing} is missing (apt-get install -y libopenmpi-dev)");
                 return None;
             }
-            std::fs::create_dir_all(&dir).unwrap();
-            let tests = workspace().join("runtime/capi/tests/mpi");
-            let builds = [
-                ("init_attr", "oshc++", "mpicxx", "init_attr.cpp"),
-                ("shmem_and_mpi", "oshcc", "mpicc", "shmem_and_mpi.c"),
-            ];
-            for (name, compiler, mpi, source) in builds {
-                let flags = |what: &str| -> Vec<String> {
-                    let out = Command::new(mpi).arg(what).output().unwrap();
-                    assert!(out.status.success(), "{mpi} {what}: {}", text(&out));
-                    String::from_utf8_lossy(&out.stdout)
-                        .split_whitespace()
-                        .map(str::to_owned)
-                        .collect()
-                };
-                let out = Command::new(workspace().join("tools/osh/bin").join(compiler))
-                    .args(flags("--showme:compile"))
-                    .arg(tests.join(source))
-                    .arg("-o")
-                    .arg(dir.join(name))
-                    .args(flags("--showme:link"))
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "{compiler} {name}: {}", text(&out));
-            }
+            build_mpi_programs(&dir, ("mpicc", "mpicxx"), |wrapper| {
+                (
+                    words_of(wrapper, &["--showme:compile"], 0),
+                    words_of(wrapper, &["--showme:link"], 0),
+                )
+            });
             Some(dir)
         })
         .as_deref()

@@ -199,8 +199,8 @@ pub fn choose(
                     BootstrapKind::Pmi1,
                     true,
                     format!(
-                        "auto: PMI_FD or PMI_PORT and {HYDRA_VAR} are set (MPICH's Hydra, whose \
-                         PMI-1 serves abort, which its PMI-2 lacks)"
+                        "auto: PMI_FD or PMI_PORT and {HYDRA_VAR} are set (MPICH's Hydra, \
+                         whose own protocol is PMI-1)"
                     ),
                 )
             } else if pmi_set {

@@ -28,7 +28,7 @@ pub(crate) use wire::Line;
 pub(crate) const HYDRA_VAR: &str = "MPI_LOCALNRANKS";
 
 /// Whether MPICH's Hydra started this process ([`HYDRA_VAR`] is set). Hydra serves no `abort`
-/// over PMI-2, only over PMI-1.
+/// in PMI-2's format, only in PMI-1's.
 pub(crate) fn started_by_hydra(lookup: &mut impl FnMut(&str) -> Option<OsString>) -> bool {
     lookup(HYDRA_VAR).is_some_and(|v| !v.is_empty())
 }

@@ -128,9 +128,13 @@ impl Kvs for Pmi1 {
     }
 
     fn abort(&self, status: i32) -> Result<(), BootstrapError> {
-        self.line
-            .tell(format!("cmd=abort exitcode={status}\n").as_bytes())
+        self.line.tell(&abort_line(status))
     }
+}
+
+/// `cmd=abort`, which ends the job with `status`.
+pub(super) fn abort_line(status: i32) -> Vec<u8> {
+    format!("cmd=abort exitcode={status}\n").into_bytes()
 }
 
 /// `cmd=finalize`, answered by `finalize_ack`.

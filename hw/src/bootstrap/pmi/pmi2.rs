@@ -4,9 +4,9 @@
 
 use std::time::Instant;
 
-use super::Kvs;
 use super::finalize::SayFn;
 use super::wire::{Line, check_rc, expect_cmd, v2_message};
+use super::{Kvs, pmi1};
 use crate::bootstrap::BootstrapError;
 
 const NAME: &str = "pmi2";
@@ -22,10 +22,9 @@ const FENCE_KEY: &str = "rshmem-fenced";
 pub(super) struct Pmi2 {
     line: Line,
     jobid: String,
-    /// Whether the launcher serves `abort`: Hydra's PMI-2 does not (it ends the job, with
-    /// status 255, on the unknown command), but it ends the job when a rank exits with a
-    /// status other than 0, as the caller of an abort does.
-    serves_abort: bool,
+    /// Whether MPICH's Hydra is the launcher: its PMI-2 has no `abort` (it ends the job with
+    /// status 255 on the unknown command), but it reads PMI-1's on the same connection.
+    hydra: bool,
 }
 
 /// What the server speaks.
@@ -91,12 +90,8 @@ impl Pmi2 {
         expect_cmd(&id, "job-getid-response")?;
         check_rc(&id, NAME, "job-getid")?;
         let jobid = id.get("jobid").cloned().unwrap_or(jobid);
-        let serves_abort = !super::started_by_hydra(&mut |var| std::env::var_os(var));
-        let kvs = Pmi2 {
-            line,
-            jobid,
-            serves_abort,
-        };
+        let hydra = super::started_by_hydra(&mut |var| std::env::var_os(var));
+        let kvs = Pmi2 { line, jobid, hydra };
         Ok(Spoken::Two(kvs, rank, size))
     }
 }
@@ -163,12 +158,8 @@ impl Kvs for Pmi2 {
     }
 
     fn abort(&self, status: i32) -> Result<(), BootstrapError> {
-        if !self.serves_abort {
-            tracing::debug!(
-                status,
-                "Hydra's PMI-2 has no abort: the exit status ends the job"
-            );
-            return Ok(());
+        if self.hydra {
+            return self.line.tell(&pmi1::abort_line(status));
         }
         let message = format!("rshmem global exit with status {status}");
         self.line.tell(&v2_message(&[
