@@ -69,6 +69,14 @@ impl Pmi1 {
 
 /// `PMI_RANK` and `PMI_SIZE`, which PMI-1 launchers set.
 fn rank_and_size() -> Result<(u32, u32), BootstrapError> {
+    if std::env::var_os("PMI_ID").is_some() && std::env::var_os("PMI_RANK").is_none() {
+        return Err(BootstrapError::Env(
+            "PMI_ID and PMI_PORT are set without PMI_RANK: this is Hydra's -pmi-port mode, \
+             whose handshake (initack) rshmem does not speak; run `mpiexec.hydra` without \
+             -pmi-port, which hands each rank PMI_FD, PMI_RANK and PMI_SIZE"
+                .to_string(),
+        ));
+    }
     let number = |var: &str| {
         std::env::var(var)
             .ok()
