@@ -15,7 +15,9 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use launchers::{build_mpi_programs, found, launch, programs, text, words_of, workspace};
+use launchers::{
+    build_mpi_programs, check_shmem_and_mpi, found, launch, programs, text, words_of, workspace,
+};
 
 fn mpirun(n: &str, program: &Path) -> (Output, Duration) {
     mpirun_with(n, program, &[], &[])
@@ -139,43 +141,7 @@ fn a_unique_id_with_another_key_or_another_count_of_ranks_is_refused_by_name() {
 #[test]
 fn shmem_init_works_before_or_after_mpi_init_and_over_mpi_comm_world() {
     let Some(dir) = mpi_programs() else { return };
-    let program = dir.join("shmem_and_mpi");
-    let cases: [(&str, &[(&str, &str)]); 4] = [
-        ("mpi-first", &[]),
-        ("shmem-first", &[]),
-        ("mpi-first", &[("RSHMEM_BOOTSTRAP", "mpi")]),
-        ("mpi-first", &[("NVSHMEM_BOOTSTRAP", "MPI")]),
-    ];
-    for (order, env) in cases {
-        let (out, _) = mpirun_with("4", &program, &[order], env);
-        let said = text(&out);
-        assert!(out.status.success(), "{order} {env:?}: {said}");
-        assert!(
-            said.contains(&format!("shmem_and_mpi {order}: ok at 4 PEs")),
-            "{said}"
-        );
-    }
-    // SHMEM_INFO names the bootstrap taken, where no launcher of ours prints the table.
-    let env = [("RSHMEM_BOOTSTRAP", "mpi"), ("SHMEM_INFO", "1")];
-    let (out, _) = mpirun_with("2", &program, &["mpi-first"], &env);
-    assert!(
-        text(&out).contains("rshmem: bootstrap: mpi (RSHMEM_BOOTSTRAP=mpi)"),
-        "{}",
-        text(&out)
-    );
-    // Over MPI_COMM_WORLD, shmem_init before MPI_Init has no communicator yet.
-    let (out, _) = mpirun_with(
-        "2",
-        &program,
-        &["shmem-first"],
-        &[("RSHMEM_BOOTSTRAP", "mpi")],
-    );
-    let said = text(&out);
-    assert!(!out.status.success(), "{said}");
-    assert!(
-        said.contains("MPI is not initialised: call MPI_Init"),
-        "{said}"
-    );
+    check_shmem_and_mpi(&dir.join("shmem_and_mpi"), &["4"], &mpirun_with);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use launchers::{build_mpi_programs, found, launch, programs, text, words_of};
+use launchers::{build_mpi_programs, check_shmem_and_mpi, found, launch, programs, text, words_of};
 
 const HYDRA: &str = "mpiexec.hydra";
 
@@ -165,41 +165,5 @@ fn shmem_init_of_an_mpich_program_works_over_mpi_comm_world_and_beside_mpi() {
         links_mpich(&program),
         "shmem_and_mpi is not linked with MPICH"
     );
-    let cases: [(&str, &[(&str, &str)]); 4] = [
-        ("mpi-first", &[("RSHMEM_BOOTSTRAP", "mpi")]),
-        ("mpi-first", &[("NVSHMEM_BOOTSTRAP", "MPI")]),
-        ("mpi-first", &[]),
-        ("shmem-first", &[]),
-    ];
-    for n in ["2", "4"] {
-        for (order, env) in cases {
-            let (out, _) = hydra(n, &program, &[order], env);
-            let said = text(&out);
-            assert!(out.status.success(), "-n {n} {order} {env:?}: {said}");
-            assert!(
-                said.contains(&format!("shmem_and_mpi {order}: ok at {n} PEs")),
-                "{said}"
-            );
-        }
-    }
-    let env = [("RSHMEM_BOOTSTRAP", "mpi"), ("SHMEM_INFO", "1")];
-    let (out, _) = hydra("2", &program, &["mpi-first"], &env);
-    assert!(
-        text(&out).contains("rshmem: bootstrap: mpi (RSHMEM_BOOTSTRAP=mpi)"),
-        "{}",
-        text(&out)
-    );
-    let (out, took) = hydra(
-        "2",
-        &program,
-        &["shmem-first"],
-        &[("RSHMEM_BOOTSTRAP", "mpi")],
-    );
-    let said = text(&out);
-    assert!(!out.status.success(), "{said}");
-    assert!(
-        said.contains("MPI is not initialised: call MPI_Init"),
-        "{said}"
-    );
-    assert!(took < Duration::from_secs(15), "took {took:?}");
+    check_shmem_and_mpi(&program, &["2", "4"], &hydra);
 }

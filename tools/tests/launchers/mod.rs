@@ -143,3 +143,48 @@ pub fn launch(
         .unwrap();
     (out, start.elapsed())
 }
+
+/// A launcher's run of a program at `n` ranks with arguments and environment, and how long it
+/// took.
+pub type Run<'a> = &'a dyn Fn(&str, &Path, &[&str], &[(&str, &str)]) -> (Output, Duration);
+
+/// `shmem_and_mpi` (`program`) at each of `ranks`, with MPI or OpenSHMEM first, over the
+/// launcher's bootstrap or MPI_COMM_WORLD (by either name); then `SHMEM_INFO` names the `mpi`
+/// bootstrap, and `shmem_init` before `MPI_Init` over it is refused with the fix.
+pub fn check_shmem_and_mpi(program: &Path, ranks: &[&str], run: Run) {
+    let cases: [(&str, &[(&str, &str)]); 4] = [
+        ("mpi-first", &[]),
+        ("shmem-first", &[]),
+        ("mpi-first", &[("RSHMEM_BOOTSTRAP", "mpi")]),
+        ("mpi-first", &[("NVSHMEM_BOOTSTRAP", "MPI")]),
+    ];
+    for n in ranks {
+        for (order, env) in cases {
+            let (out, _) = run(n, program, &[order], env);
+            let said = text(&out);
+            assert!(out.status.success(), "{n} ranks, {order} {env:?}: {said}");
+            assert!(
+                said.contains(&format!("shmem_and_mpi {order}: ok at {n} PEs")),
+                "{said}"
+            );
+        }
+    }
+    // SHMEM_INFO names the bootstrap taken, where no launcher of ours prints the table.
+    let env = [("RSHMEM_BOOTSTRAP", "mpi"), ("SHMEM_INFO", "1")];
+    let (out, _) = run("2", program, &["mpi-first"], &env);
+    assert!(
+        text(&out).contains("rshmem: bootstrap: mpi (RSHMEM_BOOTSTRAP=mpi)"),
+        "{}",
+        text(&out)
+    );
+    // Over MPI_COMM_WORLD, shmem_init before MPI_Init has no communicator yet.
+    let mpi = [("RSHMEM_BOOTSTRAP", "mpi")];
+    let (out, took) = run("2", program, &["shmem-first"], &mpi);
+    let said = text(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("MPI is not initialised: call MPI_Init"),
+        "{said}"
+    );
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
