@@ -47,6 +47,15 @@ fn auto_takes_our_socket_then_pmix_then_pmi() {
     assert_eq!(kind(&all[3..]), BootstrapKind::Pmix);
     assert_eq!(kind(&all[5..]), BootstrapKind::Pmi2);
     assert_eq!(kind(&[("PMI_PORT", "host:1")]), BootstrapKind::Pmi2);
+    // MPICH's Hydra: PMI-1, its own protocol.
+    let hydra = [("PMI_FD", "6"), ("PMI_RANK", "0"), ("MPI_LOCALNRANKS", "2")];
+    let choice = choose(&hydra).unwrap().unwrap();
+    assert_eq!(choice.kind, BootstrapKind::Pmi1);
+    assert!(choice.why.contains("Hydra"), "{}", choice.why);
+    assert_eq!(
+        kind(&[hydra.as_slice(), &[("RSHMEM_BOOTSTRAP", "pmi2")]].concat()),
+        BootstrapKind::Pmi2
+    );
     let why = choose(&PMIX).unwrap().unwrap().why;
     assert!(
         why.contains("auto") && why.contains("PMIX_NAMESPACE"),

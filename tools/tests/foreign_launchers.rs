@@ -8,100 +8,16 @@
 //! communicator, with a unique id sent by `MPI_Bcast`, and OpenSHMEM with MPI in either order,
 //! built with `oshcc` or `oshc++` and Open MPI's flags (`mpicc --showme`).
 
+mod launchers;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-/// A rank killed after the first barrier while the others wait in the second.
-const KILLED: &str = r#"#include <shmem.h>
-#include <signal.h>
-#include <stdio.h>
-
-int main(void) {
-    shmem_init();
-    shmem_barrier_all();
-    if (shmem_my_pe() == shmem_n_pes() - 1) {
-        raise(SIGKILL);
-    }
-    shmem_barrier_all();
-    printf("PE %d left a barrier that a killed PE never entered\n", shmem_my_pe());
-    shmem_finalize();
-    return 0;
-}
-"#;
-
-/// The directory of the programs, built once: `rma`, `hello` and `global_exit` of the C
-/// API's tests, and `killed`. `None` (said) when the C library is not built.
-fn programs() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let root = workspace();
-            if !root.join("target/release/libshmem.so").exists() {
-                eprintln!(
-                    "skipped: build the C library first (cargo build --release -p rshmem-capi)"
-                );
-                return None;
-            }
-            let dir = std::env::temp_dir().join(format!("rshmem-foreign-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let tests = root.join("runtime/capi/tests/c");
-            std::fs::write(dir.join("killed.c"), KILLED).unwrap();
-            let sources = [
-                ("rma", tests.join("rma.c")),
-                ("hello", tests.join("hello.c")),
-                ("global_exit", tests.join("global_exit.c")),
-                ("killed", dir.join("killed.c")),
-            ];
-            for (name, source) in sources {
-                let out = Command::new(root.join("tools/osh/bin/oshcc"))
-                    .arg(&source)
-                    .arg("-o")
-                    .arg(dir.join(name))
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "oshcc {name}: {}", text(&out));
-            }
-            Some(dir)
-        })
-        .as_deref()
-}
-
-/// `launcher program args` under `timeout`, with `env`, and how long it took. The launcher's
-/// own variables are removed, so that a test run under `rshmem run` does not leak its socket.
-fn launch(
-    launcher: &[&str],
-    program: &Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> (Output, Duration) {
-    let start = Instant::now();
-    let out = Command::new("timeout")
-        .args(["-k", "5", "60"])
-        .args(launcher)
-        .arg(program)
-        .args(args)
-        .env_remove("RSHMEM_BOOTSTRAP_SOCKET")
-        .env_remove("RSHMEM_RANK")
-        .env_remove("RSHMEM_N_RANKS")
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    (out, start.elapsed())
-}
+use launchers::{
+    build_mpi_programs, check_shmem_and_mpi, found, launch, programs, text, words_of, workspace,
+};
 
 fn mpirun(n: &str, program: &Path) -> (Output, Duration) {
     mpirun_with(n, program, &[], &[])
@@ -164,9 +80,9 @@ fn a_rank_killed_under_mpirun_ends_the_job_within_seconds_naming_it() {
     assert!(!said.contains("left a barrier"), "{said}");
 }
 
-/// The MPI programs, built once with Open MPI's compile and link flags: `init_attr` (C++) and
-/// `shmem_and_mpi` (C). `None` (said) when mpirun, Open MPI's compilers or the C library are
-/// absent.
+/// The MPI programs, built once with Open MPI's compile and link flags (`mpicxx
+/// --showme:compile`, ...). `None` (said) when mpirun, Open MPI's compilers or the C library
+/// are absent.
 fn mpi_programs() -> Option<&'static Path> {
     static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
     BUILT
@@ -176,31 +92,12 @@ fn mpi_programs() -> Option<&'static Path> {
                 eprintln!("skipped: {missing} is missing (apt-get install -y libopenmpi-dev)");
                 return None;
             }
-            std::fs::create_dir_all(&dir).unwrap();
-            let tests = workspace().join("runtime/capi/tests/mpi");
-            let builds = [
-                ("init_attr", "oshc++", "mpicxx", "init_attr.cpp"),
-                ("shmem_and_mpi", "oshcc", "mpicc", "shmem_and_mpi.c"),
-            ];
-            for (name, compiler, mpi, source) in builds {
-                let flags = |what: &str| -> Vec<String> {
-                    let out = Command::new(mpi).arg(what).output().unwrap();
-                    assert!(out.status.success(), "{mpi} {what}: {}", text(&out));
-                    String::from_utf8_lossy(&out.stdout)
-                        .split_whitespace()
-                        .map(str::to_owned)
-                        .collect()
-                };
-                let out = Command::new(workspace().join("tools/osh/bin").join(compiler))
-                    .args(flags("--showme:compile"))
-                    .arg(tests.join(source))
-                    .arg("-o")
-                    .arg(dir.join(name))
-                    .args(flags("--showme:link"))
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "{compiler} {name}: {}", text(&out));
-            }
+            build_mpi_programs(&dir, ("mpicc", "mpicxx"), |wrapper| {
+                (
+                    words_of(wrapper, &["--showme:compile"], 0),
+                    words_of(wrapper, &["--showme:link"], 0),
+                )
+            });
             Some(dir)
         })
         .as_deref()
@@ -240,7 +137,6 @@ fn nvshmem_programs_initialise_with_their_mpi_communicator_or_a_unique_id() {
         assert!(out.status.success(), "uid with {env:?}: {said}");
         assert!(said.contains("init_attr uid: ok at 4 PEs"), "{said}");
     }
-}
 
 #[test]
 fn a_unique_id_with_another_key_or_another_count_of_ranks_is_refused_by_name() {
@@ -264,43 +160,7 @@ fn a_unique_id_with_another_key_or_another_count_of_ranks_is_refused_by_name() {
 #[test]
 fn shmem_init_works_before_or_after_mpi_init_and_over_mpi_comm_world() {
     let Some(dir) = mpi_programs() else { return };
-    let program = dir.join("shmem_and_mpi");
-    let cases: [(&str, &[(&str, &str)]); 4] = [
-        ("mpi-first", &[]),
-        ("shmem-first", &[]),
-        ("mpi-first", &[("RSHMEM_BOOTSTRAP", "mpi")]),
-        ("mpi-first", &[("NVSHMEM_BOOTSTRAP", "MPI")]),
-    ];
-    for (order, env) in cases {
-        let (out, _) = mpirun_with("4", &program, &[order], env);
-        let said = text(&out);
-        assert!(out.status.success(), "{order} {env:?}: {said}");
-        assert!(
-            said.contains(&format!("shmem_and_mpi {order}: ok at 4 PEs")),
-            "{said}"
-        );
-    }
-    // SHMEM_INFO names the bootstrap taken, where no launcher of ours prints the table.
-    let env = [("RSHMEM_BOOTSTRAP", "mpi"), ("SHMEM_INFO", "1")];
-    let (out, _) = mpirun_with("2", &program, &["mpi-first"], &env);
-    assert!(
-        text(&out).contains("rshmem: bootstrap: mpi (RSHMEM_BOOTSTRAP=mpi)"),
-        "{}",
-        text(&out)
-    );
-    // Over MPI_COMM_WORLD, shmem_init before MPI_Init has no communicator yet.
-    let (out, _) = mpirun_with(
-        "2",
-        &program,
-        &["shmem-first"],
-        &[("RSHMEM_BOOTSTRAP", "mpi")],
-    );
-    let said = text(&out);
-    assert!(!out.status.success(), "{said}");
-    assert!(
-        said.contains("MPI is not initialised: call MPI_Init"),
-        "{said}"
-    );
+    check_shmem_and_mpi(&dir.join("shmem_and_mpi"), &["4"], &mpirun_with);
 }
 
 #[test]
@@ -331,7 +191,7 @@ fn rshmem_info_under_mpirun_names_pmix_and_why() {
 #[path = "../launch/slurm_one_host.rs"]
 mod slurm_one_host;
 
-use slurm_one_host::{Slurm, found};
+use slurm_one_host::Slurm;
 
 /// `srun -n 4 --mpi=MPI program` on `slurm`, with `env`.
 fn srun(slurm: &Slurm, mpi: &str, program: &Path, env: &[(&str, &str)]) -> (Output, Duration) {

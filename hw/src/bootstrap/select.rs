@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::time::Instant;
 
 use super::job::Bootstrap;
-use super::pmi::{PmiEnv, PmiVersion};
+use super::pmi::{HYDRA_VAR, PmiEnv, PmiVersion, started_by_hydra};
 use super::{BootstrapClient, BootstrapEnv, BootstrapError, SOCKET_VAR};
 
 /// The environment variable that picks the bootstrap: `auto` (the default), `rshmem`, `pmix`,
@@ -193,6 +193,15 @@ pub fn choose(
                     BootstrapKind::Pmix,
                     true,
                     "auto: PMIX_NAMESPACE and PMIX_RANK are set (a PMIx launcher)".to_string(),
+                )
+            } else if pmi_set && started_by_hydra(&mut lookup) {
+                chosen(
+                    BootstrapKind::Pmi1,
+                    true,
+                    format!(
+                        "auto: PMI_FD or PMI_PORT and {HYDRA_VAR} are set (MPICH's Hydra, \
+                         whose own protocol is PMI-1)"
+                    ),
                 )
             } else if pmi_set {
                 chosen(

@@ -14,10 +14,12 @@ use super::super::BootstrapError;
 /// half in its register, which is the `int`, on the 64-bit targets rshmem runs on.
 pub(super) type Handle = usize;
 
-/// MPICH's `MPI_COMM_WORLD` and `MPI_BYTE` (`mpi.h`).
+/// MPICH's `MPI_COMM_WORLD` and `MPI_BYTE` (`mpi.h`; MPICH 4.0.2's, with which
+/// `tools/tests/mpich.rs` runs).
 const MPICH_COMM_WORLD: Handle = 0x4400_0000;
 const MPICH_BYTE: Handle = 0x4c00_010d;
-/// Room for `MPI_Error_string`: the larger of the ABIs' `MPI_MAX_ERROR_STRING` (MPICH 1024).
+/// Room for `MPI_Error_string`: more than either ABI's `MPI_MAX_ERROR_STRING` (MPICH 4.0's is
+/// 512, Open MPI 4.1's 256).
 const ERROR_STRING_BYTES: usize = 1024;
 
 /// Which ABI the program's MPI library has.

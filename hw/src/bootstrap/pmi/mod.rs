@@ -6,6 +6,7 @@
 //! (`vallen_max`, 1024 bytes at most), cannot hold spaces or semicolons and must be text, so
 //! bytes go as hexadecimal in chunks, with their length under a key of its own.
 
+mod finalize;
 mod node;
 mod pmi1;
 mod pmi2;
@@ -21,6 +22,16 @@ use super::job::{Bootstrap, NodeIdentity};
 use super::{BootstrapError, MAX_MESSAGE_BYTES};
 
 pub(crate) use wire::Line;
+
+/// The variable MPICH's Hydra sets for every process it starts (with `MPI_LOCALRANKID`), and
+/// other PMI launchers do not: how a process knows Hydra started it.
+pub(crate) const HYDRA_VAR: &str = "MPI_LOCALNRANKS";
+
+/// Whether MPICH's Hydra started this process ([`HYDRA_VAR`] is set). Hydra serves no `abort`
+/// in PMI-2's format, only in PMI-1's.
+pub(crate) fn started_by_hydra(lookup: &mut impl FnMut(&str) -> Option<OsString>) -> bool {
+    lookup(HYDRA_VAR).is_some_and(|v| !v.is_empty())
+}
 
 /// Which protocol to speak.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,8 +106,12 @@ impl PmiEnv {
 
 /// What a PMI protocol provides: a job-wide key-value space.
 trait Kvs: Send + std::fmt::Debug {
+    /// Says `finalize` on a connection in this protocol.
+    const SAY_FINALIZE: finalize::SayFn;
     /// `pmi1` or `pmi2`.
     fn name(&self) -> &'static str;
+    /// The connection to the launcher.
+    fn line(&self) -> &Line;
     /// The longest value the server keeps, in bytes.
     fn value_max_bytes(&self) -> usize;
     /// Stores `value` under `key` for every rank, visible after the next fence.
@@ -148,6 +163,7 @@ fn finish<K: Kvs + 'static>(
     size: u32,
     deadline: Instant,
 ) -> Result<Box<dyn Bootstrap>, BootstrapError> {
+    finalize::arm(kvs.line().try_clone()?, K::SAY_FINALIZE);
     let mut pmi = Pmi::new(kvs, rank, size);
     pmi.find_node(deadline)?;
     Ok(Box::new(pmi))
@@ -283,7 +299,14 @@ impl<K: Kvs> Bootstrap for Pmi<K> {
     }
 
     fn global_exit(&self, status: i32) -> Result<(), BootstrapError> {
+        finalize::disarm();
         self.kvs.abort(status)
+    }
+}
+
+impl<K> Drop for Pmi<K> {
+    fn drop(&mut self) {
+        finalize::now();
     }
 }
 

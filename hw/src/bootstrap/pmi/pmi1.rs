@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use super::Kvs;
+use super::finalize::SayFn;
 use super::wire::{Line, check_rc, expect_cmd};
 use crate::bootstrap::BootstrapError;
 
@@ -48,9 +49,14 @@ impl Pmi1 {
             .unwrap_or(DEFAULT_VALUE_MAX_BYTES);
         let name = line.ask_v1("cmd=get_my_kvsname", deadline)?;
         expect_cmd(&name, "my_kvsname")?;
-        check_rc(&name, NAME, "get_my_kvsname")?;
+        // Hydra's answer has no rc: a refusal is an rc other than 0, or no name.
+        if name.contains_key("rc") {
+            check_rc(&name, NAME, "get_my_kvsname")?;
+        }
         let kvsname = name.get("kvsname").cloned().ok_or_else(|| {
-            BootstrapError::Protocol("the PMI-1 server named no key-value space".to_string())
+            BootstrapError::Protocol(format!(
+                "the PMI-1 server named no key-value space: {name:?}"
+            ))
         })?;
         let kvs = Pmi1 {
             line,
@@ -63,6 +69,14 @@ impl Pmi1 {
 
 /// `PMI_RANK` and `PMI_SIZE`, which PMI-1 launchers set.
 fn rank_and_size() -> Result<(u32, u32), BootstrapError> {
+    if std::env::var_os("PMI_ID").is_some() && std::env::var_os("PMI_RANK").is_none() {
+        return Err(BootstrapError::Env(
+            "PMI_ID and PMI_PORT are set without PMI_RANK: this is Hydra's -pmi-port mode, \
+             whose handshake (initack) rshmem does not speak; run `mpiexec.hydra` without \
+             -pmi-port, which hands each rank PMI_FD, PMI_RANK and PMI_SIZE"
+                .to_string(),
+        ));
+    }
     let number = |var: &str| {
         std::env::var(var)
             .ok()
@@ -85,8 +99,14 @@ fn rank_and_size() -> Result<(u32, u32), BootstrapError> {
 }
 
 impl Kvs for Pmi1 {
+    const SAY_FINALIZE: SayFn = say_finalize;
+
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn line(&self) -> &Line {
+        &self.line
     }
 
     fn value_max_bytes(&self) -> usize {
@@ -116,15 +136,16 @@ impl Kvs for Pmi1 {
     }
 
     fn abort(&self, status: i32) -> Result<(), BootstrapError> {
-        self.line
-            .tell(format!("cmd=abort exitcode={status}\n").as_bytes())
+        self.line.tell(&abort_line(status))
     }
 }
 
-impl Drop for Pmi1 {
-    fn drop(&mut self) {
-        // Best effort: a launcher that is gone has nothing to finalize.
-        let soon = Instant::now() + std::time::Duration::from_millis(500);
-        let _ = self.line.ask_v1("cmd=finalize", soon);
-    }
+/// `cmd=abort`, which ends the job with `status`.
+pub(super) fn abort_line(status: i32) -> Vec<u8> {
+    format!("cmd=abort exitcode={status}\n").into_bytes()
+}
+
+/// `cmd=finalize`, answered by `finalize_ack`.
+fn say_finalize(line: &mut Line, deadline: Instant) -> Result<(), BootstrapError> {
+    expect_cmd(&line.ask_v1("cmd=finalize", deadline)?, "finalize_ack")
 }

@@ -4,8 +4,9 @@
 
 use std::time::Instant;
 
-use super::Kvs;
+use super::finalize::SayFn;
 use super::wire::{Line, check_rc, expect_cmd, v2_message};
+use super::{Kvs, pmi1};
 use crate::bootstrap::BootstrapError;
 
 const NAME: &str = "pmi2";
@@ -13,11 +14,17 @@ const NAME: &str = "pmi2";
 /// The longest value PMI-2 keeps (`PMI2_MAX_VALLEN`).
 const VALUE_MAX_BYTES: usize = 1024;
 
+/// A key no rank puts, got after each fence (see [`Pmi2::fence`]).
+const FENCE_KEY: &str = "rshmem-fenced";
+
 /// A PMI-2 connection after `fullinit`.
 #[derive(Debug)]
 pub(super) struct Pmi2 {
     line: Line,
     jobid: String,
+    /// Whether MPICH's Hydra is the launcher: its PMI-2 has no `abort` (it ends the job with
+    /// status 255 on the unknown command), but it reads PMI-1's on the same connection.
+    hydra: bool,
 }
 
 /// What the server speaks.
@@ -83,13 +90,21 @@ impl Pmi2 {
         expect_cmd(&id, "job-getid-response")?;
         check_rc(&id, NAME, "job-getid")?;
         let jobid = id.get("jobid").cloned().unwrap_or(jobid);
-        Ok(Spoken::Two(Pmi2 { line, jobid }, rank, size))
+        let hydra = super::started_by_hydra(&mut |var| std::env::var_os(var));
+        let kvs = Pmi2 { line, jobid, hydra };
+        Ok(Spoken::Two(kvs, rank, size))
     }
 }
 
 impl Kvs for Pmi2 {
+    const SAY_FINALIZE: SayFn = say_finalize;
+
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn line(&self) -> &Line {
+        &self.line
     }
 
     fn value_max_bytes(&self) -> usize {
@@ -103,10 +118,14 @@ impl Kvs for Pmi2 {
         check_rc(&answer, NAME, &format!("kvs-put of {key}"))
     }
 
+    /// `kvs-fence`, then a `kvs-get` of a key no rank puts. Slurm answers the fence when every
+    /// rank has fenced; Hydra answers it at once and holds back a get of a missing key until
+    /// every rank has fenced as often as this one, so the get is what waits there.
     fn fence(&mut self, deadline: Instant) -> Result<(), BootstrapError> {
         let answer = self.line.ask_v2(&[("cmd", "kvs-fence")], deadline)?;
         expect_cmd(&answer, "kvs-fence-response")?;
-        check_rc(&answer, NAME, "kvs-fence")
+        check_rc(&answer, NAME, "kvs-fence")?;
+        self.get(FENCE_KEY, deadline).map(drop)
     }
 
     /// A key of the job's space, or one of the job's attributes (`PMI_process_mapping`),
@@ -139,6 +158,9 @@ impl Kvs for Pmi2 {
     }
 
     fn abort(&self, status: i32) -> Result<(), BootstrapError> {
+        if self.hydra {
+            return self.line.tell(&pmi1::abort_line(status));
+        }
         let message = format!("rshmem global exit with status {status}");
         self.line.tell(&v2_message(&[
             ("cmd", "abort"),
@@ -148,10 +170,10 @@ impl Kvs for Pmi2 {
     }
 }
 
-impl Drop for Pmi2 {
-    fn drop(&mut self) {
-        // Best effort: a launcher that is gone has nothing to finalize.
-        let soon = Instant::now() + std::time::Duration::from_millis(500);
-        let _ = self.line.ask_v2(&[("cmd", "finalize")], soon);
-    }
+/// `cmd=finalize`, answered by `finalize-response`.
+fn say_finalize(line: &mut Line, deadline: Instant) -> Result<(), BootstrapError> {
+    expect_cmd(
+        &line.ask_v2(&[("cmd", "finalize")], deadline)?,
+        "finalize-response",
+    )
 }

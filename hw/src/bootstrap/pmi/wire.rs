@@ -35,6 +35,15 @@ impl Line {
         }
     }
 
+    /// A second `Line` on the same socket (a duplicated descriptor), to say `finalize` at exit
+    /// while the bootstrap keeps the first.
+    pub(crate) fn try_clone(&self) -> Result<Line, BootstrapError> {
+        self.stream
+            .try_clone()
+            .map(Line::new)
+            .map_err(|e| BootstrapError::io("cannot duplicate the PMI server's socket", e))
+    }
+
     /// Sends a PMI-1 line (`text` without its newline) and reads the answer's fields.
     pub(crate) fn ask_v1(
         &mut self,
