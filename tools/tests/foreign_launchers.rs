@@ -137,6 +137,7 @@ fn nvshmem_programs_initialise_with_their_mpi_communicator_or_a_unique_id() {
         assert!(out.status.success(), "uid with {env:?}: {said}");
         assert!(said.contains("init_attr uid: ok at 4 PEs"), "{said}");
     }
+}
 
 #[test]
 fn a_unique_id_with_another_key_or_another_count_of_ranks_is_refused_by_name() {
