@@ -405,13 +405,15 @@ fn races_between_the_threads_of_a_block_are_caught_and_sync_threads_clears_them(
 /// `extern __device__` function, and one whose kernels and host code use device variables that
 /// another `.cu` file defines (`extern __device__`, `extern __constant__`); half and bfloat16
 /// puts, `p`, `g` and sum reductions in kernels; `cudaMemcpy` of a wild pointer or a huge size
-/// refused with `cudaErrorInvalidValue`. Built as C++17 and
+/// refused with `cudaErrorInvalidValue`; one allocation of the driver API (`cuMemCreate`) mapped
+/// twice, a kernel's stores through one mapping read through the other, and its misuse refused
+/// with CUDA's codes (`vmm_alias.cu`). Built as C++17 and
 /// C++20, each prints what `NAME.N.expected` says at 2 and 4 PEs.
 #[test]
 fn cxx_programs_with_the_standard_library_print_what_they_should() {
     let Some(dir) = setup() else { return };
     let sources = repo_root().join("runtime/capi/tests/cuda");
-    let programs: [(&str, &[&str]); 7] = [
+    let programs: [(&str, &[&str]); 8] = [
         ("cxx_neighbour_put", &["cxx_neighbour_put.cu"]),
         ("cxx_signal_spin", &["cxx_signal_spin.cu"]),
         ("cxx_stream_collectives", &["cxx_stream_collectives.cu"]),
@@ -425,6 +427,7 @@ fn cxx_programs_with_the_standard_library_print_what_they_should() {
         ),
         ("half_ring", &["half_ring.cu"]),
         ("memcpy_wild_pointer", &["memcpy_wild_pointer.cu"]),
+        ("vmm_alias", &["vmm_alias.cu"]),
         (
             "rdc_histogram",
             &["rdc_histogram.cu", "rdc_counters.cu", "rdc_summary.cpp"],
