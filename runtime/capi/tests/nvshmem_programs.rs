@@ -407,13 +407,15 @@ fn races_between_the_threads_of_a_block_are_caught_and_sync_threads_clears_them(
 /// puts, `p`, `g` and sum reductions in kernels; `cudaMemcpy` of a wild pointer or a huge size
 /// refused with `cudaErrorInvalidValue`; one allocation of the driver API (`cuMemCreate`) mapped
 /// twice, a kernel's stores through one mapping read through the other, and its misuse refused
-/// with CUDA's codes (`vmm_alias.cu`). Built as C++17 and
+/// with CUDA's codes (`vmm_alias.cu`); such a buffer registered as symmetric memory on every
+/// PE, put into by a neighbour's kernel and reduced on a stream, unregistered and registered
+/// again (`register_symmetric.cu`). Built as C++17 and
 /// C++20, each prints what `NAME.N.expected` says at 2 and 4 PEs.
 #[test]
 fn cxx_programs_with_the_standard_library_print_what_they_should() {
     let Some(dir) = setup() else { return };
     let sources = repo_root().join("runtime/capi/tests/cuda");
-    let programs: [(&str, &[&str]); 8] = [
+    let programs: [(&str, &[&str]); 9] = [
         ("cxx_neighbour_put", &["cxx_neighbour_put.cu"]),
         ("cxx_signal_spin", &["cxx_signal_spin.cu"]),
         ("cxx_stream_collectives", &["cxx_stream_collectives.cu"]),
@@ -428,6 +430,7 @@ fn cxx_programs_with_the_standard_library_print_what_they_should() {
         ("half_ring", &["half_ring.cu"]),
         ("memcpy_wild_pointer", &["memcpy_wild_pointer.cu"]),
         ("vmm_alias", &["vmm_alias.cu"]),
+        ("register_symmetric", &["register_symmetric.cu"]),
         (
             "rdc_histogram",
             &["rdc_histogram.cu", "rdc_counters.cu", "rdc_summary.cpp"],

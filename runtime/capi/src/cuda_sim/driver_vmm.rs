@@ -12,7 +12,7 @@
 //! do not see its loads and stores, and a copy into or out of it is a plain copy, after
 //! [`not_accessible`] checked that the range is mapped with access (`host_range.rs`).
 //! `nvshmemx_buffer_register_symmetric` (`registered.rs`) maps an allocation into the
-//! symmetric heap with [`allocation_at`].
+//! symmetric heap with [`allocation_at`] and [`alias`].
 //!
 //! Misuse returns the code CUDA returns and says once per PE and call what was wrong.
 
@@ -280,8 +280,14 @@ fn map(at: usize, bytes: usize, prot: c_int, fd: Option<c_int>, offset: usize) -
 }
 
 /// Puts `PROT_NONE` anonymous memory over `bytes` at `at`, as a reservation not mapped.
-pub(crate) fn unalias(at: usize, bytes: usize) -> bool {
+fn unalias(at: usize, bytes: usize) -> bool {
     map(at, bytes, libc::PROT_NONE, None, 0).is_some()
+}
+
+/// Gives `bytes` of a heap at `at` that [`alias`] mapped a buffer over their own memory again:
+/// zeroed, readable and writable, committed as written, as the heap's region was mapped.
+pub(crate) fn give_back(at: usize, bytes: usize) -> bool {
+    map(at, bytes, libc::PROT_READ | libc::PROT_WRITE, None, 0).is_some()
 }
 
 /// Maps `bytes` of the allocation `memfd` from `offset` at `at`, readable and writable.
