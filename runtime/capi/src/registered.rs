@@ -54,7 +54,7 @@ fn register(
                 .to_owned(),
         );
     }
-    if bytes == 0 || bytes % GRANULARITY_BYTES != 0 {
+    if bytes == 0 || !bytes.is_multiple_of(GRANULARITY_BYTES) {
         return Err(format!(
             "size {bytes:#x} is not a positive multiple of the granularity ({GRANULARITY_BYTES:#x} \
              bytes, cuMemGetAllocationGranularity)"

@@ -1,6 +1,6 @@
 //! The CUDA driver API's virtual-memory management (`cuMemCreate`, `cuMemAddressReserve`,
-//! `cuMemMap`, `cuMemSetAccess` and their inverses) and the few driver calls programs make
-//! around it (`cuInit`, devices, error names), for programs built by `rshmem-nvcc`.
+//! `cuMemMap`, `cuMemSetAccess` and their inverses), for programs built by `rshmem-nvcc`
+//! (`driver.rs` the calls around it: `cuInit`, devices, errors).
 //!
 //! How memory aliases as on a GPU: an allocation is a memfd of its size; a reservation is a
 //! `PROT_NONE` anonymous mapping; mapping an allocation puts the memfd `MAP_SHARED |
@@ -17,56 +17,19 @@
 //! Misuse returns the code CUDA returns and says once per PE and call what was wrong.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_int, c_void};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::cuda_sim::guard;
-use crate::cuda_sim::runtime_api::{current_device, device_count, say_once};
+use crate::cuda_sim::driver::{
+    CuResult, MemLocation, Refusal, check_device_location, driver_call, refuse, write_out,
+};
 
 /// The granularity of allocations, reservations and mappings: an H200's 2 MiB.
 pub(crate) const GRANULARITY_BYTES: usize = 2 << 20;
 
-/// `CUresult`: the codes this emulation returns, with CUDA's values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(i32)]
-pub(crate) enum CuResult {
-    Success = 0,
-    InvalidValue = 1,
-    OutOfMemory = 2,
-    InvalidDevice = 101,
-    NotSupported = 801,
-}
-
-/// Every code, its name and its text, for `cuGetErrorName` and `cuGetErrorString`.
-const RESULTS: [(CuResult, &str, &str); 5] = [
-    (CuResult::Success, "CUDA_SUCCESS\0", "no error\0"),
-    (
-        CuResult::InvalidValue,
-        "CUDA_ERROR_INVALID_VALUE\0",
-        "invalid argument\0",
-    ),
-    (
-        CuResult::OutOfMemory,
-        "CUDA_ERROR_OUT_OF_MEMORY\0",
-        "out of memory\0",
-    ),
-    (
-        CuResult::InvalidDevice,
-        "CUDA_ERROR_INVALID_DEVICE\0",
-        "invalid device ordinal\0",
-    ),
-    (
-        CuResult::NotSupported,
-        "CUDA_ERROR_NOT_SUPPORTED\0",
-        "operation not supported\0",
-    ),
-];
-
 /// `CU_MEM_ALLOCATION_TYPE_PINNED`.
 const ALLOCATION_PINNED: c_int = 1;
-/// `CU_MEM_LOCATION_TYPE_DEVICE`.
-const LOCATION_DEVICE: c_int = 1;
 /// `CU_MEM_HANDLE_TYPE_NONE` and `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`: the handle types
 /// an allocation here can be asked for (a memfd is a POSIX file descriptor).
 const HANDLE_TYPES_SUPPORTED: [c_int; 2] = [0, 1];
@@ -74,14 +37,6 @@ const HANDLE_TYPES_SUPPORTED: [c_int; 2] = [0, 1];
 const ACCESS_NONE: c_int = 0;
 const ACCESS_READ: c_int = 1;
 const ACCESS_READWRITE: c_int = 3;
-
-/// `CUmemLocation`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct MemLocation {
-    kind: c_int,
-    id: c_int,
-}
 
 /// `CUmemAllocationProp` (the Win32 metadata pointer kept as an integer: it is never read).
 #[repr(C)]
@@ -140,50 +95,12 @@ fn vmm() -> MutexGuard<'static, Option<Vmm>> {
 
 /// Runs `body` over the table, for the exported `call`, returning its code as an int.
 fn with_vmm(call: &str, body: impl FnOnce(&mut Vmm) -> Result<(), Refusal>) -> c_int {
-    guard(call, || {
-        let outcome = body(vmm().get_or_insert_with(Vmm::default));
-        match outcome {
-            Ok(()) => CuResult::Success,
-            Err(refusal) => {
-                say_once(call, refusal.what, &refusal.why);
-                refusal.code
-            }
-        }
-    }) as c_int
-}
-
-/// Why a call fails: its code, the argument at fault and what was wrong with it.
-struct Refusal {
-    code: CuResult,
-    what: &'static str,
-    why: String,
-}
-
-fn refuse(code: CuResult, what: &'static str, why: impl Into<String>) -> Refusal {
-    Refusal {
-        code,
-        what,
-        why: why.into(),
-    }
-}
-
-/// Writes `value` to `out`, refusing a null pointer named `what`.
-fn write_out<T>(out: *mut T, what: &'static str, value: T) -> Result<(), Refusal> {
-    if out.is_null() {
-        return Err(refuse(
-            CuResult::InvalidValue,
-            what,
-            format!("{what} is null"),
-        ));
-    }
-    // SAFETY: checked non-null; the program passes a pointer to a `T`.
-    unsafe { out.write(value) };
-    Ok(())
+    driver_call(call, || body(vmm().get_or_insert_with(Vmm::default)))
 }
 
 /// Checks that `bytes` (named `what`) is a positive multiple of the granularity.
 fn check_granular(what: &'static str, bytes: usize) -> Result<(), Refusal> {
-    if bytes == 0 || bytes % GRANULARITY_BYTES != 0 {
+    if bytes == 0 || !bytes.is_multiple_of(GRANULARITY_BYTES) {
         return Err(refuse(
             CuResult::InvalidValue,
             what,
@@ -225,32 +142,6 @@ fn check_prop(prop: *const AllocationProp) -> Result<AllocationProp, Refusal> {
         ));
     }
     Ok(prop)
-}
-
-/// Checks that `location` is a device the PE sees.
-fn check_device_location(what: &'static str, location: MemLocation) -> Result<(), Refusal> {
-    if location.kind != LOCATION_DEVICE {
-        return Err(refuse(
-            CuResult::InvalidValue,
-            what,
-            format!(
-                "{what}.type {} is not CU_MEM_LOCATION_TYPE_DEVICE: only device memory is emulated",
-                location.kind
-            ),
-        ));
-    }
-    if !(0..device_count()).contains(&location.id) {
-        return Err(refuse(
-            CuResult::InvalidDevice,
-            what,
-            format!(
-                "{what}.id {} is not a device: the PE sees devices 0..{}",
-                location.id,
-                device_count()
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// Maps `bytes` at `at` (page-aligned, or anywhere when 0) as `prot`, from `fd` at `offset`
@@ -409,80 +300,6 @@ pub(crate) fn allocation_at(addr: usize, bytes: usize) -> Result<(OwnedFd, usize
         .try_clone()
         .map_err(|err| format!("cannot duplicate the allocation's memfd: {err}"))?;
     Ok((memfd, mapping.offset + (addr - start)))
-}
-
-/// `cuInit`: the emulated driver needs no set-up; flags must be 0.
-#[unsafe(no_mangle)]
-pub extern "C" fn __rsim_cuInit(flags: c_uint) -> c_int {
-    with_vmm("cuInit", |_| {
-        if flags != 0 {
-            return Err(refuse(CuResult::InvalidValue, "flags", "flags must be 0"));
-        }
-        Ok(())
-    })
-}
-
-/// `cuDeviceGetCount`: as `cudaGetDeviceCount`.
-#[unsafe(no_mangle)]
-pub extern "C" fn __rsim_cuDeviceGetCount(count: *mut c_int) -> c_int {
-    with_vmm("cuDeviceGetCount", |_| {
-        write_out(count, "count", device_count())
-    })
-}
-
-/// `cuDeviceGet`: the device of `ordinal`, its own number.
-#[unsafe(no_mangle)]
-pub extern "C" fn __rsim_cuDeviceGet(device: *mut c_int, ordinal: c_int) -> c_int {
-    with_vmm("cuDeviceGet", |_| {
-        if !(0..device_count()).contains(&ordinal) {
-            return Err(refuse(
-                CuResult::InvalidDevice,
-                "ordinal",
-                format!(
-                    "device {ordinal} does not exist: the PE sees devices 0..{}",
-                    device_count()
-                ),
-            ));
-        }
-        write_out(device, "device", ordinal)
-    })
-}
-
-/// `cuCtxGetDevice`: the device `cudaSetDevice` made current.
-#[unsafe(no_mangle)]
-pub extern "C" fn __rsim_cuCtxGetDevice(device: *mut c_int) -> c_int {
-    with_vmm("cuCtxGetDevice", |_| {
-        write_out(device, "device", current_device())
-    })
-}
-
-type Pick = fn(&(CuResult, &'static str, &'static str)) -> &'static str;
-
-fn describe(code: c_int, out: *mut *const c_char, pick: Pick) -> c_int {
-    let entry = RESULTS.iter().find(|entry| entry.0 as c_int == code);
-    let text = entry.map_or(std::ptr::null(), |entry| pick(entry).as_ptr().cast());
-    if !out.is_null() {
-        // SAFETY: checked non-null; the program passes a pointer to a string pointer.
-        unsafe { out.write(text) };
-    }
-    let known = entry.is_some() && !out.is_null();
-    (if known {
-        CuResult::Success
-    } else {
-        CuResult::InvalidValue
-    }) as c_int
-}
-
-/// `cuGetErrorName`.
-#[unsafe(no_mangle)]
-pub extern "C" fn __rsim_cuGetErrorName(code: c_int, name: *mut *const c_char) -> c_int {
-    describe(code, name, |entry| entry.1)
-}
-
-/// `cuGetErrorString`.
-#[unsafe(no_mangle)]
-pub extern "C" fn __rsim_cuGetErrorString(code: c_int, text: *mut *const c_char) -> c_int {
-    describe(code, text, |entry| entry.2)
 }
 
 /// `cuMemGetAllocationGranularity`: 2 MiB, minimum and recommended alike.
@@ -695,7 +512,10 @@ pub extern "C" fn __rsim_cuMemMap(
     with_vmm("cuMemMap", |vmm| {
         let at = at as usize;
         check_granular("size", bytes)?;
-        if flags != 0 || offset % GRANULARITY_BYTES != 0 || at % GRANULARITY_BYTES != 0 {
+        if flags != 0
+            || !offset.is_multiple_of(GRANULARITY_BYTES)
+            || !at.is_multiple_of(GRANULARITY_BYTES)
+        {
             return Err(refuse(
                 CuResult::InvalidValue,
                 "ptr",
