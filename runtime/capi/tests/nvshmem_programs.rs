@@ -459,5 +459,29 @@ fn cxx_programs_with_the_standard_library_print_what_they_should() {
     }
 }
 
+/// As processes a buffer cannot become heap memory (the process backend's heap is a memfd
+/// every PE maps): `nvshmemx_buffer_register_symmetric` returns NULL on every PE and says why,
+/// and `register_symmetric.cu` ends with status 1, as it does when the call fails on a GPU.
+#[test]
+fn registering_a_buffer_as_processes_fails_at_run_time_naming_the_simulator() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let binary = build_from(&dir, &sources, "register_symmetric", &[]);
+    let binary = binary.to_str().expect("a UTF-8 path");
+    let r = run(
+        &dir,
+        "oshrun",
+        &["-np", "2", binary],
+        "register_symmetric-processes",
+    );
+    assert_ne!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("nvshmemx_buffer_register_symmetric: buf_ptr: registering a buffer as symmetric memory is only supported on the simulator"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[path = "nvshmem_programs/ends.rs"]
 mod ends;

@@ -5,8 +5,6 @@
 // the buffer, unregisters it, and registers it again for a second round. Registering memory
 // that is not a cuMemCreate buffer fails with NULL, and unregistering an address that was not
 // registered fails.
-#include <cuda.h>
-#include <cuda_runtime.h>
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -14,25 +12,7 @@
 #include <iostream>
 #include <vector>
 
-#define CU_CHECK(stmt)                                                                          \
-    do {                                                                                        \
-        CUresult result = (stmt);                                                               \
-        if (result != CUDA_SUCCESS) {                                                           \
-            const char* text = nullptr;                                                         \
-            cuGetErrorString(result, &text);                                                    \
-            std::cerr << __FILE__ << ":" << __LINE__ << ": " << (text ? text : "?") << std::endl; \
-            std::exit(1);                                                                       \
-        }                                                                                       \
-    } while (0)
-
-#define CUDA_CHECK(stmt)                                                                          \
-    do {                                                                                          \
-        cudaError_t result = (stmt);                                                              \
-        if (result != cudaSuccess) {                                                              \
-            std::cerr << __FILE__ << ":" << __LINE__ << ": " << cudaGetErrorString(result) << std::endl; \
-            std::exit(1);                                                                         \
-        }                                                                                         \
-    } while (0)
+#include "cu_check.h"
 
 constexpr int kCount = 1024;
 

@@ -2,8 +2,6 @@
 // at two reserved addresses, written through one mapping by a kernel and read through the
 // other with cudaMemcpy; then the misuse a program can make of it, each refused with the code
 // CUDA returns, and the program goes on.
-#include <cuda.h>
-#include <cuda_runtime.h>
 #include <nvshmem.h>
 
 #include <cstdlib>
@@ -11,25 +9,7 @@
 #include <string>
 #include <vector>
 
-#define CU_CHECK(stmt)                                                                   \
-    do {                                                                                 \
-        CUresult result = (stmt);                                                        \
-        if (result != CUDA_SUCCESS) {                                                    \
-            const char* text = nullptr;                                                  \
-            cuGetErrorString(result, &text);                                             \
-            std::cerr << __FILE__ << ":" << __LINE__ << ": " << (text ? text : "?") << std::endl; \
-            std::exit(1);                                                                \
-        }                                                                                \
-    } while (0)
-
-#define CUDA_CHECK(stmt)                                                                   \
-    do {                                                                                   \
-        cudaError_t result = (stmt);                                                       \
-        if (result != cudaSuccess) {                                                       \
-            std::cerr << __FILE__ << ":" << __LINE__ << ": " << cudaGetErrorString(result) << std::endl; \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
+#include "cu_check.h"
 
 __global__ void fill(int* data, size_t n, int base) {
     for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) data[i] = base + int(i);
