@@ -21,6 +21,7 @@ use std::sync::Mutex;
 
 use crate::cuda_sim::driver_vmm::{self, GRANULARITY_BYTES};
 use crate::cuda_sim::runtime_api::say_once;
+use crate::fail::CallError;
 use crate::state::{Pe, with_pe};
 
 const REGISTER: &str = "nvshmemx_buffer_register_symmetric";
@@ -34,6 +35,19 @@ fn with_registered<R>(body: impl FnOnce(&mut HashMap<(u32, usize), usize>) -> R)
         .lock()
         .unwrap_or_else(|poison| poison.into_inner());
     body(table.get_or_insert_with(HashMap::new))
+}
+
+/// Refuses to free the range at `at` while a buffer is registered there: freed, it would be
+/// handed to another allocation with the buffer's pages still in it.
+pub(crate) fn refuse_registered(pe: &Pe, at: *mut c_void) -> Result<(), CallError> {
+    let key = (pe.shmem.my_pe(), at as usize);
+    if with_registered(|table| table.contains_key(&key)) {
+        return Err(CallError::Argument(format!(
+            "{at:p} is a buffer registered by {REGISTER}: give it back with {UNREGISTER}, \
+             not nvshmem_free"
+        )));
+    }
+    Ok(())
 }
 
 /// Registers `bytes` of the buffer at `buffer` on this PE, or says why not.
