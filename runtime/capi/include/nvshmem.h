@@ -291,6 +291,31 @@ static inline void *nvshmem_align(size_t alignment, size_t size) {
     return ptr;
 }
 static inline void nvshmem_free(void *ptr) { shmem_free(ptr); }
+
+/* A buffer of the driver API (cuMemCreate, cuMemMap) registered as symmetric memory, collective:
+ * libshmem returns the address of a symmetric range whose memory is the buffer, or NULL after
+ * saying why (runtime/capi/src/registered.rs). The preferred address is a hint not taken. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+void *rshmemx_buffer_register_symmetric(void *buf_ptr, size_t size, int flags);
+int rshmemx_buffer_unregister_symmetric(void *mmap_ptr, size_t size);
+#ifdef __cplusplus
+}
+#endif
+static inline void *nvshmemx_buffer_register_symmetric(void *buf_ptr, size_t size, int flags) {
+    void *ptr = rshmemx_buffer_register_symmetric(buf_ptr, size, flags);
+    rshmemx_bind_device_state();
+    return ptr;
+}
+static inline void *nvshmemx_buffer_register_symmetric_at_preferred_address(void *buf_ptr, size_t size,
+                                                                            void *preferred_addr, int flags) {
+    (void)preferred_addr;
+    return nvshmemx_buffer_register_symmetric(buf_ptr, size, flags);
+}
+static inline int nvshmemx_buffer_unregister_symmetric(void *mmap_ptr, size_t size) {
+    return rshmemx_buffer_unregister_symmetric(mmap_ptr, size);
+}
 NVSHMEMI_HD void *nvshmem_ptr(const void *ptr, int pe) {
     return NVSHMEMI_PICK(rshmemd_ptr(ptr, pe), shmem_ptr(ptr, pe));
 }

@@ -45,6 +45,7 @@ pub mod memory;
 pub mod nvshmem_teams;
 mod rank_status;
 pub mod reductions;
+pub mod registered;
 pub mod rma;
 pub mod rma_sized;
 pub mod setup;

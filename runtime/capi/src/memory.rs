@@ -188,6 +188,7 @@ pub unsafe extern "C" fn shmem_free(ptr: *mut c_void) {
         return;
     }
     with_pe("shmem_free", |pe| {
+        crate::registered::refuse_registered(pe, ptr)?;
         let sym = pe.sym(ptr.cast::<u8>().cast_const(), 0)?;
         pe.shmem.forget_name(sym);
         Ok(pe.shmem.free(sym)?)

@@ -405,13 +405,17 @@ fn races_between_the_threads_of_a_block_are_caught_and_sync_threads_clears_them(
 /// `extern __device__` function, and one whose kernels and host code use device variables that
 /// another `.cu` file defines (`extern __device__`, `extern __constant__`); half and bfloat16
 /// puts, `p`, `g` and sum reductions in kernels; `cudaMemcpy` of a wild pointer or a huge size
-/// refused with `cudaErrorInvalidValue`. Built as C++17 and
+/// refused with `cudaErrorInvalidValue`; one allocation of the driver API (`cuMemCreate`) mapped
+/// twice, a kernel's stores through one mapping read through the other, and its misuse refused
+/// with CUDA's codes (`vmm_alias.cu`); such a buffer registered as symmetric memory on every
+/// PE, put into by a neighbour's kernel and reduced on a stream, unregistered and registered
+/// again (`register_symmetric.cu`). Built as C++17 and
 /// C++20, each prints what `NAME.N.expected` says at 2 and 4 PEs.
 #[test]
 fn cxx_programs_with_the_standard_library_print_what_they_should() {
     let Some(dir) = setup() else { return };
     let sources = repo_root().join("runtime/capi/tests/cuda");
-    let programs: [(&str, &[&str]); 7] = [
+    let programs: [(&str, &[&str]); 9] = [
         ("cxx_neighbour_put", &["cxx_neighbour_put.cu"]),
         ("cxx_signal_spin", &["cxx_signal_spin.cu"]),
         ("cxx_stream_collectives", &["cxx_stream_collectives.cu"]),
@@ -425,6 +429,8 @@ fn cxx_programs_with_the_standard_library_print_what_they_should() {
         ),
         ("half_ring", &["half_ring.cu"]),
         ("memcpy_wild_pointer", &["memcpy_wild_pointer.cu"]),
+        ("vmm_alias", &["vmm_alias.cu"]),
+        ("register_symmetric", &["register_symmetric.cu"]),
         (
             "rdc_histogram",
             &["rdc_histogram.cu", "rdc_counters.cu", "rdc_summary.cpp"],
@@ -451,6 +457,30 @@ fn cxx_programs_with_the_standard_library_print_what_they_should() {
             }
         }
     }
+}
+
+/// As processes a buffer cannot become heap memory (the process backend's heap is a memfd
+/// every PE maps): `nvshmemx_buffer_register_symmetric` returns NULL on every PE and says why,
+/// and `register_symmetric.cu` ends with status 1, as it does when the call fails on a GPU.
+#[test]
+fn registering_a_buffer_as_processes_fails_at_run_time_naming_the_simulator() {
+    let Some(dir) = setup() else { return };
+    let sources = repo_root().join("runtime/capi/tests/cuda");
+    let binary = build_from(&dir, &sources, "register_symmetric", &[]);
+    let binary = binary.to_str().expect("a UTF-8 path");
+    let r = run(
+        &dir,
+        "oshrun",
+        &["-np", "2", binary],
+        "register_symmetric-processes",
+    );
+    assert_ne!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("nvshmemx_buffer_register_symmetric: buf_ptr: registering a buffer as symmetric memory is only supported on the simulator"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[path = "nvshmem_programs/ends.rs"]

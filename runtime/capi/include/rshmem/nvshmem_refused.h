@@ -57,12 +57,6 @@ NVSHMEMI_REFUSED(NVSHMEMI_NO_CUMODULE) int nvshmemx_cumodule_init(void *module);
 NVSHMEMI_REFUSED(NVSHMEMI_NO_CUMODULE) int nvshmemx_cumodule_finalize(void *module);
 NVSHMEMI_REFUSED(NVSHMEMI_NO_CUMODULE) int nvshmemx_culibrary_init(void *library);
 NVSHMEMI_REFUSED(NVSHMEMI_NO_CUMODULE) int nvshmemx_culibrary_finalize(void *library);
-NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION)
-void *nvshmemx_buffer_register_symmetric(void *buf_ptr, size_t size, int flags);
-NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION)
-void *nvshmemx_buffer_register_symmetric_at_preferred_address(void *buf_ptr, size_t size, void *preferred_addr,
-                                                              int flags);
-NVSHMEMI_REFUSED(NVSHMEMI_NO_REGISTRATION) int nvshmemx_buffer_unregister_symmetric(void *mmap_ptr, size_t size);
 NVSHMEMI_REFUSED("the bootstrap is the launcher's (oshrun): there is no host library to initialise apart")
 int nvshmemx_hostlib_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr);
 NVSHMEMI_REFUSED("the bootstrap is the launcher's (oshrun): there is no host library to finalise apart")

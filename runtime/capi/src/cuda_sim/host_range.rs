@@ -14,6 +14,10 @@ const CHUNK_PAGES: usize = 4096;
 
 /// Why the `bytes` at `addr` are not all mapped memory of this process, if they are not.
 pub(crate) fn not_mapped(addr: usize, bytes: usize) -> Option<String> {
+    // Why first: a reservation of the driver API is mapped (`PROT_NONE`) where nothing is.
+    if let Some(why) = crate::cuda_sim::driver_vmm::not_accessible(addr, bytes) {
+        return Some(why);
+    }
     let Some(end) = addr.checked_add(bytes) else {
         return Some(format!(
             "{bytes} bytes at {addr:#x} run past the end of the address space"

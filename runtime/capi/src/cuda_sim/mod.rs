@@ -20,7 +20,7 @@
 //! stacks; `shared.rs` `__shared__` memory per block; `initcheck.rs` reads of shared bytes no
 //! thread wrote; `builtins.rs` and `vprintf.rs` the language's built-ins; `runtime_api.rs`
 //! errors and devices, `memory.rs` allocation and copies (`host_range.rs` the check of their
-//! addresses), `streams.rs` streams and events;
+//! addresses), `driver.rs` the driver API's errors and devices, `driver_vmm.rs` its virtual-memory calls, `streams.rs` streams and events;
 //! `residency.rs` how many blocks run at once; `device_shmem.rs` the device SHMEM calls (`rshmem/device_abi.h`), `device_teams.rs`
 //! their team calls and collectives, `reduce.rs` the reductions (`half.rs` their 16-bit floating formats), `mapped.rs` the table of
 //! mapped loads that the inline `g` reads, `peer_views.rs` the views `nvshmem_ptr` gives of
@@ -30,6 +30,8 @@ pub(crate) mod atomics;
 pub(crate) mod builtins;
 pub(crate) mod device_shmem;
 pub(crate) mod device_teams;
+pub(crate) mod driver;
+pub(crate) mod driver_vmm;
 pub(crate) mod fiber;
 pub(crate) mod half;
 pub(crate) mod host_range;

@@ -111,18 +111,23 @@ fn with_this_pe<R>(body: impl FnOnce(&mut PeCuda) -> R) -> R {
 /// standard error (the program may not check the code).
 pub(crate) fn refuse(call: &str, error: CudaError, why: &str) -> CudaError {
     with_this_pe(|pe| pe.last_error = Some(error));
+    say(call, why);
+    error
+}
+
+/// Says on standard error why the PE's `call` failed.
+fn say(call: &str, why: &str) {
     let who = match this_pe() {
         u32::MAX => String::new(),
         pe => format!("PE {pe}: "),
     };
     // Why ignore a failed write: the code is returned either way.
     let _ = writeln!(std::io::stderr(), "rshmem: {who}{call}: {why}");
-    error
 }
 
-/// As [`refuse`], but says why on standard error only the first time the PE's `call` is
-/// refused for `what` (an argument), so that a loop of failing calls does not flood it.
-pub(crate) fn refuse_once(call: &str, what: &str, error: CudaError, why: &str) -> CudaError {
+/// Says why the PE's `call` failed for `what` (an argument), only the first time, so that a
+/// loop of failing calls does not flood standard error.
+pub(crate) fn say_once(call: &str, what: &str, why: &str) {
     static SAID: Mutex<Option<std::collections::HashSet<String>>> = Mutex::new(None);
     let first = SAID
         .lock()
@@ -130,9 +135,14 @@ pub(crate) fn refuse_once(call: &str, what: &str, error: CudaError, why: &str) -
         .get_or_insert_with(Default::default)
         .insert(format!("{} {call} {what}", this_pe()));
     if first {
-        return refuse(call, error, &format!("{what}: {why}"));
+        say(call, &format!("{what}: {why}"));
     }
+}
+
+/// As [`refuse`], but says why only the first time the PE's `call` is refused for `what`.
+pub(crate) fn refuse_once(call: &str, what: &str, error: CudaError, why: &str) -> CudaError {
     with_this_pe(|pe| pe.last_error = Some(error));
+    say_once(call, what, why);
     error
 }
 
@@ -176,7 +186,7 @@ pub extern "C" fn __rsim_cudaGetErrorString(code: c_int) -> *const c_char {
 
 /// How many devices a PE sees: one per PE of its node, so that `cudaSetDevice(node rank)` of
 /// NVSHMEM programs works; every one of them is the PE's own simulated GPU.
-fn device_count() -> c_int {
+pub(crate) fn device_count() -> c_int {
     crate::state::running_pe().map_or(1, |pe| pe.shmem.n_pes().max(1) as c_int)
 }
 
@@ -218,6 +228,11 @@ pub extern "C" fn __rsim_cudaSetDevice(device: c_int) -> c_int {
     }) as c_int
 }
 
+/// The device `cudaSetDevice` made current for the PE.
+pub(crate) fn current_device() -> c_int {
+    with_this_pe(|pe| pe.device)
+}
+
 /// `cudaGetDevice`.
 #[unsafe(no_mangle)]
 pub extern "C" fn __rsim_cudaGetDevice(device: *mut c_int) -> c_int {
@@ -225,7 +240,7 @@ pub extern "C" fn __rsim_cudaGetDevice(device: *mut c_int) -> c_int {
         // SAFETY: the program passes a pointer to an int, or null (refused).
         match unsafe { device.as_mut() } {
             Some(device) => {
-                *device = with_this_pe(|pe| pe.device);
+                *device = current_device();
                 CudaError::Success
             }
             None => refuse("cudaGetDevice", CudaError::InvalidValue, "device is null"),
