@@ -15,9 +15,7 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use launchers::{
-    build_mpi_programs, check_shmem_and_mpi, found, launch, programs, text, words_of, workspace,
-};
+use launchers::{build_mpi_programs, check_shmem_and_mpi, found, launch, programs, text, words_of};
 
 fn mpirun(n: &str, program: &Path) -> (Output, Duration) {
     mpirun_with(n, program, &[], &[])
