@@ -11,18 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 command -v mpiexec.hydra >/dev/null || { echo "hydra-check.sh: mpiexec.hydra is missing: apt-get install -y mpich" >&2; exit 1; }
-[ -e target/release/libshmem.so ] || cargo build --release -p rshmem-capi
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-programs=(hello rma collectives amo)
-for name in "${programs[@]}"; do
-    tools/osh/bin/oshcc "runtime/capi/tests/c/$name.c" -o "$dir/$name"
-done
-
-run() {
-    echo "== $*"
-    timeout -k 5 60 "$@"
-}
+source tools/launch/c-programs.sh
 for n in 2 4; do
     for bootstrap in auto pmi1 pmi2; do
         for name in "${programs[@]}"; do
