@@ -121,8 +121,11 @@ fn say(call: &str, why: &str) {
         u32::MAX => String::new(),
         pe => format!("PE {pe}: "),
     };
-    // Why ignore a failed write: the code is returned either way.
-    let _ = writeln!(std::io::stderr(), "rshmem: {who}{call}: {why}");
+    // One write of the whole line: standard error is unbuffered, and PEs that are processes
+    // share it, so a line written in pieces interleaves with theirs. Why ignore a failed
+    // write: the code is returned either way.
+    let line = format!("rshmem: {who}{call}: {why}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 /// Says why the PE's `call` failed for `what` (an argument), only the first time, so that a
