@@ -101,6 +101,20 @@ trait ErasedDevice {
         backed_bytes: u64,
         deadline: Instant,
     ) -> Result<(), DeviceError>;
+    fn attach_buffer(
+        &self,
+        kind: MemKind,
+        offset_bytes: u64,
+        buffer_addr: u64,
+        len_bytes: u64,
+        deadline: Instant,
+    ) -> Result<(), DeviceError>;
+    fn detach_buffer(
+        &self,
+        kind: MemKind,
+        offset_bytes: u64,
+        len_bytes: u64,
+    ) -> Result<(), DeviceError>;
     fn share_static_data(&self) -> Result<Option<(SegmentKey, u64)>, DeviceError>;
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError>;
     fn import_segments(
@@ -162,6 +176,10 @@ macro_rules! device_methods {
             create_growable_segment(kind: MemKind, len_bytes: u64, backed_bytes: u64)
                 -> Result<SegmentKey, DeviceError>;
             grow_segment(kind: MemKind, backed_bytes: u64, deadline: Instant)
+                -> Result<(), DeviceError>;
+            attach_buffer(kind: MemKind, offset_bytes: u64, buffer_addr: u64, len_bytes: u64,
+                deadline: Instant) -> Result<(), DeviceError>;
+            detach_buffer(kind: MemKind, offset_bytes: u64, len_bytes: u64)
                 -> Result<(), DeviceError>;
             share_static_data() -> Result<Option<(SegmentKey, u64)>, DeviceError>;
             import_segment(peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError>;

@@ -163,6 +163,66 @@ pub trait Device {
         Ok(())
     }
 
+    /// Makes the program's own memory at `buffer_addr` (`len_bytes` of it, on this PE's side)
+    /// the memory of this PE's growable `kind` segment from `offset_bytes`, which is where the
+    /// segment's backing ends ([`Device::grow_segment`]), and maps it for every PE: afterwards
+    /// the first `offset_bytes + len_bytes` are backed, and an access of any PE to the range
+    /// reaches the buffer, as the program's own loads and stores through `buffer_addr` do.
+    /// What memory qualifies is the backend's to say (on CUDA, one allocation of this PE's GPU
+    /// that the program mapped with the driver's virtual-memory API, exportable between
+    /// processes). Collective, as [`Device::grow_segment`]: every PE calls it with the same
+    /// `offset_bytes` and `len_bytes`, and a PE that refuses its buffer fails every PE's call.
+    ///
+    /// # Ordering
+    /// Orders nothing; the buffer keeps its contents.
+    ///
+    /// # Safety
+    /// Not `unsafe`: the backend asks its driver what `buffer_addr` is and refuses memory that
+    /// does not qualify, so a wrong address is an error, never an alias of something else.
+    ///
+    /// The default refuses: the backend cannot take a buffer into its segments.
+    ///
+    /// # Errors
+    /// [`DeviceError::Refused`] naming what is wrong with this PE's or a peer's buffer, or that
+    /// the backend cannot; [`DeviceError::Lost`] if a driver call or the exchange failed.
+    fn attach_buffer(
+        &self,
+        kind: MemKind,
+        offset_bytes: u64,
+        buffer_addr: u64,
+        len_bytes: u64,
+        deadline: Instant,
+    ) -> Result<(), DeviceError> {
+        let _ = (kind, offset_bytes, buffer_addr, len_bytes, deadline);
+        Err(DeviceError::Refused(
+            "this backend cannot make a program's own buffer part of a symmetric heap".into(),
+        ))
+    }
+
+    /// Undoes [`Device::attach_buffer`] of the range at `offset_bytes`, `len_bytes` long: no
+    /// PE reaches the buffer through this PE's segment afterwards, and the buffer stays the
+    /// program's. If the range ends where the segment's backing ends, the backing ends at
+    /// `offset_bytes` again (the next [`Device::grow_segment`] backs it with new memory);
+    /// otherwise the range stays without memory for the rest of the run. Every PE calls it
+    /// with the same range, once no PE accesses the range any more (the caller's barrier).
+    ///
+    /// # Ordering
+    /// Orders nothing; the caller's barrier has completed every access to the range.
+    ///
+    /// The default has nothing to do (no buffer was ever attached).
+    ///
+    /// # Errors
+    /// [`DeviceError::Lost`] if a driver call failed.
+    fn detach_buffer(
+        &self,
+        kind: MemKind,
+        offset_bytes: u64,
+        len_bytes: u64,
+    ) -> Result<(), DeviceError> {
+        let _ = (kind, offset_bytes, len_bytes);
+        Ok(())
+    }
+
     /// Makes this PE's static data (the main program's writable data segment: its globals
     /// and statics) a segment of kind [`MemKind::Static`], and returns the key peers import
     /// it with through [`Device::import_segment`] and its length in bytes. Offset 0 is the

@@ -29,6 +29,9 @@ pub enum DeviceError {
         /// Why.
         reason: String,
     },
+    /// The device cannot do this, or not with these arguments; it is usable as before.
+    #[error("{0}")]
+    Refused(String),
     /// The device failed and cannot be used any more.
     #[error("device lost: {0}")]
     Lost(String),

@@ -126,6 +126,14 @@ pub enum ShmemError {
         /// Why the device refused.
         source: hw::DeviceError,
     },
+    /// A program's buffer could not be taken into the device heap.
+    #[error("cannot register the {len_bytes}-byte buffer as symmetric memory: {reason}")]
+    BufferRegistration {
+        /// The buffer's length.
+        len_bytes: u64,
+        /// Why.
+        reason: String,
+    },
     /// PEs called a collective operation with different arguments.
     #[error(
         "{what} differ between PEs: {values}; every PE must make the same collective calls \

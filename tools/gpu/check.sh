@@ -13,8 +13,9 @@
 #   tools/gpu/check.sh [BIN_DIR] [NVSHMEM_BENCH_DIR]    (defaults: .devbin .bench/nvshmem)
 #
 # CHECKS names the groups to run (default all): unit (the unit tests and the device-API
-# suite), cuda (the conformance suite), litmus, launcher, heaps, c (the C programs), bench,
-# collectives. A device session is short: CHECKS="unit launcher c" fits in one call.
+# suite), cuda (the conformance suite), litmus, launcher, heaps, c (the C programs),
+# cuda-programs (the C++ CUDA test programs), bench, collectives. A device session is short:
+# CHECKS="unit launcher c" fits in one call.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 bin=$(realpath "${1:-.devbin}")
@@ -30,7 +31,7 @@ echo "GPUs: $gpus ${share[*]}" | tee "$out/summary.txt"
 nvidia-smi topo -m > "$out/topology.txt" 2>&1
 
 failures=0
-want() { [[ " ${CHECKS:-unit cuda litmus launcher heaps c bench collectives} " == *" $1 "* ]]; }
+want() { [[ " ${CHECKS:-unit cuda litmus launcher heaps c cuda-programs bench collectives} " == *" $1 "* ]]; }
 run() { # name, command...: runs it, keeps its output, records its exit status
     local name=$1; shift
     "$@" > "$out/$name.txt" 2>&1
@@ -122,6 +123,12 @@ for case in "${c_cases[@]}"; do
 done
 want c && echo "C programs on GPUs: ${#c_cases[@]} runs, $c_failed failed" | tee -a "$out/summary.txt"
 [ "$c_failed" -eq 0 ] || failures=$((failures + 1))
+
+# The C++ CUDA test programs the simulator runs, built here by nvcc (tools/gpu/cuda-programs.sh).
+if want cuda-programs; then
+    OUT=$out/cuda-programs run cuda-programs timeout 500 tools/gpu/cuda-programs.sh "$bin"
+    tail -1 "$out/cuda-programs.txt" | tee -a "$out/summary.txt"
+fi
 
 if ! want bench; then
     :

@@ -11,20 +11,22 @@ use std::sync::Arc;
 use cudarc::driver::{CudaStream, sys};
 
 use super::CudaBackend;
+use super::chunks::NewChunk;
 use super::error::{DriverCallError, During};
 use super::host_shared::HostShared;
-use super::memory::{Reservation, Segment};
+use super::memory::Segment;
 use super::poll::poll_until;
 use super::process::map_shared;
 use super::queue::CudaQueue;
 use super::reach::PeCtx;
-use super::segments::{Key, REFUSED};
+use super::reservation::Reservation;
+use super::segments::Key;
 use super::staging::StagingPool;
 use super::world::World;
 use crate::backend::{Device, WaitSpec, waiting_for_any};
 use crate::caps::Caps;
 use crate::common::cpu_atomics;
-use crate::common::fd_sharing::{SharedMemory, take_shared};
+use crate::common::fd_sharing::take_shared;
 use crate::error::{DeviceError, QueueError};
 use crate::exchanged::Exchanged;
 use crate::sync;
@@ -279,50 +281,40 @@ impl Device for CudaDevice {
                     "{pe} has no growable {kind:?} segment to grow (contract violation)"
                 )))
             });
-        // Every PE takes part in the exchange, a refused one too (it sends REFUSED), so that
-        // a refusal fails every PE at once instead of leaving the others to their deadline.
-        let (mine, refused) = match grown {
-            Err(e) => (REFUSED.to_vec(), Some(e)),
-            Ok(Some((size, Some(fd)))) => (self.keep_export(fd, size).to_bytes(), None),
-            Ok(_) => (Vec::new(), None),
+        let mine = match grown {
+            Err(e) => NewChunk::Refused(e),
+            Ok(Some((size, Some(fd)))) => NewChunk::Mapped(Some(self.keep_export(fd, size))),
+            Ok(Some((_, None))) => NewChunk::Mapped(None),
+            Ok(None) => NewChunk::Nothing,
         };
-        let all = world
-            .exchange(pe, &mine, deadline)
-            .map_err(|e| DeviceError::Lost(format!("growing the {kind:?} segments: {e}")))?;
-        if let Some(e) = refused {
-            return Err(e);
-        }
-        if let Some(refuser) = all.iter().position(|theirs| theirs.as_slice() == REFUSED) {
-            return Err(DeviceError::Lost(format!(
-                "PE {refuser} could not back {backed_bytes} bytes of its {kind:?} segment"
-            )));
-        }
-        let kind_idx = kind.index();
-        for (peer, theirs) in all.iter().enumerate() {
-            let peer = Pe(peer as u32);
-            let mapped = if peer == pe || !shareable {
-                world.with_growable(peer, kind, |r| r.mapped())
-            } else {
-                let shared = (!theirs.is_empty())
-                    .then(|| SharedMemory::from_bytes(theirs))
-                    .flatten();
-                world
-                    .with_growable_import(pe, peer, kind_idx, |reservation| {
-                        if let Some(shared) = &shared {
-                            let (fd, size) = take_shared(shared).map_err(DeviceError::Lost)?;
-                            reservation
-                                .map_imported(&fd, size, &[self.ctx.gpu.ordinal])
-                                .map_err(|e| self.or_out_of_memory(e, kind, backed_bytes))?;
-                        }
-                        Ok::<_, DeviceError>(reservation.mapped())
-                    })
-                    .transpose()?
-            };
-            if let (Some(mapped), Some((base, _))) = (mapped, self.ctx.segment(peer, kind)) {
-                self.ctx.set_reachable(peer, kind_idx, base, mapped as u64);
-            }
-        }
-        Ok(())
+        let what = format!("growing the {kind:?} segments to {backed_bytes} bytes");
+        self.share_chunk(kind, mine, &what, deadline)
+    }
+
+    /// Checks that the program's buffer is one allocation of this PE's GPU mapped with the
+    /// driver's virtual-memory API (`cuMemRetainAllocationHandle`, `cuMemGetAddressRange`,
+    /// its properties), exportable between processes, then maps its allocation after what the
+    /// segment maps and shares it like a growth's chunk (`chunks.rs`).
+    fn attach_buffer(
+        &self,
+        kind: MemKind,
+        offset_bytes: u64,
+        buffer_addr: u64,
+        len_bytes: u64,
+        deadline: Instant,
+    ) -> Result<(), DeviceError> {
+        self.attach(kind, offset_bytes, buffer_addr, len_bytes, deadline)
+    }
+
+    /// Unmaps the buffer's chunk from this PE's segment and, between processes, from this
+    /// process's mappings of the peers' segments (`chunks.rs`).
+    fn detach_buffer(
+        &self,
+        kind: MemKind,
+        offset_bytes: u64,
+        len_bytes: u64,
+    ) -> Result<(), DeviceError> {
+        self.detach(kind, offset_bytes, len_bytes)
     }
 
     /// In one process a segment's address is valid on every GPU of the run (its access was

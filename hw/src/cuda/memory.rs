@@ -112,11 +112,14 @@ pub(crate) struct Vmm {
 
 /// The physical allocation until it is mapped: the mapping then holds the memory, so the
 /// handle is released right after `cuMemMap` (or on any failure before).
-struct Physical(sys::CUmemGenericAllocationHandle);
+pub(super) struct Physical(pub(super) sys::CUmemGenericAllocationHandle);
 
 impl Physical {
     /// `size` bytes (a multiple of the granularity) of `prop`'s memory.
-    fn create(prop: &sys::CUmemAllocationProp, size: usize) -> Result<Physical, DriverCallError> {
+    pub(super) fn create(
+        prop: &sys::CUmemAllocationProp,
+        size: usize,
+    ) -> Result<Physical, DriverCallError> {
         let mut handle = 0;
         // SAFETY: `handle` and `prop` are valid; the caller rounds `size` to the granularity.
         unsafe { sys::cuMemCreate(&mut handle, size, prop, 0) }.during("cuMemCreate")?;
@@ -124,7 +127,7 @@ impl Physical {
     }
 
     /// A POSIX descriptor of the allocation, for another process to import.
-    fn export_fd(&self) -> Result<OwnedFd, DriverCallError> {
+    pub(super) fn export_fd(&self) -> Result<OwnedFd, DriverCallError> {
         let mut fd: c_int = -1;
         // SAFETY: the handle is live, and a POSIX descriptor is written to `fd` as an int.
         unsafe {
@@ -141,7 +144,7 @@ impl Physical {
     }
 
     /// The allocation another process exported as `fd`.
-    fn import(fd: &OwnedFd) -> Result<Physical, DriverCallError> {
+    pub(super) fn import(fd: &OwnedFd) -> Result<Physical, DriverCallError> {
         let mut handle = 0;
         // SAFETY: for POSIX descriptors the driver takes the descriptor's value as the pointer
         // argument; `fd` is open for the whole call.
@@ -158,7 +161,7 @@ impl Physical {
 }
 
 /// Pinned device memory of `ctx`'s GPU, exportable as a POSIX descriptor when `shareable`.
-fn allocation_prop(ctx: &CudaContext, shareable: bool) -> sys::CUmemAllocationProp {
+pub(super) fn allocation_prop(ctx: &CudaContext, shareable: bool) -> sys::CUmemAllocationProp {
     sys::CUmemAllocationProp {
         type_: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
         requestedHandleTypes: if shareable {
@@ -178,7 +181,7 @@ fn allocation_prop(ctx: &CudaContext, shareable: bool) -> sys::CUmemAllocationPr
 }
 
 /// The allocation granularity of `prop`'s memory: sizes and mapping offsets are multiples.
-fn granularity(prop: &sys::CUmemAllocationProp) -> Result<usize, DriverCallError> {
+pub(super) fn granularity(prop: &sys::CUmemAllocationProp) -> Result<usize, DriverCallError> {
     let mut granularity = 0usize;
     // SAFETY: `granularity` and `prop` are valid for the call, which only reads `prop`.
     unsafe {
@@ -194,7 +197,11 @@ fn granularity(prop: &sys::CUmemAllocationProp) -> Result<usize, DriverCallError
 
 /// Zeroes `size` mapped bytes at `base` on `stream` and waits: the legacy stream's memset
 /// would not be ordered with the non-blocking streams that peers write with.
-fn zero(base: sys::CUdeviceptr, size: usize, stream: &CudaStream) -> Result<(), DriverCallError> {
+pub(super) fn zero(
+    base: sys::CUdeviceptr,
+    size: usize,
+    stream: &CudaStream,
+) -> Result<(), DriverCallError> {
     // SAFETY: the caller passes a range mapped and writable by the stream's GPU.
     unsafe { sys::cuMemsetD8Async(base, 0, size, stream.cu_stream()) }.during("cuMemsetD8Async")?;
     stream.synchronize().during("cuStreamSynchronize")
@@ -300,7 +307,11 @@ impl Vmm {
 }
 
 /// Lets the GPUs of `access` read and write the mapped range.
-fn set_access(base: sys::CUdeviceptr, size: usize, access: &[u32]) -> Result<(), DriverCallError> {
+pub(super) fn set_access(
+    base: sys::CUdeviceptr,
+    size: usize,
+    access: &[u32],
+) -> Result<(), DriverCallError> {
     let descs: Vec<sys::CUmemAccessDesc> = access
         .iter()
         .map(|&gpu| sys::CUmemAccessDesc {
@@ -333,167 +344,13 @@ impl Drop for Vmm {
     }
 }
 
-/// An address range reserved for a segment that grows: memory is mapped into it chunk after
-/// chunk from its start, this GPU's own ([`Reservation::grow`]) or a peer process's
-/// ([`Reservation::map_imported`]), and stays mapped until the range is dropped.
-#[derive(Debug)]
-pub(crate) struct Reservation {
-    ctx: Arc<CudaContext>,
-    base: sys::CUdeviceptr,
-    size: usize,
-    /// Bytes mapped from the start.
-    mapped: usize,
-    /// The allocation granularity: chunks are multiples of it.
-    granularity: usize,
-    /// The mapped chunks as (offset, size), for unmapping.
-    chunks: Vec<(usize, usize)>,
-}
-
-impl Reservation {
-    /// `len_bytes` of address space (rounded up to the granularity of `ctx`'s GPU, as
-    /// `shareable` memory has it), with nothing mapped.
-    pub(crate) fn new(
-        ctx: &Arc<CudaContext>,
-        len_bytes: u64,
-        shareable: bool,
-    ) -> Result<Reservation, DriverCallError> {
-        ctx.bind_to_thread().during("cuCtxSetCurrent")?;
-        let granularity = granularity(&allocation_prop(ctx, shareable))?;
-        let size = rounded_size(len_bytes, granularity).ok_or(DriverCallError {
-            call: "cuMemAddressReserve",
-            error: "CUDA_ERROR_OUT_OF_MEMORY".into(),
-        })?;
-        let mut base = 0;
-        // SAFETY: `base` is a valid place for the result; the driver chooses the address.
-        unsafe { sys::cuMemAddressReserve(&mut base, size, 0, 0, 0) }
-            .during("cuMemAddressReserve")?;
-        Ok(Reservation {
-            ctx: Arc::clone(ctx),
-            base,
-            size,
-            mapped: 0,
-            granularity,
-            chunks: Vec::new(),
-        })
-    }
-
-    /// The base address.
-    pub(crate) fn addr(&self) -> u64 {
-        self.base
-    }
-
-    /// The reserved size.
-    pub(crate) fn size(&self) -> usize {
-        self.size
-    }
-
-    /// The bytes mapped from the start.
-    pub(crate) fn mapped(&self) -> usize {
-        self.mapped
-    }
-
-    /// Maps new zeroed memory of this GPU after what is mapped, so that at least the first
-    /// `len_bytes` are (rounded up to the granularity), readable and writable by the GPUs of
-    /// `access`. Returns the new chunk's size and, for `shareable` memory, a descriptor of it
-    /// that another process can import; `None` if that much was mapped already.
-    ///
-    /// # Errors
-    /// `CUDA_ERROR_OUT_OF_MEMORY` beyond the reservation, or a driver error.
-    pub(crate) fn grow(
-        &mut self,
-        len_bytes: u64,
-        access: &[u32],
-        stream: &CudaStream,
-        shareable: bool,
-    ) -> Result<Option<(usize, Option<OwnedFd>)>, DriverCallError> {
-        let oom = || DriverCallError {
-            call: "cuMemCreate",
-            error: "CUDA_ERROR_OUT_OF_MEMORY".into(),
-        };
-        let end = rounded_size(len_bytes, self.granularity).ok_or_else(oom)?;
-        if end <= self.mapped {
-            return Ok(None);
-        }
-        if end > self.size {
-            return Err(oom());
-        }
-        self.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
-        let chunk = end - self.mapped;
-        let physical = Physical::create(&allocation_prop(&self.ctx, shareable), chunk)?;
-        let fd = if shareable {
-            Some(physical.export_fd()?)
-        } else {
-            None
-        };
-        self.map_chunk(physical, chunk, access)?;
-        zero(self.base + (end - chunk) as u64, chunk, stream)?;
-        Ok(Some((chunk, fd)))
-    }
-
-    /// Maps `size` bytes of another process's memory, exported as `fd`, right after what is
-    /// mapped, for the GPUs of `access`.
-    ///
-    /// # Errors
-    /// `CUDA_ERROR_OUT_OF_MEMORY` beyond the reservation, or a driver error.
-    pub(crate) fn map_imported(
-        &mut self,
-        fd: &OwnedFd,
-        size: usize,
-        access: &[u32],
-    ) -> Result<(), DriverCallError> {
-        if self.mapped + size > self.size {
-            return Err(DriverCallError {
-                call: "cuMemMap",
-                error: "CUDA_ERROR_OUT_OF_MEMORY".into(),
-            });
-        }
-        self.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
-        self.map_chunk(Physical::import(fd)?, size, access)
-    }
-
-    /// Maps `physical` (`size` bytes) after what is mapped and grants `access`.
-    fn map_chunk(
-        &mut self,
-        physical: Physical,
-        size: usize,
-        access: &[u32],
-    ) -> Result<(), DriverCallError> {
-        let at = self.base + self.mapped as u64;
-        // SAFETY: `at..at + size` lies in the reservation (the callers check) after every
-        // mapped chunk, so nothing is mapped there.
-        unsafe { sys::cuMemMap(at, size, 0, physical.0, 0) }.during("cuMemMap")?;
-        self.chunks.push((self.mapped, size));
-        self.mapped += size;
-        drop(physical);
-        set_access(at, size, access)
-    }
-}
-
-impl Drop for Reservation {
-    fn drop(&mut self) {
-        let bound = self.ctx.bind_to_thread();
-        let mut failed = bound.is_err();
-        for &(offset, size) in &self.chunks {
-            // SAFETY: each chunk was mapped once by `map_chunk` and is unmapped once; no copy
-            // reaches it any more (the run keeps segments until every queue is drained).
-            let unmapped = unsafe { sys::cuMemUnmap(self.base + offset as u64, size) };
-            failed |= unmapped != sys::CUresult::CUDA_SUCCESS;
-        }
-        // SAFETY: the range was reserved by `new` with this size and is freed once.
-        let freed = unsafe { sys::cuMemAddressFree(self.base, self.size) };
-        if failed || freed != sys::CUresult::CUDA_SUCCESS {
-            tracing::warn!(target: "rshmem::hw::cuda", ?freed, "freeing a growable segment failed");
-        }
-    }
-}
-
 /// The memory of one segment.
 #[derive(Debug)]
 pub(crate) enum Segment {
     /// GPU memory of the owning PE.
     Device(Vmm),
     /// GPU memory of the owning PE that grows on demand.
-    Growable(Reservation),
+    Growable(super::reservation::Reservation),
     /// Pinned host memory (PEs as threads of one process).
     Host(Pinned),
     /// Host memory shared with the run's other processes: a `Host` segment or the static data
@@ -514,7 +371,7 @@ impl Segment {
 }
 
 /// `len_bytes` (at least 1) rounded up to a multiple of `granularity`, if it fits.
-fn rounded_size(len_bytes: u64, granularity: usize) -> Option<usize> {
+pub(super) fn rounded_size(len_bytes: u64, granularity: usize) -> Option<usize> {
     let len = usize::try_from(len_bytes.max(1)).ok()?;
     len.checked_next_multiple_of(granularity.max(1))
 }

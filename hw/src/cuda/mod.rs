@@ -17,7 +17,9 @@
 //!   write (`cuMemSetAccess`). In one process that address means the same memory on every
 //!   GPU and on the host, so importing a peer's segment records its base address from the
 //!   key. A host segment is pinned host memory. Segments live until the run ends
-//!   (`memory.rs`).
+//!   (`memory.rs`). The device heap is a growable segment, address space into which memory is
+//!   mapped piece by piece (`reservation.rs`); a piece can also be a buffer the program
+//!   allocated itself and registered (`program_buffer.rs`, `chunks.rs`).
 //! - **Queues.** A queue is a non-blocking stream: puts and gets are `cuMemcpyAsync` through
 //!   pinned staging buffers, atomics and signals a one-thread kernel with system-scope atomics
 //!   compiled by NVRTC (`kernel.rs`), tickets the events recorded after each operation. The
@@ -46,6 +48,7 @@
 //! under `rshmem run -n`; device-side collectives over every PE. It has run on two H200s over
 //! NV18 (docs/litmus-on-gpu.md, BENCHMARKS.md). Not yet: InfiniBand.
 
+mod chunks;
 mod device;
 pub mod device_api;
 mod device_heap;
@@ -58,8 +61,10 @@ mod nvrtc;
 mod placement;
 mod poll;
 mod process;
+mod program_buffer;
 mod queue;
 mod reach;
+mod reservation;
 mod segments;
 mod staging;
 mod watchdog;

@@ -370,6 +370,24 @@ impl Device for ProcessDevice {
         Some(mapping.span(range.offset, range.len, "load_store_addr") as u64)
     }
 
+    /// Refuses: PEs as processes have no GPU, and the program's buffers are memory of its own
+    /// that the peers' processes do not map.
+    fn attach_buffer(
+        &self,
+        _kind: MemKind,
+        _offset_bytes: u64,
+        _buffer_addr: u64,
+        _len_bytes: u64,
+        _deadline: Instant,
+    ) -> Result<(), DeviceError> {
+        Err(DeviceError::Refused(
+            "PEs as processes without GPUs cannot take a program's buffer into the heap; run on \
+             the simulator (oshrun --sim) or on GPUs (oshrun --gpu), or allocate the buffer with \
+             nvshmem_malloc"
+                .into(),
+        ))
+    }
+
     /// Remaps the main program's data onto a memfd the first time (`static_data.rs`), when
     /// [`super::ProcessBuilder::static_data`] allowed it; later calls return the same key.
     fn share_static_data(&self) -> Result<Option<(SegmentKey, u64)>, DeviceError> {

@@ -2,22 +2,26 @@
 //! (`nvshmemx_buffer_register_symmetric`, `nvshmemx_buffer_unregister_symmetric`, the inline
 //! wrappers of `nvshmem.h`), collective over the world.
 //!
-//! The design: the runtime allocates a symmetric range of the default heap, aligned to the
-//! driver API's granularity, at the same offset on every PE (an allocation no other call is
-//! handed while it lives), and the backend makes the buffer's pages the PE's part of that
-//! range, so every RMA, collective and `nvshmem_ptr` reaches the buffer as it reaches
-//! `nvshmem_malloc` memory, and a store through either address is seen through the other.
+//! The design: the runtime takes a range of the device heap where its backing ends, at the
+//! same offset on every PE (`Shmem::register_buffer`, `runtime/src/memory/buffers.rs`), and
+//! the buffer's pages become the PE's part of that range, so every RMA, collective and
+//! `nvshmem_ptr` reaches the buffer as it reaches `nvshmem_malloc` memory, and a store through
+//! either address is seen through the other. Every PE learns whether every PE's buffer
+//! qualified, and all fail alike if one did not.
 //!
-//! On the simulator a PE's heap is a region of this process at a stable address and the
-//! buffer is an allocation of the emulated driver API (`cuda_sim/driver_vmm.rs`), a memfd:
-//! its pages are mapped over the range (`MAP_SHARED | MAP_FIXED`), and given back as
-//! anonymous memory on unregistration. The process backend's heap is a memfd that every PE
-//! maps, and the CUDA backend's a reservation of its own, whose pages this library cannot
-//! replace: there the call fails at run time, on every PE alike, with a message saying so.
+//! On GPUs the CUDA backend maps the buffer's allocation of the real driver there
+//! (`hw::Device::attach_buffer`). On the simulator a PE's heap is a region of this process at
+//! a stable address and the buffer is an allocation of the emulated driver API
+//! (`cuda_sim/driver_vmm.rs`), a memfd: this file maps its pages over the range
+//! (`MAP_SHARED | MAP_FIXED`, `Shmem::register_buffer_with`), and gives the range anonymous
+//! memory back on unregistration. PEs as processes without GPUs have no device heap, and the
+//! call fails there, on every PE alike, saying so.
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
+
+use rshmem::Sym;
 
 use crate::cuda_sim::driver_vmm::{self, GRANULARITY_BYTES};
 use crate::cuda_sim::runtime_api::say_once;
@@ -61,37 +65,64 @@ fn register(
         return Err(format!("flags {flags} must be 0"));
     }
     if !crate::state::simulated() {
-        return Err(
-            "registering a buffer as symmetric memory is only supported on the simulator \
-             (oshrun --sim) so far: the heap of this backend cannot take the buffer's pages; \
-             allocate the buffer with nvshmem_malloc instead"
-                .to_owned(),
-        );
+        let sym = pe
+            .shmem
+            .register_buffer(buffer as u64, bytes as u64)
+            .map_err(|err| err.to_string())?;
+        return Ok(remember(pe, sym, buffer, bytes));
     }
-    if bytes == 0 || !bytes.is_multiple_of(GRANULARITY_BYTES) {
-        return Err(format!(
+    // Checked before the collective part, which then fails on every PE alike if this one's
+    // buffer does not qualify.
+    let memory = if bytes == 0 || !bytes.is_multiple_of(GRANULARITY_BYTES) {
+        Err(format!(
             "size {bytes:#x} is not a positive multiple of the granularity ({GRANULARITY_BYTES:#x} \
              bytes, cuMemGetAllocationGranularity)"
-        ));
-    }
-    let (memfd, offset) = driver_vmm::allocation_at(buffer as usize, bytes)?;
+        ))
+    } else {
+        driver_vmm::allocation_at(buffer as usize, bytes)
+    };
     let sym = pe
         .shmem
-        .align::<u8>(GRANULARITY_BYTES as u64, bytes)
-        .map_err(|err| format!("no symmetric range of {bytes} bytes: {err}"))?;
-    let at = pe.ptr_of(sym);
-    if !driver_vmm::alias(at as usize, bytes, &memfd, offset) {
+        .register_buffer_with(
+            bytes as u64,
+            GRANULARITY_BYTES as u64,
+            |at| {
+                let (memfd, offset) = memory.as_ref().map_err(Clone::clone)?;
+                if driver_vmm::alias(at as usize, bytes, memfd, *offset) {
+                    Ok(())
+                } else {
+                    let err = std::io::Error::last_os_error();
+                    Err(format!(
+                        "cannot map the buffer over the heap at {at:#x}: {err}"
+                    ))
+                }
+            },
+            |at| give_back(at, bytes),
+        )
+        .map_err(|err| err.to_string())?;
+    Ok(remember(pe, sym, buffer, bytes))
+}
+
+/// Gives the heap's range at `at` its own memory back, on the simulator.
+fn give_back(at: u64, bytes: usize) -> Result<(), String> {
+    if driver_vmm::give_back(at as usize, bytes) {
+        Ok(())
+    } else {
         let err = std::io::Error::last_os_error();
-        return Err(format!(
-            "cannot map the buffer over the heap at {at:p}: {err}"
-        ));
+        Err(format!("cannot unmap the buffer at {at:#x}: {err}"))
     }
+}
+
+/// Names the registered range `sym` after the program's `buffer` and records it for
+/// unregistration; returns its address.
+fn remember(pe: &Pe, sym: Sym<u8>, buffer: *mut c_void, bytes: usize) -> *mut c_void {
+    let at = pe.ptr_of(sym);
     pe.shmem.name_object(
         sym,
         format!("{REGISTER}'ed buffer at {buffer:p} ({bytes} bytes)"),
     );
     with_registered(|table| table.insert((pe.shmem.my_pe(), at as usize), bytes));
-    Ok(at.cast())
+    at.cast()
 }
 
 /// `nvshmemx_buffer_register_symmetric` (and `_at_preferred_address`, whose address is a hint
@@ -128,21 +159,19 @@ pub extern "C" fn rshmemx_buffer_unregister_symmetric(at: *mut c_void, bytes: us
             say_once(UNREGISTER, "size", &why);
             return Ok(1);
         }
-        // Why a barrier: no PE may still reach the buffer through the range once its pages go.
-        pe.shmem.barrier_all()?;
-        if !driver_vmm::give_back(at as usize, bytes) {
-            let err = std::io::Error::last_os_error();
-            say_once(
-                UNREGISTER,
-                "mmap_ptr",
-                &format!("cannot unmap the buffer at {at:p}: {err}"),
-            );
+        let sym = pe.sym(at.cast::<u8>().cast_const(), 0)?;
+        let given_back = if crate::state::simulated() {
+            pe.shmem
+                .unregister_buffer_with(sym, bytes as u64, |at| give_back(at, bytes))
+        } else {
+            pe.shmem.unregister_buffer(sym, bytes as u64)
+        };
+        if let Err(err) = given_back {
+            say_once(UNREGISTER, "mmap_ptr", &err.to_string());
             return Ok(1);
         }
         with_registered(|table| table.remove(&key));
-        let sym = pe.sym(at.cast::<u8>().cast_const(), 0)?;
         pe.shmem.forget_name(sym);
-        pe.shmem.free(sym)?;
         Ok(0)
     })
 }

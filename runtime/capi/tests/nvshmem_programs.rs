@@ -409,13 +409,15 @@ fn races_between_the_threads_of_a_block_are_caught_and_sync_threads_clears_them(
 /// twice, a kernel's stores through one mapping read through the other, and its misuse refused
 /// with CUDA's codes (`vmm_alias.cu`); such a buffer registered as symmetric memory on every
 /// PE, put into by a neighbour's kernel and reduced on a stream, unregistered and registered
-/// again (`register_symmetric.cu`). Built as C++17 and
-/// C++20, each prints what `NAME.N.expected` says at 2 and 4 PEs.
+/// again (`register_symmetric.cu`); two such buffers at once, unregistered below and above a
+/// growth of the heap (`register_two_buffers.cu`); buffers refused on every PE alike, one PE's
+/// bad buffer among good ones too, and nothing left behind (`register_refusals.cu`). Built as
+/// C++17 and C++20, each prints what `NAME.N.expected` says at 2 and 4 PEs.
 #[test]
 fn cxx_programs_with_the_standard_library_print_what_they_should() {
     let Some(dir) = setup() else { return };
     let sources = repo_root().join("runtime/capi/tests/cuda");
-    let programs: [(&str, &[&str]); 9] = [
+    let programs: [(&str, &[&str]); 11] = [
         ("cxx_neighbour_put", &["cxx_neighbour_put.cu"]),
         ("cxx_signal_spin", &["cxx_signal_spin.cu"]),
         ("cxx_stream_collectives", &["cxx_stream_collectives.cu"]),
@@ -431,6 +433,8 @@ fn cxx_programs_with_the_standard_library_print_what_they_should() {
         ("memcpy_wild_pointer", &["memcpy_wild_pointer.cu"]),
         ("vmm_alias", &["vmm_alias.cu"]),
         ("register_symmetric", &["register_symmetric.cu"]),
+        ("register_two_buffers", &["register_two_buffers.cu"]),
+        ("register_refusals", &["register_refusals.cu"]),
         (
             "rdc_histogram",
             &["rdc_histogram.cu", "rdc_counters.cu", "rdc_summary.cpp"],
@@ -459,9 +463,10 @@ fn cxx_programs_with_the_standard_library_print_what_they_should() {
     }
 }
 
-/// As processes a buffer cannot become heap memory (the process backend's heap is a memfd
-/// every PE maps): `nvshmemx_buffer_register_symmetric` returns NULL on every PE and says why,
-/// and `register_symmetric.cu` ends with status 1, as it does when the call fails on a GPU.
+/// As processes without GPUs a buffer cannot become heap memory (there is no device heap, and
+/// the peers' processes do not map the program's own memory): `nvshmemx_buffer_register_symmetric`
+/// returns NULL on every PE and names where it works, and `register_symmetric.cu` ends with
+/// status 1.
 #[test]
 fn registering_a_buffer_as_processes_fails_at_run_time_naming_the_simulator() {
     let Some(dir) = setup() else { return };
@@ -477,7 +482,7 @@ fn registering_a_buffer_as_processes_fails_at_run_time_naming_the_simulator() {
     assert_ne!(exit_code(&r), Some(0), "{}\n{}", r.stdout, r.stderr);
     assert!(
         r.stderr
-            .contains("nvshmemx_buffer_register_symmetric: buf_ptr: registering a buffer as symmetric memory is only supported on the simulator"),
+            .contains("nvshmemx_buffer_register_symmetric: buf_ptr: cannot register the 2097152-byte buffer as symmetric memory: the run has no device heap to take it into (SHMEM_DEVICE_SYMMETRIC_SIZE is 0); buffers are registered on GPUs (oshrun --gpu) and on the simulator (oshrun --sim)"),
         "{}",
         r.stderr
     );

@@ -173,6 +173,27 @@ impl<B: Backend> Device for CheckedDevice<B> {
         self.inner.grow_segment(kind, backed_bytes, deadline)
     }
 
+    fn attach_buffer(
+        &self,
+        kind: MemKind,
+        offset_bytes: u64,
+        buffer_addr: u64,
+        len_bytes: u64,
+        deadline: Instant,
+    ) -> Result<(), DeviceError> {
+        self.inner
+            .attach_buffer(kind, offset_bytes, buffer_addr, len_bytes, deadline)
+    }
+
+    fn detach_buffer(
+        &self,
+        kind: MemKind,
+        offset_bytes: u64,
+        len_bytes: u64,
+    ) -> Result<(), DeviceError> {
+        self.inner.detach_buffer(kind, offset_bytes, len_bytes)
+    }
+
     fn share_static_data(&self) -> Result<Option<(SegmentKey, u64)>, DeviceError> {
         self.inner.share_static_data()
     }

@@ -178,12 +178,19 @@ impl<B: Backend> Shmem<B> {
     /// [`ShmemError::FreedAllocation`] if `sym` was already freed;
     /// [`ShmemError::NotAllocationStart`] if `sym` is a view that does not start where its
     /// allocation starts; [`ShmemError::NotInHeap`] for a raw address in no allocation;
+    /// [`ShmemError::BufferRegistration`] for a registered buffer (unregister it instead);
     /// [`ShmemError::Queue`] if a PE does not arrive within `RSHMEM_WAIT_TIMEOUT_MS`.
     pub fn free<T: Element>(&self, sym: Sym<T>) -> Result<(), ShmemError> {
         let access = sym.access();
         self.agree(MemCall::Free {
             offset: access.offset,
         })?;
+        if let Some(registered) = self.heaps.borrow().buffer_at(access.offset) {
+            return Err(ShmemError::BufferRegistration {
+                len_bytes: registered.len_bytes,
+                reason: "it is a registered buffer: unregister it instead of freeing it".into(),
+            });
+        }
         let freed = self
             .heaps
             .borrow_mut()
@@ -266,7 +273,7 @@ impl<B: Backend> Shmem<B> {
     }
 
     /// Completes this PE's operations, trades `call` with every PE and checks that all agree.
-    fn agree(&self, call: MemCall) -> Result<(), ShmemError> {
+    pub(crate) fn agree(&self, call: MemCall) -> Result<(), ShmemError> {
         self.quiet()?;
         let all = self.device.exchange(&call.encode(), self.deadline())?;
         check_agreement(call, &all)

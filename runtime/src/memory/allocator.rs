@@ -190,6 +190,62 @@ impl Heap {
         Ok(self.enter(start, len_bytes, reserved_bytes, internal))
     }
 
+    /// Allocates exactly `[start, start + len_bytes)` (`len_bytes` a multiple of
+    /// [`MIN_ALIGN_BYTES`]), for a range the caller must have at a given place: a buffer taken
+    /// into the heap where its backing ends (`memory/buffers.rs`).
+    ///
+    /// # Errors
+    /// [`ShmemError::HeapExhausted`] if some of the range is taken or past the heap's end.
+    pub(crate) fn alloc_at(
+        &mut self,
+        start: u64,
+        len_bytes: u64,
+    ) -> Result<Allocation, ShmemError> {
+        let end = start.checked_add(len_bytes);
+        let block = self
+            .free
+            .range(..=start)
+            .next_back()
+            .map(|(&offset, &len)| (offset, offset + len))
+            .filter(|&(_, block_end)| end.is_some_and(|end| end <= block_end));
+        let (Some((block_offset, block_end)), Some(end)) = (block, end) else {
+            return Err(ShmemError::HeapExhausted {
+                kind: self.kind,
+                requested_bytes: len_bytes,
+                free_bytes: self.free_bytes(),
+                heap_bytes: self.size_bytes,
+            });
+        };
+        self.free.remove(&block_offset);
+        if start > block_offset {
+            self.free.insert(block_offset, start - block_offset);
+        }
+        if block_end > end {
+            self.free.insert(end, block_end - end);
+        }
+        Ok(self.enter(start, len_bytes, len_bytes, false))
+    }
+
+    /// Keeps the user allocation at `offset` from ever being handed out again, without its
+    /// memory: it becomes the runtime's, so no user address resolves to it any more.
+    ///
+    /// # Errors
+    /// As [`Heap::free`].
+    pub(crate) fn retire(
+        &mut self,
+        offset: u64,
+        owner: Option<AllocId>,
+    ) -> Result<Allocation, ShmemError> {
+        let allocation = self.start_of(offset, owner)?;
+        let retired = Allocation {
+            internal: true,
+            ..allocation
+        };
+        self.live.insert(offset, retired);
+        self.last_resolved.set(None);
+        Ok(allocation)
+    }
+
     /// Records a live allocation with a fresh identity.
     fn enter(
         &mut self,

@@ -48,6 +48,10 @@ pub(crate) enum MemCall {
     Free { offset: u64 },
     /// The resize of the allocation at `offset` to `len_bytes`.
     Realloc { offset: u64, len_bytes: u64 },
+    /// The registration of a buffer of `len_bytes` (`memory/buffers.rs`).
+    RegisterBuffer { len_bytes: u64 },
+    /// The unregistration of the buffer registered at `offset`, `len_bytes` long.
+    UnregisterBuffer { offset: u64, len_bytes: u64 },
 }
 
 /// The size of an encoded call: a tag and three words.
@@ -55,6 +59,8 @@ const ENCODED_BYTES: usize = 32;
 /// The tags after [`AllocOp`]'s.
 const FREE_TAG: u64 = 4;
 const REALLOC_TAG: u64 = 5;
+const REGISTER_TAG: u64 = 6;
+const UNREGISTER_TAG: u64 = 7;
 
 impl MemCall {
     /// The call as bytes: tag, then three little-endian words. An allocation's third word is
@@ -75,6 +81,10 @@ impl MemCall {
             ),
             MemCall::Free { offset } => (FREE_TAG, offset, 0, 0),
             MemCall::Realloc { offset, len_bytes } => (REALLOC_TAG, offset, len_bytes, 0),
+            MemCall::RegisterBuffer { len_bytes } => (REGISTER_TAG, len_bytes, 0, 0),
+            MemCall::UnregisterBuffer { offset, len_bytes } => {
+                (UNREGISTER_TAG, offset, len_bytes, 0)
+            }
         };
         let mut bytes = [0; ENCODED_BYTES];
         for (chunk, word) in bytes.chunks_exact_mut(8).zip([tag, a, b, c]) {
@@ -115,6 +125,11 @@ impl MemCall {
                 offset: a,
                 len_bytes: b,
             }),
+            REGISTER_TAG => Some(MemCall::RegisterBuffer { len_bytes: a }),
+            UNREGISTER_TAG => Some(MemCall::UnregisterBuffer {
+                offset: a,
+                len_bytes: b,
+            }),
             _ => None,
         }
     }
@@ -124,6 +139,8 @@ impl MemCall {
             MemCall::Alloc { op, .. } => op.name(),
             MemCall::Free { .. } => "free",
             MemCall::Realloc { .. } => "realloc",
+            MemCall::RegisterBuffer { .. } => "register_buffer",
+            MemCall::UnregisterBuffer { .. } => "unregister_buffer",
         }
     }
 
@@ -147,6 +164,8 @@ impl MemCall {
             } => "malloc_with_hints arguments",
             MemCall::Free { .. } => "free addresses",
             MemCall::Realloc { .. } => "realloc arguments",
+            MemCall::RegisterBuffer { .. } => "registered buffer sizes",
+            MemCall::UnregisterBuffer { .. } => "unregister_buffer arguments",
         }
     }
 
@@ -173,6 +192,10 @@ impl MemCall {
             MemCall::Free { offset } => format!("free({offset:#x})"),
             MemCall::Realloc { offset, len_bytes } => {
                 format!("realloc({offset:#x}, {len_bytes} bytes)")
+            }
+            MemCall::RegisterBuffer { len_bytes } => format!("register_buffer({len_bytes} bytes)"),
+            MemCall::UnregisterBuffer { offset, len_bytes } => {
+                format!("unregister_buffer({offset:#x}, {len_bytes} bytes)")
             }
         }
     }

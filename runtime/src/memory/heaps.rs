@@ -11,6 +11,8 @@ mod segments;
 #[cfg(test)]
 mod tests;
 
+use std::collections::BTreeMap;
+
 use hw::{Backend, MemKind};
 
 pub(crate) use segments::share_segments;
@@ -32,6 +34,18 @@ pub(crate) struct Heaps {
     /// nothing is ever allocated there (see [`index`]).
     heaps: [Option<Heap>; 3],
     default: MemKind,
+    /// The registered buffers (`buffers.rs`) by symmetric address.
+    buffers: BTreeMap<u64, Registered>,
+}
+
+/// A registered buffer (`buffers.rs`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Registered {
+    /// Its length.
+    pub(crate) len_bytes: u64,
+    /// Whether the backend mapped it where the device heap's backing ended (else the caller
+    /// mapped it over an allocation of the default heap).
+    pub(crate) by_backend: bool,
 }
 
 /// Where the heap of `kind` is in [`Heaps::heaps`].
@@ -65,6 +79,7 @@ impl Heaps {
         let heaps = Heaps {
             heaps: [heap(MemKind::Device)?, heap(MemKind::Host)?, None],
             default: config.default_heap,
+            buffers: BTreeMap::new(),
         };
         heaps.get(heaps.default, || default_setting(heaps.default))?;
         Ok(heaps)
@@ -82,6 +97,19 @@ impl Heaps {
     pub(crate) fn default_mut(&mut self) -> Result<&mut Heap, ShmemError> {
         let kind = self.default;
         self.get_mut(kind, || default_setting(kind))
+    }
+
+    /// The registered buffer at `offset`, if one is registered there.
+    pub(crate) fn buffer_at(&self, offset: u64) -> Option<Registered> {
+        self.buffers.get(&offset).copied()
+    }
+
+    /// Records (`Some`) or forgets (`None`) the registered buffer at `offset`.
+    pub(crate) fn set_buffer(&mut self, offset: u64, registered: Option<Registered>) {
+        match registered {
+            Some(registered) => self.buffers.insert(offset, registered),
+            None => self.buffers.remove(&offset),
+        };
     }
 
     /// The heaps that exist, the device heap first.

@@ -5,6 +5,7 @@
 //! - `allocator.rs`: the deterministic allocator of one heap's window;
 //! - `heaps.rs` and `heaps/`: a PE's device and host heaps, their segments and their queries;
 //! - `alloc.rs`: malloc, calloc, align, malloc_with_hints (`hints.rs`), realloc and free;
+//! - `buffers.rs`: a program's own buffers registered as symmetric memory;
 //! - `call_agreement.rs`: the check that every PE made the same collective memory call;
 //! - `sym.rs`: typed handles ([`Sym`](crate::Sym)) and the element types;
 //! - `ptr.rs`: direct load/store access to a peer's memory (`ptr`, `team_ptr`);
@@ -13,6 +14,7 @@
 
 mod alloc;
 pub(crate) mod allocator;
+mod buffers;
 pub(crate) mod call_agreement;
 pub(crate) mod heaps;
 pub(crate) mod hints;

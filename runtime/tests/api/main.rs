@@ -5,6 +5,7 @@
 //! `common` holds what every subject shares.
 
 mod basics;
+mod buffers;
 mod check;
 mod check_kernels;
 mod check_visibility;

@@ -32,7 +32,9 @@ pub(crate) const GRANULARITY_BYTES: usize = 2 << 20;
 const ALLOCATION_PINNED: c_int = 1;
 /// `CU_MEM_HANDLE_TYPE_NONE` and `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`: the handle types
 /// an allocation here can be asked for (a memfd is a POSIX file descriptor).
-const HANDLE_TYPES_SUPPORTED: [c_int; 2] = [0, 1];
+const HANDLE_TYPES_SUPPORTED: [c_int; 2] = [0, HANDLE_TYPE_POSIX_FD];
+/// `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`.
+const HANDLE_TYPE_POSIX_FD: c_int = 1;
 /// `CU_MEM_ACCESS_FLAGS_PROT_{NONE,READ,READWRITE}`.
 const ACCESS_NONE: c_int = 0;
 const ACCESS_READ: c_int = 1;
@@ -289,17 +291,35 @@ pub(crate) fn allocation_at(addr: usize, bytes: usize) -> Result<(OwnedFd, usize
     let [(start, mapping)] = found.as_slice() else {
         return Err(not_one());
     };
-    if *start > addr || addr + bytes > start + mapping.bytes {
+    // The rules of the CUDA backend on GPUs (hw/src/cuda/program_buffer.rs), so that a program
+    // the simulator accepts registers on GPUs too.
+    if *start != addr {
         return Err(format!(
-            "{bytes} bytes at {addr:#x} are not all in its mapping ({} bytes at {start:#x})",
+            "{addr:#x} lies inside the mapping at {start:#x}: register the address where the \
+             allocation is mapped"
+        ));
+    }
+    if bytes > mapping.bytes {
+        return Err(format!(
+            "{bytes} bytes at {addr:#x} run past its mapping ({} bytes): a registered buffer is \
+             one cuMemCreate allocation",
             mapping.bytes
         ));
     }
-    let memfd = vmm.allocations[&mapping.handle]
+    let allocation = &vmm.allocations[&mapping.handle];
+    if allocation.prop.requested_handle_types & HANDLE_TYPE_POSIX_FD == 0 {
+        return Err(
+            "it was created without CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR in \
+             requestedHandleTypes, so on GPUs the other PEs' processes could not map it; set it \
+             in the CUmemAllocationProp passed to cuMemCreate"
+                .to_owned(),
+        );
+    }
+    let memfd = allocation
         .memfd
         .try_clone()
         .map_err(|err| format!("cannot duplicate the allocation's memfd: {err}"))?;
-    Ok((memfd, mapping.offset + (addr - start)))
+    Ok((memfd, mapping.offset))
 }
 
 /// `cuMemGetAllocationGranularity`: 2 MiB, minimum and recommended alike.

@@ -400,3 +400,49 @@ fn realloc_that_cannot_fit_leaves_the_allocation_alone() {
     ));
     check_invariants(&heap);
 }
+
+#[test]
+fn alloc_at_takes_exactly_the_range_asked_for_or_refuses() {
+    let mut heap = Heap::new(MemKind::Device, 4096);
+    let first = heap.alloc(64, 8, false).expect("fits");
+    let placed = heap.alloc_at(1024, 512).expect("free there");
+    assert_eq!((placed.offset, placed.reserved_bytes), (1024, 512));
+    check_invariants(&heap);
+    // First fit still uses the free space on both sides of the placed range.
+    assert_eq!(heap.alloc(64, 8, false).expect("fits").offset, 64);
+    assert_eq!(heap.alloc(1024, 8, false).expect("fits").offset, 1536);
+    // Taken, overlapping, or past the end: refused, and the heap is unchanged.
+    let free_before = heap.free_bytes();
+    for (start, len) in [
+        (first.offset, 8),
+        (1000, 64),
+        (4000, 512),
+        (u64::MAX - 4, 8),
+    ] {
+        assert!(
+            matches!(
+                heap.alloc_at(start, len),
+                Err(ShmemError::HeapExhausted { .. })
+            ),
+            "{start}+{len}"
+        );
+    }
+    assert_eq!(heap.free_bytes(), free_before);
+    check_invariants(&heap);
+}
+
+#[test]
+fn a_retired_allocation_is_never_handed_out_again_nor_reached_by_users() {
+    let mut heap = Heap::new(MemKind::Device, 4096);
+    let a = heap.alloc(1024, 8, false).expect("fits");
+    let retired = heap.retire(a.offset, Some(a.id)).expect("live");
+    assert_eq!(retired.len_bytes, 1024);
+    assert!(matches!(
+        heap.check(access(a.offset, 8, 8, None)),
+        Err(ShmemError::NotInHeap { .. })
+    ));
+    assert!(heap.free(a.offset, None).is_err());
+    assert_eq!(heap.high_water_bytes(), 1024);
+    assert_eq!(heap.alloc(8, 8, false).expect("fits").offset, 1024);
+    check_invariants(&heap);
+}

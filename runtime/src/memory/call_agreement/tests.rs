@@ -40,6 +40,11 @@ fn calls_round_trip_through_bytes() {
             offset: 1 << 62,
             len_bytes: 96,
         },
+        MemCall::RegisterBuffer { len_bytes: 2 << 20 },
+        MemCall::UnregisterBuffer {
+            offset: 64 << 20,
+            len_bytes: 2 << 20,
+        },
     ] {
         assert_eq!(MemCall::decode(&call.encode()), Some(call));
     }
