@@ -178,16 +178,26 @@ impl Heap {
                 (end <= block_offset + block_len).then_some((block_offset, block_len, start))
             })
             .ok_or_else(exhausted)?;
+        self.take(
+            block_offset,
+            block_offset + block_len,
+            start,
+            reserved_bytes,
+        );
+        Ok(self.enter(start, len_bytes, reserved_bytes, internal))
+    }
+
+    /// Takes `reserved_bytes` at `start` out of the free block `[block_offset, block_end)`
+    /// that holds them, leaving what is free on either side.
+    fn take(&mut self, block_offset: u64, block_end: u64, start: u64, reserved_bytes: u64) {
         self.free.remove(&block_offset);
         if start > block_offset {
             self.free.insert(block_offset, start - block_offset);
         }
         let end = start + reserved_bytes;
-        let block_end = block_offset + block_len;
         if block_end > end {
             self.free.insert(end, block_end - end);
         }
-        Ok(self.enter(start, len_bytes, reserved_bytes, internal))
     }
 
     /// Allocates exactly `[start, start + len_bytes)` (`len_bytes` a multiple of
@@ -208,7 +218,7 @@ impl Heap {
             .next_back()
             .map(|(&offset, &len)| (offset, offset + len))
             .filter(|&(_, block_end)| end.is_some_and(|end| end <= block_end));
-        let (Some((block_offset, block_end)), Some(end)) = (block, end) else {
+        let Some((block_offset, block_end)) = block else {
             return Err(ShmemError::HeapExhausted {
                 kind: self.kind,
                 requested_bytes: len_bytes,
@@ -216,13 +226,7 @@ impl Heap {
                 heap_bytes: self.size_bytes,
             });
         };
-        self.free.remove(&block_offset);
-        if start > block_offset {
-            self.free.insert(block_offset, start - block_offset);
-        }
-        if block_end > end {
-            self.free.insert(end, block_end - end);
-        }
+        self.take(block_offset, block_end, start, len_bytes);
         Ok(self.enter(start, len_bytes, len_bytes, false))
     }
 

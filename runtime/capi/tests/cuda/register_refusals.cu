@@ -8,31 +8,11 @@
 
 #include <iostream>
 
-#include "cu_check.h"
+#include "vmm_buffer.h"
 
 __global__ void put_to_next(int* dest, int next, int base) {
     nvshmem_int_p(dest + threadIdx.x, base + threadIdx.x, next);
     nvshmem_quiet();
-}
-
-// `size` bytes of the driver API on `device`, mapped for it; exportable when `shareable`.
-static CUdeviceptr create(int device, size_t size, bool shareable) {
-    CUmemAllocationProp prop = {};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = device;
-    if (shareable) prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    CUmemGenericAllocationHandle handle;
-    CUdeviceptr at;
-    CU_CHECK(cuMemCreate(&handle, size, &prop, 0));
-    CU_CHECK(cuMemAddressReserve(&at, size, 0, 0, 0));
-    CU_CHECK(cuMemMap(at, size, 0, handle, 0));
-    CUmemAccessDesc access = {};
-    access.location = prop.location;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    CU_CHECK(cuMemSetAccess(at, size, &access, 1));
-    CU_CHECK(cuMemRelease(handle));
-    return at;
 }
 
 static const char* attempt(CUdeviceptr at, size_t size) {
@@ -49,9 +29,9 @@ int main() {
     CUDA_CHECK(cudaSetDevice(device));
     const size_t granularity = size_t(2) << 20;
 
-    const CUdeviceptr private_one = create(device, granularity, false);
-    const CUdeviceptr two = create(device, 2 * granularity, true);
-    const CUdeviceptr good = create(device, granularity, true);
+    const CUdeviceptr private_one = vmm_create(device, granularity, false).addr;
+    const CUdeviceptr two = vmm_create(device, 2 * granularity).addr;
+    const CUdeviceptr good = vmm_create(device, granularity).addr;
     // Every attempt is collective: all are made before anything is printed, so that no PE's
     // line is left half written while it waits for the others.
     const char* no_fd = attempt(private_one, granularity);

@@ -12,7 +12,7 @@
 #include <iostream>
 #include <vector>
 
-#include "cu_check.h"
+#include "vmm_buffer.h"
 
 constexpr int kCount = 1024;
 
@@ -32,25 +32,11 @@ int main() {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
 
-    CUmemAllocationProp prop = {};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = device;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    prop.allocFlags.gpuDirectRDMACapable = 1;
+    const CUmemAllocationProp prop = vmm_prop(device);
     size_t size = 0;
     CU_CHECK(cuMemGetAllocationGranularity(&size, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
-
-    CUmemGenericAllocationHandle handle;
-    CUdeviceptr buffer;
-    CU_CHECK(cuMemCreate(&handle, size, &prop, 0));
-    CU_CHECK(cuMemAddressReserve(&buffer, size, 0, 0, 0));
-    CU_CHECK(cuMemMap(buffer, size, 0, handle, 0));
-    CUmemAccessDesc access = {};
-    access.location = prop.location;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    CU_CHECK(cuMemSetAccess(buffer, size, &access, 1));
-    int* mine = reinterpret_cast<int*>(buffer);
+    const VmmBuffer buffer = vmm_create(device, size);
+    int* mine = reinterpret_cast<int*>(buffer.addr);
 
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
@@ -101,8 +87,6 @@ int main() {
     CUDA_CHECK(cudaStreamDestroy(stream));
 
     nvshmem_finalize();
-    CU_CHECK(cuMemUnmap(buffer, size));
-    CU_CHECK(cuMemAddressFree(buffer, size));
-    CU_CHECK(cuMemRelease(handle));
+    vmm_destroy(buffer);
     return 0;
 }

@@ -10,7 +10,7 @@
 #include <iostream>
 #include <vector>
 
-#include "cu_check.h"
+#include "vmm_buffer.h"
 
 constexpr int kCount = 4096;
 
@@ -20,36 +20,7 @@ __global__ void put_to_next(int* dest, int next, int base) {
     nvshmem_quiet();
 }
 
-struct Buffer {
-    CUmemGenericAllocationHandle handle;
-    CUdeviceptr addr;
-    size_t size;
-};
-
-static Buffer create(int device, size_t size) {
-    CUmemAllocationProp prop = {};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = device;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    Buffer b = {0, 0, size};
-    CU_CHECK(cuMemCreate(&b.handle, size, &prop, 0));
-    CU_CHECK(cuMemAddressReserve(&b.addr, size, 0, 0, 0));
-    CU_CHECK(cuMemMap(b.addr, size, 0, b.handle, 0));
-    CUmemAccessDesc access = {};
-    access.location = prop.location;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    CU_CHECK(cuMemSetAccess(b.addr, size, &access, 1));
-    return b;
-}
-
-static void destroy(const Buffer& b) {
-    CU_CHECK(cuMemUnmap(b.addr, b.size));
-    CU_CHECK(cuMemAddressFree(b.addr, b.size));
-    CU_CHECK(cuMemRelease(b.handle));
-}
-
-static int* reg(const Buffer& b, int me) {
+static int* reg(const VmmBuffer& b, int me) {
     int* sym = static_cast<int*>(nvshmemx_buffer_register_symmetric(reinterpret_cast<void*>(b.addr), b.size, 0));
     if (sym == nullptr) {
         std::cerr << "PE " << me << ": nvshmemx_buffer_register_symmetric failed" << std::endl;
@@ -87,17 +58,13 @@ int main() {
     CUDA_CHECK(cudaGetDeviceCount(&devices));
     const int device = nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % devices;
     CUDA_CHECK(cudaSetDevice(device));
-    CUmemAllocationProp prop = {};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = device;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    const CUmemAllocationProp prop = vmm_prop(device);
     size_t size = 0;
     CU_CHECK(cuMemGetAllocationGranularity(&size, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
 
-    Buffer a = create(device, size), b = create(device, size), c = create(device, size);
+    VmmBuffer a = vmm_create(device, size), b = vmm_create(device, size), c = vmm_create(device, size);
     int* sym_a = reg(a, me);
     int* sym_b = reg(b, me);
     const char* first_a = exchange(sym_a, reinterpret_cast<int*>(a.addr), me, npes, 1, stream);
@@ -127,8 +94,8 @@ int main() {
     nvshmem_free(big);
     CUDA_CHECK(cudaStreamDestroy(stream));
     nvshmem_finalize();
-    destroy(a);
-    destroy(b);
-    destroy(c);
+    vmm_destroy(a);
+    vmm_destroy(b);
+    vmm_destroy(c);
     return 0;
 }
