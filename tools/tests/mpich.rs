@@ -57,6 +57,22 @@ fn c_programs_run_under_hydra_at_2_and_4_ranks_over_pmi1_and_pmi2() {
     }
 }
 
+/// Hydra's `-pmi-port` mode hands each rank `PMI_PORT` and `PMI_ID` but no rank: every
+/// bootstrap learns it in the `initack` handshake, PMI-2's before its `fullinit` too.
+#[test]
+fn c_programs_run_under_hydra_s_pmi_port_mode() {
+    let Some(dir) = for_hydra() else { return };
+    for n in ["2", "4"] {
+        for env in BOOTSTRAPS {
+            let hydra = [HYDRA, "-pmi-port", "-n", n];
+            let (out, _) = launch(&hydra, &dir.join("rma"), &[], &[env]);
+            let said = text(&out);
+            assert!(out.status.success(), "-pmi-port -n {n} {env:?}: {said}");
+            assert!(said.contains(&format!("ok at {n} PEs")), "{env:?}: {said}");
+        }
+    }
+}
+
 #[test]
 fn a_global_exit_under_hydra_ends_the_job_with_its_status() {
     let Some(dir) = for_hydra() else { return };

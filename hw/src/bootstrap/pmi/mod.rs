@@ -149,8 +149,8 @@ pub(crate) fn open(
         }
         PmiVersion::Two { or_one } => match pmi2::Pmi2::init(line, or_one, deadline)? {
             pmi2::Spoken::Two(kvs, rank, size) => finish(kvs, rank, size, deadline),
-            pmi2::Spoken::One(line) => {
-                let (kvs, rank, size) = pmi1::Pmi1::init_after_two(line, deadline)?;
+            pmi2::Spoken::One(line, place) => {
+                let (kvs, rank, size) = pmi1::Pmi1::init_after_two(line, place, deadline)?;
                 finish(kvs, rank, size, deadline)
             }
         },

@@ -1,5 +1,9 @@
 //! PMI-1: `cmd=init`, `get_maxes`, `get_my_kvsname`, then `put`, `barrier_in` and `get` in
-//! the job's key-value space. The rank and size come from `PMI_RANK` and `PMI_SIZE`.
+//! the job's key-value space. The rank and size come from `PMI_RANK` and `PMI_SIZE`, or, in
+//! MPICH Hydra's `-pmi-port` mode (`PMI_PORT` and `PMI_ID`, no `PMI_RANK`), from the server:
+//! the client sends `cmd=initack pmiid=ID`, and Hydra answers `cmd=initack`, then
+//! `cmd=set size=N`, `cmd=set rank=R` and `cmd=set debug=D` (as MPICH 4.0.2's Hydra answered a
+//! client written here, docs/launching.md); a PMI-2 client does the same before its `init`.
 
 use std::time::Instant;
 
@@ -28,19 +32,36 @@ impl Pmi1 {
         mut line: Line,
         deadline: Instant,
     ) -> Result<(Pmi1, u32, u32), BootstrapError> {
+        let place = match port_mode_id() {
+            Some(id) => initack(&mut line, &id, deadline)?,
+            None => rank_and_size()?,
+        };
         let answer = line.ask_v1("cmd=init pmi_version=1 pmi_subversion=1", deadline)?;
         expect_cmd(&answer, "response_to_init")?;
         check_rc(&answer, NAME, "init")?;
-        Self::init_after_two(line, deadline)
+        Self::init_in_place(line, place, deadline)
     }
 
     /// The rest of [`init`](Self::init), for a server that already answered a PMI-2 `init`
-    /// with PMI-1.
+    /// with PMI-1; `place` is the rank and size its `initack` gave, in `-pmi-port` mode.
     pub(super) fn init_after_two(
-        mut line: Line,
+        line: Line,
+        place: Option<(u32, u32)>,
         deadline: Instant,
     ) -> Result<(Pmi1, u32, u32), BootstrapError> {
-        let (rank, size) = rank_and_size()?;
+        let place = match place {
+            Some(place) => place,
+            None => rank_and_size()?,
+        };
+        Self::init_in_place(line, place, deadline)
+    }
+
+    /// The queries after `init`, for the rank and size `place` this process already knows.
+    fn init_in_place(
+        mut line: Line,
+        (rank, size): (u32, u32),
+        deadline: Instant,
+    ) -> Result<(Pmi1, u32, u32), BootstrapError> {
         let maxes = line.ask_v1("cmd=get_maxes", deadline)?;
         expect_cmd(&maxes, "maxes")?;
         let value_max_bytes = maxes
@@ -67,16 +88,40 @@ impl Pmi1 {
     }
 }
 
+/// `PMI_ID` in Hydra's `-pmi-port` mode: set, with no `PMI_RANK`.
+pub(super) fn port_mode_id() -> Option<String> {
+    let id = std::env::var("PMI_ID").ok()?;
+    std::env::var_os("PMI_RANK").is_none().then_some(id)
+}
+
+/// Hydra's `-pmi-port` handshake: this process's `PMI_ID`, answered with its rank and the
+/// job's size. PMI-2 clients say it first too: Hydra's PMI-2 `fullinit` wants the rank.
+pub(super) fn initack(
+    line: &mut Line,
+    id: &str,
+    deadline: Instant,
+) -> Result<(u32, u32), BootstrapError> {
+    let ack = line.ask_v1(&format!("cmd=initack pmiid={}", id.trim()), deadline)?;
+    expect_cmd(&ack, "initack")?;
+    let (mut rank, mut size) = (None, None);
+    for _ in 0..3 {
+        let set = line.read_v1(deadline)?;
+        expect_cmd(&set, "set")?;
+        let number = |key: &str| set.get(key).and_then(|v| v.parse::<u32>().ok());
+        rank = rank.or(number("rank"));
+        size = size.or(number("size"));
+    }
+    match (rank, size) {
+        (Some(rank), Some(size)) if rank < size => Ok((rank, size)),
+        _ => Err(BootstrapError::Protocol(format!(
+            "the PMI server's answer to initack for PMI_ID={id} gave no rank below its size \
+             (rank {rank:?}, size {size:?})"
+        ))),
+    }
+}
+
 /// `PMI_RANK` and `PMI_SIZE`, which PMI-1 launchers set.
 fn rank_and_size() -> Result<(u32, u32), BootstrapError> {
-    if std::env::var_os("PMI_ID").is_some() && std::env::var_os("PMI_RANK").is_none() {
-        return Err(BootstrapError::Env(
-            "PMI_ID and PMI_PORT are set without PMI_RANK: this is Hydra's -pmi-port mode, \
-             whose handshake (initack) rshmem does not speak; run `mpiexec.hydra` without \
-             -pmi-port, which hands each rank PMI_FD, PMI_RANK and PMI_SIZE"
-                .to_string(),
-        ));
-    }
     let number = |var: &str| {
         std::env::var(var)
             .ok()

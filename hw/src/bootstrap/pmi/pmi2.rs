@@ -31,8 +31,9 @@ pub(super) struct Pmi2 {
 pub(super) enum Spoken {
     /// PMI-2: the connection, this process's rank and the job's size.
     Two(Pmi2, u32, u32),
-    /// Only PMI-1 (it answered the PMI-2 `init` with version 1), and the caller accepts that.
-    One(Line),
+    /// Only PMI-1 (it answered the PMI-2 `init` with version 1), and the caller accepts that;
+    /// with the rank and size from Hydra's `-pmi-port` handshake, when it took place.
+    One(Line, Option<(u32, u32)>),
 }
 
 impl Pmi2 {
@@ -43,12 +44,16 @@ impl Pmi2 {
         or_one: bool,
         deadline: Instant,
     ) -> Result<Spoken, BootstrapError> {
+        let place = match super::pmi1::port_mode_id() {
+            Some(id) => Some(super::pmi1::initack(&mut line, &id, deadline)?),
+            None => None,
+        };
         let answer = line.ask_v1("cmd=init pmi_version=2 pmi_subversion=0", deadline)?;
         expect_cmd(&answer, "response_to_init")?;
         let version = answer.get("pmi_version").map(String::as_str);
         if answer.get("rc").map(String::as_str) != Some("0") || version != Some("2") {
             if or_one && version == Some("1") {
-                return Ok(Spoken::One(line));
+                return Ok(Spoken::One(line, place));
             }
             return Err(BootstrapError::Launcher {
                 bootstrap: NAME,
@@ -60,7 +65,10 @@ impl Pmi2 {
                 ),
             });
         }
-        let rank = std::env::var("PMI_RANK").unwrap_or_default();
+        let rank = match place {
+            Some((rank, _)) => rank.to_string(),
+            None => std::env::var("PMI_RANK").unwrap_or_default(),
+        };
         let jobid = std::env::var("PMI_JOBID").unwrap_or_default();
         let mut fields = vec![("cmd", "fullinit"), ("pmirank", rank.as_str())];
         if !jobid.is_empty() {
