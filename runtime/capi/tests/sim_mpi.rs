@@ -188,8 +188,10 @@ fn mpi_misuse_ends_the_run_naming_the_problem() {
 }
 
 /// Builds `source` (from the repository's root) with `rshmem-nvcc` and Open MPI's flags, into
-/// the scratch directory; None, said, where `mpicc` or clang 14 is missing.
-fn nvcc_mpi_program(source: &str, name: &str) -> Option<(PathBuf, PathBuf)> {
+/// the scratch directory; None, said, where `mpicc` or clang 14 is missing. With
+/// `cxx_bindings`, as `mpicxx` builds C++: Open MPI's C++ bindings in, and `libmpi_cxx`, whose
+/// static constructors ask `MPI_Initialized` as each PE's copy of the program loads.
+fn nvcc_mpi_program(source: &str, name: &str, cxx_bindings: bool) -> Option<(PathBuf, PathBuf)> {
     let flags = mpi_flags()?;
     let clang = Command::new("clang++-14").arg("--version").output();
     if !clang.is_ok_and(|o| o.status.success()) {
@@ -204,9 +206,12 @@ fn nvcc_mpi_program(source: &str, name: &str) -> Option<(PathBuf, PathBuf)> {
     let binary = dir.join(name);
     let mut build = Command::new(root.join("tools/osh/bin/rshmem-nvcc"));
     // Why -DOMPI_SKIP_MPICXX: NVSHMEM's MPI programs use MPI's C API, without Open MPI's C++
-    // bindings (which would need libmpi_cxx).
+    // bindings (which need libmpi_cxx).
+    match cxx_bindings {
+        true => build.arg("-lmpi_cxx"),
+        false => build.arg("-DOMPI_SKIP_MPICXX"),
+    };
     build
-        .arg("-DOMPI_SKIP_MPICXX")
         .args(
             flags
                 .iter()
@@ -221,9 +226,11 @@ fn nvcc_mpi_program(source: &str, name: &str) -> Option<(PathBuf, PathBuf)> {
 
 #[test]
 fn an_nvshmem_program_built_with_rshmem_nvcc_starts_with_mpi() {
-    let Some((dir, binary)) =
-        nvcc_mpi_program("runtime/capi/tests/sim/mpi_nvshmem.cu", "mpi_nvshmem")
-    else {
+    let Some((dir, binary)) = nvcc_mpi_program(
+        "runtime/capi/tests/sim/mpi_nvshmem.cu",
+        "mpi_nvshmem",
+        false,
+    ) else {
         return;
     };
     let r = simulate(&dir, &binary, "4", &[], "mpi_nvshmem");
@@ -239,18 +246,25 @@ fn an_nvshmem_program_built_with_rshmem_nvcc_starts_with_mpi() {
 }
 
 /// The GPU machine's programs that initialise NVSHMEM through `nvshmemx_init_attr`, by the MPI
-/// communicator and by a unique id sent with `MPI_Bcast`, run unchanged on the simulator too.
+/// communicator and by a unique id sent with `MPI_Bcast`, run unchanged on the simulator too,
+/// built with Open MPI's C++ bindings or without.
 #[test]
 fn nvshmem_programs_initialised_by_communicator_or_unique_id_run_on_the_simulator() {
-    for (name, says) in [
+    for (name, says, cxx_bindings) in [
         (
             "mpi_init",
             "mpi_init: PE {pe} (MPI rank {pe}) received {from}",
+            false,
         ),
-        ("uid_init", "uid_init: PE {pe} of 4 received {from}"),
+        (
+            "mpi_init",
+            "mpi_init: PE {pe} (MPI rank {pe}) received {from}",
+            true,
+        ),
+        ("uid_init", "uid_init: PE {pe} of 4 received {from}", false),
     ] {
         let source = format!("runtime/capi/tests/cuda/{name}.cu");
-        let Some((dir, binary)) = nvcc_mpi_program(&source, name) else {
+        let Some((dir, binary)) = nvcc_mpi_program(&source, name, cxx_bindings) else {
             return;
         };
         let r = simulate(&dir, &binary, "4", &[], name);

@@ -140,7 +140,10 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Query_thread(provided: *mut c_int) -> c_
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rshmem_sim_MPI_Initialized(flag: *mut c_int) -> c_int {
-    let initialized = serve("MPI_Initialized", |world, pe| Ok(world.pe(pe).initialized));
+    // Outside a PE's program (a static constructor of a program copy as it loads, as Open
+    // MPI's C++ bindings have) no PE has initialised MPI yet: the answer is "no".
+    let initialized = crate::sim_host::exit::running_pe().is_some()
+        && serve("MPI_Initialized", |world, pe| Ok(world.pe(pe).initialized));
     // SAFETY: MPI's contract.
     unsafe { put(flag, c_int::from(initialized)) };
     SUCCESS
@@ -148,7 +151,9 @@ pub unsafe extern "C" fn rshmem_sim_MPI_Initialized(flag: *mut c_int) -> c_int {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rshmem_sim_MPI_Finalized(flag: *mut c_int) -> c_int {
-    let finalized = serve("MPI_Finalized", |world, pe| Ok(world.pe(pe).finalized));
+    // Outside a PE's program, as for MPI_Initialized: nothing was finalised.
+    let finalized = crate::sim_host::exit::running_pe().is_some()
+        && serve("MPI_Finalized", |world, pe| Ok(world.pe(pe).finalized));
     // SAFETY: MPI's contract.
     unsafe { put(flag, c_int::from(finalized)) };
     SUCCESS
