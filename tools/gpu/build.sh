@@ -20,8 +20,9 @@ for line in sys.stdin:
 ' "$dir" "$@"
 }
 
-cargo test --release -p conformance --test cuda --test cuda_device --no-run --message-format=json \
-    2>/dev/null | copy_tests cuda=cuda cuda_device=cuda_device
+cargo test --release -p conformance --test cuda --test cuda_device --test cuda_buffers --no-run \
+    --message-format=json 2>/dev/null \
+    | copy_tests cuda=cuda cuda_device=cuda_device cuda_buffers=cuda_buffers
 cargo test --release -p hw --features cuda --lib --no-run --message-format=json \
     2>/dev/null | copy_tests hw=hw-lib
 cargo build --release -p tools --bin rshmem

@@ -12,10 +12,10 @@
 #
 #   tools/gpu/check.sh [BIN_DIR] [NVSHMEM_BENCH_DIR]    (defaults: .devbin .bench/nvshmem)
 #
-# CHECKS names the groups to run (default all): unit (the unit tests and the device-API
-# suite), cuda (the conformance suite), litmus, launcher, heaps, c (the C programs),
-# cuda-programs (the C++ CUDA test programs), bench, collectives. A device session is short:
-# CHECKS="unit launcher c" fits in one call.
+# CHECKS names the groups to run (default all): unit (the unit tests, the device-API suite,
+# registered buffers with PEs as threads), cuda (the conformance suite), litmus, launcher,
+# heaps, c (the C programs), cuda-programs (the C++ CUDA test programs), bench, collectives.
+# A device session is short: CHECKS="unit launcher c" fits in one call.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 bin=$(realpath "${1:-.devbin}")
@@ -44,6 +44,7 @@ run() { # name, command...: runs it, keeps its output, records its exit status
 if want unit; then
     run hw-lib timeout 300 "$bin/hw-lib" cuda
     run cuda_device timeout 300 "$bin/cuda_device" --test-threads=1
+    run cuda_buffers timeout 120 "$bin/cuda_buffers" --test-threads=1
 fi
 if want cuda; then
     RSHMEM_LITMUS_TABLE=$out/litmus-gpu.md run cuda timeout 600 "$bin/cuda" --test-threads=1 --nocapture
