@@ -98,7 +98,7 @@ fn registered_buffers(shmem: &Shmem<CudaBackend>) -> Result<(), BodyError> {
     for round in 0..2u64 {
         let sym = shmem.register_buffer(buffer.addr, BUFFER_BYTES as u64)?;
         let word = 100 * round + u64::from(me) + 1;
-        shmem.put(sym, &word.to_le_bytes(), (me + 1) % n)?;
+        shmem.put(sym.slice(..8)?, &word.to_le_bytes(), (me + 1) % n)?;
         shmem.barrier_all()?;
         let want = 100 * round + u64::from((me + n - 1) % n) + 1;
         let seen = buffer.first_word()?;
