@@ -14,7 +14,7 @@ use hw::{Backend, Device, MemKind};
 
 use crate::TRACING_TARGET;
 use crate::error::ShmemError;
-use crate::memory::allocator::Span;
+use crate::memory::allocator::{Allocation, Span};
 use crate::memory::call_agreement::{AllocOp, MemCall, check_agreement};
 use crate::memory::heaps::default_setting;
 use crate::memory::hints::MallocHints;
@@ -228,19 +228,9 @@ impl<B: Backend> Shmem<B> {
             return Err(ShmemError::InvalidAlignment { align });
         }
         hints.heap()?;
-        let allocation = self
-            .heaps
-            .borrow_mut()
-            .get_mut(heap, || wanted_by(op, heap, hints))?
-            .alloc(len_bytes, align.max(natural_align::<T>()), false)?;
-        if let Err(refused) = self.back_heap(heap) {
-            // Every PE was refused (growth fails on all together), so all free alike.
-            self.heaps
-                .borrow_mut()
-                .holding_mut(allocation.offset)?
-                .free(allocation.offset, Some(allocation.id))?;
-            return Err(refused);
-        }
+        let align = align.max(natural_align::<T>());
+        let allocation =
+            self.alloc_backed(heap, len_bytes, align, || wanted_by(op, heap, hints))?;
         tracing::debug!(
             target: TRACING_TARGET,
             pe = self.my_pe,
@@ -252,6 +242,31 @@ impl<B: Backend> Shmem<B> {
             "alloc"
         );
         Ok(Sym::new(allocation.offset, count, Some(allocation.id)))
+    }
+
+    /// Allocates `len_bytes` aligned to `align` from the heap of `heap` (which `wanted_by`,
+    /// for the error, asks for) and backs it on every PE; undone if the device refuses.
+    pub(crate) fn alloc_backed(
+        &self,
+        heap: MemKind,
+        len_bytes: u64,
+        align: u64,
+        wanted_by: impl FnOnce() -> String,
+    ) -> Result<Allocation, ShmemError> {
+        let allocation = self
+            .heaps
+            .borrow_mut()
+            .get_mut(heap, wanted_by)?
+            .alloc(len_bytes, align, false)?;
+        if let Err(refused) = self.back_heap(heap) {
+            // Every PE was refused (growth fails on all together), so all free alike.
+            self.heaps
+                .borrow_mut()
+                .holding_mut(allocation.offset)?
+                .free(allocation.offset, Some(allocation.id))?;
+            return Err(refused);
+        }
+        Ok(allocation)
     }
 
     /// Copies `len_bytes` of this PE's memory from the address `from` to `to`, in chunks so

@@ -22,7 +22,7 @@ use hw::{Backend, Device, MemKind};
 use crate::TRACING_TARGET;
 use crate::error::ShmemError;
 use crate::memory::call_agreement::MemCall;
-use crate::memory::heaps::Registered;
+use crate::memory::heaps::{Registered, default_setting};
 use crate::memory::space;
 use crate::memory::sym::{Sym, SymAddr};
 use crate::shmem::Shmem;
@@ -140,20 +140,8 @@ impl<B: Backend> Shmem<B> {
         let count = usize::try_from(len_bytes).map_err(|_| refused("too large".into()))?;
         let allocation = match aligned {
             Some(align) => {
-                let allocation = self
-                    .heaps
-                    .borrow_mut()
-                    .default_mut()?
-                    .alloc(len_bytes, align, false)?;
-                if let Err(refused) = self.back_heap(space::locate(allocation.offset).0) {
-                    // Every PE was refused (growth fails on all together), so all free alike.
-                    self.heaps
-                        .borrow_mut()
-                        .holding_mut(allocation.offset)?
-                        .free(allocation.offset, Some(allocation.id))?;
-                    return Err(refused);
-                }
-                allocation
+                let kind = self.default_heap_kind();
+                self.alloc_backed(kind, len_bytes, align, || default_setting(kind))?
             }
             None => {
                 if self.heaps.borrow().find(MemKind::Device).is_none() {
