@@ -133,7 +133,7 @@ impl<B: Backend> Shmem<B> {
             names,
         });
         let free_slots = crate::team::free_slots_at_init(pe.config.teams_max);
-        let shmem = Shmem {
+        let shmem: Shmem<B> = Shmem {
             ctx: Ctx {
                 pe,
                 queue,
@@ -146,7 +146,12 @@ impl<B: Backend> Shmem<B> {
             team_layout,
             team_slots_free: Cell::new(free_slots),
         };
-        shmem.sync_all()?;
+        // Why a bootstrap barrier (an exchange of nothing) and not a barrier over the fabric:
+        // what peers need before they reach this PE is set up once every PE got here (the
+        // teams' areas zeroed, the segments imported), and nothing travelled over the fabric
+        // yet to complete or show. NVSHMEM ends its start-up with bootstrap barriers too; one
+        // over the fabric would cost `log2(n)` rounds of atomics on every PE of a big job.
+        shmem.device.exchange(&[0u8; 0], shmem.deadline())?;
         Ok(shmem)
     }
 
