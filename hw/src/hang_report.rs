@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::amo::Cmp;
 use crate::types::MemKind;
@@ -14,7 +14,30 @@ use crate::types::MemKind;
 #[derive(Clone, Debug)]
 struct Named {
     len_bytes: u64,
-    name: String,
+    name: Name,
+}
+
+/// How a named range describes its words.
+#[derive(Clone)]
+enum Name {
+    /// One name for the range; a word inside is "NAME + offset".
+    Text(String),
+    /// A name per word, worked out when a report asks (from the word's offset in the range),
+    /// for ranges of many words each named apart: the teams' counters. `None` leaves the
+    /// word to its segment and offset.
+    Rule(WordRule),
+}
+
+/// The rule of a [`Name::Rule`]: from a word's offset in its range to its name.
+pub type WordRule = Arc<dyn Fn(u64) -> Option<String> + Send + Sync>;
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Name::Text(text) => f.debug_tuple("Text").field(text).finish(),
+            Name::Rule(_) => f.write_str("Rule"),
+        }
+    }
 }
 
 /// What a PE's words are, for reports: ranges of its segments, each with the name the
@@ -40,6 +63,16 @@ impl WordNames {
 
     /// Names the `len_bytes` at `offset` of the PE's `kind` segment (replacing a name there).
     pub fn name(&self, kind: MemKind, offset: u64, len_bytes: u64, name: String) {
+        let name = Name::Text(name);
+        self.table()
+            .insert((kind, offset), Named { len_bytes, name });
+    }
+
+    /// Names each word of the `len_bytes` at `offset` by `rule`, which a report calls with
+    /// the word's offset in the range; cheaper than naming each word when few are ever
+    /// reported.
+    pub fn name_each(&self, kind: MemKind, offset: u64, len_bytes: u64, rule: WordRule) {
+        let name = Name::Rule(rule);
         self.table()
             .insert((kind, offset), Named { len_bytes, name });
     }
@@ -57,11 +90,16 @@ impl WordNames {
             .range(..=(kind, offset))
             .next_back()
             .filter(|((k, start), named)| *k == kind && offset - start < named.len_bytes.max(1));
+        let by_rule = |start: u64, rule: &WordRule| rule(offset - start);
         match named {
-            Some(((_, start), named)) if *start == offset => named.name.clone(),
-            Some(((_, start), named)) => format!("{} + {}", named.name, offset - start),
-            None => format!("the {kind:?} word at offset {offset:#x}"),
+            Some(((_, start), named)) => match &named.name {
+                Name::Text(text) if *start == offset => Some(text.clone()),
+                Name::Text(text) => Some(format!("{text} + {}", offset - start)),
+                Name::Rule(rule) => by_rule(*start, rule),
+            },
+            None => None,
         }
+        .unwrap_or_else(|| format!("the {kind:?} word at offset {offset:#x}"))
     }
 }
 

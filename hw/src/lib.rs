@@ -50,7 +50,7 @@ pub use backend::{Backend, Device, LaunchOutput, Launcher, Queue, WaitSpec, wait
 pub use caps::{Caps, Semantics, UnknownSemantics};
 pub use error::{DeviceError, LaunchError, PeFailure, QueueError, WaitReport};
 pub use exchanged::{Exchanged, append_segment_key};
-pub use hang_report::{KernelWait, WordNames, describe_word, nvshmem_cmp_name};
+pub use hang_report::{KernelWait, WordNames, WordRule, describe_word, nvshmem_cmp_name};
 pub use kernel_event::{HostThreadEvent, KernelEvent, KernelMemory, SyncObject, ThreadAccess};
 pub use topology::{Path, PathClass, Topology};
 pub use types::{

@@ -388,7 +388,7 @@ impl Device for SimDevice {
         assert!(!specs.is_empty(), "wait_until_any: no word to wait on");
         self.handle.world().counts.waits += 1;
         loop {
-            self.handle.pace();
+            self.handle.pace_before_wait(specs, deadline.0)?;
             if let Some(found) = self.test_quietly(specs) {
                 return Ok(found);
             }

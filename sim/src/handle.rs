@@ -120,6 +120,34 @@ impl PeHandle {
         self.yield_if(World::must_yield);
     }
 
+    /// [`PeHandle::pace`] before a wait until any of `specs` holds: if this PE must yield, the
+    /// world tests the words when it resumes the PE and blocks it at once if none holds
+    /// ([`World::reschedule_to_test`]); returns when the PE runs again, with the error its
+    /// wait ended with if it blocked and was woken by one (its deadline).
+    pub(crate) fn pace_before_wait(
+        &self,
+        specs: &[WaitSpec],
+        deadline_ns: u64,
+    ) -> Result<(), QueueError> {
+        // A PE of several threads lets another thread run when it yields, and the shuttle
+        // executor orders PEs of one instant itself: both take the ordinary way.
+        if self.threads.several() || !matches!(self.executor, Executor::Coroutine(_)) {
+            self.pace();
+            return Ok(());
+        }
+        loop {
+            {
+                let mut w = self.world();
+                if !w.must_yield(self.pe) {
+                    return Ok(());
+                }
+                w.reschedule_to_test(self.pe, specs, deadline_ns);
+            }
+            self.suspend();
+            self.world().take_wake(self.pe)?;
+        }
+    }
+
     /// Yields if this PE's clock ran too far past the next event to post an operation (see
     /// `world::ISSUE_LOOKAHEAD_NS`). Call before posting an operation.
     pub(crate) fn pace_post(&self) {

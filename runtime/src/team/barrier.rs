@@ -42,23 +42,34 @@ pub(crate) fn name_team_counters(names: &WordNames, team: &Team) {
     };
     let size = members.len();
     let team_name = team.kind().name();
-    for round in 0..rounds(size) {
-        let reach = (1u32 << round) % size;
-        let behind = members.world_pe((me + size - reach) % size);
-        let ahead = members.world_pe((me + reach) % size);
-        for (counter, what, from) in [
-            (team.area().sync_counter(round), "barrier", behind),
-            (team.area().gather_counter(round), "gather", ahead),
-        ] {
-            let word = local(counter);
-            names.name(
-                word.kind,
-                word.offset,
-                word.len,
-                format!("{team_name}'s {what} counter of round {round} (PE {from} adds to it)"),
-            );
-        }
-    }
+    // Who adds to each round's counters: `(behind, ahead)` per round. The names themselves
+    // are made only when a report asks, as a job of thousands of PEs never reports most.
+    let peers: Vec<(u32, u32)> = (0..rounds(size))
+        .map(|round| {
+            let reach = (1u32 << round) % size;
+            (
+                members.world_pe((me + size - reach) % size),
+                members.world_pe((me + reach) % size),
+            )
+        })
+        .collect();
+    let first = local(team.area().sync_counter(0));
+    let gather_start = local(team.area().gather_counter(0)).offset - first.offset;
+    let rule = move |at: u64| {
+        let (what, index) = if at < gather_start {
+            ("barrier", at / first.len)
+        } else {
+            ("gather", (at - gather_start) / first.len)
+        };
+        let round = u32::try_from(index).ok()?;
+        let &(behind, ahead) = peers.get(round as usize)?;
+        let from = if what == "barrier" { behind } else { ahead };
+        Some(format!(
+            "{team_name}'s {what} counter of round {round} (PE {from} adds to it)"
+        ))
+    };
+    let len = 2 * gather_start;
+    names.name_each(first.kind, first.offset, len, std::sync::Arc::new(rule));
 }
 
 /// `ceil(log2 size)`: the rounds after which `2^rounds >= size` members have been reached.

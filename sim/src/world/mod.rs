@@ -292,6 +292,9 @@ impl World {
                         continue;
                     }
                     state.clock_ns = state.clock_ns.max(self.now_ns);
+                    if self.test_at_resume(pe) {
+                        continue;
+                    }
                     return Some(pe);
                 }
                 Event::Issue { op } => self.issue(op),

@@ -64,6 +64,11 @@ pub(super) struct PeState {
     pub(super) watching: Vec<WaitSpec>,
     /// The deadline of the current wait, if it has one.
     deadline_ns: Option<u64>,
+    /// Set while the PE yielded just before a wait on the words in `watching`: the wait's
+    /// deadline. The world then tests those words when it resumes the PE, and blocks the PE
+    /// there if none holds, instead of resuming it only for it to block
+    /// ([`World::reschedule_to_test`]).
+    test_at_resume: Option<u64>,
     wake: Option<Result<(), QueueError>>,
     pub(super) exchange_result: Option<hw::Exchanged>,
     /// What each thread of a PE blocked on [`Blocked::Threads`] waits for; the words of
@@ -89,6 +94,7 @@ impl PeState {
             blocked: None,
             watching: Vec::new(),
             deadline_ns: None,
+            test_at_resume: None,
             wake: None,
             exchange_result: None,
             thread_waits: Vec::new(),
@@ -128,10 +134,52 @@ impl World {
         let watching = &mut self.pes[pe as usize].watching;
         watching.clear();
         watching.extend_from_slice(specs);
+        self.block_on_watched(pe, deadline_ns);
+    }
+
+    /// Marks `pe` blocked until any of the words in its `watching` holds, or `deadline_ns`.
+    fn block_on_watched(&mut self, pe: u32, deadline_ns: u64) {
         self.block(pe, Blocked::Memory, deadline_ns);
-        for spec in specs {
-            self.watch(pe, spec);
+        self.watch_all(pe);
+    }
+
+    /// Queues `pe`, which is about to wait until any of `specs` holds (or `deadline_ns`), to
+    /// continue at its own clock, where the world tests the words before resuming it: if none
+    /// holds, `pe` blocks right there ([`World::test_at_resume`]).
+    ///
+    /// Why this changes nothing a run does: a PE resumed at its clock would do exactly that
+    /// first (bring its memory up to its clock, test the words, block), with nothing else
+    /// happening in between; the world doing it saves two switches of the PE's coroutine per
+    /// wait, most of the waits of a big barrier.
+    pub(crate) fn reschedule_to_test(&mut self, pe: u32, specs: &[WaitSpec], deadline_ns: u64) {
+        let state = &mut self.pes[pe as usize];
+        state.watching.clear();
+        state.watching.extend_from_slice(specs);
+        state.test_at_resume = Some(deadline_ns);
+        self.reschedule(pe);
+    }
+
+    /// At the resume of `pe`, the test that [`World::reschedule_to_test`] asked for: blocks
+    /// `pe` and returns `true` if none of its words holds.
+    pub(super) fn test_at_resume(&mut self, pe: u32) -> bool {
+        let Some(deadline_ns) = self.pes[pe as usize].test_at_resume.take() else {
+            return false;
+        };
+        // A stopped run resumes the PE to unwind it (`PeHandle::suspend`).
+        if self.abort.is_some() {
+            return false;
         }
+        self.observe(pe);
+        let state = &self.pes[pe as usize];
+        if state
+            .watching
+            .iter()
+            .any(|spec| self.evaluate(pe, spec).is_some())
+        {
+            return false;
+        }
+        self.block_on_watched(pe, deadline_ns);
+        true
     }
 
     /// Marks `pe`, whose threads all wait, blocked until what any of them waits for happens,
@@ -151,6 +199,11 @@ impl World {
         }
         state.thread_waits = waits;
         self.block(pe, Blocked::Threads, deadline_ns);
+        self.watch_all(pe);
+    }
+
+    /// Schedules the drains of every word in `pe`'s `watching` ([`World::watch`]).
+    fn watch_all(&mut self, pe: u32) {
         for i in 0..self.pes[pe as usize].watching.len() {
             let spec = self.pes[pe as usize].watching[i];
             self.watch(pe, &spec);
