@@ -103,7 +103,7 @@ impl World {
         let Some(&(at_ns, pe)) = self.injected.pending.last() else {
             return false;
         };
-        let deadline_ns = self.deadlines.first().map_or(u64::MAX, |&(t, _)| t);
+        let deadline_ns = self.deadlines.first().map_or(u64::MAX, |(t, _)| t);
         if at_ns > event_ns.min(deadline_ns) {
             return false;
         }

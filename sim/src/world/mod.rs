@@ -14,6 +14,7 @@
 //! (injected faults: slow PEs, crashes, operations lost at a crashed PE).
 
 mod chance;
+mod deadlines;
 mod deliver;
 mod exchange;
 mod injected;
@@ -23,7 +24,6 @@ mod pes;
 mod tests;
 mod visibility;
 
-use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use hw::{Caps, Semantics, Topology};
@@ -40,6 +40,7 @@ use crate::prefetch::prefetch;
 use crate::report::OpCounts;
 use crate::trace::Trace;
 
+use deadlines::Deadlines;
 use exchange::Exchange;
 use injected::Injected;
 use issue::{InFlight, QueueState};
@@ -104,10 +105,10 @@ pub(crate) struct World {
     ops: Vec<Option<InFlight>>,
     free_ops: Vec<u32>,
     exchange: Exchange,
-    /// Deadlines of blocked PEs, earliest first: (deadline, PE). Kept apart from the event
-    /// queue because almost every wait ends before its deadline, and a void deadline left in
-    /// the queue would cost every later pop.
-    deadlines: BTreeSet<(u64, u32)>,
+    /// Deadlines of blocked PEs, earliest first. Kept apart from the event queue because
+    /// almost every wait ends before its deadline, and a void deadline left in the queue
+    /// would cost every later pop.
+    deadlines: Deadlines,
     pub(crate) running: Option<u32>,
     pub(crate) counts: OpCounts,
     pub(crate) trace: Trace,
@@ -182,7 +183,7 @@ impl World {
             ops: Vec::new(),
             free_ops: Vec::new(),
             exchange: Exchange::new(n_pes),
-            deadlines: BTreeSet::new(),
+            deadlines: Deadlines::new(n_pes),
             running: None,
             counts: OpCounts::default(),
             trace: Trace::new(params.timeline),
@@ -204,7 +205,7 @@ impl World {
 
     /// When the next thing happens: an event, a deadline or an injected crash.
     fn next_time_ns(&mut self) -> Option<u64> {
-        let deadline = self.deadlines.first().map(|&(t, _)| t);
+        let deadline = self.deadlines.first().map(|(t, _)| t);
         let next = match (self.events.next_time_ns(), deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -266,7 +267,7 @@ impl World {
             if self.injected.next_crash_ns().is_some() && self.crash_due(event_ns) {
                 continue;
             }
-            if let Some(&(deadline_ns, pe)) = self.deadlines.first()
+            if let Some((deadline_ns, pe)) = self.deadlines.first()
                 && deadline_ns <= event_ns
             {
                 self.now_ns = self.now_ns.max(deadline_ns);
@@ -318,7 +319,7 @@ impl World {
         };
         let mut round = vec![first];
         while self.events.next_time_ns() == Some(self.now_ns)
-            && self.deadlines.first().is_none_or(|&(t, _)| t > self.now_ns)
+            && self.deadlines.first().is_none_or(|(t, _)| t > self.now_ns)
             && let Some(Event::Resume { pe }) = self.events.ahead(0)
             && !round.contains(&pe)
         {

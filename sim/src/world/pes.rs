@@ -62,8 +62,6 @@ pub(super) struct PeState {
     /// What a PE blocked on [`Blocked::Memory`] waits for: any of these words to hold. Kept
     /// between waits, so a wait allocates nothing.
     pub(super) watching: Vec<WaitSpec>,
-    /// The deadline of the current wait, if it has one.
-    deadline_ns: Option<u64>,
     /// Set while the PE yielded just before a wait on the words in `watching`: the wait's
     /// deadline. The world then tests those words when it resumes the PE, and blocks the PE
     /// there if none holds, instead of resuming it only for it to block
@@ -93,7 +91,6 @@ impl PeState {
             status: Status::Runnable,
             blocked: None,
             watching: Vec::new(),
-            deadline_ns: None,
             test_at_resume: None,
             wake: None,
             exchange_result: None,
@@ -119,9 +116,7 @@ impl World {
         state.blocked = Some(what);
         state.wake = None;
         if deadline_ns < u64::MAX {
-            let at = deadline_ns.max(self.now_ns);
-            state.deadline_ns = Some(at);
-            self.deadlines.insert((at, pe));
+            self.deadlines.insert(deadline_ns.max(self.now_ns), pe);
         }
         // A queue that lost an operation at a crashed PE can never satisfy the wait.
         if let Some(err) = self.broken_queue_error(pe) {
@@ -263,9 +258,7 @@ impl World {
         state.status = Status::Runnable;
         state.blocked = None;
         state.wake = Some(result);
-        if let Some(at) = state.deadline_ns.take() {
-            self.deadlines.remove(&(at, pe));
-        }
+        self.deadlines.remove(pe);
         self.events.push(at_ns, Event::Resume { pe });
     }
 
@@ -300,9 +293,7 @@ impl World {
         state.blocked = None;
         state.wake = None;
         state.failure = Some(message);
-        if let Some(at) = state.deadline_ns.take() {
-            self.deadlines.remove(&(at, pe));
-        }
+        self.deadlines.remove(pe);
         self.trace.record(Record::Finish {
             pe,
             clock_ns: self.now_ns,
@@ -369,7 +360,7 @@ impl World {
     /// The earliest deadline of a PE one of whose threads sleeps or waits with a timeout: a
     /// wake-up, not a failure, so it comes before a deadlock is declared.
     pub(super) fn timed_thread_due(&self) -> Option<(u64, u32)> {
-        self.deadlines.iter().copied().find(|&(_, pe)| {
+        self.deadlines.live().find(|&(_, pe)| {
             let state = &self.pes[pe as usize];
             matches!(state.blocked, Some(Blocked::Threads))
                 && state
