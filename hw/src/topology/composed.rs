@@ -27,14 +27,21 @@ use super::route::{NO_EDGE, dijkstra};
 /// The shortest-path tree from one switch over the whole graph, GPUs as leaves.
 #[derive(Debug)]
 pub(super) struct SwitchTree {
-    dist: Vec<u64>,
-    via: Vec<u32>,
+    /// Per node: its distance from the switch and the edge that reaches it. One array, not
+    /// two: a route reads both for each of its hops, from trees of megabytes.
+    nodes: Vec<(u64, u32)>,
 }
 
 impl SwitchTree {
     pub(super) fn compute(topology: &Topology, switch: usize) -> SwitchTree {
         let (dist, via) = dijkstra(topology, switch);
-        SwitchTree { dist, via }
+        SwitchTree {
+            nodes: dist.into_iter().zip(via).collect(),
+        }
+    }
+
+    fn dist(&self, node: usize) -> u64 {
+        self.nodes[node].0
     }
 }
 
@@ -105,7 +112,7 @@ impl Composed {
         let near = self.near(node).map_or(u64::MAX, |(d, _)| d);
         self.entries
             .iter()
-            .map(|(offset, tree)| offset.saturating_add(tree.dist[node]))
+            .map(|(offset, tree)| offset.saturating_add(tree.dist(node)))
             .fold(near, u64::min)
     }
 
@@ -121,14 +128,14 @@ impl Composed {
         // An entry's own switch (distance 0 in its tree) is reached by `near`, never
         // through itself: every path through it to there is longer.
         for (offset, tree) in &self.entries {
-            if tree.dist[node] != 0 && offset.saturating_add(tree.dist[node]) == d {
+            if tree.dist(node) != 0 && offset.saturating_add(tree.dist(node)) == d {
                 achievers += 1;
                 through = Some(tree);
             }
         }
         match (achievers, near, through) {
             (1, Some((_, edge)), _) => edge,
-            (1, None, Some(tree)) => tree.via[node],
+            (1, None, Some(tree)) => tree.nodes[node].1,
             _ => self.tie_edge(topology, node, d),
         }
     }
