@@ -24,6 +24,9 @@ int main(void) {
     CHECK(got == 1 || got == 2, "signal_wait_until returned %llu", (unsigned long long)got);
     for (int i = 0; i < N / 2; i++)
         CHECK(data[i] == left * N + i, "putmem_signal element %d", i);
+    /* Without the fence the two put-with-signals to `right` may be delivered in either order
+     * (the signal could end at 1, and its 2 could land before the first put's data). */
+    shmem_fence();
     shmem_long_put_signal(data + N / 2, src + N / 2, N / 2, &sig[0], 2, SHMEM_SIGNAL_SET, right);
     shmem_signal_wait_until(&sig[0], SHMEM_CMP_EQ, 2);
     for (int i = N / 2; i < N; i++)

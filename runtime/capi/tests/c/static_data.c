@@ -43,6 +43,8 @@ int main(void) {
     CHECK(back[63] == me * 64 + 63, "get from a static array");
 
     shmem_long_atomic_add(&counter, 1, 0);
+    /* Only a fence orders the add before the fetch that follows it to the same PE. */
+    shmem_fence();
     CHECK(shmem_long_atomic_fetch_add(&counter, 0, 0) >= 1, "fetch_add on a global");
     shmem_barrier_all();
     if (me == 0)
