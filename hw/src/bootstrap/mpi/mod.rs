@@ -174,11 +174,24 @@ impl Bootstrap for Mpi {
                 ))
             })?;
         }
+        if total == 0 {
+            // Nothing to move (a barrier): and an empty buffer's pointer would be 1, which is
+            // `MPI_IN_PLACE` to Open MPI.
+            return Ok(vec![Vec::new(); lens.len()]);
+        }
         let mut all = vec![0u8; total as usize];
-        // SAFETY: `all` holds the sum of `lens`, at `displs`; MPI reads `len` bytes of `mine`.
+        // Why not `mine.as_ptr()` when it is empty: that pointer is 1 (`MPI_IN_PLACE` to Open
+        // MPI, which then refuses the call); MPI reads none of this byte.
+        let nothing = [0u8; 1];
+        let send = if mine.is_empty() {
+            nothing.as_ptr()
+        } else {
+            mine.as_ptr()
+        };
+        // SAFETY: `all` holds the sum of `lens`, at `displs`; MPI reads `len` bytes of `send`.
         api.check("MPI_Allgatherv", unsafe {
             (api.allgatherv)(
-                mine.as_ptr().cast(),
+                send.cast(),
                 len,
                 api.byte,
                 all.as_mut_ptr().cast(),
