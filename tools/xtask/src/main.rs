@@ -9,11 +9,14 @@
 //!   the topology, litmus, configuration and command-line readers (`fuzz`, docs/fuzzing.md).
 //! - `cargo xtask install --prefix DIR`: builds and installs the C tools and library
 //!   (`install`, docs/c-tools.md).
+//! - `cargo xtask sim-bench [--against REV] [--rows ...]`: the simulator's speed and memory at
+//!   scale beside another revision built in a temporary worktree (`sim_bench`, BENCHMARKS.md).
 
 mod fuzz;
 mod install;
 mod lex;
 mod mutate;
+mod sim_bench;
 mod tidy;
 
 use std::process::ExitCode;
@@ -42,6 +45,10 @@ enum Task {
     /// Build (release) and install rshmem, oshrun, oshcc, oshc++, oshCC, libshmem and the
     /// headers under --prefix DIR.
     Install(install::Args),
+    /// Measure the simulator at scale (the rows of BENCHMARKS.md's table of targets), this
+    /// tree beside --against REV built in a temporary worktree, and print a table with the
+    /// speed-ups and the targets met or missed.
+    SimBench(sim_bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +57,7 @@ fn main() -> ExitCode {
         Task::MutateOrderings(args) => mutate::run(args),
         Task::Fuzz(args) => fuzz::run(&args),
         Task::Install(args) => install::run(&args),
+        Task::SimBench(args) => sim_bench::run(&args),
     };
     match result {
         Ok(code) => code,
