@@ -42,16 +42,20 @@ struct Row {
 
 const GIB: u64 = 1 << 30;
 
-/// The table of the simulator's targets at scale.
-fn default_rows() -> Vec<Row> {
-    let row = |workload: &str, pes, topology: &str| Row {
+/// A run without targets.
+fn row(workload: &str, pes: u32, topology: &str) -> Row {
+    Row {
         workload: workload.into(),
         pes,
         topology: topology.into(),
         min_ops_per_s: None,
         max_wall_s: None,
         max_rss_bytes: None,
-    };
+    }
+}
+
+/// The table of the simulator's targets at scale.
+fn default_rows() -> Vec<Row> {
     vec![
         Row {
             min_ops_per_s: Some(10e6),
@@ -89,14 +93,7 @@ fn parse_row(text: &str) -> anyhow::Result<Row> {
     let known = default_rows()
         .into_iter()
         .find(|r| r.workload == workload && r.pes == pes && r.topology == topology);
-    Ok(known.unwrap_or(Row {
-        workload: workload.into(),
-        pes,
-        topology: topology.into(),
-        min_ops_per_s: None,
-        max_wall_s: None,
-        max_rss_bytes: None,
-    }))
+    Ok(known.unwrap_or_else(|| row(workload, pes, topology)))
 }
 
 /// What one run reported.
