@@ -28,7 +28,8 @@ enum Name {
     Rule(WordRule),
 }
 
-/// The rule of a [`Name::Rule`]: from a word's offset in its range to its name.
+/// How [`WordNames::name_each`] names a word: from its offset in the named range to its name,
+/// or `None` to describe it by segment and offset.
 pub type WordRule = Arc<dyn Fn(u64) -> Option<String> + Send + Sync>;
 
 impl fmt::Debug for Name {
