@@ -24,6 +24,10 @@ pub(crate) struct Args {
     /// of the table, the three at 4096 PEs included, which take minutes and gigabytes).
     #[arg(long = "rows", value_name = "ROW", value_delimiter = ',')]
     rows: Vec<String>,
+    /// Runs of each row with each build, one build after the other; the table shows the run
+    /// of median wall time (a shared machine's wall times vary by a third from run to run).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
 }
 
 /// One row of the table: a run and its targets.
@@ -147,6 +151,12 @@ fn measure(binary: &Path, row: &Row) -> anyhow::Result<Measured> {
         );
     }
     parse_report(&String::from_utf8_lossy(&output.stdout))
+}
+
+/// The run of median wall time among `runs` (not empty).
+fn median(mut runs: Vec<Measured>) -> Measured {
+    runs.sort_by(|a, b| a.wall_s.total_cmp(&b.wall_s));
+    runs.swap_remove(runs.len() / 2)
 }
 
 /// Whether `m` meets `row`'s targets: "met", or what was missed and by how much.
@@ -343,8 +353,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             row.pes,
             row.topology
         );
-        let then = before.as_deref().map(|b| measure(b, row)).transpose()?;
-        measured.push((row.clone(), measure(&now, row)?, then));
+        let (mut thens, mut nows) = (Vec::new(), Vec::new());
+        for _ in 0..args.runs {
+            if let Some(before) = &before {
+                thens.push(measure(before, row)?);
+            }
+            nows.push(measure(&now, row)?);
+        }
+        let then = (!thens.is_empty()).then(|| median(thens));
+        measured.push((row.clone(), median(nows), then));
     }
     print!("{}", table(&measured, args.against.as_deref()));
     Ok(ExitCode::SUCCESS)
@@ -387,6 +404,13 @@ mod tests {
         );
         let err = parse_report(r#"{"wall_s":1}"#).unwrap_err().to_string();
         assert!(err.contains("sim_ops_per_wall_s"), "{err}");
+    }
+
+    #[test]
+    fn the_median_run_is_shown() {
+        let runs = [3.0, 1.0, 2.0].map(|wall| report(wall, 1.0, 0, "x"));
+        assert_eq!(median(runs.to_vec()).wall_s, 2.0);
+        assert_eq!(median(vec![report(5.0, 1.0, 0, "x")]).wall_s, 5.0);
     }
 
     #[test]
