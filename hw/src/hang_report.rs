@@ -91,12 +91,11 @@ impl WordNames {
             .range(..=(kind, offset))
             .next_back()
             .filter(|((k, start), named)| *k == kind && offset - start < named.len_bytes.max(1));
-        let by_rule = |start: u64, rule: &WordRule| rule(offset - start);
         match named {
             Some(((_, start), named)) => match &named.name {
                 Name::Text(text) if *start == offset => Some(text.clone()),
                 Name::Text(text) => Some(format!("{text} + {}", offset - start)),
-                Name::Rule(rule) => by_rule(*start, rule),
+                Name::Rule(rule) => rule(offset - start),
             },
             None => None,
         }

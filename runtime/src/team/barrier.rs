@@ -56,14 +56,18 @@ pub(crate) fn name_team_counters(names: &WordNames, team: &Team) {
     let first = local(team.area().sync_counter(0));
     let gather_start = local(team.area().gather_counter(0)).offset - first.offset;
     let rule = move |at: u64| {
-        let (what, index) = if at < gather_start {
-            ("barrier", at / first.len)
+        let (gather, index) = if at < gather_start {
+            (false, at / first.len)
         } else {
-            ("gather", (at - gather_start) / first.len)
+            (true, (at - gather_start) / first.len)
         };
         let round = u32::try_from(index).ok()?;
         let &(behind, ahead) = peers.get(round as usize)?;
-        let from = if what == "barrier" { behind } else { ahead };
+        let (what, from) = if gather {
+            ("gather", ahead)
+        } else {
+            ("barrier", behind)
+        };
         Some(format!(
             "{team_name}'s {what} counter of round {round} (PE {from} adds to it)"
         ))

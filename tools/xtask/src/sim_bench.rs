@@ -271,10 +271,10 @@ fn build(
             dir.display()
         );
     }
-    let target = target_dir.map_or_else(
-        || std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| dir.join("target"), PathBuf::from),
-        Path::to_path_buf,
-    );
+    let target = target_dir
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| dir.join("target"));
     Ok(target.join("release/rshmem"))
 }
 
