@@ -35,6 +35,8 @@ mod exchanged;
 mod hang_report;
 pub mod host;
 mod kernel_event;
+#[cfg(any(feature = "process", feature = "cuda"))]
+pub mod ofi;
 #[cfg(all(
     feature = "process",
     target_os = "linux",

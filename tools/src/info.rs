@@ -16,7 +16,8 @@ pub(crate) const AFTER_HELP: &str = "Examples:
 Sizes take a k, m, g or t suffix (powers of 1024, any case). A malformed value is an error
 that names the variable, with exit status 2. `rshmem run` prints the same table to stderr
 before the run when SHMEM_INFO is set. The last line says which bootstrap a program started
-here would take (RSHMEM_BOOTSTRAP, docs/launching.md) and why.";
+here would take (RSHMEM_BOOTSTRAP, docs/launching.md) and why; the lines after it, what
+libfabric offers for reaching other nodes (FI_PROVIDER narrows it, docs/multi-node.md).";
 
 #[derive(Args, Debug)]
 pub(crate) struct InfoArgs {
@@ -46,6 +47,7 @@ pub(crate) fn main(args: InfoArgs) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", table_text(&config));
         println!("{}", bootstrap_line());
+        print!("{}", network_text());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -61,6 +63,37 @@ fn bootstrap_line() -> String {
                 .to_string()
         }
         Err(e) => format!("bootstrap: refused at init: {e}"),
+    }
+}
+
+/// What libfabric offers here for reaching PEs on other nodes (`hw::ofi::probe`), honouring
+/// `FI_PROVIDER`: one line, then one per provider.
+fn network_text() -> String {
+    // Why said on every line's first: the transport over these providers is not built yet.
+    const NOT_YET: &str = "rshmem does not use it yet: PEs on other nodes are refused at init";
+    match hw::ofi::probe() {
+        Ok(offer) if offer.providers.is_empty() => {
+            let narrowed = std::env::var("FI_PROVIDER")
+                .map(|p| format!(" among FI_PROVIDER={p}"))
+                .unwrap_or_default();
+            format!(
+                "network: libfabric {} offers no provider of RDM endpoints with RMA and \
+                 atomics{narrowed} (`fi_info -l` lists its providers); {NOT_YET}\n",
+                offer.version
+            )
+        }
+        Ok(offer) => {
+            let mut text = format!(
+                "network: libfabric {}, providers of RDM endpoints with RMA and atomics \
+                 (FI_PROVIDER picks one); {NOT_YET}\n",
+                offer.version
+            );
+            for provider in &offer.providers {
+                text.push_str(&format!("  {provider}\n"));
+            }
+            text
+        }
+        Err(e) => format!("network: {e}; {NOT_YET}\n"),
     }
 }
 

@@ -32,10 +32,16 @@ fn info_lists_every_variable_with_type_default_and_meaning() {
     for column in ["NAME", "TYPE", "DEFAULT", "VALUE", "MEANING"] {
         assert!(header.contains(column), "{header}");
     }
-    let mut rows: Vec<&str> = lines.collect();
-    // The table, then the line that says which bootstrap a program started here would take.
-    let bootstrap = rows.pop().expect("a bootstrap line");
-    assert!(bootstrap.starts_with("bootstrap: "), "{text}");
+    // The table, then the line that says which bootstrap a program started here would take,
+    // then what libfabric offers.
+    let rows: Vec<&str> = lines
+        .take_while(|l| !l.starts_with("bootstrap: "))
+        .collect();
+    let after: Vec<&str> = text.lines().skip(rows.len() + 2).collect();
+    assert!(
+        after.first().is_some_and(|l| l.starts_with("network: ")),
+        "{text}"
+    );
     let table = rshmem::config::table();
     assert_eq!(rows.len(), table.len(), "{text}");
     for (row, var) in rows.iter().zip(table) {
@@ -47,6 +53,42 @@ fn info_lists_every_variable_with_type_default_and_meaning() {
         );
         assert!(row.ends_with(var.doc), "{row}");
     }
+}
+
+/// The network lines say what libfabric offers, narrowed by `FI_PROVIDER` as libfabric
+/// narrows it, or what to install.
+#[test]
+fn info_says_what_libfabric_offers_under_fi_provider() {
+    let text = stdout(&rshmem(&["info"], &[("FI_PROVIDER", "sockets")]));
+    let network: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("network: "))
+        .collect();
+    let first = network
+        .first()
+        .unwrap_or_else(|| panic!("no network line in {text}"));
+    if first.contains("cannot load") {
+        assert!(first.contains("apt-get install libfabric1"), "{first}");
+        eprintln!("skipped the providers: libfabric is not installed here");
+        return;
+    }
+    assert!(first.starts_with("network: libfabric "), "{first}");
+    assert!(
+        network.len() > 1,
+        "sockets offers RMA and atomics over loopback: {text}"
+    );
+    for provider in &network[1..] {
+        assert!(
+            provider.starts_with("  sockets on ")
+                && provider.contains("puts ordered before atomics"),
+            "{provider}"
+        );
+    }
+    let none = stdout(&rshmem(&["info"], &[("FI_PROVIDER", "no-such-provider")]));
+    assert!(
+        none.contains("offers no provider") && none.contains("FI_PROVIDER=no-such-provider"),
+        "{none}"
+    );
 }
 
 #[test]

@@ -1,0 +1,381 @@
+//! libfabric, the network library the remote path between nodes is built on
+//! (docs/multi-node.md): loaded at run time from `libfabric.so.1`, so the workspace builds and
+//! runs where it is absent, and asked which of its providers offer what a SHMEM transport
+//! needs: reliable unconnected endpoints (`FI_EP_RDM`) with one-sided RMA and atomics.
+//!
+//! What each provider says about ordering decides what a fence must do on it: a put followed
+//! by a signal atomic needs nothing where the provider orders writes across RMA and atomics
+//! (`FI_ORDER_WAW`), and an `FI_FENCE` or a quiet where it orders them only within a class
+//! (`tcp;ofi_rxm` in libfabric 1.17). `FI_PROVIDER` narrows the search as libfabric itself
+//! reads it.
+
+mod abi;
+
+use std::ffi::{CStr, c_char, c_void};
+use std::fmt;
+
+use abi::Info;
+
+/// The library's name on the default search path (Debian's `libfabric1` links it there).
+const LIBRARY: &str = "libfabric.so.1";
+
+/// What to install or set when the library or a provider is missing.
+const INSTALL: &str = "install libfabric (Debian: `apt-get install libfabric1`), or point \
+                       LD_LIBRARY_PATH at the site's libfabric";
+
+/// Why libfabric could not be asked.
+#[derive(Debug, thiserror::Error)]
+pub enum OfiError {
+    /// The library is not there, or lacks a function this needs.
+    #[error("libfabric: cannot load {library}: {why}; {INSTALL}")]
+    Load {
+        /// The library looked for.
+        library: String,
+        /// What the loader said.
+        why: String,
+    },
+    /// `fi_getinfo` failed for another reason than finding nothing.
+    #[error("libfabric: fi_getinfo failed: {message} (error {code})")]
+    GetInfo {
+        /// The negative error code it returned.
+        code: i32,
+        /// `fi_strerror` of it.
+        message: String,
+    },
+}
+
+/// How a provider moves data: on its own, or only when the application calls into it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// `FI_PROGRESS_AUTO`.
+    Auto,
+    /// `FI_PROGRESS_MANUAL`: a target's memory is updated only while a thread there calls
+    /// into libfabric, so a transport over it needs a progress thread.
+    Manual,
+    /// Not said.
+    Unspecified,
+}
+
+/// One provider's offer of RDM endpoints with RMA and atomics, as `fi_getinfo` describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Provider {
+    /// The provider, layered ones joined by `;` as in `FI_PROVIDER` (`tcp;ofi_rxm`).
+    pub name: String,
+    /// The fabric it offers them on (`127.0.0.0/8`).
+    pub fabric: String,
+    /// The domain, a NIC or an interface (`lo`).
+    pub domain: String,
+    /// Whether it offers the `FI_FENCE` flag on operations.
+    pub fence: bool,
+    /// Whether it registers device memory directly (`FI_HMEM`).
+    pub hmem: bool,
+    /// The orderings between operations of one endpoint to one target, as names
+    /// (`rma-waw`, `atomic-raw`, `waw` across RMA and atomics, ...).
+    pub ordering: Vec<&'static str>,
+    /// The memory registration modes it requires, as names (`prov-key`, `virt-addr`, ...).
+    pub mr_mode: Vec<&'static str>,
+    /// Whether data moves on its own or only while the application calls in.
+    pub data_progress: Progress,
+    /// The largest message it sends as data inside the request (`inject_size`).
+    pub inject_bytes: usize,
+    /// The largest message of one operation.
+    pub max_message_bytes: usize,
+}
+
+impl Provider {
+    /// Whether a write is ordered before a later atomic to the same target without a fence:
+    /// what put-with-signal needs.
+    pub fn orders_puts_before_atomics(&self) -> bool {
+        self.ordering.contains(&"waw")
+    }
+}
+
+impl Progress {
+    /// The name `rshmem info` prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Progress::Auto => "auto",
+            Progress::Manual => "manual",
+            Progress::Unspecified => "unspecified",
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let or_none = |names: &[&str]| {
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(",")
+            }
+        };
+        write!(
+            f,
+            "{} on {} ({}): ordering {}; {}; mr_mode {}; progress {}; inject {} B",
+            self.name,
+            self.domain,
+            self.fabric,
+            or_none(&self.ordering),
+            if self.orders_puts_before_atomics() {
+                "puts ordered before atomics"
+            } else {
+                "a fence between a put and an atomic"
+            },
+            or_none(&self.mr_mode),
+            self.data_progress.name(),
+            self.inject_bytes,
+        )?;
+        if self.hmem {
+            write!(f, "; device memory (FI_HMEM)")?;
+        }
+        Ok(())
+    }
+}
+
+/// What libfabric offers on this machine.
+#[derive(Clone, Debug)]
+pub struct Offer {
+    /// The library's version (`1.17`).
+    pub version: String,
+    /// The providers with RDM endpoints, RMA and atomics, in libfabric's order of preference;
+    /// empty if none (or none of those `FI_PROVIDER` names) has them.
+    pub providers: Vec<Provider>,
+}
+
+/// The functions of the library, which stays loaded for the rest of the process.
+struct Api {
+    version: abi::VersionFn,
+    get_info: abi::GetInfoFn,
+    dup_info: abi::DupInfoFn,
+    free_info: abi::FreeInfoFn,
+    strerror: abi::StrErrorFn,
+}
+
+impl Api {
+    fn load(library: &str) -> Result<Api, OfiError> {
+        let failed = |why: String| OfiError::Load {
+            library: library.to_owned(),
+            why,
+        };
+        // SAFETY: loading runs the library's initialisers, which only set up its state.
+        let loaded = unsafe { libloading::os::unix::Library::new(library) }
+            .map_err(|e| failed(e.to_string()))?;
+        // The library stays loaded: its providers may keep threads, and the functions below
+        // are kept as plain pointers.
+        let handle = loaded.into_raw();
+        let symbol = |name: &str, version: Option<&str>| -> Result<*mut c_void, OfiError> {
+            let c_name = std::ffi::CString::new(name).expect("no NUL in a symbol name");
+            let pointer = match version {
+                Some(version) => {
+                    let c_version = std::ffi::CString::new(version).expect("no NUL");
+                    // SAFETY: `handle` is a loaded library; both strings are NUL-terminated.
+                    unsafe { libc::dlvsym(handle, c_name.as_ptr(), c_version.as_ptr()) }
+                }
+                // SAFETY: as above.
+                None => unsafe { libc::dlsym(handle, c_name.as_ptr()) },
+            };
+            if pointer.is_null() {
+                let which = version.map_or(String::new(), |v| format!(" of version {v}"));
+                return Err(failed(format!(
+                    "it has no {name}{which} (libfabric 1.3 or later is needed)"
+                )));
+            }
+            Ok(pointer)
+        };
+        let versioned = Some(abi::SYMBOL_VERSION);
+        // SAFETY: each pointer is the library's function of that name (and symbol version),
+        // whose C signature the type spells (abi.rs).
+        unsafe {
+            Ok(Api {
+                version: std::mem::transmute::<*mut c_void, abi::VersionFn>(symbol(
+                    "fi_version",
+                    None,
+                )?),
+                get_info: std::mem::transmute::<*mut c_void, abi::GetInfoFn>(symbol(
+                    "fi_getinfo",
+                    versioned,
+                )?),
+                dup_info: std::mem::transmute::<*mut c_void, abi::DupInfoFn>(symbol(
+                    "fi_dupinfo",
+                    versioned,
+                )?),
+                free_info: std::mem::transmute::<*mut c_void, abi::FreeInfoFn>(symbol(
+                    "fi_freeinfo",
+                    versioned,
+                )?),
+                strerror: std::mem::transmute::<*mut c_void, abi::StrErrorFn>(symbol(
+                    "fi_strerror",
+                    None,
+                )?),
+            })
+        }
+    }
+}
+
+/// Asks libfabric (`libfabric.so.1`) which providers offer RDM endpoints with RMA and
+/// atomics here, honouring `FI_PROVIDER` and libfabric's other variables.
+///
+/// # Errors
+/// [`OfiError::Load`] naming what to install if the library is missing;
+/// [`OfiError::GetInfo`] if libfabric fails otherwise. Finding no provider is not an error:
+/// the offer's list is empty.
+pub fn probe() -> Result<Offer, OfiError> {
+    probe_library(LIBRARY)
+}
+
+fn probe_library(library: &str) -> Result<Offer, OfiError> {
+    let api = Api::load(library)?;
+    // SAFETY: fi_version takes nothing and returns the library's version.
+    let version = unsafe { (api.version)() };
+    // SAFETY: fi_dupinfo(NULL) allocates a zeroed fi_info with every attribute structure.
+    let hints = unsafe { (api.dup_info)(std::ptr::null()) };
+    if hints.is_null() {
+        return Err(OfiError::GetInfo {
+            code: -12,
+            message: "fi_allocinfo: out of memory".to_owned(),
+        });
+    }
+    // SAFETY: `hints` and its attribute structures were just allocated by the library; the
+    // fields written are in the prefixes abi.rs spells.
+    unsafe {
+        (*hints).caps = abi::FI_RMA | abi::FI_ATOMIC;
+        (*(*hints).ep_attr).kind = abi::FI_EP_RDM;
+        // The registration modes the transport will handle: keys and addresses from the
+        // provider, traded through the bootstrap, and registered local buffers.
+        (*(*hints).domain_attr).mr_mode = abi::FI_MR_LOCAL
+            | abi::FI_MR_VIRT_ADDR
+            | abi::FI_MR_ALLOCATED
+            | abi::FI_MR_PROV_KEY
+            | abi::FI_MR_ENDPOINT;
+    }
+    let mut list: *mut Info = std::ptr::null_mut();
+    // SAFETY: no node or service; `hints` is a valid fi_info; `list` receives the result.
+    let code = unsafe {
+        (api.get_info)(
+            abi::API_VERSION,
+            std::ptr::null(),
+            std::ptr::null(),
+            0,
+            hints,
+            &mut list,
+        )
+    };
+    // SAFETY: allocated by fi_dupinfo above and no longer used.
+    unsafe { (api.free_info)(hints) };
+    // -FI_ENODATA: no provider matches.
+    const FI_ENODATA: i32 = 61;
+    if code == -FI_ENODATA {
+        return Ok(Offer {
+            version: version_text(version),
+            providers: Vec::new(),
+        });
+    }
+    if code != 0 {
+        // SAFETY: fi_strerror returns a static string for any code.
+        let message = unsafe { text((api.strerror)(-code)) };
+        return Err(OfiError::GetInfo { code, message });
+    }
+    let mut providers: Vec<Provider> = Vec::new();
+    let mut at = list;
+    while !at.is_null() {
+        // SAFETY: an element of the list fi_getinfo returned, not yet freed.
+        let provider = unsafe { describe(&*at) };
+        // One entry per provider and domain is enough to say what it offers.
+        if !providers
+            .iter()
+            .any(|p| p.name == provider.name && p.domain == provider.domain)
+        {
+            providers.push(provider);
+        }
+        // SAFETY: as above.
+        at = unsafe { (*at).next };
+    }
+    // SAFETY: the list fi_getinfo returned, read above and no longer used.
+    unsafe { (api.free_info)(list) };
+    Ok(Offer {
+        version: version_text(version),
+        providers,
+    })
+}
+
+/// `FI_VERSION`'s two halves as `major.minor`.
+fn version_text(version: u32) -> String {
+    format!("{}.{}", version >> 16, version & 0xffff)
+}
+
+/// A C string of libfabric's, or `?` for none.
+///
+/// # Safety
+/// `s` is null or a NUL-terminated string that lives for the call.
+unsafe fn text(s: *const c_char) -> String {
+    if s.is_null() {
+        return "?".to_owned();
+    }
+    // SAFETY: the caller's promise.
+    unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+}
+
+/// The provider one `fi_info` describes.
+///
+/// # Safety
+/// `info` is an element of a list `fi_getinfo` returned, with its attribute structures.
+unsafe fn describe(info: &Info) -> Provider {
+    // SAFETY: fi_getinfo fills in every attribute structure of what it returns.
+    let (tx, ep, domain, fabric) = unsafe {
+        (
+            &*info.tx_attr,
+            &*info.ep_attr,
+            &*info.domain_attr,
+            &*info.fabric_attr,
+        )
+    };
+    let order = tx.msg_order;
+    let ordering: Vec<&'static str> = [
+        (abi::FI_ORDER_WAW, "waw"),
+        (abi::FI_ORDER_RAW, "raw"),
+        (abi::FI_ORDER_RMA_WAW, "rma-waw"),
+        (abi::FI_ORDER_RMA_RAW, "rma-raw"),
+        (abi::FI_ORDER_ATOMIC_WAW, "atomic-waw"),
+        (abi::FI_ORDER_ATOMIC_RAW, "atomic-raw"),
+    ]
+    .into_iter()
+    .filter(|&(bit, _)| order & bit != 0)
+    .map(|(_, name)| name)
+    .collect();
+    let mr_mode: Vec<&'static str> = [
+        (abi::FI_MR_LOCAL, "local"),
+        (abi::FI_MR_VIRT_ADDR, "virt-addr"),
+        (abi::FI_MR_ALLOCATED, "allocated"),
+        (abi::FI_MR_PROV_KEY, "prov-key"),
+        (abi::FI_MR_ENDPOINT, "endpoint"),
+        (abi::FI_MR_HMEM, "hmem"),
+    ]
+    .into_iter()
+    .filter(|&(bit, _)| domain.mr_mode & bit != 0)
+    .map(|(_, name)| name)
+    .collect();
+    let caps = info.caps;
+    // SAFETY: fi_getinfo's strings live as long as the list.
+    let (name, fabric_name, domain_name) =
+        unsafe { (text(fabric.prov_name), text(fabric.name), text(domain.name)) };
+    Provider {
+        name,
+        fabric: fabric_name,
+        domain: domain_name,
+        fence: caps & abi::FI_FENCE != 0,
+        hmem: caps & abi::FI_HMEM != 0,
+        ordering,
+        mr_mode,
+        data_progress: match domain.data_progress {
+            abi::FI_PROGRESS_AUTO => Progress::Auto,
+            abi::FI_PROGRESS_MANUAL => Progress::Manual,
+            _ => Progress::Unspecified,
+        },
+        inject_bytes: tx.inject_size,
+        max_message_bytes: ep.max_msg_size,
+    }
+}
+
+#[cfg(test)]
+mod tests;
