@@ -10,6 +10,11 @@
 //! reads it.
 
 mod abi;
+mod endpoint;
+mod operations;
+
+pub use endpoint::{Endpoint, Region, RemoteKey};
+pub use operations::{AtomicOp, AtomicWidth, Place};
 
 use std::ffi::{CStr, c_char, c_void};
 use std::fmt;
@@ -33,6 +38,36 @@ pub enum OfiError {
         library: String,
         /// What the loader said.
         why: String,
+    },
+    /// No provider offers RDM endpoints with RMA and atomics in the registration modes
+    /// handled.
+    #[error(
+        "libfabric: no provider{} offers RDM endpoints with RMA and atomics that rshmem can \
+         use; `rshmem info` lists those that offer them, `fi_info -l` every provider",
+        provider.as_ref().map(|p| format!(" named {p}")).unwrap_or_default()
+    )]
+    NoProvider {
+        /// The provider asked for, if one was.
+        provider: Option<String>,
+    },
+    /// A call into libfabric failed.
+    #[error("libfabric: {call} failed: {message} (error {code})")]
+    Call {
+        /// The call (`fi_domain`, `fi_write`).
+        call: &'static str,
+        /// The negative error code it returned.
+        code: i32,
+        /// `fi_strerror` of it.
+        message: String,
+    },
+    /// An operation posted earlier failed at the provider or the peer.
+    #[error(
+        "libfabric: an operation over {provider} failed (a peer's process ended, or its \
+         memory registration is gone)"
+    )]
+    Failed {
+        /// The endpoint's provider.
+        provider: String,
     },
     /// `fi_getinfo` failed for another reason than finding nothing.
     #[error("libfabric: fi_getinfo failed: {message} (error {code})")]
@@ -145,6 +180,7 @@ pub struct Offer {
 
 /// The functions of the library, which stays loaded for the rest of the process.
 struct Api {
+    fabric: abi::FabricFn,
     version: abi::VersionFn,
     get_info: abi::GetInfoFn,
     dup_info: abi::DupInfoFn,
@@ -153,6 +189,16 @@ struct Api {
 }
 
 impl Api {
+    /// The library on the default search path, loaded once for the process.
+    fn shared() -> Result<&'static Api, OfiError> {
+        static SHARED: std::sync::OnceLock<Api> = std::sync::OnceLock::new();
+        if let Some(api) = SHARED.get() {
+            return Ok(api);
+        }
+        let api = Api::load(LIBRARY)?;
+        Ok(SHARED.get_or_init(|| api))
+    }
+
     fn load(library: &str) -> Result<Api, OfiError> {
         let failed = |why: String| OfiError::Load {
             library: library.to_owned(),
@@ -188,6 +234,10 @@ impl Api {
         // whose C signature the type spells (abi.rs).
         unsafe {
             Ok(Api {
+                fabric: std::mem::transmute::<*mut c_void, abi::FabricFn>(symbol(
+                    "fi_fabric",
+                    Some(abi::FABRIC_SYMBOL_VERSION),
+                )?),
                 version: std::mem::transmute::<*mut c_void, abi::VersionFn>(symbol(
                     "fi_version",
                     None,
@@ -227,60 +277,17 @@ pub fn probe() -> Result<Offer, OfiError> {
 fn probe_library(library: &str) -> Result<Offer, OfiError> {
     let api = Api::load(library)?;
     // SAFETY: fi_version takes nothing and returns the library's version.
-    let version = unsafe { (api.version)() };
-    // SAFETY: fi_dupinfo(NULL) allocates a zeroed fi_info with every attribute structure.
-    let hints = unsafe { (api.dup_info)(std::ptr::null()) };
-    if hints.is_null() {
-        return Err(OfiError::GetInfo {
-            code: -12,
-            message: "fi_allocinfo: out of memory".to_owned(),
-        });
-    }
-    // SAFETY: `hints` and its attribute structures were just allocated by the library; the
-    // fields written are in the prefixes abi.rs spells.
-    unsafe {
-        (*hints).caps = abi::FI_RMA | abi::FI_ATOMIC;
-        (*(*hints).ep_attr).kind = abi::FI_EP_RDM;
-        // The registration modes the transport will handle: keys and addresses from the
-        // provider, traded through the bootstrap, and registered local buffers.
-        (*(*hints).domain_attr).mr_mode = abi::FI_MR_LOCAL
-            | abi::FI_MR_VIRT_ADDR
-            | abi::FI_MR_ALLOCATED
-            | abi::FI_MR_PROV_KEY
-            | abi::FI_MR_ENDPOINT;
-    }
-    let mut list: *mut Info = std::ptr::null_mut();
-    // SAFETY: no node or service; `hints` is a valid fi_info; `list` receives the result.
-    let code = unsafe {
-        (api.get_info)(
-            abi::API_VERSION,
-            std::ptr::null(),
-            std::ptr::null(),
-            0,
-            hints,
-            &mut list,
-        )
-    };
-    // SAFETY: allocated by fi_dupinfo above and no longer used.
-    unsafe { (api.free_info)(hints) };
-    // -FI_ENODATA: no provider matches.
-    const FI_ENODATA: i32 = 61;
-    if code == -FI_ENODATA {
+    let version = version_text(unsafe { (api.version)() });
+    let Some(list) = InfoList::get(&api, None)? else {
         return Ok(Offer {
-            version: version_text(version),
+            version,
             providers: Vec::new(),
         });
-    }
-    if code != 0 {
-        // SAFETY: fi_strerror returns a static string for any code.
-        let message = unsafe { text((api.strerror)(-code)) };
-        return Err(OfiError::GetInfo { code, message });
-    }
+    };
     let mut providers: Vec<Provider> = Vec::new();
-    let mut at = list;
-    while !at.is_null() {
-        // SAFETY: an element of the list fi_getinfo returned, not yet freed.
-        let provider = unsafe { describe(&*at) };
+    for info in list.iter() {
+        // SAFETY: an element of the list fi_getinfo returned, which `list` keeps.
+        let provider = unsafe { describe(info) };
         // One entry per provider and domain is enough to say what it offers.
         if !providers
             .iter()
@@ -288,15 +295,98 @@ fn probe_library(library: &str) -> Result<Offer, OfiError> {
         {
             providers.push(provider);
         }
-        // SAFETY: as above.
-        at = unsafe { (*at).next };
     }
-    // SAFETY: the list fi_getinfo returned, read above and no longer used.
-    unsafe { (api.free_info)(list) };
-    Ok(Offer {
-        version: version_text(version),
-        providers,
-    })
+    Ok(Offer { version, providers })
+}
+
+/// What `fi_getinfo` returned, freed when dropped.
+struct InfoList<'a> {
+    api: &'a Api,
+    head: *mut Info,
+}
+
+impl<'a> InfoList<'a> {
+    /// The offers of RDM endpoints with RMA and atomics in the registration modes this
+    /// module handles, of provider `provider` only if named (else as `FI_PROVIDER` says);
+    /// `None` if there is none.
+    fn get(api: &'a Api, provider: Option<&CStr>) -> Result<Option<InfoList<'a>>, OfiError> {
+        // SAFETY: fi_dupinfo(NULL) allocates a zeroed fi_info with every attribute structure.
+        let hints = unsafe { (api.dup_info)(std::ptr::null()) };
+        if hints.is_null() {
+            return Err(OfiError::GetInfo {
+                code: -12,
+                message: "fi_allocinfo: out of memory".to_owned(),
+            });
+        }
+        // SAFETY: `hints` and its attribute structures were just allocated by the library;
+        // the fields written are in the prefixes abi.rs spells, and the provider's name is
+        // a copy that fi_freeinfo frees.
+        unsafe {
+            (*hints).caps = abi::FI_RMA | abi::FI_ATOMIC;
+            (*(*hints).ep_attr).kind = abi::FI_EP_RDM;
+            // The registration modes handled: keys and addresses from the provider, traded
+            // through the bootstrap, and registered local buffers.
+            (*(*hints).domain_attr).mr_mode = abi::FI_MR_LOCAL
+                | abi::FI_MR_VIRT_ADDR
+                | abi::FI_MR_ALLOCATED
+                | abi::FI_MR_PROV_KEY
+                | abi::FI_MR_ENDPOINT;
+            if let Some(name) = provider {
+                (*(*hints).fabric_attr).prov_name = libc::strdup(name.as_ptr());
+            }
+        }
+        let mut head: *mut Info = std::ptr::null_mut();
+        // SAFETY: no node or service; `hints` is a valid fi_info; `head` receives the list.
+        let code = unsafe {
+            (api.get_info)(
+                abi::API_VERSION,
+                std::ptr::null(),
+                std::ptr::null(),
+                0,
+                hints,
+                &mut head,
+            )
+        };
+        // SAFETY: allocated by fi_dupinfo above and no longer used.
+        unsafe { (api.free_info)(hints) };
+        // -FI_ENODATA: no provider matches.
+        const FI_ENODATA: i32 = 61;
+        if code == -FI_ENODATA || (code == 0 && head.is_null()) {
+            return Ok(None);
+        }
+        if code != 0 {
+            return Err(OfiError::GetInfo {
+                code,
+                message: api.error_text(code),
+            });
+        }
+        Ok(Some(InfoList { api, head }))
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Info> {
+        let mut at = self.head;
+        std::iter::from_fn(move || {
+            // SAFETY: an element of the list this value owns, or null at its end.
+            let info = unsafe { at.as_ref() }?;
+            at = info.next;
+            Some(info)
+        })
+    }
+}
+
+impl Drop for InfoList<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the list fi_getinfo returned, no longer used.
+        unsafe { (self.api.free_info)(self.head) };
+    }
+}
+
+impl Api {
+    /// `fi_strerror` of a negative code.
+    fn error_text(&self, code: i32) -> String {
+        // SAFETY: fi_strerror returns a static string for any code.
+        unsafe { text((self.strerror)(code.saturating_neg())) }
+    }
 }
 
 /// `FI_VERSION`'s two halves as `major.minor`.

@@ -1,0 +1,310 @@
+//! The one-sided operations on an [`Endpoint`]: put, get and atomics on memory a peer
+//! registered, and quiet.
+//!
+//! Why operations copy their source and wait for their results: a provider may read a
+//! source buffer until the operation completes, so a put keeps its own copy until quiet says
+//! it completed; a get or a fetching atomic returns only once its data is here. Completion is
+//! delivery to the target (`FI_DELIVERY_COMPLETE`) where the provider offers it.
+//!
+//! A provider with manual progress (`tcp;ofi_rxm`) moves data only while someone calls into
+//! the endpoints at both ends: every wait here reads this endpoint's queue and counters, and
+//! calls `progress_peers` so that a caller with both ends in one thread (the tests) moves the
+//! other end; a process of a job will have a progress thread instead.
+
+use std::ffi::c_int;
+use std::ptr::null_mut;
+
+use super::OfiError;
+use super::abi;
+use super::endpoint::{Endpoint, RemoteKey};
+
+/// Where an operation acts: a byte offset into a region a peer registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// The peer, its index in [`Endpoint::insert_peers`]'s list.
+    pub peer: u64,
+    /// The peer's region.
+    pub key: RemoteKey,
+    /// The offset into it, in bytes.
+    pub offset: u64,
+}
+
+impl Place {
+    /// The address the provider takes for it.
+    fn address(self) -> u64 {
+        self.key.base + self.offset
+    }
+}
+
+/// An atomic operation on a 32- or 64-bit integer of a peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// Add.
+    Sum,
+    /// Bitwise and.
+    And,
+    /// Bitwise or.
+    Or,
+    /// Bitwise exclusive or.
+    Xor,
+    /// Replace (with a fetch: swap).
+    Write,
+    /// Read (fetching only).
+    Read,
+}
+
+impl AtomicOp {
+    fn code(self) -> c_int {
+        match self {
+            AtomicOp::Sum => abi::FI_SUM,
+            AtomicOp::And => abi::FI_BAND,
+            AtomicOp::Or => abi::FI_BOR,
+            AtomicOp::Xor => abi::FI_BXOR,
+            AtomicOp::Write => abi::FI_ATOMIC_WRITE,
+            AtomicOp::Read => abi::FI_ATOMIC_READ,
+        }
+    }
+}
+
+/// The integer an atomic works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicWidth {
+    /// `int32_t`.
+    I32,
+    /// `uint32_t`.
+    U32,
+    /// `int64_t`.
+    I64,
+    /// `uint64_t`.
+    U64,
+}
+
+impl AtomicWidth {
+    fn code(self) -> c_int {
+        match self {
+            AtomicWidth::I32 => abi::FI_INT32,
+            AtomicWidth::U32 => abi::FI_UINT32,
+            AtomicWidth::I64 => abi::FI_INT64,
+            AtomicWidth::U64 => abi::FI_UINT64,
+        }
+    }
+
+    fn bytes(self) -> usize {
+        match self {
+            AtomicWidth::I32 | AtomicWidth::U32 => 4,
+            AtomicWidth::I64 | AtomicWidth::U64 => 8,
+        }
+    }
+}
+
+impl Endpoint {
+    /// Posts one operation through `post`, retrying while the provider's queue is full.
+    fn post(
+        &self,
+        what: &'static str,
+        progress_peers: &mut dyn FnMut(),
+        mut post: impl FnMut() -> isize,
+    ) -> Result<(), OfiError> {
+        loop {
+            let code = post();
+            if code == 0 {
+                return Ok(());
+            }
+            if code != -abi::FI_EAGAIN {
+                let code = c_int::try_from(code).unwrap_or(c_int::MIN);
+                return Err(OfiError::Call {
+                    call: what,
+                    code,
+                    message: self.api.error_text(code),
+                });
+            }
+            self.progress()?;
+            progress_peers();
+        }
+    }
+
+    /// Waits until the counter `counter` reaches `target`, moving this endpoint and, through
+    /// `progress_peers`, the caller's others.
+    fn wait_count(
+        &self,
+        counter: *mut abi::Cntr,
+        target: u64,
+        progress_peers: &mut dyn FnMut(),
+    ) -> Result<(), OfiError> {
+        // SAFETY: fi_cntr_read of an open counter.
+        while unsafe { ((*(*counter).ops).read)(counter) } < target {
+            self.progress()?;
+            progress_peers();
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
+    /// Puts `data` at `at`; complete after
+    /// [`Endpoint::quiet`].
+    ///
+    /// # Errors
+    /// [`OfiError::Call`] if the provider refuses it.
+    pub fn put(
+        &self,
+        at: Place,
+        data: &[u8],
+        progress_peers: &mut dyn FnMut(),
+    ) -> Result<(), OfiError> {
+        let source: Box<[u8]> = data.into();
+        let ep = self.ep;
+        // SAFETY: fi_write from `source`, which `sources` keeps until quiet sees it complete,
+        // to a peer inserted in the address vector.
+        self.post("fi_write", progress_peers, || unsafe {
+            ((*(*ep).rma).write)(
+                ep,
+                source.as_ptr().cast(),
+                source.len(),
+                null_mut(),
+                at.peer,
+                at.address(),
+                at.key.key,
+                null_mut(),
+            )
+        })?;
+        self.writes_posted.set(self.writes_posted.get() + 1);
+        self.sources.borrow_mut().push(source);
+        Ok(())
+    }
+
+    /// Gets `out.len()` bytes at `at`, and waits for them.
+    ///
+    /// # Errors
+    /// [`OfiError::Call`] if the provider refuses it; [`OfiError::Failed`] if it fails.
+    pub fn get(
+        &self,
+        at: Place,
+        out: &mut [u8],
+        progress_peers: &mut dyn FnMut(),
+    ) -> Result<(), OfiError> {
+        let ep = self.ep;
+        let (buffer, len) = (out.as_mut_ptr(), out.len());
+        // SAFETY: fi_read into `out`, which this waits for before returning.
+        self.post("fi_read", progress_peers, || unsafe {
+            ((*(*ep).rma).read)(
+                ep,
+                buffer.cast(),
+                len,
+                null_mut(),
+                at.peer,
+                at.address(),
+                at.key.key,
+                null_mut(),
+            )
+        })?;
+        self.reads_posted.set(self.reads_posted.get() + 1);
+        self.wait_count(self.reads, self.reads_posted.get(), progress_peers)
+    }
+
+    /// Applies `op` with `operand` (its low `width` bytes) to the integer at `at`; complete
+    /// after [`Endpoint::quiet`].
+    ///
+    /// # Errors
+    /// [`OfiError::Call`] if the provider refuses it (an operation it does not offer).
+    pub fn atomic(
+        &self,
+        at: Place,
+        (op, width): (AtomicOp, AtomicWidth),
+        operand: u64,
+        progress_peers: &mut dyn FnMut(),
+    ) -> Result<(), OfiError> {
+        let source: Box<[u8]> = operand.to_le_bytes()[..width.bytes()].into();
+        let ep = self.ep;
+        // SAFETY: fi_atomic of one element from `source`, kept until quiet.
+        self.post("fi_atomic", progress_peers, || unsafe {
+            ((*(*ep).atomic).write)(
+                ep,
+                source.as_ptr().cast(),
+                1,
+                null_mut(),
+                at.peer,
+                at.address(),
+                at.key.key,
+                width.code(),
+                op.code(),
+                null_mut(),
+            )
+        })?;
+        self.writes_posted.set(self.writes_posted.get() + 1);
+        self.sources.borrow_mut().push(source);
+        Ok(())
+    }
+
+    /// Like [`Endpoint::atomic`], and returns the integer's value before it (zero-extended);
+    /// with `compare`, a compare-and-swap that writes `operand` only where the value equals
+    /// `compare`.
+    ///
+    /// # Errors
+    /// As [`Endpoint::atomic`]; [`OfiError::Failed`] if it fails.
+    pub fn fetch_atomic(
+        &self,
+        at: Place,
+        (op, width): (AtomicOp, AtomicWidth),
+        operand: u64,
+        compare: Option<u64>,
+        progress_peers: &mut dyn FnMut(),
+    ) -> Result<u64, OfiError> {
+        let source = operand.to_le_bytes();
+        let expected = compare.unwrap_or(0).to_le_bytes();
+        let mut result = [0u8; 8];
+        let ep = self.ep;
+        let result_ptr = result.as_mut_ptr();
+        // SAFETY: fi_fetch_atomic or fi_compare_atomic of one element; `source`, `expected`
+        // and `result` live until the wait below sees it complete.
+        self.post("fi_fetch_atomic", progress_peers, || unsafe {
+            let atomic = &*(*ep).atomic;
+            match compare {
+                None => (atomic.readwrite)(
+                    ep,
+                    source.as_ptr().cast(),
+                    1,
+                    null_mut(),
+                    result_ptr.cast(),
+                    null_mut(),
+                    at.peer,
+                    at.address(),
+                    at.key.key,
+                    width.code(),
+                    op.code(),
+                    null_mut(),
+                ),
+                Some(_) => (atomic.compwrite)(
+                    ep,
+                    source.as_ptr().cast(),
+                    1,
+                    null_mut(),
+                    expected.as_ptr().cast(),
+                    null_mut(),
+                    result_ptr.cast(),
+                    null_mut(),
+                    at.peer,
+                    at.address(),
+                    at.key.key,
+                    width.code(),
+                    abi::FI_CSWAP,
+                    null_mut(),
+                ),
+            }
+        })?;
+        self.reads_posted.set(self.reads_posted.get() + 1);
+        self.wait_count(self.reads, self.reads_posted.get(), progress_peers)?;
+        let mut value = [0u8; 8];
+        value[..width.bytes()].copy_from_slice(&result[..width.bytes()]);
+        Ok(u64::from_le_bytes(value))
+    }
+
+    /// Waits until every put and atomic posted so far completed at its target.
+    ///
+    /// # Errors
+    /// [`OfiError::Failed`] if one failed.
+    pub fn quiet(&self, progress_peers: &mut dyn FnMut()) -> Result<(), OfiError> {
+        self.wait_count(self.writes, self.writes_posted.get(), progress_peers)?;
+        self.sources.borrow_mut().clear();
+        Ok(())
+    }
+}
