@@ -45,10 +45,10 @@ fn rank_body(provider: &CStr) {
     let endpoint = Endpoint::open(Some(provider), 2).expect("an endpoint");
     let mut words = vec![0u64; 8];
     words[7] = 1000 + u64::from(rank);
-    // SAFETY: `words` outlives the region (dropped first, below), and is read only with
+    // SAFETY: `words` outlives the endpoint (dropped first, below), and is read only with
     // volatile reads while peers may write it.
-    let region = unsafe { endpoint.register(words.as_mut_ptr().cast(), 64) }.expect("a region");
-    let mine = encode(&endpoint.name().expect("a name"), region.remote_key());
+    let key = unsafe { endpoint.register(words.as_mut_ptr().cast(), 64) }.expect("a region");
+    let mine = encode(&endpoint.name().expect("a name"), key);
     let all = bootstrap.allgather(&mine, deadline).expect("the exchange");
     let peers: Vec<(Vec<u8>, RemoteKey)> = all.iter().map(|b| decode(b)).collect();
     let names: Vec<Vec<u8>> = peers.iter().map(|(name, _)| name.clone()).collect();
@@ -107,7 +107,7 @@ fn rank_body(provider: &CStr) {
     }
     // Neither leaves before the other is done with its memory.
     bootstrap.barrier(deadline).expect("the last barrier");
-    drop(region);
+    drop(endpoint);
     println!("rank {rank} over {provider:?}: done");
 }
 

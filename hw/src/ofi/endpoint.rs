@@ -5,7 +5,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{CStr, c_int, c_void};
-use std::marker::PhantomData;
 use std::ptr::null_mut;
 
 use super::abi::{self, FiAddr};
@@ -20,29 +19,6 @@ pub struct RemoteKey {
     /// What a peer adds an offset to: the region's address where the provider addresses
     /// registered memory by virtual address (`FI_MR_VIRT_ADDR`), else 0.
     pub base: u64,
-}
-
-/// A registration of memory with the domain of an endpoint, closed when dropped (before the
-/// endpoint, which it borrows).
-#[derive(Debug)]
-pub struct Region<'e> {
-    mr: *mut abi::Mr,
-    remote: RemoteKey,
-    endpoint: PhantomData<&'e Endpoint>,
-}
-
-impl Region<'_> {
-    /// What peers need to reach the region.
-    pub fn remote_key(&self) -> RemoteKey {
-        self.remote
-    }
-}
-
-impl Drop for Region<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the registration made in `Endpoint::register`, closed once.
-        unsafe { close(&mut (*self.mr).fid) };
-    }
 }
 
 /// One endpoint and the objects under it; closed, in reverse order, when dropped.
@@ -66,8 +42,15 @@ pub struct Endpoint {
     /// The sources of writes posted since the last quiet, kept until they complete.
     pub(super) sources: RefCell<Vec<Box<[u8]>>>,
     next_key: Cell<u64>,
+    /// The memory registrations, closed before the endpoint.
+    regions: RefCell<Vec<*mut abi::Mr>>,
     provider: String,
 }
+
+// SAFETY: libfabric's objects are not tied to the thread that opened them; an endpoint is
+// used by one thread at a time (`&mut`, or a `Mutex` around it), which every threading level
+// of libfabric's allows.
+unsafe impl Send for Endpoint {}
 
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -147,6 +130,7 @@ impl Endpoint {
             reads_posted: Cell::new(0),
             sources: RefCell::new(Vec::new()),
             next_key: Cell::new(1),
+            regions: RefCell::new(Vec::new()),
             // SAFETY: the copy's fabric attributes and name, which live as long as it.
             provider: unsafe { super::text((*(*info).fabric_attr).prov_name) },
         };
@@ -292,15 +276,16 @@ impl Endpoint {
         Ok(())
     }
 
-    /// Registers `len` bytes at `base` for peers to read and write.
+    /// Registers `len` bytes at `base` for peers to read and write, for as long as the
+    /// endpoint lives, and returns what peers need to reach them.
     ///
     /// # Safety
     /// The memory stays allocated, and is only accessed as peers' writes may change it
-    /// (through atomics or volatile reads), until the region is dropped.
+    /// (through atomics or volatile reads), until the endpoint is dropped.
     ///
     /// # Errors
     /// [`OfiError::Call`] if the provider refuses the registration.
-    pub unsafe fn register(&self, base: *mut u8, len: usize) -> Result<Region<'_>, OfiError> {
+    pub unsafe fn register(&self, base: *mut u8, len: usize) -> Result<RemoteKey, OfiError> {
         let access = abi::FI_READ | abi::FI_WRITE | abi::FI_REMOTE_READ | abi::FI_REMOTE_WRITE;
         let requested_key = self.next_key.get();
         self.next_key.set(requested_key + 1);
@@ -320,6 +305,7 @@ impl Endpoint {
             )
         };
         check("fi_mr_reg", code, self.api)?;
+        self.regions.borrow_mut().push(mr);
         // SAFETY: the registration just made.
         let key = unsafe { (*mr).key };
         let base = if self.virtual_addresses {
@@ -327,11 +313,7 @@ impl Endpoint {
         } else {
             0
         };
-        Ok(Region {
-            mr,
-            remote: RemoteKey { key, base },
-            endpoint: PhantomData,
-        })
+        Ok(RemoteKey { key, base })
     }
 
     /// Reads the completion queue and the counters, which is what moves data on a provider
@@ -367,11 +349,14 @@ impl Endpoint {
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
-        // SAFETY: the objects opened in `open_objects`, endpoint first, each closed once;
-        // a null one was never opened.
+        // SAFETY: the objects opened in `open_objects` and the registrations, endpoint
+        // first, each closed once; a null one was never opened.
         unsafe {
             if !self.ep.is_null() {
                 close(&mut (*self.ep).fid);
+            }
+            for mr in self.regions.get_mut().drain(..) {
+                close(&mut (*mr).fid);
             }
             for counter in [self.reads, self.writes] {
                 if !counter.is_null() {

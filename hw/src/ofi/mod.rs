@@ -13,7 +13,7 @@ mod abi;
 mod endpoint;
 mod operations;
 
-pub use endpoint::{Endpoint, Region, RemoteKey};
+pub use endpoint::{Endpoint, RemoteKey};
 pub use operations::{AtomicOp, AtomicWidth, Place};
 
 use std::ffi::{CStr, c_char, c_void};
@@ -44,7 +44,7 @@ pub enum OfiError {
     #[error(
         "libfabric: no provider{} offers RDM endpoints with RMA and atomics that rshmem can \
          use; `rshmem info` lists those that offer them, `fi_info -l` every provider",
-        provider.as_ref().map(|p| format!(" named {p}")).unwrap_or_default()
+        provider.as_ref().map(|p| format!(" named {p}")).or_else(|| std::env::var("FI_PROVIDER").ok().map(|p| format!(" of FI_PROVIDER={p}"))).unwrap_or_default()
     )]
     NoProvider {
         /// The provider asked for, if one was.

@@ -67,6 +67,8 @@ fn two_endpoints_put_get_and_update_each_others_memory() {
 
     let providers: [&CStr; 2] = [c"tcp;ofi_rxm", c"sockets"];
     for provider in providers {
+        // Declared first, so dropped after the endpoints that registered them.
+        let (mut a_words, mut b_words) = (vec![0u64; 64], vec![0u64; 64]);
         let open = |_| Endpoint::open(Some(provider), 2);
         let (a, b) = match (open(0), open(1)) {
             (Ok(a), Ok(b)) => (a, b),
@@ -78,10 +80,9 @@ fn two_endpoints_put_get_and_update_each_others_memory() {
         };
         assert_eq!(a.provider(), provider.to_str().unwrap());
         let names = vec![a.name().unwrap(), b.name().unwrap()];
-        let (mut a_words, mut b_words) = (vec![0u64; 64], vec![0u64; 64]);
-        // SAFETY: both vectors outlive their regions (dropped at the end of the iteration,
-        // regions first), and are read below only with volatile reads.
-        let (_a_region, b_region) = unsafe {
+        // SAFETY: both vectors outlive the endpoints (dropped after them, at the end of the
+        // iteration), and are read below only with volatile reads.
+        let (_, key) = unsafe {
             (
                 a.register(a_words.as_mut_ptr().cast(), 512).unwrap(),
                 b.register(b_words.as_mut_ptr().cast(), 512).unwrap(),
@@ -90,7 +91,6 @@ fn two_endpoints_put_get_and_update_each_others_memory() {
         a.insert_peers(&names).unwrap();
         b.insert_peers(&names).unwrap();
         let (a, b) = (&a, &b);
-        let key = b_region.remote_key();
         let at = |offset| Place {
             peer: 1,
             key,

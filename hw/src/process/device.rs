@@ -15,7 +15,7 @@ use crate::backend::{Device, WaitSpec, waiting_for_any};
 use crate::bootstrap::Bootstrap;
 use crate::caps::Caps;
 use crate::common::cpu_atomics;
-use crate::common::fd_sharing::{SharedMemory, take_shared};
+use crate::common::fd_sharing::{SHARED_MEMORY_BYTES, SharedMemory, take_shared};
 use crate::common::memfd::{Mapping, shared_memory};
 use crate::common::static_data;
 use crate::error::{DeviceError, LaunchError, QueueError};
@@ -24,6 +24,7 @@ use crate::hang_report::WordNames;
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
+use super::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network};
 use super::queue::ProcessQueue;
 use super::wake::{CONTROL_BYTES, Control, MAX_NAP, MAX_WATCHED_WORDS, SpinPolicy, Watched};
 use super::{AroundSleep, ProcessBackend};
@@ -56,6 +57,9 @@ pub(crate) struct PeState {
     spin: SpinPolicy,
     /// Every PE's process id, in PE order: a key names its owner's process.
     pids: Vec<u32>,
+    /// The network path, when `RSHMEM_TRANSPORT=ofi` chose it (`network.rs`). Before
+    /// `segments`, so that it is dropped first: its registrations are of those mappings.
+    pub(crate) network: Option<Network>,
     /// Reachable segments by PE and [`MemKind::index`], this PE's own included.
     segments: Vec<[OnceLock<Mapping>; MemKind::COUNT]>,
     /// This PE's descriptors, kept open so that peers can take copies.
@@ -172,6 +176,26 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         };
         controls.push(Control::new(mapping));
     }
+    let network = match super::network::wanted().map_err(&fail)? {
+        false => None,
+        true => Some(
+            Network::open(joining.n_pes, |name| {
+                allgather(
+                    client.as_ref(),
+                    &joining.around_sleep,
+                    name,
+                    joining.deadline,
+                )
+                .map(|all| all.iter().map(|bytes| bytes.to_vec()).collect())
+            })
+            .map_err(|e| {
+                fail(format!(
+                    "the network path ({}=ofi): {e}",
+                    super::network::TRANSPORT_VAR
+                ))
+            })?,
+        ),
+    };
     let state = PeState {
         pe,
         n_pes: joining.n_pes,
@@ -183,6 +207,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         controls,
         spin: SpinPolicy::for_pes(joining.n_pes),
         pids,
+        network,
         segments: (0..joining.n_pes).map(|_| Default::default()).collect(),
         exports: Mutex::new(vec![fd]),
         static_data: joining.static_data,
@@ -223,12 +248,17 @@ impl ProcessDevice {
         mapping: Mapping,
     ) -> Result<SegmentKey, DeviceError> {
         let state = &self.state;
-        let key = SharedMemory::of(&fd, mapping.len());
-        state.segments[state.pe.idx()][kind.index()]
-            .set(mapping)
-            .map_err(|_| already_has(state.pe, kind))?;
+        let mut key = SharedMemory::of(&fd, mapping.len()).to_bytes();
+        let slot = &state.segments[state.pe.idx()][kind.index()];
+        slot.set(mapping).map_err(|_| already_has(state.pe, kind))?;
         lock(&state.exports).push(fd);
-        Ok(SegmentKey(key.to_bytes()))
+        if let (Some(network), Some(mapping)) = (&state.network, slot.get()) {
+            let network_key = network
+                .register(state.pe, kind, mapping)
+                .map_err(|e| DeviceError::Lost(format!("registering the {kind:?} segment: {e}")))?;
+            key.extend_from_slice(&network_key);
+        }
+        Ok(SegmentKey(key))
     }
 
     /// The values of the words of `specs` now, for a deadline report.
@@ -328,8 +358,18 @@ impl Device for ProcessDevice {
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
         let state = &self.state;
         let import_error = |reason: String| DeviceError::Import { peer, kind, reason };
-        let shared = SharedMemory::from_bytes(&key.0)
+        let (shared, network_key) = key.0.split_at(SHARED_MEMORY_BYTES.min(key.0.len()));
+        let shared = SharedMemory::from_bytes(shared)
             .ok_or_else(|| import_error("the key is not a process-backend key".into()))?;
+        if let Some(network) = &state.network {
+            let network_key: &[u8; NETWORK_KEY_BYTES] = network_key.try_into().map_err(|_| {
+                import_error(format!(
+                    "the key has no network key: is {}=ofi set for every PE?",
+                    super::network::TRANSPORT_VAR
+                ))
+            })?;
+            network.import(peer, kind, network_key);
+        }
         let owner = *state
             .pids
             .get(peer.idx())
@@ -486,7 +526,12 @@ impl Device for ProcessDevice {
             first_holding,
             state.spin,
             state.until(deadline),
-            MAX_NAP,
+            // A write through the network wakes no sleeper: look more often.
+            if state.network.is_some() {
+                NETWORK_NAP
+            } else {
+                MAX_NAP
+            },
             &state.around_sleep,
         ) {
             Some(found) => {

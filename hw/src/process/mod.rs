@@ -28,6 +28,7 @@
 //!   device to callers that have no closure around the program (the C API's `shmem_init`).
 
 mod device;
+mod network;
 mod queue;
 mod wake;
 

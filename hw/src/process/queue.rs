@@ -135,8 +135,13 @@ impl Queue for ProcessQueue {
     /// `dmb ish`) waits for.
     #[inline]
     fn put(&self, dst: RemoteRange, data: &[u8], _copier: Copier) -> Result<Ticket, QueueError> {
-        self.copy_in(dst, data);
-        self.state.notify(dst);
+        match &self.state.network {
+            Some(network) => network.put(dst, data)?,
+            None => {
+                self.copy_in(dst, data);
+                self.state.notify(dst);
+            }
+        }
         Ok(self.ticket())
     }
 
@@ -161,7 +166,14 @@ impl Queue for ProcessQueue {
     /// separated by a fence-and-wait of the writer see its stores in order; on x86 loads are
     /// already ordered. Not ordered with puts, as the contract allows.
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
-        let bytes = self.copy_out(src);
+        let bytes = match &self.state.network {
+            Some(network) => {
+                let mut bytes = vec![0u8; src.len as usize];
+                network.get(src, &mut bytes)?;
+                bytes
+            }
+            None => self.copy_out(src),
+        };
         let t = self.ticket();
         self.keep(t, Fetched::Bytes(bytes));
         Ok(t)
@@ -176,6 +188,10 @@ impl Queue for ProcessQueue {
             out.len() as u64,
             "get_now: range and buffer lengths differ"
         );
+        if let Some(network) = &self.state.network {
+            network.get(src, out)?;
+            return Ok(true);
+        }
         // SAFETY: `out` is the caller's buffer of `src.len` bytes, a Rust slice and so not
         // inside a mapping that peers write.
         unsafe { self.copy_out_to(src, out.as_mut_ptr()) };
@@ -190,6 +206,12 @@ impl Queue for ProcessQueue {
             "get_into: source and destination lengths differ"
         );
         let own = self.state.segment(self.state.pe, dst.kind);
+        if let Some(network) = &self.state.network {
+            let mut bytes = vec![0u8; src.len as usize];
+            network.get(src, &mut bytes)?;
+            own.write(dst.offset, &bytes, "get_into");
+            return Ok(self.ticket());
+        }
         let to = own.span(dst.offset, dst.len, "get_into");
         // SAFETY: `to` has `dst.len` bytes inside this PE's own mapping; a get's source and
         // destination do not overlap (the runtime's contract).
@@ -207,7 +229,10 @@ impl Queue for ProcessQueue {
     /// target's wake-up check, as for a put, when the op writes.
     #[inline]
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
-        let old = self.apply(dst, op);
+        let old = match &self.state.network {
+            Some(network) => network.amo(dst, op, fetch)?,
+            None => self.apply(dst, op),
+        };
         let t = self.ticket();
         if fetch {
             self.keep(t, Fetched::Word(old));
@@ -219,6 +244,9 @@ impl Queue for ProcessQueue {
     /// As [`Queue::amo`]: complete at return, like every atomic here.
     #[inline]
     fn amo_now(&self, dst: RemoteRange, op: AmoOp) -> Result<Option<u64>, QueueError> {
+        if let Some(network) = &self.state.network {
+            return network.amo(dst, op, true).map(Some);
+        }
         Ok(Some(self.apply(dst, op)))
     }
 
@@ -239,6 +267,12 @@ impl Queue for ProcessQueue {
         _copier: Copier,
     ) -> Result<Ticket, QueueError> {
         assert_eq!(signal.len, 8, "put_signal: the signal is a 64-bit word");
+        if let Some(network) = &self.state.network {
+            // The put is delivered before the signal is sent (each waits for delivery).
+            network.put(dst, data)?;
+            network.amo(signal, op.as_amo(value), false)?;
+            return Ok(self.ticket());
+        }
         self.copy_in(dst, data);
         fence(Ordering::Release);
         let target = self.state.segment(signal.pe, signal.kind);

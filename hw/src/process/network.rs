@@ -1,0 +1,235 @@
+//! The network path of the process backend: with `RSHMEM_TRANSPORT=ofi`, every put, get and
+//! atomic goes through a libfabric endpoint (`hw::ofi`) instead of the target's mapping,
+//! the PE's own memory included (docs/multi-node.md).
+//!
+//! Each operation is complete at return, as on the mapped path: a put or an atomic waits for
+//! delivery at its target, a get and a fetching atomic for their data. A progress thread per
+//! process keeps the endpoint moving while the PE does something else (a provider with manual
+//! progress applies peers' writes to this process's memory only while it is called into). A
+//! write that arrives this way wakes no sleeping waiter: waiters look at their words at least
+//! every [`NETWORK_NAP`].
+//!
+//! The endpoints' addresses are traded at join, and each segment's key travels inside the
+//! segment key the backend already trades, after the shared-memory key.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::amo::{AmoKind, AmoOp, AmoWidth};
+use crate::common::memfd::Mapping;
+use crate::error::QueueError;
+use crate::ofi::{AtomicOp, AtomicWidth, Endpoint, OfiError, Place, RemoteKey};
+use crate::types::{MemKind, Pe, RemoteRange};
+
+/// The variable that chooses the path to peers.
+pub(crate) const TRANSPORT_VAR: &str = "RSHMEM_TRANSPORT";
+
+/// How long a waiter sleeps at most on the network path before it looks again.
+pub(crate) const NETWORK_NAP: Duration = Duration::from_micros(100);
+
+/// How long the progress thread sleeps between calls into the endpoint.
+const PROGRESS_PERIOD: Duration = Duration::from_micros(20);
+
+/// The bytes of a segment's network key inside its segment key.
+pub(crate) const NETWORK_KEY_BYTES: usize = 16;
+
+/// Whether `RSHMEM_TRANSPORT` asks for the network path.
+///
+/// # Errors
+/// A message naming the variable and its values, for any other value.
+pub(crate) fn wanted() -> Result<bool, String> {
+    match std::env::var(TRANSPORT_VAR).as_deref() {
+        Err(_) | Ok("" | "auto" | "shm") => Ok(false),
+        Ok("ofi") => Ok(true),
+        Ok(other) => Err(format!(
+            "{TRANSPORT_VAR}={other}: the values are `auto` (the default: shared memory between \
+             the processes of one node) and `ofi` (every peer through libfabric, \
+             docs/multi-node.md)"
+        )),
+    }
+}
+
+/// A PE's endpoint, its peers' segment keys and its progress thread.
+pub(crate) struct Network {
+    endpoint: Arc<Mutex<Endpoint>>,
+    /// Each peer's network key per segment kind, set at import.
+    keys: Vec<[OnceLock<RemoteKey>; MemKind::COUNT]>,
+    stop: Arc<AtomicBool>,
+    progress: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Network").finish_non_exhaustive()
+    }
+}
+
+impl Network {
+    /// Opens an endpoint (the provider `FI_PROVIDER` names, or libfabric's first), trades
+    /// addresses with every PE through `allgather`, and starts the progress thread.
+    ///
+    /// # Errors
+    /// A message saying what failed: libfabric missing, no provider, the exchange.
+    pub(crate) fn open(
+        n_pes: u32,
+        allgather: impl FnOnce(&[u8]) -> Result<Vec<Vec<u8>>, String>,
+    ) -> Result<Network, String> {
+        let endpoint = Endpoint::open(None, n_pes as usize).map_err(|e| e.to_string())?;
+        let name = endpoint.name().map_err(|e| e.to_string())?;
+        let names = allgather(&name)?;
+        endpoint.insert_peers(&names).map_err(|e| e.to_string())?;
+        tracing::debug!(provider = endpoint.provider(), "network path open");
+        let endpoint = Arc::new(Mutex::new(endpoint));
+        let stop = Arc::new(AtomicBool::new(false));
+        let progress = {
+            let (endpoint, stop) = (Arc::clone(&endpoint), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("rshmem-ofi-progress".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        // Why try: a PE in an operation progresses the endpoint itself.
+                        if let Ok(endpoint) = endpoint.try_lock()
+                            && let Err(e) = endpoint.progress()
+                        {
+                            tracing::warn!("network progress: {e}");
+                        }
+                        std::thread::sleep(PROGRESS_PERIOD);
+                    }
+                })
+                .map_err(|e| format!("cannot start the network progress thread: {e}"))?
+        };
+        Ok(Network {
+            endpoint,
+            keys: (0..n_pes).map(|_| Default::default()).collect(),
+            stop,
+            progress: Some(progress),
+        })
+    }
+
+    fn endpoint(&self) -> MutexGuard<'_, Endpoint> {
+        self.endpoint.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers this PE's `mapping` of `kind`, and returns its network key's bytes to append
+    /// to the segment key.
+    ///
+    /// # Errors
+    /// The provider's refusal.
+    pub(crate) fn register(
+        &self,
+        pe: Pe,
+        kind: MemKind,
+        mapping: &Mapping,
+    ) -> Result<[u8; NETWORK_KEY_BYTES], String> {
+        let base = mapping.span(0, mapping.len() as u64, "register");
+        // SAFETY: the mapping is the PE's segment, which lives as long as the PE state and
+        // so longer than the endpoint (dropped first, `Drop` below); peers' writes reach it
+        // as the mapped path's do, and this backend reads it only with atomics or copies.
+        let key =
+            unsafe { self.endpoint().register(base, mapping.len()) }.map_err(|e| e.to_string())?;
+        self.import(pe, kind, &encode(key));
+        Ok(encode(key))
+    }
+
+    /// Keeps `peer`'s network key of its `kind` segment; a second import keeps the first.
+    pub(crate) fn import(&self, peer: Pe, kind: MemKind, bytes: &[u8; NETWORK_KEY_BYTES]) {
+        let _ = self.keys[peer.idx()][kind.index()].set(decode(bytes));
+    }
+
+    fn place(&self, range: RemoteRange) -> Place {
+        let key = self.keys[range.pe.idx()][range.kind.index()]
+            .get()
+            .copied()
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} used without importing its {:?} segment",
+                    range.pe, range.kind
+                )
+            });
+        Place {
+            peer: u64::from(range.pe.0),
+            key,
+            offset: range.offset,
+        }
+    }
+
+    /// Puts `data` at `dst` and waits for its delivery.
+    pub(crate) fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<(), QueueError> {
+        let endpoint = self.endpoint();
+        let mut nothing = || {};
+        endpoint
+            .put(self.place(dst), data, &mut nothing)
+            .and_then(|()| endpoint.quiet(&mut nothing))
+            .map_err(lost)
+    }
+
+    /// Gets `src` into `out`.
+    pub(crate) fn get(&self, src: RemoteRange, out: &mut [u8]) -> Result<(), QueueError> {
+        self.endpoint()
+            .get(self.place(src), out, &mut || {})
+            .map_err(lost)
+    }
+
+    /// Applies `op` to the word `dst`, waits for it, and returns the word's old value (0 for
+    /// an operation that returns none, which is not fetched).
+    pub(crate) fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<u64, QueueError> {
+        let width = match op.width {
+            AmoWidth::W32 => AtomicWidth::U32,
+            AmoWidth::W64 => AtomicWidth::U64,
+        };
+        let (kind, compare) = match op.kind {
+            AmoKind::Fetch => (AtomicOp::Read, None),
+            AmoKind::Set | AmoKind::Swap => (AtomicOp::Write, None),
+            AmoKind::CompareSwap { compare } => (AtomicOp::Write, Some(compare)),
+            AmoKind::Add => (AtomicOp::Sum, None),
+            AmoKind::And => (AtomicOp::And, None),
+            AmoKind::Or => (AtomicOp::Or, None),
+            AmoKind::Xor => (AtomicOp::Xor, None),
+        };
+        let endpoint = self.endpoint();
+        let mut nothing = || {};
+        let at = self.place(dst);
+        let fetches = fetch || compare.is_some() || matches!(op.kind, AmoKind::Fetch);
+        if fetches {
+            return endpoint
+                .fetch_atomic(at, (kind, width), op.operand, compare, &mut nothing)
+                .map_err(lost);
+        }
+        endpoint
+            .atomic(at, (kind, width), op.operand, &mut nothing)
+            .and_then(|()| endpoint.quiet(&mut nothing))
+            .map_err(lost)?;
+        Ok(0)
+    }
+}
+
+impl Drop for Network {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(progress) = self.progress.take() {
+            let _ = progress.join();
+        }
+    }
+}
+
+/// A failed network operation: the run cannot go on.
+fn lost(e: OfiError) -> QueueError {
+    QueueError::Lost(e.to_string())
+}
+
+fn encode(key: RemoteKey) -> [u8; NETWORK_KEY_BYTES] {
+    let mut bytes = [0u8; NETWORK_KEY_BYTES];
+    bytes[..8].copy_from_slice(&key.key.to_le_bytes());
+    bytes[8..].copy_from_slice(&key.base.to_le_bytes());
+    bytes
+}
+
+fn decode(bytes: &[u8; NETWORK_KEY_BYTES]) -> RemoteKey {
+    let (key, base) = bytes.split_at(8);
+    RemoteKey {
+        key: u64::from_le_bytes(key.try_into().expect("8 bytes")),
+        base: u64::from_le_bytes(base.try_into().expect("8 bytes")),
+    }
+}
