@@ -30,6 +30,17 @@ fn on_ranks(
     static_data: bool,
     body: impl Fn(ProcessDevice),
 ) -> Vec<Output> {
+    on_ranks_with(test, sizes, static_data, &[], body)
+}
+
+/// [`on_ranks`] with `vars` set in every rank's environment.
+fn on_ranks_with(
+    test: &str,
+    sizes: &[u32],
+    static_data: bool,
+    vars: &[(&str, &str)],
+    body: impl Fn(ProcessDevice),
+) -> Vec<Output> {
     if std::env::var_os(RANK_VAR).is_some() {
         let process = Process::builder().static_data(static_data).build();
         body(process.expect("a process").join().expect("joined"));
@@ -41,6 +52,7 @@ fn on_ranks(
         let deadline = std::time::Instant::now() + Duration::from_secs(120);
         outputs = run_ranks(n, deadline, |_| {
             let mut command = Command::new(&exe);
+            command.envs(vars.iter().copied());
             command.args([test, "--exact", "--nocapture", "--include-ignored"]);
             command.args(["--test-threads", "1"]);
             command
@@ -113,110 +125,176 @@ fn puts_gets_and_atomics_between_processes() {
         "puts_gets_and_atomics_between_processes",
         &[2, 4],
         false,
-        |d| {
-            let (me, n) = (d.pe().0, d.n_pes());
-            assert_eq!(d.caps().backend_name, "process");
-            share(&d, MemKind::Host, 1 << 30);
-            share(&d, MemKind::Device, 4096);
-            let q = d.create_queue().expect("a queue");
-            let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
-            let mine = u64::from(me) + 100;
-            q.put(
-                at(next, MemKind::Host, 8 * u64::from(me), 8),
-                &mine.to_le_bytes(),
-                Copier::Device,
-            )
-            .unwrap();
-            let t = q
-                .amo(at(0, MemKind::Device, 0, 8), add(1, AmoWidth::W64), true)
-                .unwrap();
-            let old = u64::from_le_bytes(q.take_fetched(t).try_into().unwrap());
-            assert!(old < u64::from(n), "fetch_add returned {old}");
-            q.amo(at(0, MemKind::Device, 8, 4), add(2, AmoWidth::W32), false)
-                .unwrap();
-            q.quiet(never()).unwrap();
-            barrier(&d);
-            let from_prev = local_u64(&d, MemKind::Host, 8 * u64::from(prev));
-            assert_eq!(from_prev, u64::from(prev) + 100);
-            if me == 0 {
-                assert_eq!(local_u64(&d, MemKind::Device, 0), u64::from(n));
-                assert_eq!(local_u64(&d, MemKind::Device, 8), 2 * u64::from(n));
-            }
-            let t = q
-                .get(at(next, MemKind::Host, 8 * u64::from(me), 8))
-                .unwrap();
-            assert_eq!(q.take_fetched(t), mine.to_le_bytes());
-            let addr = d
-                .load_store_addr(at(next, MemKind::Host, 8 * u64::from(me), 8))
-                .expect("an address");
-            // SAFETY: the address is of 8 bytes of the next PE's segment, mapped here.
-            assert_eq!(unsafe { std::ptr::read_volatile(addr as *const u64) }, mine);
-            barrier(&d);
-        },
+        puts_gets_and_atomics,
     );
+}
+
+/// The network path (`RSHMEM_TRANSPORT=ofi`) over `tcp;ofi_rxm`, and the same bodies.
+const OVER_TCP: &[(&str, &str)] = &[("RSHMEM_TRANSPORT", "ofi"), ("FI_PROVIDER", "tcp;ofi_rxm")];
+/// The network path over `sockets`, which orders puts before atomics.
+const OVER_SOCKETS: &[(&str, &str)] = &[("RSHMEM_TRANSPORT", "ofi"), ("FI_PROVIDER", "sockets")];
+
+/// Whether libfabric is here; says why not if not.
+fn libfabric_here() -> bool {
+    match hw::ofi::probe() {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
+#[test]
+fn puts_gets_and_atomics_over_libfabric_tcp() {
+    if libfabric_here() {
+        on_ranks_with(
+            "puts_gets_and_atomics_over_libfabric_tcp",
+            &[2, 4],
+            false,
+            OVER_TCP,
+            puts_gets_and_atomics,
+        );
+    }
+}
+
+#[test]
+fn puts_gets_and_atomics_over_libfabric_sockets() {
+    if libfabric_here() {
+        on_ranks_with(
+            "puts_gets_and_atomics_over_libfabric_sockets",
+            &[2, 4],
+            false,
+            OVER_SOCKETS,
+            puts_gets_and_atomics,
+        );
+    }
+}
+
+#[test]
+fn waits_over_libfabric() {
+    if libfabric_here() {
+        on_ranks_with("waits_over_libfabric", &[2, 4], false, OVER_TCP, waits);
+    }
+}
+
+#[test]
+fn static_data_over_libfabric() {
+    if libfabric_here() {
+        on_ranks_with(
+            "static_data_over_libfabric",
+            &[2],
+            true,
+            OVER_TCP,
+            static_data,
+        );
+    }
+}
+
+fn puts_gets_and_atomics(d: ProcessDevice) {
+    let (me, n) = (d.pe().0, d.n_pes());
+    assert_eq!(d.caps().backend_name, "process");
+    share(&d, MemKind::Host, 1 << 30);
+    share(&d, MemKind::Device, 4096);
+    let q = d.create_queue().expect("a queue");
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    let mine = u64::from(me) + 100;
+    q.put(
+        at(next, MemKind::Host, 8 * u64::from(me), 8),
+        &mine.to_le_bytes(),
+        Copier::Device,
+    )
+    .unwrap();
+    let t = q
+        .amo(at(0, MemKind::Device, 0, 8), add(1, AmoWidth::W64), true)
+        .unwrap();
+    let old = u64::from_le_bytes(q.take_fetched(t).try_into().unwrap());
+    assert!(old < u64::from(n), "fetch_add returned {old}");
+    q.amo(at(0, MemKind::Device, 8, 4), add(2, AmoWidth::W32), false)
+        .unwrap();
+    q.quiet(never()).unwrap();
+    barrier(&d);
+    let from_prev = local_u64(&d, MemKind::Host, 8 * u64::from(prev));
+    assert_eq!(from_prev, u64::from(prev) + 100);
+    if me == 0 {
+        assert_eq!(local_u64(&d, MemKind::Device, 0), u64::from(n));
+        assert_eq!(local_u64(&d, MemKind::Device, 8), 2 * u64::from(n));
+    }
+    let t = q
+        .get(at(next, MemKind::Host, 8 * u64::from(me), 8))
+        .unwrap();
+    assert_eq!(q.take_fetched(t), mine.to_le_bytes());
+    let addr = d
+        .load_store_addr(at(next, MemKind::Host, 8 * u64::from(me), 8))
+        .expect("an address");
+    // SAFETY: the address is of 8 bytes of the next PE's segment, mapped here.
+    assert_eq!(unsafe { std::ptr::read_volatile(addr as *const u64) }, mine);
+    barrier(&d);
 }
 
 #[test]
 fn waits_sleep_until_a_peer_signals() {
-    on_ranks("waits_sleep_until_a_peer_signals", &[2, 4], false, |d| {
-        let (me, n) = (d.pe().0, d.n_pes());
-        share(&d, MemKind::Host, 4096);
-        let q = d.create_queue().expect("a queue");
-        let signal = WaitSpec {
-            word: hw::LocalRange {
-                kind: MemKind::Host,
-                offset: 0,
-                len: 8,
-            },
-            width: AmoWidth::W64,
-            signed: false,
-            cmp: Cmp::Eq,
-            value: 1,
-            purpose: "the token",
-        };
-        let forward = |token: u64| {
-            let next = (me + 1) % n;
-            let data = at(next, MemKind::Host, 64, 8);
-            let flag = at(next, MemKind::Host, 0, 8);
-            q.put_signal(
-                data,
-                &token.to_le_bytes(),
-                flag,
-                SignalOp::Set,
-                1,
-                Copier::Device,
-            )
-            .unwrap();
-        };
-        let deadline = d.now().after(hw::Duration::from_secs(30));
-        if me == 0 {
-            // Long enough for the next PE to be asleep on its futex.
-            std::thread::sleep(Duration::from_millis(50));
-            forward(1);
-            d.wait_until(signal, deadline).unwrap();
-            assert_eq!(local_u64(&d, MemKind::Host, 64), u64::from(n));
-        } else {
-            d.wait_until(signal, deadline).unwrap();
-            forward(local_u64(&d, MemKind::Host, 64) + 1);
+    on_ranks("waits_sleep_until_a_peer_signals", &[2, 4], false, waits);
+}
+
+fn waits(d: ProcessDevice) {
+    let (me, n) = (d.pe().0, d.n_pes());
+    share(&d, MemKind::Host, 4096);
+    let q = d.create_queue().expect("a queue");
+    let signal = WaitSpec {
+        word: hw::LocalRange {
+            kind: MemKind::Host,
+            offset: 0,
+            len: 8,
+        },
+        width: AmoWidth::W64,
+        signed: false,
+        cmp: Cmp::Eq,
+        value: 1,
+        purpose: "the token",
+    };
+    let forward = |token: u64| {
+        let next = (me + 1) % n;
+        let data = at(next, MemKind::Host, 64, 8);
+        let flag = at(next, MemKind::Host, 0, 8);
+        q.put_signal(
+            data,
+            &token.to_le_bytes(),
+            flag,
+            SignalOp::Set,
+            1,
+            Copier::Device,
+        )
+        .unwrap();
+    };
+    let deadline = d.now().after(hw::Duration::from_secs(30));
+    if me == 0 {
+        // Long enough for the next PE to be asleep on its futex.
+        std::thread::sleep(Duration::from_millis(50));
+        forward(1);
+        d.wait_until(signal, deadline).unwrap();
+        assert_eq!(local_u64(&d, MemKind::Host, 64), u64::from(n));
+    } else {
+        d.wait_until(signal, deadline).unwrap();
+        forward(local_u64(&d, MemKind::Host, 64) + 1);
+    }
+    let never_set = WaitSpec {
+        word: hw::LocalRange {
+            offset: 128,
+            ..signal.word
+        },
+        value: 7,
+        purpose: "a word nobody sets",
+        ..signal
+    };
+    let soon = d.now().after(hw::Duration(50_000_000));
+    match d.wait_until(never_set, soon) {
+        Err(QueueError::Deadline { waiting_for, .. }) => {
+            assert!(waiting_for.contains("offset 0x80"), "{waiting_for}");
         }
-        let never_set = WaitSpec {
-            word: hw::LocalRange {
-                offset: 128,
-                ..signal.word
-            },
-            value: 7,
-            purpose: "a word nobody sets",
-            ..signal
-        };
-        let soon = d.now().after(hw::Duration(50_000_000));
-        match d.wait_until(never_set, soon) {
-            Err(QueueError::Deadline { waiting_for, .. }) => {
-                assert!(waiting_for.contains("offset 0x80"), "{waiting_for}");
-            }
-            other => panic!("a wait nobody satisfies ended with {other:?}"),
-        }
-        barrier(&d);
-    });
+        other => panic!("a wait nobody satisfies ended with {other:?}"),
+    }
+    barrier(&d);
 }
 
 /// The program's globals: one in `.data` whose value must survive the remap, and counters
@@ -227,59 +305,66 @@ static mut INBOX: [u64; 8] = [0; 8];
 
 #[test]
 fn static_data_is_a_segment_peers_reach() {
-    on_ranks("static_data_is_a_segment_peers_reach", &[2, 4], true, |d| {
-        let (me, n) = (d.pe().0, d.n_pes());
-        let (key, len_bytes) = d
-            .share_static_data()
-            .expect("the remap")
-            .expect("static data is on");
-        let keys = d.exchange(&key.0, never()).unwrap();
-        for (peer, key) in (0..).zip(keys.iter().cloned()) {
-            d.import_segment(Pe(peer), MemKind::Static, &hw::SegmentKey(key))
-                .unwrap();
-        }
-        let base = d.load_store_addr(at(me, MemKind::Static, 0, 0)).unwrap();
-        let offset_of = |addr: *const u64| {
-            let offset = addr as u64 - base;
-            assert!(offset < len_bytes, "a global outside the static data");
-            offset
-        };
-        // SAFETY: reads of this program's own globals; peers write them only after the
-        // barrier below, and with the atomics and puts of the contract.
-        let kept = unsafe { std::ptr::read_volatile(&raw const KEPT) };
-        assert_eq!(kept, [1, 2, 3, 0x5eed], "the remap kept the values");
-        let q = d.create_queue().unwrap();
-        let counter = offset_of(&raw const COUNTER);
-        let inbox = offset_of((&raw const INBOX).cast());
-        barrier(&d);
-        q.amo(
-            at(0, MemKind::Static, counter, 8),
-            add(1, AmoWidth::W64),
-            false,
+    on_ranks(
+        "static_data_is_a_segment_peers_reach",
+        &[2, 4],
+        true,
+        static_data,
+    );
+}
+
+fn static_data(d: ProcessDevice) {
+    let (me, n) = (d.pe().0, d.n_pes());
+    let (key, len_bytes) = d
+        .share_static_data()
+        .expect("the remap")
+        .expect("static data is on");
+    let keys = d.exchange(&key.0, never()).unwrap();
+    for (peer, key) in (0..).zip(keys.iter().cloned()) {
+        d.import_segment(Pe(peer), MemKind::Static, &hw::SegmentKey(key))
+            .unwrap();
+    }
+    let base = d.load_store_addr(at(me, MemKind::Static, 0, 0)).unwrap();
+    let offset_of = |addr: *const u64| {
+        let offset = addr as u64 - base;
+        assert!(offset < len_bytes, "a global outside the static data");
+        offset
+    };
+    // SAFETY: reads of this program's own globals; peers write them only after the
+    // barrier below, and with the atomics and puts of the contract.
+    let kept = unsafe { std::ptr::read_volatile(&raw const KEPT) };
+    assert_eq!(kept, [1, 2, 3, 0x5eed], "the remap kept the values");
+    let q = d.create_queue().unwrap();
+    let counter = offset_of(&raw const COUNTER);
+    let inbox = offset_of((&raw const INBOX).cast());
+    barrier(&d);
+    q.amo(
+        at(0, MemKind::Static, counter, 8),
+        add(1, AmoWidth::W64),
+        false,
+    )
+    .unwrap();
+    for peer in 0..n {
+        let slot = at(peer, MemKind::Static, inbox + 8 * u64::from(me), 8);
+        q.put(slot, &(u64::from(me) + 1).to_le_bytes(), Copier::Device)
+            .unwrap();
+    }
+    q.quiet(never()).unwrap();
+    barrier(&d);
+    // SAFETY: as above; every peer's writes are complete (quiet, then the barrier).
+    let (counter, inbox) = unsafe {
+        (
+            std::ptr::read_volatile(&raw const COUNTER),
+            std::ptr::read_volatile(&raw const INBOX),
         )
-        .unwrap();
-        for peer in 0..n {
-            let slot = at(peer, MemKind::Static, inbox + 8 * u64::from(me), 8);
-            q.put(slot, &(u64::from(me) + 1).to_le_bytes(), Copier::Device)
-                .unwrap();
-        }
-        q.quiet(never()).unwrap();
-        barrier(&d);
-        // SAFETY: as above; every peer's writes are complete (quiet, then the barrier).
-        let (counter, inbox) = unsafe {
-            (
-                std::ptr::read_volatile(&raw const COUNTER),
-                std::ptr::read_volatile(&raw const INBOX),
-            )
-        };
-        if me == 0 {
-            assert_eq!(counter, u64::from(n));
-        }
-        for (j, slot) in inbox.iter().enumerate().take(n as usize) {
-            assert_eq!(*slot, j as u64 + 1, "PE {j}'s put into the inbox");
-        }
-        barrier(&d);
-    });
+    };
+    if me == 0 {
+        assert_eq!(counter, u64::from(n));
+    }
+    for (j, slot) in inbox.iter().enumerate().take(n as usize) {
+        assert_eq!(*slot, j as u64 + 1, "PE {j}'s put into the inbox");
+    }
+    barrier(&d);
 }
 
 /// Without the launcher's variables the process is the only PE of its run.
