@@ -1,7 +1,8 @@
 //! The OpenSHMEM C and C++ test programs of `tests/c` and `tests/cxx`, built with the `oshcc`
 //! and `oshc++` wrappers and run with `oshrun -np N` at the PE counts of their row in `CASES`:
-//! as processes, and the same binaries on the simulator (`oshrun --sim`) on the machines and
-//! seeds of `SIMULATED`, one of them with InfiniBand.
+//! as processes, the same binaries at 2 PEs with every peer reached through libfabric
+//! (`RSHMEM_TRANSPORT=ofi`, where libfabric is installed), and on the simulator
+//! (`oshrun --sim`) on the machines and seeds of `SIMULATED`, one of them with InfiniBand.
 //!
 //! Design choices:
 //! - One test that runs every program and reports every failure at the end (program, PEs,
@@ -55,6 +56,21 @@ struct Case {
     /// Whether it also runs on the simulator.
     simulated: bool,
 }
+
+/// Where a program runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// A process per PE, peers reached through shared memory.
+    Processes,
+    /// A process per PE, every peer reached through libfabric's `tcp;ofi_rxm`
+    /// (`RSHMEM_TRANSPORT=ofi`, docs/multi-node.md).
+    Network,
+    /// On the simulator, on this machine with this seed.
+    Simulated(&'static str, u64),
+}
+
+/// The network path's variables.
+const OVER_TCP: &[(&str, &str)] = &[("RSHMEM_TRANSPORT", "ofi"), ("FI_PROVIDER", "tcp;ofi_rxm")];
 
 /// The simulated machines and seeds every simulated case runs on.
 const SIMULATED: &[(&str, u64)] = &[("hgx8", 1), ("ib-2", 7)];
@@ -212,6 +228,13 @@ fn c_and_cxx_programs_pass_at_1_2_and_4_pes_as_processes_and_simulated() {
     let dir = scratch_dir();
     let mut failures = String::new();
     let mut runs = 0;
+    let network = match hw::ofi::probe() {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("not run over libfabric: {e}");
+            false
+        }
+    };
     for case in CASES {
         let binary = match compile(&root, &dir, case) {
             Ok(binary) => binary,
@@ -221,15 +244,25 @@ fn c_and_cxx_programs_pass_at_1_2_and_4_pes_as_processes_and_simulated() {
             }
         };
         let simulated = SIMULATED.iter().filter(|_| case.simulated);
-        let modes = std::iter::once(None).chain(simulated.map(Some));
-        for (mode, &pes) in modes.flat_map(|m| case.pes.iter().map(move |p| (m, p))) {
+        let modes = std::iter::once(Mode::Processes)
+            .chain(simulated.map(|&(topology, seed)| Mode::Simulated(topology, seed)))
+            .chain(network.then_some(Mode::Network));
+        let runs_of_case = modes.flat_map(|m| case.pes.iter().map(move |&p| (m, p)));
+        // The network path at 2 PEs: enough for every peer to be reached through it.
+        for (mode, pes) in runs_of_case.filter(|&(m, p)| m != Mode::Network || p == 2) {
             let mut command = Command::new(&oshrun);
             command.arg("-np").arg(pes.to_string());
-            let mut where_ = String::from("processes");
-            if let Some((topology, seed)) = mode {
-                command.args(["--sim", topology, "--seed", &seed.to_string()]);
-                where_ = format!("{topology} seed {seed}");
-            }
+            let where_ = match mode {
+                Mode::Processes => String::from("processes"),
+                Mode::Network => {
+                    command.envs(OVER_TCP.iter().copied());
+                    String::from("processes over libfabric")
+                }
+                Mode::Simulated(topology, seed) => {
+                    command.args(["--sim", topology, "--seed", &seed.to_string()]);
+                    format!("{topology} seed {seed}")
+                }
+            };
             command.arg(&binary);
             command.envs(case.env.iter().copied());
             let tag = format!(
