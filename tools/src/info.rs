@@ -69,8 +69,9 @@ fn bootstrap_line() -> String {
 /// What libfabric offers here for reaching PEs on other nodes (`hw::ofi::probe`), honouring
 /// `FI_PROVIDER`: one line, then one per provider.
 fn network_text() -> String {
-    // Why said on every line's first: the transport over these providers is not built yet.
-    const NOT_YET: &str = "rshmem does not use it yet: PEs on other nodes are refused at init";
+    // Why said on the first line: the transport over these providers does not cross nodes yet.
+    const NOT_YET: &str = "RSHMEM_TRANSPORT=ofi puts every peer of PEs as processes on it, \
+                           on one node; PEs on other nodes are still refused at init";
     match hw::ofi::probe() {
         Ok(offer) if offer.providers.is_empty() => {
             let narrowed = std::env::var("FI_PROVIDER")

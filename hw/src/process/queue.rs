@@ -14,6 +14,11 @@
 //! (`wake.rs`), whose `fence(SeqCst)` also makes the write "delivered" for the consistency step
 //! of the target's later waits and tests (`device.rs`).
 //!
+//! On the network path (`RSHMEM_TRANSPORT=ofi`, `network.rs`) the same holds: each put and
+//! atomic returns once libfabric reports it delivered at its target, and each get or fetching
+//! atomic once its data is here, so completion is still at issue and delivery order is still
+//! program order; the fences below keep their meaning for the PE's own plain stores.
+//!
 //! The hot paths take no lock and allocate nothing: the segment lookup is one Acquire load of
 //! a `OnceLock`, tickets are a counter, a blocking get copies straight into the caller's buffer
 //! and a blocking fetching atomic returns its value ([`Queue::get_now`], [`Queue::amo_now`]).
