@@ -475,3 +475,57 @@ fn cost_of_a_put_and_a_fetch_add() {
         }
     }
 }
+
+/// Measures the network path (`RSHMEM_TRANSPORT=ofi` over `tcp;ofi_rxm`) at 2 PEs, PE 0 to
+/// PE 1: each put (waiting for its delivery), get and 64-bit fetch_add in µs, for sizes 8 B
+/// to 16 MiB (tools/bench/ofi.sh runs it beside libfabric's `fi_pingpong`).
+#[test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+fn cost_over_libfabric() {
+    const SIZES: [u64; 7] = [8, 64, 512, 4096, 65536, 1 << 20, 16 << 20];
+    let outputs = on_ranks_with("cost_over_libfabric", &[2], false, OVER_TCP, |d| {
+        share(&d, MemKind::Host, 32 << 20);
+        let q = d.create_queue().unwrap();
+        if d.pe() == Pe(0) {
+            let time_us = |ops: u32, op: &mut dyn FnMut()| {
+                let started = std::time::Instant::now();
+                for _ in 0..ops {
+                    op();
+                }
+                started.elapsed().as_secs_f64() * 1e6 / f64::from(ops)
+            };
+            for size in SIZES {
+                let ops = (20_000_000 / (size + 8_000)).clamp(20, 2000) as u32;
+                let data = vec![7u8; size as usize];
+                let put_us = time_us(ops, &mut || {
+                    q.put(at(1, MemKind::Host, 0, size), &data, Copier::Device)
+                        .unwrap();
+                });
+                let mut out = vec![0u8; size as usize];
+                let get_us = time_us(ops, &mut || {
+                    q.get_now(at(1, MemKind::Host, 0, size), &mut out).unwrap();
+                });
+                let mb_per_s = |us: f64| size as f64 / us;
+                println!(
+                    "measured: {size} B: put {put_us:.2} us ({:.1} MB/s), get {get_us:.2} us \
+                     ({:.1} MB/s)",
+                    mb_per_s(put_us),
+                    mb_per_s(get_us)
+                );
+            }
+            let amo_us = time_us(2000, &mut || {
+                let old = q.amo_now(at(1, MemKind::Host, 8, 8), add(1, AmoWidth::W64));
+                std::hint::black_box(old.unwrap());
+            });
+            println!("measured: fetch_add 64-bit {amo_us:.2} us");
+        }
+        barrier(&d);
+    });
+    for output in outputs {
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            if let Some(at) = line.find("measured:") {
+                println!("{}", &line[at..]);
+            }
+        }
+    }
+}
