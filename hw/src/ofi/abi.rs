@@ -345,32 +345,28 @@ pub(super) struct CmOps {
     pub(super) getname: unsafe extern "C" fn(*mut Fid, *mut c_void, *mut usize) -> c_int,
 }
 
+/// `fi_read` and `fi_write` through the table: the endpoint, the local buffer (`const` for a
+/// write, which is the same in the ABI), its length and descriptor, the peer, the remote
+/// address and key, and the operation's context.
+pub(super) type RmaFn = unsafe extern "C" fn(
+    *mut Ep,
+    *mut c_void,
+    usize,
+    *mut c_void,
+    FiAddr,
+    u64,
+    u64,
+    *mut c_void,
+) -> isize;
+
 /// `struct fi_ops_rma`, up to `write`.
 #[repr(C)]
 pub(super) struct RmaOps {
     pub(super) size: usize,
-    pub(super) read: unsafe extern "C" fn(
-        *mut Ep,
-        *mut c_void,
-        usize,
-        *mut c_void,
-        FiAddr,
-        u64,
-        u64,
-        *mut c_void,
-    ) -> isize,
+    pub(super) read: RmaFn,
     pub(super) readv: Slot,
     pub(super) readmsg: Slot,
-    pub(super) write: unsafe extern "C" fn(
-        *mut Ep,
-        *const c_void,
-        usize,
-        *mut c_void,
-        FiAddr,
-        u64,
-        u64,
-        *mut c_void,
-    ) -> isize,
+    pub(super) write: RmaFn,
 }
 
 /// `struct fi_ops_atomic`, up to `compwrite`.

@@ -11,7 +11,7 @@
 //! calls `progress_peers` so that a caller with both ends in one thread (the tests) moves the
 //! other end; a process of a job will have a progress thread instead.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
 
 use super::OfiError;
@@ -123,6 +123,23 @@ impl Endpoint {
         }
     }
 
+    /// Posts a write or an atomic without a result from `source`, a copy this endpoint keeps
+    /// until [`Endpoint::quiet`] sees the operation complete; `post` gets its address and
+    /// length.
+    fn post_write(
+        &self,
+        what: &'static str,
+        progress_peers: &mut dyn FnMut(),
+        source: Box<[u8]>,
+        mut post: impl FnMut(*const c_void, usize) -> isize,
+    ) -> Result<(), OfiError> {
+        let (address, len) = (source.as_ptr().cast::<c_void>(), source.len());
+        self.post(what, progress_peers, || post(address, len))?;
+        self.writes_posted.set(self.writes_posted.get() + 1);
+        self.sources.borrow_mut().push(source);
+        Ok(())
+    }
+
     /// Waits until the counter `counter` reaches `target`, moving this endpoint and, through
     /// `progress_peers`, the caller's others.
     fn wait_count(
@@ -151,25 +168,26 @@ impl Endpoint {
         data: &[u8],
         progress_peers: &mut dyn FnMut(),
     ) -> Result<(), OfiError> {
-        let source: Box<[u8]> = data.into();
         let ep = self.ep;
-        // SAFETY: fi_write from `source`, which `sources` keeps until quiet sees it complete,
-        // to a peer inserted in the address vector.
-        self.post("fi_write", progress_peers, || unsafe {
-            ((*(*ep).rma).write)(
-                ep,
-                source.as_ptr().cast(),
-                source.len(),
-                null_mut(),
-                at.peer,
-                at.address(),
-                at.key.key,
-                null_mut(),
-            )
-        })?;
-        self.writes_posted.set(self.writes_posted.get() + 1);
-        self.sources.borrow_mut().push(source);
-        Ok(())
+        // SAFETY: fi_write from the source's copy, which `post_write` keeps until quiet sees
+        // it complete, to a peer inserted in the address vector.
+        self.post_write(
+            "fi_write",
+            progress_peers,
+            data.into(),
+            |source, len| unsafe {
+                ((*(*ep).rma).write)(
+                    ep,
+                    source.cast_mut(),
+                    len,
+                    null_mut(),
+                    at.peer,
+                    at.address(),
+                    at.key.key,
+                    null_mut(),
+                )
+            },
+        )
     }
 
     /// Gets `out.len()` bytes at `at`, and waits for them.
@@ -215,11 +233,11 @@ impl Endpoint {
     ) -> Result<(), OfiError> {
         let source: Box<[u8]> = operand.to_le_bytes()[..width.bytes()].into();
         let ep = self.ep;
-        // SAFETY: fi_atomic of one element from `source`, kept until quiet.
-        self.post("fi_atomic", progress_peers, || unsafe {
+        // SAFETY: fi_atomic of one element from the source's copy, kept until quiet.
+        self.post_write("fi_atomic", progress_peers, source, |source, _| unsafe {
             ((*(*ep).atomic).write)(
                 ep,
-                source.as_ptr().cast(),
+                source,
                 1,
                 null_mut(),
                 at.peer,
@@ -229,10 +247,7 @@ impl Endpoint {
                 op.code(),
                 null_mut(),
             )
-        })?;
-        self.writes_posted.set(self.writes_posted.get() + 1);
-        self.sources.borrow_mut().push(source);
-        Ok(())
+        })
     }
 
     /// Like [`Endpoint::atomic`], and returns the integer's value before it (zero-extended);
