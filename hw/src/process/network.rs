@@ -43,10 +43,15 @@ pub(crate) const NETWORK_KEY_BYTES: usize = 16;
 /// # Errors
 /// A message naming the variable and its values, for any other value.
 pub(crate) fn wanted() -> Result<bool, String> {
-    match std::env::var(TRANSPORT_VAR).as_deref() {
-        Err(_) | Ok("" | "auto" | "shm") => Ok(false),
-        Ok("ofi") => Ok(true),
-        Ok(other) => Err(format!(
+    wanted_by(std::env::var(TRANSPORT_VAR).ok().as_deref())
+}
+
+/// [`wanted`] for the variable's value, `None` when it is not set.
+fn wanted_by(value: Option<&str>) -> Result<bool, String> {
+    match value {
+        None | Some("" | "auto" | "shm") => Ok(false),
+        Some("ofi") => Ok(true),
+        Some(other) => Err(format!(
             "{TRANSPORT_VAR}={other}: the values are `auto` (the default: shared memory between \
              the processes of one node) and `ofi` (every peer through libfabric, \
              docs/multi-node.md)"
@@ -238,5 +243,37 @@ fn decode(bytes: &[u8; NETWORK_KEY_BYTES]) -> RemoteKey {
     RemoteKey {
         key: u64::from_le_bytes(key.try_into().expect("8 bytes")),
         base: u64::from_le_bytes(base.try_into().expect("8 bytes")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RemoteKey, decode, encode, wanted_by};
+
+    /// Unset, `auto` and `shm` keep shared memory; `ofi` takes the network; anything else is
+    /// an error that names the variable and both values.
+    #[test]
+    fn rshmem_transport_is_read_strictly() {
+        for value in [None, Some(""), Some("auto"), Some("shm")] {
+            assert_eq!(wanted_by(value), Ok(false), "{value:?}");
+        }
+        assert_eq!(wanted_by(Some("ofi")), Ok(true));
+        let err = wanted_by(Some("verbs")).expect_err("not a value");
+        assert!(
+            err.contains("RSHMEM_TRANSPORT=verbs")
+                && err.contains("`auto`")
+                && err.contains("`ofi`"),
+            "{err}"
+        );
+    }
+
+    /// A segment's network key survives the trip inside its segment key.
+    #[test]
+    fn network_keys_round_trip() {
+        let key = RemoteKey {
+            key: 0x0123_4567_89ab_cdef,
+            base: 0x7f00_0000_1000,
+        };
+        assert_eq!(decode(&encode(key)), key);
     }
 }
