@@ -26,7 +26,13 @@ cargo test --release -p hw --features process --test process cost_over_libfabric
 echo "| bytes | fi_pingpong round trip µs | rshmem put µs | put / raw | rshmem get µs | get / raw | fi_pingpong MB/s | rshmem put MB/s |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 awk '
-    FNR == NR { if ($1 ~ /^[0-9]+$/) { raw_us[$1] = 2 * $7; raw_mb[$1] = $6 } ; next }
+    # fi_pingpong writes sizes as 4k, 1m: back to bytes.
+    function bytes(s) {
+        if (s ~ /k$/) return substr(s, 1, length(s) - 1) * 1024
+        if (s ~ /m$/) return substr(s, 1, length(s) - 1) * 1048576
+        return s
+    }
+    FNR == NR { if ($1 ~ /^[0-9.]+[km]?$/) { b = bytes($1); raw_us[b] = 2 * $7; raw_mb[b] = $6 } ; next }
     /B: put/ {
         size = $2; put = $5; get = $10; put_mb = $7
         gsub(/[()]/, "", put_mb)
