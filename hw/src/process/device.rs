@@ -515,6 +515,9 @@ impl Device for ProcessDevice {
         }
         let words = (specs.len() <= MAX_WATCHED_WORDS).then(|| &watched[..specs.len()]);
         let first_holding = || {
+            if let Some(network) = &state.network {
+                network.progress();
+            }
             specs
                 .iter()
                 .enumerate()

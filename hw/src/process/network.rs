@@ -6,8 +6,8 @@
 //! delivery at its target, a get and a fetching atomic for their data. A progress thread per
 //! process keeps the endpoint moving while the PE does something else (a provider with manual
 //! progress applies peers' writes to this process's memory only while it is called into). A
-//! write that arrives this way wakes no sleeping waiter: waiters look at their words at least
-//! every [`NETWORK_NAP`].
+//! write that arrives this way wakes no sleeping waiter: a waiter moves the endpoint itself
+//! each time it looks at its words, and looks at least every [`NETWORK_NAP`].
 //!
 //! The endpoints' addresses are traded at join, and each segment's key travels inside the
 //! segment key the backend already trades, after the shared-memory key.
@@ -101,12 +101,7 @@ impl Network {
                     // SAFETY: PR_SET_TIMERSLACK takes a value and changes this thread only.
                     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, TIMER_SLACK_NS) };
                     while !stop.load(Ordering::Relaxed) {
-                        // Why try: a PE in an operation progresses the endpoint itself.
-                        if let Ok(endpoint) = endpoint.try_lock()
-                            && let Err(e) = endpoint.progress()
-                        {
-                            tracing::warn!("network progress: {e}");
-                        }
+                        progress_once(&endpoint);
                         std::thread::sleep(PROGRESS_PERIOD);
                     }
                 })
@@ -118,6 +113,13 @@ impl Network {
             stop,
             progress: Some(progress),
         })
+    }
+
+    /// Moves the endpoint once, unless another thread of this process is in it (which moves
+    /// it then): what a waiter calls before it looks at its words, so that writes on their way
+    /// to this PE land without waiting for the progress thread.
+    pub(crate) fn progress(&self) {
+        progress_once(&self.endpoint);
     }
 
     fn endpoint(&self) -> MutexGuard<'_, Endpoint> {
@@ -223,6 +225,16 @@ impl Drop for Network {
         if let Some(progress) = self.progress.take() {
             let _ = progress.join();
         }
+    }
+}
+
+/// Moves `endpoint` once, unless a thread is in it already (a PE in an operation moves it
+/// itself).
+fn progress_once(endpoint: &Mutex<Endpoint>) {
+    if let Ok(endpoint) = endpoint.try_lock()
+        && let Err(e) = endpoint.progress()
+    {
+        tracing::warn!("network progress: {e}");
     }
 }
 
