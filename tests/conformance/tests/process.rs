@@ -122,3 +122,36 @@ fn every_body_passes_under_srun_with_pmix_and_pmi2() {
         every_body_under(&["srun", "-n", "4", mpi], &[("SLURM_CONF", &conf)], 4);
     }
 }
+
+/// Every body again with every peer on the network path (`RSHMEM_TRANSPORT=ofi`,
+/// docs/multi-node.md), over `tcp;ofi_rxm` and over `sockets`: this binary runs its own
+/// `bodies::` tests with those variables, which their ranks inherit. Skips, saying why,
+/// without libfabric.
+#[test]
+fn every_body_passes_over_libfabric() {
+    if is_rank() {
+        return;
+    }
+    if let Err(e) = hw::ofi::probe() {
+        eprintln!("skipped: {e}");
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    for provider in ["tcp;ofi_rxm", "sockets"] {
+        let output = Command::new(&exe)
+            .args(["bodies::", "--test-threads", "1"])
+            .env("RSHMEM_TRANSPORT", "ofi")
+            .env("FI_PROVIDER", provider)
+            .output()
+            .expect("the test binary runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success()
+                && stdout.contains(" 0 failed")
+                && !stdout.contains(" 0 passed"),
+            "the bodies over {provider}: {}\n--- stdout\n{stdout}\n--- stderr\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
