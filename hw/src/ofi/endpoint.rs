@@ -6,6 +6,7 @@
 use std::cell::{Cell, RefCell};
 use std::ffi::{CStr, c_int, c_void};
 use std::ptr::null_mut;
+use std::time::Duration;
 
 use super::abi::{self, FiAddr};
 use super::{Api, InfoList, OfiError};
@@ -20,6 +21,9 @@ pub struct RemoteKey {
     /// registered memory by virtual address (`FI_MR_VIRT_ADDR`), else 0.
     pub base: u64,
 }
+
+/// How long an operation may take by default: the runtime's default wait deadline.
+const DEFAULT_PATIENCE: Duration = Duration::from_secs(60);
 
 /// One endpoint and the objects under it; closed, in reverse order, when dropped.
 pub struct Endpoint {
@@ -44,6 +48,8 @@ pub struct Endpoint {
     next_key: Cell<u64>,
     /// The memory registrations, closed before the endpoint.
     regions: RefCell<Vec<*mut abi::Mr>>,
+    /// How long an operation may take before it is given up ([`Endpoint::set_patience`]).
+    pub(super) patience: Cell<Duration>,
     provider: String,
 }
 
@@ -131,6 +137,7 @@ impl Endpoint {
             sources: RefCell::new(Vec::new()),
             next_key: Cell::new(1),
             regions: RefCell::new(Vec::new()),
+            patience: Cell::new(DEFAULT_PATIENCE),
             // SAFETY: the copy's fabric attributes and name, which live as long as it.
             provider: unsafe { super::text((*(*info).fabric_attr).prov_name) },
         };
@@ -226,6 +233,12 @@ impl Endpoint {
     /// The provider this endpoint runs on (`tcp;ofi_rxm`).
     pub fn provider(&self) -> &str {
         &self.provider
+    }
+
+    /// How long an operation may wait to be queued or completed before it fails with
+    /// [`OfiError::Stalled`], so that a peer that stopped never hangs this PE (default 60 s).
+    pub fn set_patience(&self, patience: Duration) {
+        self.patience.set(patience);
     }
 
     /// This endpoint's address, which peers insert ([`Endpoint::insert_peers`]); it travels

@@ -69,6 +69,18 @@ pub enum OfiError {
         /// The endpoint's provider.
         provider: String,
     },
+    /// An operation did not complete within the endpoint's patience
+    /// ([`Endpoint::set_patience`]).
+    #[error(
+        "libfabric: an operation over {provider} did not complete within {waited_ms} ms: the \
+         peer's process stopped calling into libfabric, or ended without a word"
+    )]
+    Stalled {
+        /// The endpoint's provider.
+        provider: String,
+        /// How long it waited.
+        waited_ms: u64,
+    },
     /// `fi_getinfo` failed for another reason than finding nothing.
     #[error("libfabric: fi_getinfo failed: {message} (error {code})")]
     GetInfo {

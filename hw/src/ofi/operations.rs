@@ -13,6 +13,7 @@
 
 use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
+use std::time::Instant;
 
 use super::OfiError;
 use super::abi;
@@ -105,6 +106,7 @@ impl Endpoint {
         progress_peers: &mut dyn FnMut(),
         mut post: impl FnMut() -> isize,
     ) -> Result<(), OfiError> {
+        let started = Instant::now();
         loop {
             let code = post();
             if code == 0 {
@@ -120,7 +122,20 @@ impl Endpoint {
             }
             self.progress()?;
             progress_peers();
+            self.within_patience(started)?;
         }
+    }
+
+    /// [`OfiError::Stalled`] once this endpoint's patience has passed since `started`.
+    fn within_patience(&self, started: Instant) -> Result<(), OfiError> {
+        let waited = started.elapsed();
+        if waited <= self.patience.get() {
+            return Ok(());
+        }
+        Err(OfiError::Stalled {
+            provider: self.provider().to_owned(),
+            waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+        })
     }
 
     /// Posts a write or an atomic without a result from `source`, a copy this endpoint keeps
@@ -148,10 +163,12 @@ impl Endpoint {
         target: u64,
         progress_peers: &mut dyn FnMut(),
     ) -> Result<(), OfiError> {
+        let started = Instant::now();
         // SAFETY: fi_cntr_read of an open counter.
         while unsafe { ((*(*counter).ops).read)(counter) } < target {
             self.progress()?;
             progress_peers();
+            self.within_patience(started)?;
             std::hint::spin_loop();
         }
         Ok(())

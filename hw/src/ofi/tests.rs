@@ -150,3 +150,49 @@ fn two_endpoints_put_get_and_update_each_others_memory() {
         let _ = &mut a_words;
     }
 }
+
+/// A peer that never calls into libfabric again does not hang a get: it fails after the
+/// endpoint's patience, saying what may have happened.
+#[test]
+fn a_peer_that_stopped_is_given_up_on() {
+    use super::{Endpoint, Place};
+    use std::time::Duration;
+
+    let mut words = vec![0u64; 8];
+    let open = || Endpoint::open(Some(c"tcp;ofi_rxm"), 2);
+    let (a, b) = match (open(), open()) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(OfiError::Load { why, .. }), _) => {
+            eprintln!("skipped: libfabric is not installed here ({why})");
+            return;
+        }
+        (Err(e), _) | (_, Err(e)) => panic!("{e}"),
+    };
+    // SAFETY: `words` outlives both endpoints (declared first, dropped last); nothing reads
+    // it.
+    let key = unsafe { b.register(words.as_mut_ptr().cast(), 64) }.unwrap();
+    let names = vec![a.name().unwrap(), b.name().unwrap()];
+    a.insert_peers(&names).unwrap();
+    b.insert_peers(&names).unwrap();
+    a.set_patience(Duration::from_millis(300));
+    let mut out = [0u8; 8];
+    let at = Place {
+        peer: 1,
+        key,
+        offset: 0,
+    };
+    // `b` is never moved: the get's data never comes.
+    let err = a
+        .get(at, &mut out, &mut || {})
+        .expect_err("b never answers");
+    assert!(
+        matches!(err, OfiError::Stalled { waited_ms, .. } if waited_ms >= 300),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("stopped calling into libfabric"),
+        "{err}"
+    );
+    drop((a, b));
+    let _ = &mut words;
+}

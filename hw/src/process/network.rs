@@ -176,14 +176,14 @@ impl Network {
         endpoint
             .put(self.place(dst), data, &mut nothing)
             .and_then(|()| endpoint.quiet(&mut nothing))
-            .map_err(lost)
+            .map_err(|e| lost(dst.pe, "a put", e))
     }
 
     /// Gets `src` into `out`.
     pub(crate) fn get(&self, src: RemoteRange, out: &mut [u8]) -> Result<(), QueueError> {
         self.endpoint()
             .get(self.place(src), out, &mut || {})
-            .map_err(lost)
+            .map_err(|e| lost(src.pe, "a get", e))
     }
 
     /// Applies `op` to the word `dst`, waits for it, and returns the word's old value (0 for
@@ -209,12 +209,12 @@ impl Network {
         if fetches {
             return endpoint
                 .fetch_atomic(at, (kind, width), op.operand, compare, &mut nothing)
-                .map_err(lost);
+                .map_err(|e| lost(dst.pe, "an atomic", e));
         }
         endpoint
             .atomic(at, (kind, width), op.operand, &mut nothing)
             .and_then(|()| endpoint.quiet(&mut nothing))
-            .map_err(lost)?;
+            .map_err(|e| lost(dst.pe, "an atomic", e))?;
         Ok(0)
     }
 }
@@ -238,9 +238,9 @@ fn progress_once(endpoint: &Mutex<Endpoint>) {
     }
 }
 
-/// A failed network operation: the run cannot go on.
-fn lost(e: OfiError) -> QueueError {
-    QueueError::Lost(e.to_string())
+/// A failed network operation (`what`, to `peer`): the run cannot go on.
+fn lost(peer: Pe, what: &str, e: OfiError) -> QueueError {
+    QueueError::Lost(format!("{what} to {peer} over the network: {e}"))
 }
 
 fn encode(key: RemoteKey) -> [u8; NETWORK_KEY_BYTES] {
