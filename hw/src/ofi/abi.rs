@@ -168,9 +168,7 @@ pub(super) const FI_CNTR_EVENTS_COMP: c_int = 0;
 pub(super) const FI_EAGAIN: isize = 11;
 
 // `enum fi_datatype` and `enum fi_op`, the members used.
-pub(super) const FI_INT32: c_int = 4;
 pub(super) const FI_UINT32: c_int = 5;
-pub(super) const FI_INT64: c_int = 6;
 pub(super) const FI_UINT64: c_int = 7;
 pub(super) const FI_SUM: c_int = 2;
 pub(super) const FI_BOR: c_int = 6;

@@ -53,9 +53,9 @@ pub struct Endpoint {
     provider: String,
 }
 
-// SAFETY: libfabric's objects are not tied to the thread that opened them; an endpoint is
-// used by one thread at a time (`&mut`, or a `Mutex` around it), which every threading level
-// of libfabric's allows.
+// SAFETY: libfabric's objects are not tied to the thread that opened them; an endpoint is not
+// `Sync`, so one thread at a time uses it (its owner, or whoever holds a `Mutex` around it),
+// which every threading level of libfabric's allows.
 unsafe impl Send for Endpoint {}
 
 impl std::fmt::Debug for Endpoint {
@@ -67,7 +67,7 @@ impl std::fmt::Debug for Endpoint {
 }
 
 /// What a call into libfabric returned, as an error naming the call.
-fn check(what: &'static str, code: c_int, api: &Api) -> Result<(), OfiError> {
+pub(super) fn check(what: &'static str, code: c_int, api: &Api) -> Result<(), OfiError> {
     if code == 0 {
         Ok(())
     } else {
@@ -99,9 +99,10 @@ impl Endpoint {
     /// that failed.
     pub fn open(provider: Option<&CStr>, max_peers: usize) -> Result<Endpoint, OfiError> {
         let api = Api::shared()?;
-        let list = InfoList::get(api, provider)?.ok_or_else(|| OfiError::NoProvider {
+        let no_provider = || OfiError::NoProvider {
             provider: provider.map(|p| p.to_string_lossy().into_owned()),
-        })?;
+        };
+        let list = InfoList::get(api, provider)?.ok_or_else(no_provider)?;
         // Modes that need the transport's local buffers registered, or its registrations
         // bound to the endpoint, are not handled yet: take the first offer without them.
         let unhandled = abi::FI_MR_LOCAL | abi::FI_MR_ENDPOINT;
@@ -109,17 +110,12 @@ impl Endpoint {
             .iter()
             // SAFETY: every offer fi_getinfo returns has its domain attributes.
             .find(|info| unsafe { (*info.domain_attr).mr_mode } & unhandled == 0)
-            .ok_or_else(|| OfiError::NoProvider {
-                provider: provider.map(|p| p.to_string_lossy().into_owned()),
-            })?;
+            .ok_or_else(no_provider)?;
         // SAFETY: a valid element of the list; the copy is this endpoint's to free.
         let info = unsafe { (api.dup_info)(chosen) };
         drop(list);
         if info.is_null() {
-            return Err(OfiError::GetInfo {
-                code: -12,
-                message: "fi_dupinfo: out of memory".to_owned(),
-            });
+            return Err(OfiError::out_of_memory("fi_dupinfo"));
         }
         let mut endpoint = Endpoint {
             api,
@@ -341,17 +337,12 @@ impl Endpoint {
         // Selective completion: an entry is only ever written for a failure; `-FI_EAVAIL`
         // (259) says a failure is waiting.
         const FI_EAVAIL: isize = 259;
-        if read > 0 || read == -FI_EAVAIL {
-            return Err(OfiError::Failed {
-                provider: self.provider.clone(),
-            });
-        }
         // SAFETY: fi_cntr_readerr of the open counters.
-        let failed = unsafe {
+        let failed_ops = unsafe {
             ((*(*self.writes).ops).readerr)(self.writes)
                 + ((*(*self.reads).ops).readerr)(self.reads)
         };
-        if failed > 0 {
+        if read > 0 || read == -FI_EAVAIL || failed_ops > 0 {
             return Err(OfiError::Failed {
                 provider: self.provider.clone(),
             });
@@ -365,28 +356,24 @@ impl Drop for Endpoint {
         // SAFETY: the objects opened in `open_objects` and the registrations, endpoint
         // first, each closed once; a null one was never opened.
         unsafe {
-            if !self.ep.is_null() {
-                close(&mut (*self.ep).fid);
-            }
-            for mr in self.regions.get_mut().drain(..) {
-                close(&mut (*mr).fid);
-            }
-            for counter in [self.reads, self.writes] {
-                if !counter.is_null() {
-                    close(&mut (*counter).fid);
-                }
-            }
-            if !self.cq.is_null() {
-                close(&mut (*self.cq).fid);
-            }
-            if !self.av.is_null() {
-                close(&mut (*self.av).fid);
-            }
-            if !self.domain.is_null() {
-                close(&mut (*self.domain).fid);
-            }
-            if !self.fabric.is_null() {
-                close(&mut (*self.fabric).fid);
+            // Every object starts with its `struct fid` (abi.rs), so each casts to it.
+            let regions: Vec<*mut abi::Fid> = self
+                .regions
+                .get_mut()
+                .drain(..)
+                .map(|mr| mr.cast())
+                .collect();
+            let rest: [*mut abi::Fid; 6] = [
+                self.reads.cast(),
+                self.writes.cast(),
+                self.cq.cast(),
+                self.av.cast(),
+                self.domain.cast(),
+                self.fabric.cast(),
+            ];
+            let objects = std::iter::once(self.ep.cast()).chain(regions).chain(rest);
+            for object in objects.filter(|o: &*mut abi::Fid| !o.is_null()) {
+                close(object);
             }
             (self.api.free_info)(self.info);
         }

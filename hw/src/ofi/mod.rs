@@ -173,6 +173,9 @@ impl fmt::Display for Provider {
             self.data_progress.name(),
             self.inject_bytes,
         )?;
+        if self.fence {
+            write!(f, "; FI_FENCE")?;
+        }
         if self.hmem {
             write!(f, "; device memory (FI_HMEM)")?;
         }
@@ -283,14 +286,20 @@ impl Api {
 /// [`OfiError::GetInfo`] if libfabric fails otherwise. Finding no provider is not an error:
 /// the offer's list is empty.
 pub fn probe() -> Result<Offer, OfiError> {
-    probe_library(LIBRARY)
+    offer(Api::shared()?)
 }
 
+/// [`probe`] of another library than libfabric's usual one (the tests' missing ones).
+#[cfg(test)]
 fn probe_library(library: &str) -> Result<Offer, OfiError> {
-    let api = Api::load(library)?;
+    offer(&Api::load(library)?)
+}
+
+/// What `api`'s library offers.
+fn offer(api: &Api) -> Result<Offer, OfiError> {
     // SAFETY: fi_version takes nothing and returns the library's version.
     let version = version_text(unsafe { (api.version)() });
-    let Some(list) = InfoList::get(&api, None)? else {
+    let Some(list) = InfoList::get(api, None)? else {
         return Ok(Offer {
             version,
             providers: Vec::new(),
@@ -325,10 +334,7 @@ impl<'a> InfoList<'a> {
         // SAFETY: fi_dupinfo(NULL) allocates a zeroed fi_info with every attribute structure.
         let hints = unsafe { (api.dup_info)(std::ptr::null()) };
         if hints.is_null() {
-            return Err(OfiError::GetInfo {
-                code: -12,
-                message: "fi_allocinfo: out of memory".to_owned(),
-            });
+            return Err(OfiError::out_of_memory("fi_allocinfo"));
         }
         // SAFETY: `hints` and its attribute structures were just allocated by the library;
         // the fields written are in the prefixes abi.rs spells, and the provider's name is
@@ -393,6 +399,16 @@ impl Drop for InfoList<'_> {
     }
 }
 
+impl OfiError {
+    /// What a failed allocation by libfabric's `call` is.
+    fn out_of_memory(call: &str) -> OfiError {
+        OfiError::GetInfo {
+            code: -12,
+            message: format!("{call}: out of memory"),
+        }
+    }
+}
+
 impl Api {
     /// `fi_strerror` of a negative code.
     fn error_text(&self, code: i32) -> String {
@@ -418,6 +434,15 @@ unsafe fn text(s: *const c_char) -> String {
     unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
 }
 
+/// The names of the bits of `table` that `value` has set.
+fn names_of(value: u64, table: &[(u64, &'static str)]) -> Vec<&'static str> {
+    table
+        .iter()
+        .filter(|&&(bit, _)| value & bit != 0)
+        .map(|&(_, name)| name)
+        .collect()
+}
+
 /// The provider one `fi_info` describes.
 ///
 /// # Safety
@@ -432,31 +457,29 @@ unsafe fn describe(info: &Info) -> Provider {
             &*info.fabric_attr,
         )
     };
-    let order = tx.msg_order;
-    let ordering: Vec<&'static str> = [
-        (abi::FI_ORDER_WAW, "waw"),
-        (abi::FI_ORDER_RAW, "raw"),
-        (abi::FI_ORDER_RMA_WAW, "rma-waw"),
-        (abi::FI_ORDER_RMA_RAW, "rma-raw"),
-        (abi::FI_ORDER_ATOMIC_WAW, "atomic-waw"),
-        (abi::FI_ORDER_ATOMIC_RAW, "atomic-raw"),
-    ]
-    .into_iter()
-    .filter(|&(bit, _)| order & bit != 0)
-    .map(|(_, name)| name)
-    .collect();
-    let mr_mode: Vec<&'static str> = [
-        (abi::FI_MR_LOCAL, "local"),
-        (abi::FI_MR_VIRT_ADDR, "virt-addr"),
-        (abi::FI_MR_ALLOCATED, "allocated"),
-        (abi::FI_MR_PROV_KEY, "prov-key"),
-        (abi::FI_MR_ENDPOINT, "endpoint"),
-        (abi::FI_MR_HMEM, "hmem"),
-    ]
-    .into_iter()
-    .filter(|&(bit, _)| domain.mr_mode & bit != 0)
-    .map(|(_, name)| name)
-    .collect();
+    let ordering = names_of(
+        tx.msg_order,
+        &[
+            (abi::FI_ORDER_WAW, "waw"),
+            (abi::FI_ORDER_RAW, "raw"),
+            (abi::FI_ORDER_RMA_WAW, "rma-waw"),
+            (abi::FI_ORDER_RMA_RAW, "rma-raw"),
+            (abi::FI_ORDER_ATOMIC_WAW, "atomic-waw"),
+            (abi::FI_ORDER_ATOMIC_RAW, "atomic-raw"),
+        ],
+    );
+    let mr_mode = names_of(
+        u64::from(domain.mr_mode.cast_unsigned()),
+        &[
+            (abi::FI_MR_LOCAL, "local"),
+            (abi::FI_MR_VIRT_ADDR, "virt-addr"),
+            (abi::FI_MR_ALLOCATED, "allocated"),
+            (abi::FI_MR_PROV_KEY, "prov-key"),
+            (abi::FI_MR_ENDPOINT, "endpoint"),
+            (abi::FI_MR_HMEM, "hmem"),
+        ]
+        .map(|(bit, name)| (u64::from(bit.cast_unsigned()), name)),
+    );
     let caps = info.caps;
     // SAFETY: fi_getinfo's strings live as long as the list.
     let (name, fabric_name, domain_name) =

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use super::OfiError;
 use super::abi;
-use super::endpoint::{Endpoint, RemoteKey};
+use super::endpoint::{Endpoint, RemoteKey, check};
 
 /// Where an operation acts: a byte offset into a region a peer registered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,15 +67,11 @@ impl AtomicOp {
     }
 }
 
-/// The integer an atomic works on.
+/// The integer an atomic works on: unsigned, as every operation here wraps alike on both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicWidth {
-    /// `int32_t`.
-    I32,
     /// `uint32_t`.
     U32,
-    /// `int64_t`.
-    I64,
     /// `uint64_t`.
     U64,
 }
@@ -83,17 +79,15 @@ pub enum AtomicWidth {
 impl AtomicWidth {
     fn code(self) -> c_int {
         match self {
-            AtomicWidth::I32 => abi::FI_INT32,
             AtomicWidth::U32 => abi::FI_UINT32,
-            AtomicWidth::I64 => abi::FI_INT64,
             AtomicWidth::U64 => abi::FI_UINT64,
         }
     }
 
     fn bytes(self) -> usize {
         match self {
-            AtomicWidth::I32 | AtomicWidth::U32 => 4,
-            AtomicWidth::I64 | AtomicWidth::U64 => 8,
+            AtomicWidth::U32 => 4,
+            AtomicWidth::U64 => 8,
         }
     }
 }
@@ -113,12 +107,7 @@ impl Endpoint {
                 return Ok(());
             }
             if code != -abi::FI_EAGAIN {
-                let code = c_int::try_from(code).unwrap_or(c_int::MIN);
-                return Err(OfiError::Call {
-                    call: what,
-                    code,
-                    message: self.api.error_text(code),
-                });
+                return check(what, c_int::try_from(code).unwrap_or(c_int::MIN), self.api);
             }
             self.progress()?;
             progress_peers();

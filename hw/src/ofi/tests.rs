@@ -58,25 +58,32 @@ fn the_installed_library_offers_a_loopback_provider() {
     );
 }
 
+/// Two endpoints of `provider` in this process; `None`, saying why, without libfabric.
+fn two_endpoints(provider: &std::ffi::CStr) -> Option<(super::Endpoint, super::Endpoint)> {
+    let open = || super::Endpoint::open(Some(provider), 2);
+    match (open(), open()) {
+        (Ok(a), Ok(b)) => Some((a, b)),
+        (Err(OfiError::Load { why, .. }), _) => {
+            eprintln!("skipped: libfabric is not installed here ({why})");
+            None
+        }
+        (Err(e), _) | (_, Err(e)) => panic!("{provider:?}: {e}"),
+    }
+}
+
 /// Two endpoints of one provider in this process, each with a registered region: puts,
 /// gets and atomics of one reach the other's memory, for each loopback provider installed.
 #[test]
 fn two_endpoints_put_get_and_update_each_others_memory() {
-    use super::{AtomicOp, AtomicWidth, Endpoint, Place};
+    use super::{AtomicOp, AtomicWidth, Place};
     use std::ffi::CStr;
 
     let providers: [&CStr; 2] = [c"tcp;ofi_rxm", c"sockets"];
     for provider in providers {
         // Declared first, so dropped after the endpoints that registered them.
         let (mut a_words, mut b_words) = (vec![0u64; 64], vec![0u64; 64]);
-        let open = |_| Endpoint::open(Some(provider), 2);
-        let (a, b) = match (open(0), open(1)) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(OfiError::Load { why, .. }), _) => {
-                eprintln!("skipped: libfabric is not installed here ({why})");
-                return;
-            }
-            (Err(e), _) | (_, Err(e)) => panic!("{provider:?}: {e}"),
+        let Some((a, b)) = two_endpoints(provider) else {
+            return;
         };
         assert_eq!(a.provider(), provider.to_str().unwrap());
         let names = vec![a.name().unwrap(), b.name().unwrap()];
@@ -155,18 +162,12 @@ fn two_endpoints_put_get_and_update_each_others_memory() {
 /// endpoint's patience, saying what may have happened.
 #[test]
 fn a_peer_that_stopped_is_given_up_on() {
-    use super::{Endpoint, Place};
+    use super::Place;
     use std::time::Duration;
 
     let mut words = vec![0u64; 8];
-    let open = || Endpoint::open(Some(c"tcp;ofi_rxm"), 2);
-    let (a, b) = match (open(), open()) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(OfiError::Load { why, .. }), _) => {
-            eprintln!("skipped: libfabric is not installed here ({why})");
-            return;
-        }
-        (Err(e), _) | (_, Err(e)) => panic!("{e}"),
+    let Some((a, b)) = two_endpoints(c"tcp;ofi_rxm") else {
+        return;
     };
     // SAFETY: `words` outlives both endpoints (declared first, dropped last); nothing reads
     // it.

@@ -90,10 +90,13 @@ impl PeState {
     }
 
     /// Called after this PE wrote `range` of a PE's memory: wakes that PE's sleepers if one
-    /// waits for those bytes.
+    /// waits for those bytes. Nothing on the network path, whose writes land in the target's
+    /// process and wake no one there (its waiters look often instead, `network.rs`).
     #[inline]
     pub(crate) fn notify(&self, range: RemoteRange) {
-        self.controls[range.pe.idx()].notify(range.kind, range.offset, range.len);
+        if self.network.is_none() {
+            self.controls[range.pe.idx()].notify(range.kind, range.offset, range.len);
+        }
     }
 
     /// The wall-clock point of a contract deadline; `None` for one too far to represent.

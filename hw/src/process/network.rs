@@ -143,7 +143,7 @@ impl Network {
         // as the mapped path's do, and this backend reads it only with atomics or copies.
         let key =
             unsafe { self.endpoint().register(base, mapping.len()) }.map_err(|e| e.to_string())?;
-        self.import(pe, kind, &encode(key));
+        let _ = self.keys[pe.idx()][kind.index()].set(key);
         Ok(encode(key))
     }
 
@@ -186,9 +186,9 @@ impl Network {
             .map_err(|e| lost(src.pe, "a get", e))
     }
 
-    /// Applies `op` to the word `dst`, waits for it, and returns the word's old value (0 for
-    /// an operation that returns none, which is not fetched).
-    pub(crate) fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<u64, QueueError> {
+    /// Applies `op` to the word `dst` as one fetching atomic, and returns the word's old
+    /// value.
+    pub(crate) fn amo(&self, dst: RemoteRange, op: AmoOp) -> Result<u64, QueueError> {
         let width = match op.width {
             AmoWidth::W32 => AtomicWidth::U32,
             AmoWidth::W64 => AtomicWidth::U64,
@@ -202,20 +202,15 @@ impl Network {
             AmoKind::Or => (AtomicOp::Or, None),
             AmoKind::Xor => (AtomicOp::Xor, None),
         };
-        let endpoint = self.endpoint();
-        let mut nothing = || {};
-        let at = self.place(dst);
-        let fetches = fetch || compare.is_some() || matches!(op.kind, AmoKind::Fetch);
-        if fetches {
-            return endpoint
-                .fetch_atomic(at, (kind, width), op.operand, compare, &mut nothing)
-                .map_err(|e| lost(dst.pe, "an atomic", e));
-        }
-        endpoint
-            .atomic(at, (kind, width), op.operand, &mut nothing)
-            .and_then(|()| endpoint.quiet(&mut nothing))
-            .map_err(|e| lost(dst.pe, "an atomic", e))?;
-        Ok(0)
+        self.endpoint()
+            .fetch_atomic(
+                self.place(dst),
+                (kind, width),
+                op.operand,
+                compare,
+                &mut || {},
+            )
+            .map_err(|e| lost(dst.pe, "an atomic", e))
     }
 }
 

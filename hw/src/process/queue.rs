@@ -14,10 +14,11 @@
 //! (`wake.rs`), whose `fence(SeqCst)` also makes the write "delivered" for the consistency step
 //! of the target's later waits and tests (`device.rs`).
 //!
-//! On the network path (`RSHMEM_TRANSPORT=ofi`, `network.rs`) the same holds: each put and
-//! atomic returns once libfabric reports it delivered at its target, and each get or fetching
-//! atomic once its data is here, so completion is still at issue and delivery order is still
-//! program order; the fences below keep their meaning for the PE's own plain stores.
+//! On the network path (`RSHMEM_TRANSPORT=ofi`, `network.rs`) the same holds: the copies and
+//! atomics below go through libfabric instead of the mapping, and each returns once libfabric
+//! reports it delivered at its target (or, for a get or a fetching atomic, once its data is
+//! here), so completion is still at issue and delivery order is still program order; the
+//! fences keep their meaning for the PE's own plain stores.
 //!
 //! The hot paths take no lock and allocate nothing: the segment lookup is one Acquire load of
 //! a `OnceLock`, tickets are a counter, a blocking get copies straight into the caller's buffer
@@ -74,53 +75,68 @@ impl ProcessQueue {
         Ticket(t)
     }
 
-    /// Copies `data` into `dst`'s mapping.
+    /// Copies `data` into `dst`'s mapping, or puts it there through the network.
     #[inline]
-    fn copy_in(&self, dst: RemoteRange, data: &[u8]) {
+    fn copy_in(&self, dst: RemoteRange, data: &[u8]) -> Result<(), QueueError> {
         assert_eq!(
             dst.len,
             data.len() as u64,
             "put: range and data lengths differ"
         );
+        if let Some(network) = &self.state.network {
+            return network.put(dst, data);
+        }
         self.state
             .segment(dst.pe, dst.kind)
             .write(dst.offset, data, "put");
+        Ok(())
     }
 
     /// Copies `src` out of its mapping into a new buffer.
-    fn copy_out(&self, src: RemoteRange) -> Vec<u8> {
+    fn copy_out(&self, src: RemoteRange) -> Result<Vec<u8>, QueueError> {
         let mut out = vec![0u8; src.len as usize];
         // SAFETY: `out` has `src.len` bytes and is new.
-        unsafe { self.copy_out_to(src, out.as_mut_ptr()) };
-        out
+        unsafe { self.copy_out_to(src, out.as_mut_ptr()) }?;
+        Ok(out)
     }
 
-    /// Copies `src` out of its mapping to `to`.
+    /// Copies `src` out of its mapping to `to`, or gets it there through the network.
     ///
     /// # Safety
     /// `to` is valid for `src.len` bytes of writes and does not overlap `src`'s bytes.
     #[inline]
-    unsafe fn copy_out_to(&self, src: RemoteRange, to: *mut u8) {
+    unsafe fn copy_out_to(&self, src: RemoteRange, to: *mut u8) -> Result<(), QueueError> {
+        if let Some(network) = &self.state.network {
+            // SAFETY: the caller promises `to` has `src.len` bytes, which nothing else uses
+            // until this returns.
+            let out = unsafe { std::slice::from_raw_parts_mut(to, src.len as usize) };
+            return network.get(src, out);
+        }
         let from = self.state.segment(src.pe, src.kind);
         // SAFETY: the caller promises `to` has `src.len` bytes that do not overlap `src`.
         unsafe { from.read_to(src.offset, src.len, to, "get") };
+        Ok(())
     }
 
     /// Applies the atomic `op` to the word `dst` and wakes the target if it writes; returns
     /// the old value ([`Queue::amo`] says why the orderings are what they are).
+    /// Through the network, it is one fetching atomic there.
     #[inline]
-    fn apply(&self, dst: RemoteRange, op: AmoOp) -> u64 {
+    fn apply(&self, dst: RemoteRange, op: AmoOp) -> Result<u64, QueueError> {
         assert_eq!(
             dst.len,
             op.width.bytes(),
             "amo: range length is not the op's width"
         );
+        if let Some(network) = &self.state.network {
+            return network.amo(dst, op);
+        }
         let target = self.state.segment(dst.pe, dst.kind);
         let old = cpu_atomics::apply(target, dst.offset, op, Ordering::AcqRel);
         if op.writes() {
             self.state.notify(dst);
         }
-        old
+        Ok(old)
     }
 
     fn keep(&self, ticket: Ticket, fetched: Fetched) {
@@ -140,13 +156,8 @@ impl Queue for ProcessQueue {
     /// `dmb ish`) waits for.
     #[inline]
     fn put(&self, dst: RemoteRange, data: &[u8], _copier: Copier) -> Result<Ticket, QueueError> {
-        match &self.state.network {
-            Some(network) => network.put(dst, data)?,
-            None => {
-                self.copy_in(dst, data);
-                self.state.notify(dst);
-            }
-        }
+        self.copy_in(dst, data)?;
+        self.state.notify(dst);
         Ok(self.ticket())
     }
 
@@ -171,14 +182,7 @@ impl Queue for ProcessQueue {
     /// separated by a fence-and-wait of the writer see its stores in order; on x86 loads are
     /// already ordered. Not ordered with puts, as the contract allows.
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
-        let bytes = match &self.state.network {
-            Some(network) => {
-                let mut bytes = vec![0u8; src.len as usize];
-                network.get(src, &mut bytes)?;
-                bytes
-            }
-            None => self.copy_out(src),
-        };
+        let bytes = self.copy_out(src)?;
         let t = self.ticket();
         self.keep(t, Fetched::Bytes(bytes));
         Ok(t)
@@ -193,13 +197,9 @@ impl Queue for ProcessQueue {
             out.len() as u64,
             "get_now: range and buffer lengths differ"
         );
-        if let Some(network) = &self.state.network {
-            network.get(src, out)?;
-            return Ok(true);
-        }
         // SAFETY: `out` is the caller's buffer of `src.len` bytes, a Rust slice and so not
         // inside a mapping that peers write.
-        unsafe { self.copy_out_to(src, out.as_mut_ptr()) };
+        unsafe { self.copy_out_to(src, out.as_mut_ptr()) }?;
         Ok(true)
     }
 
@@ -211,16 +211,10 @@ impl Queue for ProcessQueue {
             "get_into: source and destination lengths differ"
         );
         let own = self.state.segment(self.state.pe, dst.kind);
-        if let Some(network) = &self.state.network {
-            let mut bytes = vec![0u8; src.len as usize];
-            network.get(src, &mut bytes)?;
-            own.write(dst.offset, &bytes, "get_into");
-            return Ok(self.ticket());
-        }
         let to = own.span(dst.offset, dst.len, "get_into");
         // SAFETY: `to` has `dst.len` bytes inside this PE's own mapping; a get's source and
         // destination do not overlap (the runtime's contract).
-        unsafe { self.copy_out_to(src, to) };
+        unsafe { self.copy_out_to(src, to) }?;
         Ok(self.ticket())
     }
 
@@ -234,10 +228,7 @@ impl Queue for ProcessQueue {
     /// target's wake-up check, as for a put, when the op writes.
     #[inline]
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
-        let old = match &self.state.network {
-            Some(network) => network.amo(dst, op, fetch)?,
-            None => self.apply(dst, op),
-        };
+        let old = self.apply(dst, op)?;
         let t = self.ticket();
         if fetch {
             self.keep(t, Fetched::Word(old));
@@ -249,10 +240,7 @@ impl Queue for ProcessQueue {
     /// As [`Queue::amo`]: complete at return, like every atomic here.
     #[inline]
     fn amo_now(&self, dst: RemoteRange, op: AmoOp) -> Result<Option<u64>, QueueError> {
-        if let Some(network) = &self.state.network {
-            return network.amo(dst, op, true).map(Some);
-        }
-        Ok(Some(self.apply(dst, op)))
+        self.apply(dst, op).map(Some)
     }
 
     /// # Ordering
@@ -272,17 +260,10 @@ impl Queue for ProcessQueue {
         _copier: Copier,
     ) -> Result<Ticket, QueueError> {
         assert_eq!(signal.len, 8, "put_signal: the signal is a 64-bit word");
-        if let Some(network) = &self.state.network {
-            // The put is delivered before the signal is sent (each waits for delivery).
-            network.put(dst, data)?;
-            network.amo(signal, op.as_amo(value), false)?;
-            return Ok(self.ticket());
-        }
-        self.copy_in(dst, data);
+        self.copy_in(dst, data)?;
         fence(Ordering::Release);
-        let target = self.state.segment(signal.pe, signal.kind);
-        cpu_atomics::apply(target, signal.offset, op.as_amo(value), Ordering::AcqRel);
-        self.state.notify(signal);
+        // The signal's AcqRel RMW, then its PE's wake-up check.
+        self.apply(signal, op.as_amo(value))?;
         self.state.notify(dst);
         Ok(self.ticket())
     }
