@@ -147,6 +147,9 @@ impl std::fmt::Debug for PeState {
 pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
     let pe = joining.pe;
     let fail = |what: String| LaunchError::Init(format!("{pe}: {what}"));
+    // Read before the first exchange, so that a bad value fails every PE with its own
+    // message rather than leaving the others to find a peer gone.
+    let wants_network = super::network::wanted().map_err(&fail)?;
     let (fd, own) = shared_memory(c"rshmem-control", CONTROL_BYTES).map_err(|e| {
         fail(format!(
             "cannot make the control block (memfd_create/mmap): {e}"
@@ -179,7 +182,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         };
         controls.push(Control::new(mapping));
     }
-    let network = match super::network::wanted().map_err(&fail)? {
+    let network = match wants_network {
         false => None,
         true => Some(
             Network::open(joining.n_pes, |name| {

@@ -52,9 +52,9 @@ fn wanted_by(value: Option<&str>) -> Result<bool, String> {
         None | Some("" | "auto" | "shm") => Ok(false),
         Some("ofi") => Ok(true),
         Some(other) => Err(format!(
-            "{TRANSPORT_VAR}={other}: the values are `auto` (the default: shared memory between \
-             the processes of one node) and `ofi` (every peer through libfabric, \
-             docs/multi-node.md)"
+            "{TRANSPORT_VAR}={other}: the values are `auto` (the default) or `shm` (shared \
+             memory between the processes of one node) and `ofi` (every peer through \
+             libfabric, docs/multi-node.md)"
         )),
     }
 }
