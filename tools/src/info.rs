@@ -17,7 +17,10 @@ Sizes take a k, m, g or t suffix (powers of 1024, any case). A malformed value i
 that names the variable, with exit status 2. `rshmem run` prints the same table to stderr
 before the run when SHMEM_INFO is set. The last line says which bootstrap a program started
 here would take (RSHMEM_BOOTSTRAP, docs/launching.md) and why; the lines after it, what
-libfabric offers for reaching other nodes (FI_PROVIDER narrows it, docs/multi-node.md).";
+libfabric offers for reaching other nodes (FI_PROVIDER narrows it, docs/multi-node.md).
+Started by a launcher (`srun -N 2 -n 4 rshmem info`), each rank joins the job's bootstrap and
+adds how PEs as processes would reach every rank: shared memory on its node, libfabric to
+the others (RSHMEM_TRANSPORT changes it).";
 
 #[derive(Args, Debug)]
 pub(crate) struct InfoArgs {
@@ -48,6 +51,9 @@ pub(crate) fn main(args: InfoArgs) -> anyhow::Result<ExitCode> {
         print!("{}", table_text(&config));
         println!("{}", bootstrap_line());
         print!("{}", network_text());
+        if let Some(line) = paths_line() {
+            println!("{line}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -66,12 +72,81 @@ fn bootstrap_line() -> String {
     }
 }
 
+/// Under a launcher, how this rank would reach every rank of the job
+/// (`hw::process::peer_paths`); `None` without one. A collective where the job spans nodes:
+/// every rank of the job runs `rshmem info`.
+fn paths_line() -> Option<String> {
+    hw::bootstrap::choose(|name| std::env::var_os(name))
+        .ok()
+        .flatten()?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let joined = hw::bootstrap::from_env(deadline)
+        .map_err(|e| e.to_string())
+        .and_then(|bootstrap| {
+            let mut bootstrap = bootstrap.ok_or("no launcher after all")?;
+            let rank = bootstrap.rank();
+            let nodes =
+                hw::process::nodes_of(bootstrap.as_mut(), deadline).map_err(|e| e.to_string())?;
+            let paths = hw::process::peer_paths(&nodes, hw::Pe(rank))?;
+            Ok((rank, nodes, paths))
+        });
+    Some(match joined {
+        Err(e) => format!("paths: {e}"),
+        Ok((rank, nodes, paths)) => {
+            let ranks_by = |wanted| {
+                let ranks: Vec<u32> = (0..)
+                    .zip(&paths)
+                    .filter(|&(_, &path)| path == wanted)
+                    .map(|(rank, _)| rank)
+                    .collect();
+                spans(&ranks)
+            };
+            let mut line = format!("paths: rank {rank} on node {}:", nodes[rank as usize]);
+            let libfabric = match hw::ofi::probe().map(|offer| offer.providers) {
+                Ok(providers) if !providers.is_empty() => {
+                    format!("libfabric ({} on {})", providers[0].name, providers[0].domain)
+                }
+                _ => "libfabric (none usable: see above)".to_string(),
+            };
+            for (path, word) in [
+                (hw::process::PeerPath::SharedMemory, "shared memory"),
+                (hw::process::PeerPath::Network, libfabric.as_str()),
+            ] {
+                let ranks = ranks_by(path);
+                if !ranks.is_empty() {
+                    line.push_str(&format!(" {word} to ranks {ranks};"));
+                }
+            }
+            line.pop();
+            line
+        }
+    })
+}
+
+/// "0-3, 6, 8-9" for the sorted `ranks`.
+fn spans(ranks: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i;
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+            j += 1;
+        }
+        parts.push(match i == j {
+            true => ranks[i].to_string(),
+            false => format!("{}-{}", ranks[i], ranks[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
 /// What libfabric offers here for reaching PEs on other nodes (`hw::ofi::probe`), honouring
 /// `FI_PROVIDER`: one line, then one per provider.
 fn network_text() -> String {
-    // Why said on the first line: the transport over these providers does not cross nodes yet.
-    const NOT_YET: &str = "RSHMEM_TRANSPORT=ofi puts every peer of PEs as processes on it, \
-                           on one node; PEs on other nodes are still refused at init";
+    // Why said on the first line: which provider the PEs take, and when.
+    const USED: &str = "PEs as processes reach PEs on other nodes through the first \
+                        (RSHMEM_TRANSPORT=ofi: every PE)";
     match hw::ofi::probe() {
         Ok(offer) if offer.providers.is_empty() => {
             let narrowed = std::env::var("FI_PROVIDER")
@@ -79,14 +154,14 @@ fn network_text() -> String {
                 .unwrap_or_default();
             format!(
                 "network: libfabric {} offers no provider of RDM endpoints with RMA and \
-                 atomics{narrowed} (`fi_info -l` lists its providers); {NOT_YET}\n",
+                 atomics{narrowed} (`fi_info -l` lists its providers); {USED}\n",
                 offer.version
             )
         }
         Ok(offer) => {
             let mut text = format!(
                 "network: libfabric {}, providers of RDM endpoints with RMA and atomics \
-                 (FI_PROVIDER picks one); {NOT_YET}\n",
+                 (FI_PROVIDER narrows them); {USED}\n",
                 offer.version
             );
             for provider in &offer.providers {
@@ -94,7 +169,7 @@ fn network_text() -> String {
             }
             text
         }
-        Err(e) => format!("network: {e}; {NOT_YET}\n"),
+        Err(e) => format!("network: {e}; {USED}\n"),
     }
 }
 

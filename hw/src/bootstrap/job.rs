@@ -35,18 +35,39 @@ pub trait Bootstrap: Send + std::fmt::Debug {
     /// Where this rank runs.
     fn node(&self) -> NodeIdentity;
 
-    /// The ranks that run on other nodes than this one, in rank order. A collective: by
-    /// default an allgather of [`node`](Self::node)'s ids; a launcher that knows which ranks
-    /// share this node answers alone.
+    /// Every rank's node id ([`NodeIdentity::node_id`]), in rank order. A collective: an
+    /// allgather of [`node`](Self::node)'s ids.
     ///
     /// # Errors
-    /// As [`allgather`](Self::allgather).
+    /// As [`allgather`](Self::allgather); [`BootstrapError::Protocol`] for an id that is not
+    /// four bytes.
+    fn node_ids(&mut self, deadline: Instant) -> Result<Vec<u32>, BootstrapError> {
+        let all = self.allgather(&self.node().node_id.to_le_bytes(), deadline)?;
+        all.iter()
+            .enumerate()
+            .map(|(rank, id)| {
+                let id: [u8; 4] = id.as_slice().try_into().map_err(|_| {
+                    BootstrapError::Protocol(format!(
+                        "rank {rank} sent a node id of {} bytes, not 4",
+                        id.len()
+                    ))
+                })?;
+                Ok(u32::from_le_bytes(id))
+            })
+            .collect()
+    }
+
+    /// The ranks that run on other nodes than this one, in rank order. A collective:
+    /// [`node_ids`](Self::node_ids).
+    ///
+    /// # Errors
+    /// As [`node_ids`](Self::node_ids).
     fn remote_ranks(&mut self, deadline: Instant) -> Result<Vec<u32>, BootstrapError> {
-        let mine = self.node().node_id.to_le_bytes();
-        let all = self.allgather(&mine, deadline)?;
+        let mine = self.node().node_id;
+        let all = self.node_ids(deadline)?;
         Ok((0u32..)
             .zip(all)
-            .filter(|(_, id)| id.as_slice() != mine)
+            .filter(|&(_, id)| id != mine)
             .map(|(rank, _)| rank)
             .collect())
     }

@@ -309,9 +309,10 @@ pub enum BootstrapError {
     /// The job's ranks span nodes, and this backend reaches only its own node's memory.
     #[error(
         "rank {rank}: the job spans nodes ({bootstrap} says {} run on other nodes than this \
-         one), but the {backend} backend reaches only the memory of its own node and rshmem \
-         has no network transport yet: start every rank on one node (`mpirun --host \
-         HOST:N`, `srun -N 1`, or `oshrun -np N`)",
+         one), but the {backend} backend reaches only the memory of its own node: start every \
+         rank on one node (`mpirun --host HOST:N`, `srun -N 1`, or `oshrun -np N`), or run \
+         the PEs as processes without GPUs, which cross nodes over libfabric \
+         (docs/multi-node.md)",
         ranks(remote)
     )]
     SpansNodes {

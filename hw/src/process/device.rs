@@ -24,16 +24,18 @@ use crate::hang_report::WordNames;
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
-use super::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network};
+use super::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network, Transport};
 use super::queue::ProcessQueue;
 use super::wake::{CONTROL_BYTES, Control, MAX_NAP, MAX_WATCHED_WORDS, SpinPolicy, Watched};
-use super::{AroundSleep, ProcessBackend};
+use super::{AroundSleep, PeerPath, ProcessBackend};
 
 /// What joining a run starts from (`Process::join`).
 pub(crate) struct Joining {
     pub(crate) pe: Pe,
     pub(crate) n_pes: u32,
     pub(crate) caps: Caps,
+    /// Every PE's node id, in PE order.
+    pub(crate) nodes: Vec<u32>,
     pub(crate) topology: Topology,
     pub(crate) client: Option<Box<dyn Bootstrap>>,
     pub(crate) static_data: bool,
@@ -51,14 +53,17 @@ pub(crate) struct PeState {
     start: std::time::Instant,
     client: Option<Mutex<Box<dyn Bootstrap>>>,
     around_sleep: AroundSleep,
-    /// Every PE's control block, in PE order.
-    controls: Vec<Control>,
+    /// Every PE's control block, in PE order; `None` for a PE on another node.
+    controls: Vec<Option<Control>>,
+    /// How this PE reaches each PE, in PE order.
+    paths: Vec<PeerPath>,
     /// How this PE's waits spin before they sleep.
     spin: SpinPolicy,
     /// Every PE's process id, in PE order: a key names its owner's process.
     pids: Vec<u32>,
-    /// The network path, when `RSHMEM_TRANSPORT=ofi` chose it (`network.rs`). Before
-    /// `segments`, so that it is dropped first: its registrations are of those mappings.
+    /// The network path, when the run spans nodes or `RSHMEM_TRANSPORT=ofi` chose it
+    /// (`network.rs`). Before `segments`, so that it is dropped first: its registrations are
+    /// of those mappings.
     pub(crate) network: Option<Network>,
     /// Reachable segments by PE and [`MemKind::index`], this PE's own included.
     segments: Vec<[OnceLock<Mapping>; MemKind::COUNT]>,
@@ -89,13 +94,33 @@ impl PeState {
             })
     }
 
-    /// Called after this PE wrote `range` of a PE's memory: wakes that PE's sleepers if one
-    /// waits for those bytes. Nothing on the network path, whose writes land in the target's
-    /// process and wake no one there (its waiters look often instead, `network.rs`).
+    /// The network, when this PE reaches `pe` through it; `None` when `pe`'s memory is
+    /// mapped here.
+    #[inline]
+    pub(crate) fn network_to(&self, pe: Pe) -> Option<&Network> {
+        match self.paths[pe.idx()] {
+            PeerPath::SharedMemory => None,
+            PeerPath::Network => self.network.as_ref(),
+        }
+    }
+
+    /// The network, when it is open: then every atomic goes through it, to peers of this node
+    /// too, so that each word has one atomicity domain (the provider's atomics may be the
+    /// target's CPU applying them without the instructions this PE's CPU atomics use).
+    #[inline]
+    pub(crate) fn atomics_network(&self) -> Option<&Network> {
+        self.network.as_ref()
+    }
+
+    /// Called after this PE wrote `range` of a PE's memory through its mapping: wakes that
+    /// PE's sleepers if one waits for those bytes. Writes through the network land in the
+    /// target's process and wake no one there (its waiters look often instead, `network.rs`).
     #[inline]
     pub(crate) fn notify(&self, range: RemoteRange) {
-        if self.network.is_none() {
-            self.controls[range.pe.idx()].notify(range.kind, range.offset, range.len);
+        if self.paths[range.pe.idx()] == PeerPath::SharedMemory
+            && let Some(control) = &self.controls[range.pe.idx()]
+        {
+            control.notify(range.kind, range.offset, range.len);
         }
     }
 
@@ -143,34 +168,62 @@ impl std::fmt::Debug for PeState {
     }
 }
 
-/// Shares every PE's control block and returns the device (`Process::join`).
+/// Shares the control block of every PE of this node, opens the network path where the run
+/// needs it, and returns the device (`Process::join`).
 pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
     let pe = joining.pe;
     let fail = |what: String| LaunchError::Init(format!("{pe}: {what}"));
+    let my_node = joining.nodes[pe.idx()];
     // Read before the first exchange, so that a bad value fails every PE with its own
     // message rather than leaving the others to find a peer gone.
-    let wants_network = super::network::wanted().map_err(&fail)?;
+    let transport = super::network::transport().map_err(&fail)?;
+    let paths = super::network::paths(transport, &joining.nodes, pe).map_err(&fail)?;
+    let forced = transport == Transport::Ofi;
     let (fd, own) = shared_memory(c"rshmem-control", CONTROL_BYTES).map_err(|e| {
         fail(format!(
             "cannot make the control block (memfd_create/mmap): {e}"
         ))
     })?;
-    let key = SharedMemory::of(&fd, CONTROL_BYTES);
+    let mut mine = SharedMemory::of(&fd, CONTROL_BYTES).to_bytes();
+    mine.push(u8::from(forced));
     let client = joining.client.map(Mutex::new);
     let all = allgather(
         client.as_ref(),
         &joining.around_sleep,
-        &key.to_bytes(),
+        &mine,
         joining.deadline,
     )
     .map_err(|e| fail(format!("sharing the control blocks: {e}")))?;
-    let mut own = Some(own);
-    let mut controls = Vec::with_capacity(all.len());
-    let mut pids = Vec::with_capacity(all.len());
+    let mut keys = Vec::with_capacity(all.len());
     for (peer, bytes) in all.iter().enumerate() {
-        let theirs = SharedMemory::from_bytes(bytes)
-            .ok_or_else(|| fail(format!("PE {peer} sent a malformed control-block key")))?;
+        match bytes.split_last() {
+            Some((&flag, key)) if flag <= 1 => keys.push((SharedMemory::from_bytes(key), flag)),
+            _ => return Err(fail(format!("PE {peer} sent a malformed control-block key"))),
+        }
+    }
+    let forcing: Vec<Pe> = (0u32..)
+        .zip(&keys)
+        .filter(|(_, (_, flag))| *flag == 1)
+        .map(|(peer, _)| Pe(peer))
+        .collect();
+    if !forcing.is_empty() && forcing.len() != keys.len() {
+        return Err(fail(format!(
+            "{} set {}=ofi and the others do not: set it alike for every PE",
+            list(&forcing),
+            super::network::TRANSPORT_VAR
+        )));
+    }
+    let mut own = Some(own);
+    let mut controls = Vec::with_capacity(keys.len());
+    let mut pids = Vec::with_capacity(keys.len());
+    for (peer, (key, _)) in keys.iter().enumerate() {
+        let theirs =
+            key.ok_or_else(|| fail(format!("PE {peer} sent a malformed control-block key")))?;
         pids.push(theirs.pid);
+        if joining.nodes[peer] != my_node {
+            controls.push(None);
+            continue;
+        }
         let mapping = match own.take().filter(|_| peer == pe.idx()) {
             Some(own) => own,
             None => {
@@ -180,9 +233,9 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
                     .map_err(|e| fail(format!("mapping PE {peer}'s control block: {e}")))?
             }
         };
-        controls.push(Control::new(mapping));
+        controls.push(Some(Control::new(mapping)));
     }
-    let network = match wants_network {
+    let network = match paths.contains(&PeerPath::Network) {
         false => None,
         true => Some(
             Network::open(joining.n_pes, |name| {
@@ -194,12 +247,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
                 )
                 .map(|all| all.iter().map(|bytes| bytes.to_vec()).collect())
             })
-            .map_err(|e| {
-                fail(format!(
-                    "the network path ({}=ofi): {e}",
-                    super::network::TRANSPORT_VAR
-                ))
-            })?,
+            .map_err(|e| fail(format!("the network path to the other nodes' PEs: {e}")))?,
         ),
     };
     let state = PeState {
@@ -211,6 +259,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         client,
         around_sleep: joining.around_sleep,
         controls,
+        paths,
         spin: SpinPolicy::for_pes(joining.n_pes),
         pids,
         network,
@@ -223,6 +272,15 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
     Ok(ProcessDevice {
         state: std::sync::Arc::new(state),
     })
+}
+
+/// "PE 1" or "PEs 1, 2".
+fn list(pes: &[Pe]) -> String {
+    let numbers: Vec<String> = pes.iter().map(|pe| pe.0.to_string()).collect();
+    match numbers.len() {
+        1 => format!("PE {}", numbers[0]),
+        _ => format!("PEs {}", numbers.join(", ")),
+    }
 }
 
 /// The memfd name of a segment of `kind`, as `/proc/PID/maps` shows it.
@@ -369,12 +427,17 @@ impl Device for ProcessDevice {
             .ok_or_else(|| import_error("the key is not a process-backend key".into()))?;
         if let Some(network) = &state.network {
             let network_key: &[u8; NETWORK_KEY_BYTES] = network_key.try_into().map_err(|_| {
-                import_error(format!(
-                    "the key has no network key: is {}=ofi set for every PE?",
-                    super::network::TRANSPORT_VAR
-                ))
+                import_error(
+                    "the key has no network key, though the network path is open: every PE \
+                     must run the same rshmem"
+                        .to_string(),
+                )
             })?;
             network.import(peer, kind, network_key);
+        }
+        if state.controls.get(peer.idx()).is_some_and(Option::is_none) {
+            // On another node: its memory is reached through the network alone.
+            return Ok(());
         }
         let owner = *state
             .pids
@@ -409,9 +472,10 @@ impl Device for ProcessDevice {
         Ok(())
     }
 
-    /// The mapping's base plus the offset, for every segment: peers' memory is mapped in this
-    /// process.
+    /// The mapping's base plus the offset, for every segment of a PE of this node: their
+    /// memory is mapped in this process. `None` for a PE on another node.
     fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {
+        self.state.controls[range.pe.idx()].as_ref()?;
         let mapping = self.state.segment(range.pe, range.kind);
         Some(mapping.span(range.offset, range.len, "load_store_addr") as u64)
     }
@@ -529,7 +593,9 @@ impl Device for ProcessDevice {
                 .enumerate()
                 .find_map(|(i, spec)| self.check(spec).map(|value| (i, value)))
         };
-        let control = &state.controls[state.pe.idx()];
+        let control = state.controls[state.pe.idx()]
+            .as_ref()
+            .expect("a PE's own control block is always mapped");
         match control.wait_for(
             words,
             first_holding,

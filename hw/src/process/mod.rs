@@ -74,6 +74,8 @@ impl Backend for ProcessBackend {
 pub struct Process {
     /// The job's bootstrap, opened by `build`; `None` for a single PE.
     bootstrap: Option<Box<dyn Bootstrap>>,
+    /// Every PE's node id, in PE order, from the bootstrap.
+    nodes: Vec<u32>,
     topology: Topology,
     semantics: Semantics,
     static_data: bool,
@@ -84,6 +86,7 @@ impl std::fmt::Debug for Process {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Process")
             .field("bootstrap", &self.bootstrap)
+            .field("nodes", &self.nodes)
             .field("topology", &self.topology.name())
             .field("semantics", &self.semantics)
             .field("static_data", &self.static_data)
@@ -120,8 +123,10 @@ pub struct ProcessReport {
 }
 
 impl ProcessBuilder {
-    /// Sets the topology the run declares (default [`Topology::single_host`] of the run's PE
-    /// count: every PE reaches every other by load/store, which is what shared memory is).
+    /// Sets the topology the run declares (default: where the bootstrap placed the PEs,
+    /// [`Topology::single_host`] when every PE is on one node, else one host per node, its PEs
+    /// joined by load/store links and each behind a NIC, [`Topology::hosts_with_nics`]). It
+    /// is a declaration: the path to each peer follows the bootstrap's nodes.
     pub fn topology(mut self, topology: Topology) -> Self {
         self.topology = Some(topology);
         self
@@ -171,10 +176,17 @@ impl ProcessBuilder {
             Some(given) => Some(given),
             None => bootstrap::from_env(deadline).map_err(|e| LaunchError::Init(e.to_string()))?,
         };
+        let mut bootstrap = bootstrap;
         let n_pes = bootstrap.as_ref().map_or(1, |b| b.size());
+        let nodes = match bootstrap.as_mut() {
+            Some(b) => nodes_of(b.as_mut(), deadline).map_err(|e| {
+                LaunchError::Init(format!("PE {}: the nodes of the run: {e}", b.rank()))
+            })?,
+            None => vec![0],
+        };
         let topology = match self.topology {
             Some(topology) => topology,
-            None => Topology::single_host(n_pes)
+            None => nodes_topology(&nodes)
                 .map_err(|e| LaunchError::Init(format!("the topology of {n_pes} PEs: {e}")))?,
         };
         if topology.n_gpus() < n_pes {
@@ -190,6 +202,7 @@ impl ProcessBuilder {
         }
         Ok(Process {
             bootstrap,
+            nodes,
             topology,
             semantics: self.semantics,
             static_data: self.static_data,
@@ -212,25 +225,23 @@ impl Process {
         }
     }
 
-    /// Joins the run: checks that every rank runs on this node, lets the other processes
-    /// take this one's descriptors, and shares every PE's control block (collective: every
-    /// process of the run joins once). Returns this process's device.
+    /// Joins the run: lets the other processes of this node take this one's descriptors,
+    /// shares the control block of every PE of this node, and, where the run spans nodes (or
+    /// `RSHMEM_TRANSPORT=ofi` asks), opens the network path and trades its addresses
+    /// (collective: every process of the run joins once). Returns this process's device.
     ///
     /// # Errors
-    /// [`LaunchError::Init`] naming what failed: the bootstrap (a job that spans nodes names
-    /// the remote ranks), `prctl`, the control block's memfd, or taking a peer's.
+    /// [`LaunchError::Init`] naming what failed: the bootstrap, `prctl`, the control block's
+    /// memfd, taking a peer's, or the network path.
     pub fn join(self) -> Result<ProcessDevice, LaunchError> {
         let deadline = std::time::Instant::now() + JOIN_TIMEOUT;
         let (pe, n_pes, client) = match self.bootstrap {
             None => (Pe(0), 1, None),
-            Some(mut client) => {
+            Some(client) => {
                 let rank = client.rank();
-                let fail = |what: String| LaunchError::Init(format!("PE {rank}: {what}"));
-                bootstrap::require_one_node(client.as_mut(), "process", deadline)
-                    .map_err(|e| fail(format!("the launcher's bootstrap: {e}")))?;
                 fd_sharing::allow_peers_to_take_fds().map_err(|e| {
-                    fail(format!(
-                        "cannot let the run's other processes map this one's memory \
+                    LaunchError::Init(format!(
+                        "PE {rank}: cannot let the run's other processes map this one's memory \
                          (prctl PR_SET_PTRACER): {e}"
                     ))
                 })?;
@@ -246,6 +257,7 @@ impl Process {
             pe,
             n_pes,
             caps,
+            nodes: self.nodes,
             topology: self.topology,
             client,
             static_data: self.static_data,
@@ -253,6 +265,65 @@ impl Process {
             deadline,
         })
     }
+}
+
+/// Every rank's node id, in rank order: where the job spans nodes, a collective (none of its
+/// nodes has every rank, so every rank sees it spans them); else all zero, with no exchange.
+///
+/// # Errors
+/// The bootstrap's, from [`Bootstrap::node_ids`].
+pub fn nodes_of(
+    bootstrap: &mut dyn Bootstrap,
+    deadline: std::time::Instant,
+) -> Result<Vec<u32>, bootstrap::BootstrapError> {
+    let n_ranks = bootstrap.size();
+    if bootstrap.node().local_size < n_ranks {
+        bootstrap.node_ids(deadline)
+    } else {
+        Ok(vec![0; n_ranks as usize])
+    }
+}
+
+/// How a PE reaches a peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerPath {
+    /// Its memory is mapped in this process (shared memory): copies and CPU atomics.
+    SharedMemory,
+    /// Through libfabric.
+    Network,
+}
+
+/// How PE `me` reaches each PE of a run whose PEs are on `nodes` (node ids, in PE order), as
+/// `RSHMEM_TRANSPORT` asks: by default shared memory to the PEs of its node and the network
+/// to the others; `ofi` puts every PE on the network, `shm` refuses PEs on other nodes.
+/// Once any peer is on the network, every atomic goes through it too (docs/multi-node.md).
+///
+/// # Errors
+/// A message naming the variable: a value it does not take, or `shm` with PEs on other
+/// nodes.
+pub fn peer_paths(nodes: &[u32], me: Pe) -> Result<Vec<PeerPath>, String> {
+    network::paths(network::transport()?, nodes, me)
+}
+
+/// The topology a run declares by default: one host per node id of `nodes` (a PE's), its PEs
+/// joined by load/store links, each behind a NIC when there are several hosts. The costs are
+/// placeholders; only the shape is real.
+fn nodes_topology(nodes: &[u32]) -> Result<Topology, crate::topology::TopologyError> {
+    let n_nodes = nodes.iter().collect::<std::collections::BTreeSet<_>>().len();
+    if n_nodes <= 1 {
+        return Topology::single_host(nodes.len() as u32);
+    }
+    let link = |kind| crate::topology::Link {
+        kind,
+        latency_ns: 1_000,
+        bandwidth_bytes_per_s: 10_000_000_000,
+    };
+    let links = crate::topology::ClusterLinks {
+        nvlink: link(crate::topology::LinkKind::NvLink),
+        pcie: link(crate::topology::LinkKind::Pcie),
+        ib: link(crate::topology::LinkKind::Ib),
+    };
+    Topology::hosts_with_nics(format!("nodes-{n_nodes}"), nodes, links)
 }
 
 impl Launcher for Process {

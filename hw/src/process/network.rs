@@ -1,6 +1,7 @@
-//! The network path of the process backend: with `RSHMEM_TRANSPORT=ofi`, every put, get and
-//! atomic goes through a libfabric endpoint (`hw::ofi`) instead of the target's mapping,
-//! the PE's own memory included (docs/multi-node.md).
+//! The network path of the process backend: puts and gets to PEs on other nodes, and every
+//! atomic once the path is open, go through a libfabric endpoint (`hw::ofi`) instead of a
+//! mapping; with `RSHMEM_TRANSPORT=ofi`, every operation does, the PE's own memory included
+//! (docs/multi-node.md).
 //!
 //! Each operation is complete at return, as on the mapped path: a put or an atomic waits for
 //! delivery at its target, a get and a fetching atomic for their data. A progress thread per
@@ -23,6 +24,8 @@ use crate::error::QueueError;
 use crate::ofi::{AtomicOp, AtomicWidth, Endpoint, OfiError, Place, RemoteKey};
 use crate::types::{MemKind, Pe, RemoteRange};
 
+use super::PeerPath;
+
 /// The variable that chooses the path to peers.
 pub(crate) const TRANSPORT_VAR: &str = "RSHMEM_TRANSPORT";
 
@@ -38,25 +41,65 @@ const TIMER_SLACK_NS: libc::c_ulong = 1_000;
 /// The bytes of a segment's network key inside its segment key.
 pub(crate) const NETWORK_KEY_BYTES: usize = 16;
 
-/// Whether `RSHMEM_TRANSPORT` asks for the network path.
+/// What `RSHMEM_TRANSPORT` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Transport {
+    /// Shared memory to the peers of this node, the network to the others (the default).
+    Auto,
+    /// Shared memory only: a run that spans nodes is refused.
+    Shm,
+    /// The network to every peer, this PE itself included (for tests).
+    Ofi,
+}
+
+/// What `RSHMEM_TRANSPORT` asks for.
 ///
 /// # Errors
 /// A message naming the variable and its values, for any other value.
-pub(crate) fn wanted() -> Result<bool, String> {
-    wanted_by(std::env::var(TRANSPORT_VAR).ok().as_deref())
+pub(crate) fn transport() -> Result<Transport, String> {
+    transport_of(std::env::var(TRANSPORT_VAR).ok().as_deref())
 }
 
-/// [`wanted`] for the variable's value, `None` when it is not set.
-fn wanted_by(value: Option<&str>) -> Result<bool, String> {
+/// [`transport`] for the variable's value, `None` when it is not set.
+fn transport_of(value: Option<&str>) -> Result<Transport, String> {
     match value {
-        None | Some("" | "auto" | "shm") => Ok(false),
-        Some("ofi") => Ok(true),
+        None | Some("" | "auto") => Ok(Transport::Auto),
+        Some("shm") => Ok(Transport::Shm),
+        Some("ofi") => Ok(Transport::Ofi),
         Some(other) => Err(format!(
-            "{TRANSPORT_VAR}={other}: the values are `auto` (the default) or `shm` (shared \
-             memory between the processes of one node) and `ofi` (every peer through \
-             libfabric, docs/multi-node.md)"
+            "{TRANSPORT_VAR}={other}: the values are `auto` (the default: shared memory to the \
+             peers of this node, libfabric to the others), `shm` (shared memory only, one node) \
+             and `ofi` (every peer through libfabric, docs/multi-node.md)"
         )),
     }
+}
+
+/// How PE `me` reaches each PE of `nodes` (node ids, in PE order) under `transport`.
+///
+/// # Errors
+/// For [`Transport::Shm`] with PEs on other nodes, naming them.
+pub(crate) fn paths(transport: Transport, nodes: &[u32], me: Pe) -> Result<Vec<PeerPath>, String> {
+    let mine = nodes[me.idx()];
+    let remote: Vec<String> = (0..)
+        .zip(nodes)
+        .filter(|&(_, &node)| node != mine)
+        .map(|(pe, _): (u32, _)| pe.to_string())
+        .collect();
+    if transport == Transport::Shm && !remote.is_empty() {
+        return Err(format!(
+            "{TRANSPORT_VAR}=shm, but {} {} run on other nodes than this one, which shared \
+             memory does not reach: unset it (or set `auto`) to reach them through libfabric",
+            if remote.len() == 1 { "PE" } else { "PEs" },
+            remote.join(", ")
+        ));
+    }
+    Ok(nodes
+        .iter()
+        .map(|&node| match transport == Transport::Ofi || node != mine {
+            true => PeerPath::Network,
+            false => PeerPath::SharedMemory,
+        })
+        .collect())
 }
 
 /// A PE's endpoint, its peers' segment keys and its progress thread.
@@ -255,20 +298,22 @@ fn decode(bytes: &[u8; NETWORK_KEY_BYTES]) -> RemoteKey {
 
 #[cfg(test)]
 mod tests {
-    use super::{RemoteKey, decode, encode, wanted_by};
+    use super::{RemoteKey, Transport, decode, encode, transport_of};
 
-    /// Unset, `auto` and `shm` keep shared memory; `ofi` takes the network; anything else is
-    /// an error that names the variable and both values.
+    /// Unset and `auto` choose per peer, `shm` and `ofi` force one path; anything else is
+    /// an error that names the variable and every value.
     #[test]
     fn rshmem_transport_is_read_strictly() {
-        for value in [None, Some(""), Some("auto"), Some("shm")] {
-            assert_eq!(wanted_by(value), Ok(false), "{value:?}");
+        for value in [None, Some(""), Some("auto")] {
+            assert_eq!(transport_of(value), Ok(Transport::Auto), "{value:?}");
         }
-        assert_eq!(wanted_by(Some("ofi")), Ok(true));
-        let err = wanted_by(Some("verbs")).expect_err("not a value");
+        assert_eq!(transport_of(Some("shm")), Ok(Transport::Shm));
+        assert_eq!(transport_of(Some("ofi")), Ok(Transport::Ofi));
+        let err = transport_of(Some("verbs")).expect_err("not a value");
         assert!(
             err.contains("RSHMEM_TRANSPORT=verbs")
                 && err.contains("`auto`")
+                && err.contains("`shm`")
                 && err.contains("`ofi`"),
             "{err}"
         );

@@ -14,11 +14,12 @@
 //! (`wake.rs`), whose `fence(SeqCst)` also makes the write "delivered" for the consistency step
 //! of the target's later waits and tests (`device.rs`).
 //!
-//! On the network path (`RSHMEM_TRANSPORT=ofi`, `network.rs`) the same holds: the copies and
+//! On the network path (PEs on other nodes, every atomic once that path is open, and every
+//! operation under `RSHMEM_TRANSPORT=ofi`; `network.rs`) the same holds: the copies and
 //! atomics below go through libfabric instead of the mapping, and each returns once libfabric
 //! reports it delivered at its target (or, for a get or a fetching atomic, once its data is
-//! here), so completion is still at issue and delivery order is still program order; the
-//! fences keep their meaning for the PE's own plain stores.
+//! here), so completion is still at issue and delivery order is still program order, across
+//! both paths; the fences keep their meaning for the PE's own plain stores.
 //!
 //! The hot paths take no lock and allocate nothing: the segment lookup is one Acquire load of
 //! a `OnceLock`, tickets are a counter, a blocking get copies straight into the caller's buffer
@@ -83,7 +84,7 @@ impl ProcessQueue {
             data.len() as u64,
             "put: range and data lengths differ"
         );
-        if let Some(network) = &self.state.network {
+        if let Some(network) = self.state.network_to(dst.pe) {
             return network.put(dst, data);
         }
         self.state
@@ -106,7 +107,7 @@ impl ProcessQueue {
     /// `to` is valid for `src.len` bytes of writes and does not overlap `src`'s bytes.
     #[inline]
     unsafe fn copy_out_to(&self, src: RemoteRange, to: *mut u8) -> Result<(), QueueError> {
-        if let Some(network) = &self.state.network {
+        if let Some(network) = self.state.network_to(src.pe) {
             // SAFETY: the caller promises `to` has `src.len` bytes, which nothing else uses
             // until this returns.
             let out = unsafe { std::slice::from_raw_parts_mut(to, src.len as usize) };
@@ -120,7 +121,8 @@ impl ProcessQueue {
 
     /// Applies the atomic `op` to the word `dst` and wakes the target if it writes; returns
     /// the old value ([`Queue::amo`] says why the orderings are what they are).
-    /// Through the network, it is one fetching atomic there.
+    /// Once the network path is open, it is one fetching atomic through it, whichever node
+    /// the target is on (`PeState::atomics_network` says why).
     #[inline]
     fn apply(&self, dst: RemoteRange, op: AmoOp) -> Result<u64, QueueError> {
         assert_eq!(
@@ -128,7 +130,7 @@ impl ProcessQueue {
             op.width.bytes(),
             "amo: range length is not the op's width"
         );
-        if let Some(network) = &self.state.network {
+        if let Some(network) = self.state.atomics_network() {
             return network.amo(dst, op);
         }
         let target = self.state.segment(dst.pe, dst.kind);
