@@ -178,16 +178,40 @@ fn a_job_across_nodes_is_refused_naming_the_remote_ranks() {
         rank: 1,
         nodes: vec![0, 0],
     };
-    require_one_node(&mut one_node, "process", soon).unwrap();
+    require_one_node(&mut one_node, "cuda", soon).unwrap();
     let mut two_nodes = Placed {
         rank: 1,
         nodes: vec![0, 0, 1, 1],
     };
-    let e = require_one_node(&mut two_nodes, "process", soon)
+    let e = require_one_node(&mut two_nodes, "cuda", soon)
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("ranks 2, 3") && e.contains("network transport") && e.contains("process"),
+        e.contains("ranks 2, 3") && e.contains("cuda backend") && e.contains("multi-node.md"),
         "{e}"
+    );
+}
+
+/// A run's nodes are the launcher's: every rank's node id where the job spans nodes, and all
+/// zero on one node.
+#[cfg(all(feature = "process", target_os = "linux"))]
+#[test]
+fn the_nodes_of_a_run_are_the_launchers() {
+    let soon = Instant::now() + Duration::from_secs(5);
+    let mut one_node = Placed {
+        rank: 2,
+        nodes: vec![0, 0, 0],
+    };
+    assert_eq!(
+        hw::process::nodes_of(&mut one_node, soon).unwrap(),
+        vec![0, 0, 0]
+    );
+    let mut two_nodes = Placed {
+        rank: 3,
+        nodes: vec![0, 1, 0, 1],
+    };
+    assert_eq!(
+        hw::process::nodes_of(&mut two_nodes, soon).unwrap(),
+        vec![0, 1, 0, 1]
     );
 }

@@ -104,7 +104,10 @@ fn paths_line() -> Option<String> {
             let mut line = format!("paths: rank {rank} on node {}:", nodes[rank as usize]);
             let libfabric = match hw::ofi::probe().map(|offer| offer.providers) {
                 Ok(providers) if !providers.is_empty() => {
-                    format!("libfabric ({} on {})", providers[0].name, providers[0].domain)
+                    format!(
+                        "libfabric ({} on {})",
+                        providers[0].name, providers[0].domain
+                    )
                 }
                 _ => "libfabric (none usable: see above)".to_string(),
             };

@@ -56,6 +56,37 @@ fn c_programs_run_under_mpirun_at_2_and_4_ranks() {
     }
 }
 
+/// With every peer forced onto libfabric (`RSHMEM_TRANSPORT=ofi`, `tcp;ofi_rxm`), as a job
+/// across nodes would reach its remote peers.
+#[test]
+fn c_programs_run_under_mpirun_over_libfabric() {
+    let Some(dir) = for_mpirun() else { return };
+    if let Err(e) = hw::ofi::probe() {
+        eprintln!("skipped: {e}");
+        return;
+    }
+    let env = [("RSHMEM_TRANSPORT", "ofi"), ("FI_PROVIDER", "tcp;ofi_rxm")];
+    for program in ["rma", "hello"] {
+        let (out, _) = mpirun_with("4", &dir.join(program), &[], &env);
+        assert!(
+            out.status.success() && text(&out).contains("ok at 4 PEs"),
+            "mpirun -np 4 {program} over libfabric: {}",
+            text(&out)
+        );
+    }
+    let (out, _) = mpirun_with(
+        "2",
+        &dir.join("rma"),
+        &[],
+        &[("FI_PROVIDER", "nosuch"), env[0]],
+    );
+    assert!(
+        !out.status.success() && text(&out).contains("FI_PROVIDER=nosuch"),
+        "the network path was not taken: {}",
+        text(&out)
+    );
+}
+
 #[test]
 fn a_global_exit_under_mpirun_ends_the_job_with_its_status() {
     let Some(dir) = for_mpirun() else { return };
@@ -192,15 +223,26 @@ mod slurm_one_host;
 
 use slurm_one_host::Slurm;
 
-/// `srun -n 4 --mpi=MPI program` on `slurm`, with `env`.
+/// `srun -N 1 -n 4 --mpi=MPI program` on `slurm`, with `env`.
 fn srun(slurm: &Slurm, mpi: &str, program: &Path, env: &[(&str, &str)]) -> (Output, Duration) {
+    srun_on(slurm, "1", mpi, program, env)
+}
+
+/// `srun -N nodes -n 4 --mpi=MPI program` on `slurm`, with `env`.
+fn srun_on(
+    slurm: &Slurm,
+    nodes: &str,
+    mpi: &str,
+    program: &Path,
+    env: &[(&str, &str)],
+) -> (Output, Duration) {
     let conf = slurm.conf().to_string_lossy().into_owned();
     let mpi = format!("--mpi={mpi}");
     let all: Vec<(&str, &str)> = [("SLURM_CONF", conf.as_str())]
         .into_iter()
         .chain(env.iter().copied())
         .collect();
-    launch(&["srun", "-n", "4", &mpi], program, &[], &all)
+    launch(&["srun", "-N", nodes, "-n", "4", &mpi], program, &[], &all)
 }
 
 /// Every srun case in one test: they share one Slurm, whose daemons listen on fixed ports.
@@ -225,6 +267,9 @@ fn c_programs_run_under_srun_with_pmix_pmi2_and_pmi1() {
         );
         assert!(text(&out).contains("ok at 4 PEs"), "{}", text(&out));
     }
+    if hw::ofi::probe().is_ok() {
+        across_two_nodes(&slurm, dir);
+    }
     for mpi in ["pmix", "pmi2"] {
         let (out, took) = srun(&slurm, mpi, &dir.join("killed"), &[]);
         let said = text(&out);
@@ -239,4 +284,40 @@ fn c_programs_run_under_srun_with_pmix_pmi2_and_pmi1() {
             text(&out)
         );
     }
+}
+
+/// Two ranks on each of the Slurm's two nodes: the programs pass over both providers and
+/// both PMIs, `rshmem info` says which ranks each reaches through libfabric, and a rank
+/// killed on the second node ends the job within seconds, named with its node.
+fn across_two_nodes(slurm: &Slurm, dir: &Path) {
+    for (mpi, provider) in [("pmix", "tcp;ofi_rxm"), ("pmi2", "sockets")] {
+        let env = [("FI_PROVIDER", provider)];
+        for program in ["rma", "hello"] {
+            let (out, _) = srun_on(slurm, "2", mpi, &dir.join(program), &env);
+            assert!(
+                out.status.success(),
+                "srun -N 2 --mpi={mpi} {program} over {provider}: {}",
+                text(&out)
+            );
+        }
+        let (out, took) = srun_on(slurm, "2", mpi, &dir.join("killed"), &env);
+        let said = text(&out);
+        assert!(!out.status.success(), "{said}");
+        assert!(took < Duration::from_secs(20), "--mpi={mpi} took {took:?}");
+        assert!(said.contains("n2: task 3"), "--mpi={mpi}: {said}");
+    }
+    let conf = slurm.conf().to_string_lossy().into_owned();
+    let (out, _) = launch(
+        &["srun", "-N", "2", "-n", "4", "--mpi=pmix"],
+        Path::new(env!("CARGO_BIN_EXE_rshmem")),
+        &["info"],
+        &[("SLURM_CONF", &conf), ("FI_PROVIDER", "sockets")],
+    );
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("paths: rank 0 on node 0: shared memory to ranks 0-1; libfabric (sockets on")
+            && said.contains("to ranks 2-3"),
+        "{said}"
+    );
 }

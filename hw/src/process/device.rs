@@ -198,7 +198,11 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
     for (peer, bytes) in all.iter().enumerate() {
         match bytes.split_last() {
             Some((&flag, key)) if flag <= 1 => keys.push((SharedMemory::from_bytes(key), flag)),
-            _ => return Err(fail(format!("PE {peer} sent a malformed control-block key"))),
+            _ => {
+                return Err(fail(format!(
+                    "PE {peer} sent a malformed control-block key"
+                )));
+            }
         }
     }
     let forcing: Vec<Pe> = (0u32..)
@@ -238,7 +242,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
     let network = match paths.contains(&PeerPath::Network) {
         false => None,
         true => Some(
-            Network::open(joining.n_pes, |name| {
+            Network::open(&joining.nodes, |name| {
                 allgather(
                     client.as_ref(),
                     &joining.around_sleep,

@@ -309,7 +309,10 @@ pub fn peer_paths(nodes: &[u32], me: Pe) -> Result<Vec<PeerPath>, String> {
 /// joined by load/store links, each behind a NIC when there are several hosts. The costs are
 /// placeholders; only the shape is real.
 fn nodes_topology(nodes: &[u32]) -> Result<Topology, crate::topology::TopologyError> {
-    let n_nodes = nodes.iter().collect::<std::collections::BTreeSet<_>>().len();
+    let n_nodes = nodes
+        .iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     if n_nodes <= 1 {
         return Topology::single_host(nodes.len() as u32);
     }

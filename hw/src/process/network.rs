@@ -107,6 +107,8 @@ pub(crate) struct Network {
     endpoint: Arc<Mutex<Endpoint>>,
     /// Each peer's network key per segment kind, set at import.
     keys: Vec<[OnceLock<RemoteKey>; MemKind::COUNT]>,
+    /// Every PE's node id, for errors that name where a lost peer ran.
+    nodes: Vec<u32>,
     stop: Arc<AtomicBool>,
     progress: Option<JoinHandle<()>>,
 }
@@ -119,15 +121,16 @@ impl std::fmt::Debug for Network {
 
 impl Network {
     /// Opens an endpoint (the provider `FI_PROVIDER` names, or libfabric's first), trades
-    /// addresses with every PE through `allgather`, and starts the progress thread.
+    /// addresses with every PE (on `nodes`, by PE) through `allgather`, and starts the
+    /// progress thread.
     ///
     /// # Errors
     /// A message saying what failed: libfabric missing, no provider, the exchange.
     pub(crate) fn open(
-        n_pes: u32,
+        nodes: &[u32],
         allgather: impl FnOnce(&[u8]) -> Result<Vec<Vec<u8>>, String>,
     ) -> Result<Network, String> {
-        let endpoint = Endpoint::open(None, n_pes as usize).map_err(|e| e.to_string())?;
+        let endpoint = Endpoint::open(None, nodes.len()).map_err(|e| e.to_string())?;
         let name = endpoint.name().map_err(|e| e.to_string())?;
         let names = allgather(&name)?;
         endpoint.insert_peers(&names).map_err(|e| e.to_string())?;
@@ -152,7 +155,8 @@ impl Network {
         };
         Ok(Network {
             endpoint,
-            keys: (0..n_pes).map(|_| Default::default()).collect(),
+            keys: nodes.iter().map(|_| Default::default()).collect(),
+            nodes: nodes.to_vec(),
             stop,
             progress: Some(progress),
         })
@@ -219,14 +223,14 @@ impl Network {
         endpoint
             .put(self.place(dst), data, &mut nothing)
             .and_then(|()| endpoint.quiet(&mut nothing))
-            .map_err(|e| lost(dst.pe, "a put", e))
+            .map_err(|e| self.lost(dst.pe, "a put", e))
     }
 
     /// Gets `src` into `out`.
     pub(crate) fn get(&self, src: RemoteRange, out: &mut [u8]) -> Result<(), QueueError> {
         self.endpoint()
             .get(self.place(src), out, &mut || {})
-            .map_err(|e| lost(src.pe, "a get", e))
+            .map_err(|e| self.lost(src.pe, "a get", e))
     }
 
     /// Applies `op` to the word `dst` as one fetching atomic, and returns the word's old
@@ -253,7 +257,17 @@ impl Network {
                 compare,
                 &mut || {},
             )
-            .map_err(|e| lost(dst.pe, "an atomic", e))
+            .map_err(|e| self.lost(dst.pe, "an atomic", e))
+    }
+}
+
+impl Network {
+    /// A failed network operation (`what`, to `peer`): the run cannot go on.
+    fn lost(&self, peer: Pe, what: &str, e: OfiError) -> QueueError {
+        let node = self.nodes[peer.idx()];
+        QueueError::Lost(format!(
+            "{what} to {peer} (on node {node}) over the network: {e}"
+        ))
     }
 }
 
@@ -276,11 +290,6 @@ fn progress_once(endpoint: &Mutex<Endpoint>) {
     }
 }
 
-/// A failed network operation (`what`, to `peer`): the run cannot go on.
-fn lost(peer: Pe, what: &str, e: OfiError) -> QueueError {
-    QueueError::Lost(format!("{what} to {peer} over the network: {e}"))
-}
-
 fn encode(key: RemoteKey) -> [u8; NETWORK_KEY_BYTES] {
     let mut bytes = [0u8; NETWORK_KEY_BYTES];
     bytes[..8].copy_from_slice(&key.key.to_le_bytes());
@@ -298,7 +307,8 @@ fn decode(bytes: &[u8; NETWORK_KEY_BYTES]) -> RemoteKey {
 
 #[cfg(test)]
 mod tests {
-    use super::{RemoteKey, Transport, decode, encode, transport_of};
+    use super::{PeerPath, RemoteKey, Transport, decode, encode, paths, transport_of};
+    use crate::types::Pe;
 
     /// Unset and `auto` choose per peer, `shm` and `ofi` force one path; anything else is
     /// an error that names the variable and every value.
@@ -316,6 +326,33 @@ mod tests {
                 && err.contains("`shm`")
                 && err.contains("`ofi`"),
             "{err}"
+        );
+    }
+
+    /// By default a PE reaches the PEs of its node through shared memory and the others
+    /// through the network; `ofi` puts every PE on the network; `shm` refuses PEs on other
+    /// nodes, naming them, and is the default's equal on one node.
+    #[test]
+    fn each_peer_gets_the_path_its_node_allows() {
+        use PeerPath::{Network, SharedMemory};
+        let nodes = [0, 0, 1, 1];
+        assert_eq!(
+            paths(Transport::Auto, &nodes, Pe(1)),
+            Ok(vec![SharedMemory, SharedMemory, Network, Network])
+        );
+        assert_eq!(
+            paths(Transport::Auto, &nodes, Pe(2)),
+            Ok(vec![Network, Network, SharedMemory, SharedMemory])
+        );
+        assert_eq!(paths(Transport::Ofi, &nodes, Pe(0)), Ok(vec![Network; 4]));
+        let err = paths(Transport::Shm, &nodes, Pe(0)).expect_err("PEs 2 and 3 are remote");
+        assert!(
+            err.contains("RSHMEM_TRANSPORT=shm") && err.contains("PEs 2, 3"),
+            "{err}"
+        );
+        assert_eq!(
+            paths(Transport::Shm, &[0, 0], Pe(0)),
+            Ok(vec![SharedMemory; 2])
         );
     }
 

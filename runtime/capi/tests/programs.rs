@@ -1,7 +1,9 @@
 //! The OpenSHMEM C and C++ test programs of `tests/c` and `tests/cxx`, built with the `oshcc`
 //! and `oshc++` wrappers and run with `oshrun -np N` at the PE counts of their row in `CASES`:
 //! as processes, the same binaries at 2 PEs with every peer reached through libfabric
-//! (`RSHMEM_TRANSPORT=ofi`, where libfabric is installed), and on the simulator
+//! (`RSHMEM_TRANSPORT=ofi`, where libfabric is installed), at 4 PEs on two nodes of a one-host
+//! Slurm (`srun -N 2 -n 4 --mpi=pmix`, where Slurm and libfabric are installed and this is
+//! root: two PEs a node, shared memory within one and libfabric between them), and on the simulator
 //! (`oshrun --sim`) on the machines and seeds of `SIMULATED`, one of them with InfiniBand.
 //!
 //! Design choices:
@@ -17,6 +19,8 @@
 //! - Nothing beyond std: the harness needs no crate of its own and no `unsafe`.
 
 mod common;
+#[path = "../../../tools/launch/slurm_one_host.rs"]
+mod slurm_one_host;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -65,12 +69,17 @@ enum Mode {
     /// A process per PE, every peer reached through libfabric's `tcp;ofi_rxm`
     /// (`RSHMEM_TRANSPORT=ofi`, docs/multi-node.md).
     Network,
+    /// Two PEs on each of two Slurm nodes, the nodes joined by libfabric's `tcp;ofi_rxm`.
+    TwoNodes,
     /// On the simulator, on this machine with this seed.
     Simulated(&'static str, u64),
 }
 
 /// The network path's variables.
 const OVER_TCP: &[(&str, &str)] = &[("RSHMEM_TRANSPORT", "ofi"), ("FI_PROVIDER", "tcp;ofi_rxm")];
+
+/// How the two-node runs start.
+const SRUN_TWO_NODES: &[&str] = &["-N", "2", "-n", "4", "--mpi=pmix"];
 
 /// The simulated machines and seeds every simulated case runs on.
 const SIMULATED: &[(&str, u64)] = &[("hgx8", 1), ("ib-2", 7)];
@@ -235,6 +244,7 @@ fn c_and_cxx_programs_pass_at_1_2_and_4_pes_as_processes_and_simulated() {
             false
         }
     };
+    let slurm = network.then(slurm_one_host::Slurm::get).flatten();
     for case in CASES {
         let binary = match compile(&root, &dir, case) {
             Ok(binary) => binary,
@@ -246,19 +256,34 @@ fn c_and_cxx_programs_pass_at_1_2_and_4_pes_as_processes_and_simulated() {
         let simulated = SIMULATED.iter().filter(|_| case.simulated);
         let modes = std::iter::once(Mode::Processes)
             .chain(simulated.map(|&(topology, seed)| Mode::Simulated(topology, seed)))
-            .chain(network.then_some(Mode::Network));
+            .chain(network.then_some(Mode::Network))
+            .chain(slurm.as_ref().map(|_| Mode::TwoNodes));
         let runs_of_case = modes.flat_map(|m| case.pes.iter().map(move |&p| (m, p)));
-        // The network path at 2 PEs: enough for every peer to be reached through it.
-        for (mode, pes) in runs_of_case.filter(|&(m, p)| m != Mode::Network || p == 2) {
+        // The network path at 2 PEs: enough for every peer to be reached through it; two
+        // nodes at 4, two PEs each, for both paths at once.
+        let wanted = |&(m, p): &(Mode, usize)| match m {
+            Mode::Network => p == 2,
+            Mode::TwoNodes => p == 4,
+            _ => true,
+        };
+        for (mode, pes) in runs_of_case.filter(wanted) {
             let mut command = Command::new(&oshrun);
             command.arg("-np").arg(pes.to_string());
-            let where_ = match mode {
-                Mode::Processes => String::from("processes"),
-                Mode::Network => {
+            let where_ = match (mode, &slurm) {
+                (Mode::Processes, _) => String::from("processes"),
+                (Mode::Network, _) => {
                     command.envs(OVER_TCP.iter().copied());
                     String::from("processes over libfabric")
                 }
-                Mode::Simulated(topology, seed) => {
+                (Mode::TwoNodes, Some(slurm)) => {
+                    command = Command::new("srun");
+                    command.args(SRUN_TWO_NODES);
+                    command.env("SLURM_CONF", slurm.conf());
+                    command.env("FI_PROVIDER", "tcp;ofi_rxm");
+                    String::from("two Slurm nodes")
+                }
+                (Mode::TwoNodes, None) => unreachable!("two nodes are run only with a Slurm"),
+                (Mode::Simulated(topology, seed), _) => {
                     command.args(["--sim", topology, "--seed", &seed.to_string()]);
                     format!("{topology} seed {seed}")
                 }

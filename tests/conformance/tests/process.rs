@@ -112,14 +112,45 @@ fn a_broken_promise_under_mpirun_fails_the_job() {
     }
 }
 
+/// Every body under `mpirun` with every peer on libfabric's `tcp;ofi_rxm`
+/// (`RSHMEM_TRANSPORT=ofi`), at 4 ranks. Skips, saying why, without libfabric.
 #[test]
-fn every_body_passes_under_srun_with_pmix_and_pmi2() {
+fn every_body_passes_under_mpirun_over_libfabric() {
+    if let Err(e) = hw::ofi::probe() {
+        eprintln!("skipped: {e}");
+        return;
+    }
+    let Some(launcher) = mpirun("4") else { return };
+    let envs = [("RSHMEM_TRANSPORT", "ofi"), ("FI_PROVIDER", "tcp;ofi_rxm")];
+    let mut launcher = launcher;
+    // Why `-x`: mpirun passes a rank only the variables it is told to.
+    launcher.extend(["-x", "RSHMEM_TRANSPORT", "-x", "FI_PROVIDER"]);
+    every_body_under(&launcher, &envs, 4);
+}
+
+/// Every body under `srun` on one node of the one-host Slurm, and across its two nodes (two
+/// ranks a node: shared memory within one, libfabric between them; `tcp;ofi_rxm` under PMIx,
+/// `sockets` under PMI-2).
+#[test]
+fn every_body_passes_under_srun_with_pmix_and_pmi2_on_one_and_two_nodes() {
     let Some(slurm) = slurm_one_host::Slurm::get() else {
         return;
     };
     let conf = slurm.conf().to_string_lossy().into_owned();
     for mpi in ["--mpi=pmix", "--mpi=pmi2"] {
-        every_body_under(&["srun", "-n", "4", mpi], &[("SLURM_CONF", &conf)], 4);
+        every_body_under(
+            &["srun", "-N", "1", "-n", "4", mpi],
+            &[("SLURM_CONF", &conf)],
+            4,
+        );
+    }
+    if let Err(e) = hw::ofi::probe() {
+        eprintln!("not run across two nodes: {e}");
+        return;
+    }
+    for (mpi, provider) in [("--mpi=pmix", "tcp;ofi_rxm"), ("--mpi=pmi2", "sockets")] {
+        let envs = [("SLURM_CONF", conf.as_str()), ("FI_PROVIDER", provider)];
+        every_body_under(&["srun", "-N", "2", "-n", "4", mpi], &envs, 4);
     }
 }
 
