@@ -325,6 +325,13 @@ impl Endpoint {
         Ok(RemoteKey { key, base })
     }
 
+    /// Whether the provider moves data by itself (`FI_PROGRESS_AUTO`), without calls into
+    /// [`Endpoint::progress`].
+    pub fn progresses_itself(&self) -> bool {
+        // SAFETY: the endpoint's own copy of its offer, with its domain attributes.
+        unsafe { (*(*self.info).domain_attr).data_progress == abi::FI_PROGRESS_AUTO }
+    }
+
     /// Reads the completion queue and the counters, which is what moves data on a provider
     /// with manual progress.
     ///

@@ -174,26 +174,56 @@ impl Endpoint {
         data: &[u8],
         progress_peers: &mut dyn FnMut(),
     ) -> Result<(), OfiError> {
-        let ep = self.ep;
-        // SAFETY: fi_write from the source's copy, which `post_write` keeps until quiet sees
-        // it complete, to a peer inserted in the address vector.
+        // SAFETY: from the source's copy, which `post_write` keeps until quiet sees it
+        // complete.
         self.post_write(
             "fi_write",
             progress_peers,
             data.into(),
-            |source, len| unsafe {
-                ((*(*ep).rma).write)(
-                    ep,
-                    source.cast_mut(),
-                    len,
-                    null_mut(),
-                    at.peer,
-                    at.address(),
-                    at.key.key,
-                    null_mut(),
-                )
-            },
+            |source, len| unsafe { self.write(at, source, len) },
         )
+    }
+
+    /// Puts `data` at `at` from `data` itself, without a copy, and waits until it and every
+    /// put and atomic before it completed at its target (as [`Endpoint::quiet`]).
+    ///
+    /// # Errors
+    /// [`OfiError::Call`] if the provider refuses it; [`OfiError::Failed`] if one failed.
+    pub fn put_delivered(
+        &self,
+        at: Place,
+        data: &[u8],
+        progress_peers: &mut dyn FnMut(),
+    ) -> Result<(), OfiError> {
+        let (source, len) = (data.as_ptr().cast::<c_void>(), data.len());
+        // SAFETY: from `data`, which this waits for (the quiet below) before returning.
+        self.post("fi_write", progress_peers, || unsafe {
+            self.write(at, source, len)
+        })?;
+        self.writes_posted.set(self.writes_posted.get() + 1);
+        self.quiet(progress_peers)
+    }
+
+    /// `fi_write` of `len` bytes at `source` to `at`, posted once.
+    ///
+    /// # Safety
+    /// `source` stays valid and unchanged for `len` bytes until the write completes.
+    unsafe fn write(&self, at: Place, source: *const c_void, len: usize) -> isize {
+        let ep = self.ep;
+        // SAFETY: an open endpoint, a peer inserted in its address vector, and a source the
+        // caller keeps.
+        unsafe {
+            ((*(*ep).rma).write)(
+                ep,
+                source.cast_mut(),
+                len,
+                null_mut(),
+                at.peer,
+                at.address(),
+                at.key.key,
+                null_mut(),
+            )
+        }
     }
 
     /// Gets `out.len()` bytes at `at`, and waits for them.

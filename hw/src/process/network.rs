@@ -6,7 +6,8 @@
 //! Each operation is complete at return, as on the mapped path: a put or an atomic waits for
 //! delivery at its target, a get and a fetching atomic for their data. A progress thread per
 //! process keeps the endpoint moving while the PE does something else (a provider with manual
-//! progress applies peers' writes to this process's memory only while it is called into). A
+//! progress applies peers' writes to this process's memory only while it is called into); a
+//! provider with automatic progress (`sockets`) has a thread of its own and gets none. A
 //! write that arrives this way wakes no sleeping waiter: a waiter moves the endpoint itself
 //! each time it looks at its words, and looks at least every [`NETWORK_NAP`].
 //!
@@ -32,8 +33,35 @@ pub(crate) const TRANSPORT_VAR: &str = "RSHMEM_TRANSPORT";
 /// How long a waiter sleeps at most on the network path before it looks again.
 pub(crate) const NETWORK_NAP: Duration = Duration::from_micros(100);
 
-/// How long the progress thread sleeps between calls into the endpoint.
+/// The variable that sets how long the progress thread sleeps between calls into the
+/// endpoint, in µs; 0: it never sleeps (it polls, yielding the core between polls).
+pub(crate) const PROGRESS_VAR: &str = "RSHMEM_OFI_PROGRESS_US";
+
+/// How long the progress thread sleeps between calls into the endpoint by default.
 const PROGRESS_PERIOD: Duration = Duration::from_micros(20);
+
+/// The progress thread's period, from [`PROGRESS_VAR`].
+///
+/// # Errors
+/// A message naming the variable, for a value that is not a count of µs.
+fn progress_period() -> Result<Duration, String> {
+    progress_period_of(std::env::var(PROGRESS_VAR).ok().as_deref())
+}
+
+/// [`progress_period`] for the variable's value, `None` when it is not set.
+fn progress_period_of(value: Option<&str>) -> Result<Duration, String> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(PROGRESS_PERIOD),
+        Some(text) => text.parse::<u64>().map(Duration::from_micros).map_err(|_| {
+            format!(
+                "{PROGRESS_VAR}={text}: it is the progress thread's sleep between polls in \
+                 µs (default {}; 0 polls without sleeping, for the lowest latency at the cost \
+                 of a core per process)",
+                PROGRESS_PERIOD.as_micros()
+            )
+        }),
+    }
+}
 
 /// The progress thread's timer slack, in ns.
 const TIMER_SLACK_NS: libc::c_ulong = 1_000;
@@ -135,11 +163,17 @@ impl Network {
         let names = allgather(&name)?;
         endpoint.insert_peers(&names).map_err(|e| e.to_string())?;
         tracing::debug!(provider = endpoint.provider(), "network path open");
+        // Why none for a provider that moves data itself: its own thread does, and on a
+        // machine with few cores a second polling thread only takes their time.
+        let needs_progress = !endpoint.progresses_itself();
+        let period = progress_period()?;
         let endpoint = Arc::new(Mutex::new(endpoint));
         let stop = Arc::new(AtomicBool::new(false));
-        let progress = {
+        let progress = if !needs_progress {
+            None
+        } else {
             let (endpoint, stop) = (Arc::clone(&endpoint), Arc::clone(&stop));
-            std::thread::Builder::new()
+            let thread = std::thread::Builder::new()
                 .name("rshmem-ofi-progress".into())
                 .spawn(move || {
                     // Why: the kernel's default slack of 50 µs would stretch each short sleep
@@ -148,17 +182,21 @@ impl Network {
                     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, TIMER_SLACK_NS) };
                     while !stop.load(Ordering::Relaxed) {
                         progress_once(&endpoint);
-                        std::thread::sleep(PROGRESS_PERIOD);
+                        match period.is_zero() {
+                            true => std::thread::yield_now(),
+                            false => std::thread::sleep(period),
+                        }
                     }
                 })
-                .map_err(|e| format!("cannot start the network progress thread: {e}"))?
+                .map_err(|e| format!("cannot start the network progress thread: {e}"))?;
+            Some(thread)
         };
         Ok(Network {
             endpoint,
             keys: nodes.iter().map(|_| Default::default()).collect(),
             nodes: nodes.to_vec(),
             stop,
-            progress: Some(progress),
+            progress,
         })
     }
 
@@ -218,11 +256,8 @@ impl Network {
 
     /// Puts `data` at `dst` and waits for its delivery.
     pub(crate) fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<(), QueueError> {
-        let endpoint = self.endpoint();
-        let mut nothing = || {};
-        endpoint
-            .put(self.place(dst), data, &mut nothing)
-            .and_then(|()| endpoint.quiet(&mut nothing))
+        self.endpoint()
+            .put_delivered(self.place(dst), data, &mut || {})
             .map_err(|e| self.lost(dst.pe, "a put", e))
     }
 
@@ -307,7 +342,10 @@ fn decode(bytes: &[u8; NETWORK_KEY_BYTES]) -> RemoteKey {
 
 #[cfg(test)]
 mod tests {
-    use super::{PeerPath, RemoteKey, Transport, decode, encode, paths, transport_of};
+    use super::{
+        Duration, PeerPath, RemoteKey, Transport, decode, encode, paths, progress_period_of,
+        transport_of,
+    };
     use crate::types::Pe;
 
     /// Unset and `auto` choose per peer, `shm` and `ofi` force one path; anything else is
@@ -354,6 +392,20 @@ mod tests {
             paths(Transport::Shm, &[0, 0], Pe(0)),
             Ok(vec![SharedMemory; 2])
         );
+    }
+
+    /// The progress thread's period is µs, 20 by default; anything else is an error naming
+    /// the variable.
+    #[test]
+    fn the_progress_period_is_read_strictly() {
+        assert_eq!(progress_period_of(None), Ok(Duration::from_micros(20)));
+        assert_eq!(progress_period_of(Some("0")), Ok(Duration::ZERO));
+        assert_eq!(
+            progress_period_of(Some(" 5 ")),
+            Ok(Duration::from_micros(5))
+        );
+        let err = progress_period_of(Some("5us")).expect_err("not a count");
+        assert!(err.contains("RSHMEM_OFI_PROGRESS_US=5us"), "{err}");
     }
 
     /// A segment's network key survives the trip inside its segment key.
