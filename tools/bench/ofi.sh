@@ -1,47 +1,66 @@
 #!/usr/bin/env bash
-# The network path of PEs as processes (RSHMEM_TRANSPORT=ofi, docs/multi-node.md) beside raw
-# libfabric, in one run over loopback and one provider (tcp;ofi_rxm): libfabric's own
-# fi_pingpong (Debian's libfabric-bin) between two processes, then the process backend's
-# measurement `cost_over_libfabric` (hw/tests/process.rs) at 2 PEs. Prints one table: per size,
-# fi_pingpong's round trip (twice its usec/xfer, as a put that waits for its delivery is a
-# round trip), rshmem's put and get, and the ratios (above 1: rshmem is slower).
+# The network path of PEs as processes (docs/multi-node.md) beside raw libfabric, in one run,
+# over one provider (FI_PROVIDER, default tcp;ofi_rxm):
+#   - ofi/raw_rma.c: fi_write, fi_read and atomics between two processes that poll libfabric
+#     all the time (the floor);
+#   - ofi/shmem_rma.c: the same measurements through OpenSHMEM (built with oshcc), at 2 PEs on
+#     two nodes of the Slurm that SLURM_CONF names (tools/launch/slurm-one-host.sh), else on
+#     this node with every peer forced onto libfabric (RSHMEM_TRANSPORT=ofi); twice: with the
+#     default progress thread (a poll every 20 µs) and with RSHMEM_OFI_PROGRESS_US=0 (polling).
+# Prints one table with the ratios (time: rshmem / raw, above 1 is slower; bandwidth: rshmem
+# as a share of raw).
 #
-#   tools/bench/ofi.sh            (needs libfabric-bin; builds the test in release)
+#   tools/bench/ofi.sh     (needs libfabric-dev, a C compiler, and libshmem: it builds it)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-provider="tcp;ofi_rxm"
-command -v fi_pingpong >/dev/null || { echo "ofi.sh: needs fi_pingpong (apt-get install libfabric-bin)" >&2; exit 2; }
+export FI_PROVIDER=${FI_PROVIDER:-tcp;ofi_rxm}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+[ -e target/release/libshmem.so ] || cargo build --release -p rshmem-capi
+[ -e target/release/rshmem ] || cargo build --release -p tools --bin rshmem
+cc -O2 tools/bench/ofi/raw_rma.c -o "$out/raw_rma" -lfabric
+tools/osh/bin/oshcc -O2 tools/bench/ofi/shmem_rma.c -o "$out/shmem_rma"
 
-fi_pingpong -p "$provider" -e rdm -I 1000 -S all > "$out/server.txt" 2>&1 &
-server=$!
-sleep 0.5
-fi_pingpong -p "$provider" -e rdm -I 1000 -S all 127.0.0.1 > "$out/raw.txt" 2>&1
-wait "$server" || true
+"$out/raw_rma" > "$out/raw.txt"
+if [ -n "${SLURM_CONF:-}" ] && sinfo -h >/dev/null 2>&1; then
+    where="2 PEs on two Slurm nodes (srun -N 2 -n 2 --mpi=pmix)"
+    launch() { srun -N 2 -n 2 --mpi=pmix "$@"; }
+else
+    where="2 PEs on one node, every peer on libfabric (RSHMEM_TRANSPORT=ofi rshmem run -n 2)"
+    launch() { RSHMEM_TRANSPORT=ofi target/release/rshmem run -n 2 "$@"; }
+fi
+RSHMEM_OFI_PROGRESS_US=20 launch "$out/shmem_rma" > "$out/sleeping.txt"
+RSHMEM_OFI_PROGRESS_US=0 launch "$out/shmem_rma" > "$out/polling.txt"
 
-cargo test --release -p hw --features process --test process cost_over_libfabric \
-    -- --ignored --nocapture 2>/dev/null | grep '^measured:' > "$out/rshmem.txt"
-
-echo "| bytes | fi_pingpong round trip µs | rshmem put µs | put / raw | rshmem get µs | get / raw | fi_pingpong MB/s | rshmem put MB/s |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "provider $FI_PROVIDER; rshmem: $where"
+echo "rshmem's progress thread: sleeping (a poll every 20 µs, the default) | polling (RSHMEM_OFI_PROGRESS_US=0)"
+echo
+echo "| bytes | raw put µs | put µs | × raw | put µs, polling | × raw | raw get µs | get µs | × raw | get µs, polling | × raw | raw MB/s | MB/s | of raw | MB/s, polling | of raw |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 awk '
-    # fi_pingpong writes sizes as 4k, 1m: back to bytes.
-    function bytes(s) {
-        if (s ~ /k$/) return substr(s, 1, length(s) - 1) * 1024
-        if (s ~ /m$/) return substr(s, 1, length(s) - 1) * 1048576
-        return s
-    }
-    FNR == NR { if ($1 ~ /^[0-9.]+[km]?$/) { b = bytes($1); raw_us[b] = 2 * $7; raw_mb[b] = $6 } ; next }
-    /B: put/ {
-        size = $2; put = $5; get = $10; put_mb = $7
-        gsub(/[()]/, "", put_mb)
-        if (size in raw_us) {
-            printf "| %s | %.1f | %.1f | %.1fx | %.1f | %.1fx | %s | %s |\n", size, raw_us[size], put, put / raw_us[size], get, get / raw_us[size], raw_mb[size], put_mb
-        } else {
-            printf "| %s | - | %.1f | - | %.1f | - | - | %s |\n", size, put, get, put_mb
+    # Lines "X: SIZE B: put P us, get G us, streamed put M MB/s", "X: fetch_add T us",
+    # "X: add rate R M/s", "X: barrier T us"; FILENAME tells the run.
+    {
+        run = FILENAME; sub(/.*\//, "", run); sub(/\.txt$/, "", run)
+        if ($3 == "B:") {
+            size = $2; put[run, size] = $5; get[run, size] = $8; mb[run, size] = $12
+            if (!(size in seen)) { seen[size] = 1; order[++n] = size }
         }
+        else if ($2 == "fetch_add") fadd[run] = $3
+        else if ($2 == "add") rate[run] = $4
+        else if ($2 == "barrier") barrier[run] = $3
     }
-    /fetch_add/ { amo = $4 }
-    END { if (amo != "") printf "\nrshmem 64-bit fetch_add: %s µs\n", amo }
-' "$out/raw.txt" "$out/rshmem.txt"
+    END {
+        for (i = 1; i <= n; i++) {
+            s = order[i]
+            printf "| %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f%% | %.0f | %.0f%% |\n", s,
+                put["raw", s], put["sleeping", s], put["sleeping", s] / put["raw", s], put["polling", s], put["polling", s] / put["raw", s],
+                get["raw", s], get["sleeping", s], get["sleeping", s] / get["raw", s], get["polling", s], get["polling", s] / get["raw", s],
+                mb["raw", s], mb["sleeping", s], 100 * mb["sleeping", s] / mb["raw", s], mb["polling", s], 100 * mb["polling", s] / mb["raw", s]
+        }
+        printf "\n| | raw | rshmem | × raw | rshmem, polling | × raw |\n|---|---:|---:|---:|---:|---:|\n"
+        printf "| 64-bit fetch-add µs | %.1f | %.1f | %.1f | %.1f | %.1f |\n", fadd["raw"], fadd["sleeping"], fadd["sleeping"] / fadd["raw"], fadd["polling"], fadd["polling"] / fadd["raw"]
+        printf "| 64-bit add, M/s | %.3f | %.3f | %.2f | %.3f | %.2f |\n", rate["raw"], rate["sleeping"], rate["sleeping"] / rate["raw"], rate["polling"], rate["polling"] / rate["raw"]
+        printf "| barrier µs | - | %.1f | - | %.1f | - |\n", barrier["sleeping"], barrier["polling"]
+    }
+' "$out/raw.txt" "$out/sleeping.txt" "$out/polling.txt"

@@ -242,7 +242,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
     let network = match paths.contains(&PeerPath::Network) {
         false => None,
         true => Some(
-            Network::open(&joining.nodes, |name| {
+            Network::open(pe, &joining.nodes, |name| {
                 allgather(
                     client.as_ref(),
                     &joining.around_sleep,

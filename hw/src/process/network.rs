@@ -37,26 +37,35 @@ pub(crate) const NETWORK_NAP: Duration = Duration::from_micros(100);
 /// endpoint, in µs; 0: it never sleeps (it polls, yielding the core between polls).
 pub(crate) const PROGRESS_VAR: &str = "RSHMEM_OFI_PROGRESS_US";
 
-/// How long the progress thread sleeps between calls into the endpoint by default.
+/// How long the progress thread sleeps between calls into the endpoint where the node has
+/// too few cores for it to poll.
 const PROGRESS_PERIOD: Duration = Duration::from_micros(20);
 
-/// The progress thread's period, from [`PROGRESS_VAR`].
+/// The progress thread's period, from [`PROGRESS_VAR`], else by the cores of this node for
+/// its `local_pes` PEs: it polls where each PE and its progress thread have a core each (as
+/// the progress of MPI libraries and NVSHMEM's proxy do), and sleeps [`PROGRESS_PERIOD`]
+/// between polls where they would take cores from the PEs.
 ///
 /// # Errors
 /// A message naming the variable, for a value that is not a count of µs.
-fn progress_period() -> Result<Duration, String> {
-    progress_period_of(std::env::var(PROGRESS_VAR).ok().as_deref())
+fn progress_period(local_pes: usize) -> Result<Duration, String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let default = match 2 * local_pes <= cores {
+        true => Duration::ZERO,
+        false => PROGRESS_PERIOD,
+    };
+    progress_period_of(std::env::var(PROGRESS_VAR).ok().as_deref(), default)
 }
 
 /// [`progress_period`] for the variable's value, `None` when it is not set.
-fn progress_period_of(value: Option<&str>) -> Result<Duration, String> {
+fn progress_period_of(value: Option<&str>, default: Duration) -> Result<Duration, String> {
     match value.map(str::trim) {
-        None | Some("") => Ok(PROGRESS_PERIOD),
+        None | Some("") => Ok(default),
         Some(text) => text.parse::<u64>().map(Duration::from_micros).map_err(|_| {
             format!(
                 "{PROGRESS_VAR}={text}: it is the progress thread's sleep between polls in \
-                 µs (default {}; 0 polls without sleeping, for the lowest latency at the cost \
-                 of a core per process)",
+                 µs (0 polls without sleeping: the lowest latency, for a core per process; \
+                 unset: 0 where the node has two cores per PE, else {})",
                 PROGRESS_PERIOD.as_micros()
             )
         }),
@@ -148,13 +157,14 @@ impl std::fmt::Debug for Network {
 }
 
 impl Network {
-    /// Opens an endpoint (the provider `FI_PROVIDER` names, or libfabric's first), trades
-    /// addresses with every PE (on `nodes`, by PE) through `allgather`, and starts the
-    /// progress thread.
+    /// Opens PE `me`'s endpoint (the provider `FI_PROVIDER` names, or libfabric's first),
+    /// trades addresses with every PE (on `nodes`, by PE) through `allgather`, and starts the
+    /// progress thread ([`progress_period`] says how often it polls).
     ///
     /// # Errors
     /// A message saying what failed: libfabric missing, no provider, the exchange.
     pub(crate) fn open(
+        me: Pe,
         nodes: &[u32],
         allgather: impl FnOnce(&[u8]) -> Result<Vec<Vec<u8>>, String>,
     ) -> Result<Network, String> {
@@ -166,7 +176,8 @@ impl Network {
         // Why none for a provider that moves data itself: its own thread does, and on a
         // machine with few cores a second polling thread only takes their time.
         let needs_progress = !endpoint.progresses_itself();
-        let period = progress_period()?;
+        let my_node = nodes[me.idx()];
+        let period = progress_period(nodes.iter().filter(|&&n| n == my_node).count())?;
         let endpoint = Arc::new(Mutex::new(endpoint));
         let stop = Arc::new(AtomicBool::new(false));
         let progress = if !needs_progress {
@@ -394,17 +405,18 @@ mod tests {
         );
     }
 
-    /// The progress thread's period is µs, 20 by default; anything else is an error naming
-    /// the variable.
+    /// The progress thread's period is µs, or the default when unset; anything else is an
+    /// error naming the variable.
     #[test]
     fn the_progress_period_is_read_strictly() {
-        assert_eq!(progress_period_of(None), Ok(Duration::from_micros(20)));
-        assert_eq!(progress_period_of(Some("0")), Ok(Duration::ZERO));
+        let default = Duration::from_micros(20);
+        assert_eq!(progress_period_of(None, default), Ok(default));
+        assert_eq!(progress_period_of(Some("0"), default), Ok(Duration::ZERO));
         assert_eq!(
-            progress_period_of(Some(" 5 ")),
+            progress_period_of(Some(" 5 "), Duration::ZERO),
             Ok(Duration::from_micros(5))
         );
-        let err = progress_period_of(Some("5us")).expect_err("not a count");
+        let err = progress_period_of(Some("5us"), default).expect_err("not a count");
         assert!(err.contains("RSHMEM_OFI_PROGRESS_US=5us"), "{err}");
     }
 
