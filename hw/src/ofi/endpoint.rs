@@ -43,7 +43,7 @@ pub struct Endpoint {
     /// Operations posted so far, per counter.
     pub(super) writes_posted: Cell<u64>,
     pub(super) reads_posted: Cell<u64>,
-    /// The sources of writes posted since the last quiet, kept until they complete.
+    /// The sources of writes posted and not yet seen complete, kept until they are.
     pub(super) sources: RefCell<Vec<Box<[u8]>>>,
     next_key: Cell<u64>,
     /// The memory registrations, closed before the endpoint.
@@ -354,6 +354,7 @@ impl Endpoint {
                 provider: self.provider.clone(),
             });
         }
+        self.retire_sources();
         Ok(())
     }
 }

@@ -92,6 +92,9 @@ impl AtomicWidth {
     }
 }
 
+/// The most sources of unfinished writes an endpoint keeps before it waits for them.
+const MAX_KEPT_SOURCES: usize = 4096;
+
 impl Endpoint {
     /// Posts one operation through `post`, retrying while the provider's queue is full.
     fn post(
@@ -128,8 +131,10 @@ impl Endpoint {
     }
 
     /// Posts a write or an atomic without a result from `source`, a copy this endpoint keeps
-    /// until [`Endpoint::quiet`] sees the operation complete; `post` gets its address and
-    /// length.
+    /// until the operation completes (seen by [`Endpoint::quiet`] or [`Endpoint::progress`]);
+    /// `post` gets its address and length. With [`MAX_KEPT_SOURCES`] copies kept already, it
+    /// first waits for every earlier write, so that a program that never quiets holds a
+    /// bounded number of them.
     fn post_write(
         &self,
         what: &'static str,
@@ -137,11 +142,49 @@ impl Endpoint {
         source: Box<[u8]>,
         mut post: impl FnMut(*const c_void, usize) -> isize,
     ) -> Result<(), OfiError> {
+        if self.sources.borrow().len() >= MAX_KEPT_SOURCES {
+            self.quiet(progress_peers)?;
+        }
         let (address, len) = (source.as_ptr().cast::<c_void>(), source.len());
         self.post(what, progress_peers, || post(address, len))?;
         self.writes_posted.set(self.writes_posted.get() + 1);
         self.sources.borrow_mut().push(source);
         Ok(())
+    }
+
+    /// How many puts and atomics without a result this endpoint has posted.
+    pub fn writes_posted(&self) -> u64 {
+        self.writes_posted.get()
+    }
+
+    /// How many of them have completed at their targets (in any order: a count reaching `n`
+    /// says `n` completed, not which).
+    pub fn writes_completed(&self) -> u64 {
+        // SAFETY: fi_cntr_read of an open counter.
+        unsafe { ((*(*self.writes).ops).read)(self.writes) }
+    }
+
+    /// Waits until `target` puts and atomics without a result have completed: with
+    /// `target` at [`Endpoint::writes_posted`] just after a write, until it and every write
+    /// before it completed.
+    ///
+    /// # Errors
+    /// [`OfiError::Failed`] if one failed; [`OfiError::Stalled`] past the patience.
+    pub fn wait_writes(
+        &self,
+        target: u64,
+        progress_peers: &mut dyn FnMut(),
+    ) -> Result<(), OfiError> {
+        self.wait_count(self.writes, target, progress_peers)?;
+        self.retire_sources();
+        Ok(())
+    }
+
+    /// Drops the kept sources once every write posted has completed.
+    pub(super) fn retire_sources(&self) {
+        if self.writes_completed() >= self.writes_posted.get() {
+            self.sources.borrow_mut().clear();
+        }
     }
 
     /// Waits until the counter `counter` reaches `target`, moving this endpoint and, through
@@ -354,8 +397,6 @@ impl Endpoint {
     /// # Errors
     /// [`OfiError::Failed`] if one failed.
     pub fn quiet(&self, progress_peers: &mut dyn FnMut()) -> Result<(), OfiError> {
-        self.wait_count(self.writes, self.writes_posted.get(), progress_peers)?;
-        self.sources.borrow_mut().clear();
-        Ok(())
+        self.wait_writes(self.writes_posted.get(), progress_peers)
     }
 }

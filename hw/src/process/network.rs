@@ -272,6 +272,49 @@ impl Network {
             .map_err(|e| self.lost(dst.pe, "a put", e))
     }
 
+    /// Posts a put of `data` (copied) at `dst` without waiting for it, and returns the count
+    /// of writes to wait for ([`Network::wait_writes`]) before it is delivered.
+    pub(crate) fn put_nbi(&self, dst: RemoteRange, data: &[u8]) -> Result<u64, QueueError> {
+        let endpoint = self.endpoint();
+        endpoint
+            .put(self.place(dst), data, &mut || {})
+            .map_err(|e| self.lost(dst.pe, "a put", e))?;
+        Ok(endpoint.writes_posted())
+    }
+
+    /// Posts `op`, an atomic that writes and fetches nothing (not a compare-and-swap), at
+    /// `dst` without waiting for it; returns the count of writes to wait for, as
+    /// [`Network::put_nbi`].
+    pub(crate) fn amo_nbi(&self, dst: RemoteRange, op: AmoOp) -> Result<u64, QueueError> {
+        let (kind, compare) = atomic_of(op);
+        debug_assert!(
+            compare.is_none() && kind != AtomicOp::Read,
+            "{op:?} is not posted"
+        );
+        let endpoint = self.endpoint();
+        endpoint
+            .atomic(
+                self.place(dst),
+                (kind, width_of(op)),
+                op.operand,
+                &mut || {},
+            )
+            .map_err(|e| self.lost(dst.pe, "an atomic", e))?;
+        Ok(endpoint.writes_posted())
+    }
+
+    /// How many posted writes have completed.
+    pub(crate) fn writes_completed(&self) -> u64 {
+        self.endpoint().writes_completed()
+    }
+
+    /// Waits until `target` posted writes have completed.
+    pub(crate) fn wait_writes(&self, target: u64) -> Result<(), QueueError> {
+        self.endpoint()
+            .wait_writes(target, &mut || {})
+            .map_err(|e| QueueError::Lost(format!("a put or atomic over the network: {e}")))
+    }
+
     /// Gets `src` into `out`.
     pub(crate) fn get(&self, src: RemoteRange, out: &mut [u8]) -> Result<(), QueueError> {
         self.endpoint()
@@ -282,23 +325,11 @@ impl Network {
     /// Applies `op` to the word `dst` as one fetching atomic, and returns the word's old
     /// value.
     pub(crate) fn amo(&self, dst: RemoteRange, op: AmoOp) -> Result<u64, QueueError> {
-        let width = match op.width {
-            AmoWidth::W32 => AtomicWidth::U32,
-            AmoWidth::W64 => AtomicWidth::U64,
-        };
-        let (kind, compare) = match op.kind {
-            AmoKind::Fetch => (AtomicOp::Read, None),
-            AmoKind::Set | AmoKind::Swap => (AtomicOp::Write, None),
-            AmoKind::CompareSwap { compare } => (AtomicOp::Write, Some(compare)),
-            AmoKind::Add => (AtomicOp::Sum, None),
-            AmoKind::And => (AtomicOp::And, None),
-            AmoKind::Or => (AtomicOp::Or, None),
-            AmoKind::Xor => (AtomicOp::Xor, None),
-        };
+        let (kind, compare) = atomic_of(op);
         self.endpoint()
             .fetch_atomic(
                 self.place(dst),
-                (kind, width),
+                (kind, width_of(op)),
                 op.operand,
                 compare,
                 &mut || {},
@@ -323,6 +354,27 @@ impl Drop for Network {
         if let Some(progress) = self.progress.take() {
             let _ = progress.join();
         }
+    }
+}
+
+/// libfabric's operation for `op`, and the value to compare with for a compare-and-swap.
+fn atomic_of(op: AmoOp) -> (AtomicOp, Option<u64>) {
+    match op.kind {
+        AmoKind::Fetch => (AtomicOp::Read, None),
+        AmoKind::Set | AmoKind::Swap => (AtomicOp::Write, None),
+        AmoKind::CompareSwap { compare } => (AtomicOp::Write, Some(compare)),
+        AmoKind::Add => (AtomicOp::Sum, None),
+        AmoKind::And => (AtomicOp::And, None),
+        AmoKind::Or => (AtomicOp::Or, None),
+        AmoKind::Xor => (AtomicOp::Xor, None),
+    }
+}
+
+/// libfabric's width for `op`.
+fn width_of(op: AmoOp) -> AtomicWidth {
+    match op.width {
+        AmoWidth::W32 => AtomicWidth::U32,
+        AmoWidth::W64 => AtomicWidth::U64,
     }
 }
 

@@ -15,11 +15,15 @@
 //! of the target's later waits and tests (`device.rs`).
 //!
 //! On the network path (PEs on other nodes, every atomic once that path is open, and every
-//! operation under `RSHMEM_TRANSPORT=ofi`; `network.rs`) the same holds: the copies and
-//! atomics below go through libfabric instead of the mapping, and each returns once libfabric
-//! reports it delivered at its target (or, for a get or a fetching atomic, once its data is
-//! here), so completion is still at issue and delivery order is still program order, across
-//! both paths; the fences keep their meaning for the PE's own plain stores.
+//! operation under `RSHMEM_TRANSPORT=ofi`; `network.rs`) the copies and atomics below go
+//! through libfabric instead of the mapping. Puts of up to [`POSTED_PUT_MAX_BYTES`] and
+//! updates that fetch nothing are posted: their tickets complete when libfabric's write
+//! counter says they were delivered, and a fence, a quiet or a serialize waits for every one
+//! this queue posted (the provider may reorder them: `tcp;ofi_rxm` keeps no order between
+//! puts and atomics). Every other operation returns once libfabric reports it delivered at its
+//! target (or, for a get or a fetching atomic, once its data is here), so it is complete at
+//! issue; a put-with-signal's put waits for every earlier write, then the signal goes. The
+//! fences keep their meaning for the PE's own plain stores.
 //!
 //! The hot paths take no lock and allocate nothing: the segment lookup is one Acquire load of
 //! a `OnceLock`, tickets are a counter, a blocking get copies straight into the caller's buffer
@@ -50,6 +54,13 @@ enum Fetched {
     Bytes(Vec<u8>),
 }
 
+/// The largest put posted through the network without waiting for it: its bytes are copied
+/// to be kept until it completes, which above this costs more than the wait saves.
+const POSTED_PUT_MAX_BYTES: usize = 64 << 10;
+
+/// How many posted operations a queue remembers before it forgets those completed.
+const PENDING_KEPT: usize = 256;
+
 /// An ordered submission channel of this process's PE.
 #[derive(Debug)]
 pub struct ProcessQueue {
@@ -57,6 +68,9 @@ pub struct ProcessQueue {
     next: Cell<u64>,
     /// Fetched values by ticket, oldest first; callers take them soon, mostly in order.
     fetched: RefCell<VecDeque<(u64, Fetched)>>,
+    /// Operations posted through the network and maybe not complete: (ticket, the count of
+    /// the endpoint's writes that completes it), oldest first.
+    pending: RefCell<VecDeque<(u64, u64)>>,
 }
 
 impl ProcessQueue {
@@ -65,6 +79,7 @@ impl ProcessQueue {
             state,
             next: Cell::new(0),
             fetched: RefCell::new(VecDeque::with_capacity(16)),
+            pending: RefCell::new(VecDeque::new()),
         }
     }
 
@@ -141,6 +156,41 @@ impl ProcessQueue {
         Ok(old)
     }
 
+    /// A ticket for an operation posted through the network, complete once `target` of the
+    /// endpoint's writes are.
+    fn posted(&self, target: u64) -> Ticket {
+        let ticket = self.ticket();
+        let mut pending = self.pending.borrow_mut();
+        if pending.len() >= PENDING_KEPT
+            && let Some(network) = &self.state.network
+        {
+            let completed = network.writes_completed();
+            pending.retain(|&(_, wanted)| wanted > completed);
+        }
+        pending.push_back((ticket.0, target));
+        ticket
+    }
+
+    /// Waits until every operation this queue posted through the network has completed.
+    fn settle(&self) -> Result<(), QueueError> {
+        let last = self.pending.borrow().back().map(|&(_, target)| target);
+        if let (Some(target), Some(network)) = (last, &self.state.network) {
+            network.wait_writes(target)?;
+            self.pending.borrow_mut().clear();
+        }
+        Ok(())
+    }
+
+    /// The count of writes that completes `ticket`, if it was posted and not yet seen
+    /// complete.
+    fn target_of(&self, ticket: Ticket) -> Option<u64> {
+        self.pending
+            .borrow()
+            .iter()
+            .find(|&&(t, _)| t == ticket.0)
+            .map(|&(_, target)| target)
+    }
+
     fn keep(&self, ticket: Ticket, fetched: Fetched) {
         self.fetched.borrow_mut().push_back((ticket.0, fetched));
     }
@@ -156,8 +206,18 @@ impl Queue for ProcessQueue {
     /// Complete at return: the stores are issued, and visible to every CPU once they leave
     /// the store buffer, which the wake-up check's SeqCst fence (x86 `mfence`, AArch64
     /// `dmb ish`) waits for.
+    ///
+    /// Through the network, a put of at most [`POSTED_PUT_MAX_BYTES`] is posted (its bytes
+    /// copied) and its ticket completes when libfabric's write counter says it was
+    /// delivered; a fence or quiet waits for it.
     #[inline]
     fn put(&self, dst: RemoteRange, data: &[u8], _copier: Copier) -> Result<Ticket, QueueError> {
+        if data.len() <= POSTED_PUT_MAX_BYTES
+            && let Some(network) = self.state.network_to(dst.pe)
+        {
+            let target = network.put_nbi(dst, data)?;
+            return Ok(self.posted(target));
+        }
         self.copy_in(dst, data)?;
         self.state.notify(dst);
         Ok(self.ticket())
@@ -228,8 +288,22 @@ impl Queue for ProcessQueue {
     /// `ldaxr`/`stlxr` loop or an LSE `ldaddal`, whose release half orders earlier stores
     /// before it. Acquire, so that a won compare-and-swap is a lock acquisition. Then the
     /// target's wake-up check, as for a put, when the op writes.
+    ///
+    /// Through the network, an update that fetches nothing (not a compare-and-swap) is
+    /// posted, as a put is.
     #[inline]
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
+        let posts =
+            !fetch && op.writes() && !matches!(op.kind, crate::amo::AmoKind::CompareSwap { .. });
+        if posts && let Some(network) = self.state.atomics_network() {
+            assert_eq!(
+                dst.len,
+                op.width.bytes(),
+                "amo: range length is not the op's width"
+            );
+            let target = network.amo_nbi(dst, op)?;
+            return Ok(self.posted(target));
+        }
         let old = self.apply(dst, op)?;
         let t = self.ticket();
         if fetch {
@@ -276,7 +350,11 @@ impl Queue for ProcessQueue {
     /// stronger; this fence keeps the promise on its own and also orders the plain stores the
     /// program made in between. On x86 it compiles to nothing (TSO keeps stores in order); on
     /// AArch64 it is a `dmb ish`.
+    ///
+    /// Operations posted through the network are waited for first: `tcp;ofi_rxm` orders
+    /// neither puts before atomics nor either before the other kind without one.
     fn fence(&self) -> Result<(), QueueError> {
+        self.settle()?;
         fence(Ordering::Release);
         Ok(())
     }
@@ -285,21 +363,33 @@ impl Queue for ProcessQueue {
     /// `fence(SeqCst)`: every operation is complete already, and the fence (x86 `mfence`,
     /// AArch64 `dmb ish`) drains the store buffer and puts this PE's writes in the single
     /// order of SeqCst fences, so that "put; quiet; read" on two PEs cannot both miss.
+    ///
+    /// Operations posted through the network are waited for first (libfabric's write
+    /// counter), for at most the endpoint's patience.
     fn quiet(&self, _deadline: Instant) -> Result<(), QueueError> {
+        self.settle()?;
         fence(Ordering::SeqCst);
         Ok(())
     }
 
     /// # Ordering
-    /// As [`Queue::quiet`], which never waits here.
+    /// As [`Queue::quiet`]; `false` while an operation posted through the network is not
+    /// complete.
     fn quiet_now(&self) -> Result<bool, QueueError> {
+        let last = self.pending.borrow().back().map(|&(_, target)| target);
+        if let (Some(target), Some(network)) = (last, &self.state.network) {
+            network.progress();
+            if network.writes_completed() < target {
+                return Ok(false);
+            }
+        }
         self.quiet(Instant(0))?;
         Ok(true)
     }
 
-    /// Nothing to do: operations run one after another at issue.
+    /// Waits for the operations posted through the network; the others ran at issue.
     fn serialize(&self, _deadline: Instant) -> Result<(), QueueError> {
-        Ok(())
+        self.settle()
     }
 
     fn wait_ticket(&self, ticket: Ticket, _deadline: Instant) -> Result<(), QueueError> {
@@ -308,11 +398,21 @@ impl Queue for ProcessQueue {
             "wait_ticket: ticket {} was never issued",
             ticket.0
         );
-        Ok(())
+        match (self.target_of(ticket), &self.state.network) {
+            (Some(target), Some(network)) => network.wait_writes(target),
+            _ => Ok(()),
+        }
     }
 
     fn is_complete(&self, ticket: Ticket) -> bool {
-        ticket.0 < self.next.get()
+        let posted_and_unfinished = match (self.target_of(ticket), &self.state.network) {
+            (Some(target), Some(network)) => {
+                network.progress();
+                network.writes_completed() < target
+            }
+            _ => false,
+        };
+        ticket.0 < self.next.get() && !posted_and_unfinished
     }
 
     fn take_fetched(&self, ticket: Ticket) -> Vec<u8> {
