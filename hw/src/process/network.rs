@@ -348,8 +348,22 @@ impl Network {
     }
 }
 
+/// How long a PE that leaves waits for its posted operations to be delivered.
+const PATIENCE_AT_EXIT: Duration = Duration::from_secs(10);
+
 impl Drop for Network {
+    /// Delivers what this PE posted before its endpoint closes: the last signal of a
+    /// barrier, say, which the PE did not wait for before it left and a peer still waits
+    /// for. A peer that is gone fails it at once; one that never answers is given up after
+    /// [`PATIENCE_AT_EXIT`].
     fn drop(&mut self) {
+        {
+            let endpoint = self.endpoint();
+            endpoint.set_patience(PATIENCE_AT_EXIT);
+            if let Err(e) = endpoint.quiet(&mut || {}) {
+                tracing::warn!("posted operations not delivered as the PE left: {e}");
+            }
+        }
         self.stop.store(true, Ordering::Relaxed);
         if let Some(progress) = self.progress.take() {
             let _ = progress.join();
