@@ -18,62 +18,48 @@ use crate::common::cpu_atomics;
 use crate::common::fd_sharing::{SHARED_MEMORY_BYTES, SharedMemory, take_shared};
 use crate::common::memfd::{Mapping, shared_memory};
 use crate::common::static_data;
-use crate::error::{DeviceError, LaunchError, QueueError};
+use crate::error::{DeviceError, QueueError};
 use crate::exchanged::Exchanged;
 use crate::hang_report::WordNames;
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
-use super::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network, Transport};
+use super::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network};
 use super::queue::ProcessQueue;
-use super::wake::{CONTROL_BYTES, Control, MAX_NAP, MAX_WATCHED_WORDS, SpinPolicy, Watched};
+use super::wake::{Control, MAX_NAP, MAX_WATCHED_WORDS, SpinPolicy, Watched};
 use super::{AroundSleep, PeerPath, ProcessBackend};
-
-/// What joining a run starts from (`Process::join`).
-pub(crate) struct Joining {
-    pub(crate) pe: Pe,
-    pub(crate) n_pes: u32,
-    pub(crate) caps: Caps,
-    /// Every PE's node id, in PE order.
-    pub(crate) nodes: Vec<u32>,
-    pub(crate) topology: Topology,
-    pub(crate) client: Option<Box<dyn Bootstrap>>,
-    pub(crate) static_data: bool,
-    pub(crate) around_sleep: AroundSleep,
-    pub(crate) deadline: std::time::Instant,
-}
 
 /// What a device and its queues share.
 pub(crate) struct PeState {
     pub(crate) pe: Pe,
-    n_pes: u32,
-    caps: Caps,
-    topology: Topology,
+    pub(super) n_pes: u32,
+    pub(super) caps: Caps,
+    pub(super) topology: Topology,
     /// Time zero of [`Device::now`].
-    start: std::time::Instant,
-    client: Option<Mutex<Box<dyn Bootstrap>>>,
-    around_sleep: AroundSleep,
+    pub(super) start: std::time::Instant,
+    pub(super) client: Option<Mutex<Box<dyn Bootstrap>>>,
+    pub(super) around_sleep: AroundSleep,
     /// Every PE's control block, in PE order; `None` for a PE on another node.
-    controls: Vec<Option<Control>>,
+    pub(super) controls: Vec<Option<Control>>,
     /// How this PE reaches each PE, in PE order.
-    paths: Vec<PeerPath>,
+    pub(super) paths: Vec<PeerPath>,
     /// How this PE's waits spin before they sleep.
-    spin: SpinPolicy,
+    pub(super) spin: SpinPolicy,
     /// Every PE's process id, in PE order: a key names its owner's process.
-    pids: Vec<u32>,
+    pub(super) pids: Vec<u32>,
     /// The network path, when the run spans nodes or `RSHMEM_TRANSPORT=ofi` chose it
     /// (`network.rs`). Before `segments`, so that it is dropped first: its registrations are
     /// of those mappings.
     pub(crate) network: Option<Network>,
     /// Reachable segments by PE and [`MemKind::index`], this PE's own included.
-    segments: Vec<[OnceLock<Mapping>; MemKind::COUNT]>,
+    pub(super) segments: Vec<[OnceLock<Mapping>; MemKind::COUNT]>,
     /// This PE's descriptors, kept open so that peers can take copies.
-    exports: Mutex<Vec<OwnedFd>>,
+    pub(super) exports: Mutex<Vec<OwnedFd>>,
     /// Whether the static data may be remapped, and its key once it was.
-    static_data: bool,
-    static_key: Mutex<Option<(SegmentKey, u64)>>,
+    pub(super) static_data: bool,
+    pub(super) static_key: Mutex<Option<(SegmentKey, u64)>>,
     /// This PE's words in the program's terms, for reports of waits (`set_word_names`).
-    names: OnceLock<std::sync::Arc<WordNames>>,
+    pub(super) names: OnceLock<std::sync::Arc<WordNames>>,
 }
 
 impl PeState {
@@ -133,7 +119,7 @@ impl PeState {
 
 /// Every process's `mine`, in PE order, through the launcher's bootstrap, sleeping inside
 /// `around_sleep`; just `mine` for a single PE.
-fn allgather(
+pub(super) fn allgather(
     client: Option<&Mutex<Box<dyn Bootstrap>>>,
     around_sleep: &AroundSleep,
     mine: &[u8],
@@ -155,7 +141,7 @@ fn allgather(
 /// This process's PE of a run (see the module docs of `hw::process`).
 #[derive(Debug)]
 pub struct ProcessDevice {
-    state: std::sync::Arc<PeState>,
+    pub(super) state: std::sync::Arc<PeState>,
 }
 
 impl std::fmt::Debug for PeState {
@@ -165,125 +151,6 @@ impl std::fmt::Debug for PeState {
             .field("n_pes", &self.n_pes)
             .field("static_data", &self.static_data)
             .finish_non_exhaustive()
-    }
-}
-
-/// Shares the control block of every PE of this node, opens the network path where the run
-/// needs it, and returns the device (`Process::join`).
-pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
-    let pe = joining.pe;
-    let fail = |what: String| LaunchError::Init(format!("{pe}: {what}"));
-    let my_node = joining.nodes[pe.idx()];
-    // Read before the first exchange, so that a bad value fails every PE with its own
-    // message rather than leaving the others to find a peer gone.
-    let transport = super::network::transport().map_err(&fail)?;
-    let paths = super::network::paths(transport, &joining.nodes, pe).map_err(&fail)?;
-    let forced = transport == Transport::Ofi;
-    let (fd, own) = shared_memory(c"rshmem-control", CONTROL_BYTES).map_err(|e| {
-        fail(format!(
-            "cannot make the control block (memfd_create/mmap): {e}"
-        ))
-    })?;
-    let mut mine = SharedMemory::of(&fd, CONTROL_BYTES).to_bytes();
-    mine.push(u8::from(forced));
-    let client = joining.client.map(Mutex::new);
-    let all = allgather(
-        client.as_ref(),
-        &joining.around_sleep,
-        &mine,
-        joining.deadline,
-    )
-    .map_err(|e| fail(format!("sharing the control blocks: {e}")))?;
-    let mut keys = Vec::with_capacity(all.len());
-    for (peer, bytes) in all.iter().enumerate() {
-        match bytes.split_last() {
-            Some((&flag, key)) if flag <= 1 => keys.push((SharedMemory::from_bytes(key), flag)),
-            _ => {
-                return Err(fail(format!(
-                    "PE {peer} sent a malformed control-block key"
-                )));
-            }
-        }
-    }
-    let forcing: Vec<Pe> = (0u32..)
-        .zip(&keys)
-        .filter(|(_, (_, flag))| *flag == 1)
-        .map(|(peer, _)| Pe(peer))
-        .collect();
-    if !forcing.is_empty() && forcing.len() != keys.len() {
-        return Err(fail(format!(
-            "{} set {}=ofi and the others do not: set it alike for every PE",
-            list(&forcing),
-            super::network::TRANSPORT_VAR
-        )));
-    }
-    let mut own = Some(own);
-    let mut controls = Vec::with_capacity(keys.len());
-    let mut pids = Vec::with_capacity(keys.len());
-    for (peer, (key, _)) in keys.iter().enumerate() {
-        let theirs =
-            key.ok_or_else(|| fail(format!("PE {peer} sent a malformed control-block key")))?;
-        pids.push(theirs.pid);
-        if joining.nodes[peer] != my_node {
-            controls.push(None);
-            continue;
-        }
-        let mapping = match own.take().filter(|_| peer == pe.idx()) {
-            Some(own) => own,
-            None => {
-                let (fd, size) = take_shared(&theirs)
-                    .map_err(|e| fail(format!("PE {peer}'s control block: {e}")))?;
-                Mapping::map(fd.as_fd(), size)
-                    .map_err(|e| fail(format!("mapping PE {peer}'s control block: {e}")))?
-            }
-        };
-        controls.push(Some(Control::new(mapping)));
-    }
-    let network = match paths.contains(&PeerPath::Network) {
-        false => None,
-        true => Some(
-            Network::open(pe, &joining.nodes, |name| {
-                allgather(
-                    client.as_ref(),
-                    &joining.around_sleep,
-                    name,
-                    joining.deadline,
-                )
-                .map(|all| all.iter().map(|bytes| bytes.to_vec()).collect())
-            })
-            .map_err(|e| fail(format!("the network path to the other nodes' PEs: {e}")))?,
-        ),
-    };
-    let state = PeState {
-        pe,
-        n_pes: joining.n_pes,
-        caps: joining.caps,
-        topology: joining.topology,
-        start: std::time::Instant::now(),
-        client,
-        around_sleep: joining.around_sleep,
-        controls,
-        paths,
-        spin: SpinPolicy::for_pes(joining.n_pes),
-        pids,
-        network,
-        segments: (0..joining.n_pes).map(|_| Default::default()).collect(),
-        exports: Mutex::new(vec![fd]),
-        static_data: joining.static_data,
-        static_key: Mutex::new(None),
-        names: OnceLock::new(),
-    };
-    Ok(ProcessDevice {
-        state: std::sync::Arc::new(state),
-    })
-}
-
-/// "PE 1" or "PEs 1, 2".
-fn list(pes: &[Pe]) -> String {
-    let numbers: Vec<String> = pes.iter().map(|pe| pe.0.to_string()).collect();
-    match numbers.len() {
-        1 => format!("PE {}", numbers[0]),
-        _ => format!("PEs {}", numbers.join(", ")),
     }
 }
 

@@ -28,6 +28,7 @@
 //!   device to callers that have no closure around the program (the C API's `shmem_init`).
 
 mod device;
+mod join;
 mod network;
 mod queue;
 mod wake;
@@ -253,7 +254,7 @@ impl Process {
             semantics: self.semantics,
             max_segment_bytes: MAX_SEGMENT_BYTES,
         };
-        device::join(device::Joining {
+        join::join(join::Joining {
             pe,
             n_pes,
             caps,
