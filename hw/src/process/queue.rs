@@ -207,7 +207,7 @@ impl Queue for ProcessQueue {
     /// the store buffer, which the wake-up check's SeqCst fence (x86 `mfence`, AArch64
     /// `dmb ish`) waits for.
     ///
-    /// Through the network, a put of at most [`POSTED_PUT_MAX_BYTES`] is posted (its bytes
+    /// Through the network, a put of at most 64 KiB (`POSTED_PUT_MAX_BYTES`) is posted (its bytes
     /// copied) and its ticket completes when libfabric's write counter says it was
     /// delivered; a fence or quiet waits for it.
     #[inline]
