@@ -76,7 +76,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
     if !forcing.is_empty() && forcing.len() != keys.len() {
         return Err(fail(format!(
             "{} set {}=ofi and the others do not: set it alike for every PE",
-            list(&forcing),
+            super::list(&forcing),
             super::network::TRANSPORT_VAR
         )));
     }
@@ -114,7 +114,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
                 )
                 .map(|all| all.iter().map(|bytes| bytes.to_vec()).collect())
             })
-            .map_err(|e| fail(format!("the network path to the other nodes' PEs: {e}")))?,
+            .map_err(|e| fail(format!("the network path (libfabric): {e}")))?,
         ),
     };
     let state = PeState {
@@ -127,7 +127,8 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         around_sleep: joining.around_sleep,
         controls,
         paths,
-        spin: SpinPolicy::for_pes(joining.n_pes),
+        // The PEs that share this node's cores.
+        spin: SpinPolicy::for_pes(joining.nodes.iter().filter(|&&n| n == my_node).count() as u32),
         pids,
         network,
         segments: (0..joining.n_pes).map(|_| Default::default()).collect(),
@@ -139,13 +140,4 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
     Ok(ProcessDevice {
         state: std::sync::Arc::new(state),
     })
-}
-
-/// "PE 1" or "PEs 1, 2".
-fn list(pes: &[Pe]) -> String {
-    let numbers: Vec<String> = pes.iter().map(|pe| pe.0.to_string()).collect();
-    match numbers.len() {
-        1 => format!("PE {}", numbers[0]),
-        _ => format!("PEs {}", numbers.join(", ")),
-    }
 }

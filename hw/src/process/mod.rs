@@ -285,6 +285,15 @@ pub fn nodes_of(
     }
 }
 
+/// "PE 1" or "PEs 1, 2".
+fn list(pes: &[Pe]) -> String {
+    let numbers: Vec<String> = pes.iter().map(|pe| pe.0.to_string()).collect();
+    match numbers.len() {
+        1 => format!("PE {}", numbers[0]),
+        _ => format!("PEs {}", numbers.join(", ")),
+    }
+}
+
 /// How a PE reaches a peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PeerPath {

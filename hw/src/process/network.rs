@@ -117,17 +117,16 @@ fn transport_of(value: Option<&str>) -> Result<Transport, String> {
 /// For [`Transport::Shm`] with PEs on other nodes, naming them.
 pub(crate) fn paths(transport: Transport, nodes: &[u32], me: Pe) -> Result<Vec<PeerPath>, String> {
     let mine = nodes[me.idx()];
-    let remote: Vec<String> = (0..)
+    let remote: Vec<Pe> = (0..)
         .zip(nodes)
         .filter(|&(_, &node)| node != mine)
-        .map(|(pe, _): (u32, _)| pe.to_string())
+        .map(|(pe, _)| Pe(pe))
         .collect();
     if transport == Transport::Shm && !remote.is_empty() {
         return Err(format!(
-            "{TRANSPORT_VAR}=shm, but {} {} run on other nodes than this one, which shared \
-             memory does not reach: unset it (or set `auto`) to reach them through libfabric",
-            if remote.len() == 1 { "PE" } else { "PEs" },
-            remote.join(", ")
+            "{TRANSPORT_VAR}=shm, but {} run on other nodes than this one, which shared memory \
+             does not reach: unset it (or set `auto`) to reach them through libfabric",
+            super::list(&remote)
         ));
     }
     Ok(nodes
