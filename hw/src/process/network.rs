@@ -281,27 +281,6 @@ impl Network {
         Ok(endpoint.writes_posted())
     }
 
-    /// Posts `op`, an atomic that writes and fetches nothing (not a compare-and-swap), at
-    /// `dst` without waiting for it; returns the count of writes to wait for, as
-    /// [`Network::put_nbi`].
-    pub(crate) fn amo_nbi(&self, dst: RemoteRange, op: AmoOp) -> Result<u64, QueueError> {
-        let (kind, compare) = atomic_of(op);
-        debug_assert!(
-            compare.is_none() && kind != AtomicOp::Read,
-            "{op:?} is not posted"
-        );
-        let endpoint = self.endpoint();
-        endpoint
-            .atomic(
-                self.place(dst),
-                (kind, width_of(op)),
-                op.operand,
-                &mut || {},
-            )
-            .map_err(|e| self.lost(dst.pe, "an atomic", e))?;
-        Ok(endpoint.writes_posted())
-    }
-
     /// How many posted writes have completed.
     pub(crate) fn writes_completed(&self) -> u64 {
         self.endpoint().writes_completed()
