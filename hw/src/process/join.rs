@@ -127,8 +127,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         around_sleep: joining.around_sleep,
         controls,
         paths,
-        // The PEs that share this node's cores.
-        spin: SpinPolicy::for_pes(joining.nodes.iter().filter(|&&n| n == my_node).count() as u32),
+        spin: SpinPolicy::for_pes(joining.n_pes),
         pids,
         network,
         segments: (0..joining.n_pes).map(|_| Default::default()).collect(),
