@@ -22,6 +22,15 @@ pub enum Platform {
     /// `os`: OpenSHMEM 1.5 semantics (blocking fetches complete on return, updates globally
     /// visible on completion), every pair on NVLink.
     Os,
+    /// `os-net`: OpenSHMEM semantics, every PE on its own node, every pair over the process
+    /// backend's libfabric transport (docs/multi-node.md): writes delivered into host memory
+    /// (visible on delivery), only puts posted (gets, atomics and puts-with-signal complete
+    /// at issue), a fence that waits for the context's puts, a put-with-signal whose signal
+    /// waits for every earlier put to its target, and every atomic of one word, signal
+    /// updates included, performed indivisibly by the target's CPU. No PE can load or store
+    /// another's memory (`shmem_ptr` is NULL across nodes). docs/ordering.md, "The network
+    /// transport", argues each rule.
+    OsNet,
 }
 
 /// A named change to a platform's rules, written `+NAME` after it. None is on by default.
@@ -99,6 +108,11 @@ impl Config {
         platform: Platform::Os,
         modifiers: Vec::new(),
     };
+    /// `os-net` with no modifier.
+    pub const OS_NET: Config = Config {
+        platform: Platform::OsNet,
+        modifiers: Vec::new(),
+    };
 
     /// `nv-mix` with `hosts[pe]` the host of PE `pe`, no modifier.
     pub fn nv_mix(hosts: Vec<u32>) -> Config {
@@ -123,20 +137,34 @@ impl Config {
     pub fn host_of(&self, pe: PeId) -> u32 {
         match &self.platform {
             Platform::NvNvl | Platform::Os => 0,
-            Platform::NvIb => pe,
+            Platform::NvIb | Platform::OsNet => pe,
             Platform::NvMix { hosts } => hosts[pe as usize],
         }
     }
 
-    /// Whether the path between two distinct PEs crosses InfiniBand.
+    /// Whether the path between two distinct PEs crosses InfiniBand (under NVSHMEM rules,
+    /// where writes through a NIC pend, R8).
     pub fn over_ib(&self, a: PeId, b: PeId) -> bool {
+        self.nvshmem() && self.across_hosts(a, b)
+    }
+
+    /// Whether two distinct PEs are on different hosts, so that neither can load or store
+    /// the other's memory.
+    pub fn across_hosts(&self, a: PeId, b: PeId) -> bool {
         a != b && self.host_of(a) != self.host_of(b)
     }
 
     /// Whether NVSHMEM's relaxed rules apply (R7 fetch-in-flight, R8 local-only visibility);
-    /// false under OpenSHMEM 1.5.
+    /// false under OpenSHMEM rules (`os`, `os-net`).
     pub fn nvshmem(&self) -> bool {
-        !matches!(self.platform, Platform::Os)
+        !matches!(self.platform, Platform::Os | Platform::OsNet)
+    }
+
+    /// Whether the PEs reach each other through the libfabric transport (`os-net`): only
+    /// puts are posted, every other operation completes at issue, and a signal update is one
+    /// atomic of the target's CPU.
+    pub fn network_transport(&self) -> bool {
+        matches!(self.platform, Platform::OsNet)
     }
 }
 
@@ -146,6 +174,7 @@ impl fmt::Display for Platform {
             Platform::NvNvl => f.write_str("nv-nvl"),
             Platform::NvIb => f.write_str("nv-ib"),
             Platform::Os => f.write_str("os"),
+            Platform::OsNet => f.write_str("os-net"),
             Platform::NvMix { hosts } => {
                 let n_hosts = hosts.iter().copied().max().map_or(0, |h| h + 1);
                 let groups: Vec<String> = (0..n_hosts)

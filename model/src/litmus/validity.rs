@@ -7,7 +7,8 @@
 //!   quiet completes the put (OpenSHMEM: the source must not be modified until then);
 //! - atomics of different widths on one word (atomics are atomic only with atomics of the
 //!   same width);
-//! - `ld x@P` / `st x@P` of a peer reached over InfiniBand, where `shmem_ptr` returns NULL.
+//! - `ld x@P` / `st x@P` of a peer on another host (over InfiniBand, or over the network
+//!   transport of `os-net`), where `shmem_ptr` returns NULL.
 
 use std::collections::BTreeMap;
 
@@ -41,7 +42,10 @@ pub fn undefined_behaviour(test: &Litmus) -> Option<Undefined> {
     found.into_iter().min_by_key(|u| u.line)
 }
 
-/// The first `ld`/`st` of a peer that `config` places across InfiniBand, if any.
+/// The first `ld`/`st` of a peer that `config` places on another host, if any: across
+/// InfiniBand (`nv-ib`, `nv-mix`), or across the network transport of `os-net`, where every
+/// PE is on its own node. Every other instruction has a form on both transports: puts and
+/// gets as RDMA writes and reads, every atomic (32- and 64-bit) as a native libfabric atomic.
 pub fn does_not_apply(test: &Litmus, config: &Config) -> Option<DoesNotApply> {
     for (pe, program) in test.programs.iter().enumerate() {
         let pe = pe as PeId;
@@ -51,16 +55,22 @@ pub fn does_not_apply(test: &Litmus, config: &Config) -> Option<DoesNotApply> {
                 Instr::PeerStore { dst, .. } => (dst.pe, "st"),
                 _ => continue,
             };
-            if config.over_ib(pe, peer) {
-                return Some(DoesNotApply {
-                    line: span.line,
-                    what: format!(
-                        "P{pe} reaches P{peer} over InfiniBand under {config}, where shmem_ptr \
-                         gives no address, so '{what}' of P{peer}'s memory cannot be written \
-                         (drop the expect line for {config}, or use get/put)"
-                    ),
-                });
+            if !config.across_hosts(pe, peer) {
+                continue;
             }
+            let path = if config.network_transport() {
+                "over the libfabric network transport (each PE on its own node)"
+            } else {
+                "over InfiniBand"
+            };
+            return Some(DoesNotApply {
+                line: span.line,
+                what: format!(
+                    "P{pe} reaches P{peer} {path} under {config}, where shmem_ptr gives no \
+                     address, so '{what}' of P{peer}'s memory cannot be written (drop the \
+                     expect line for {config}, or use get/put)"
+                ),
+            });
         }
     }
     None

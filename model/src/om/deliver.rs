@@ -24,7 +24,18 @@ impl Machine<'_> {
                     && m.ctx == msg.ctx
                     && m.epoch < msg.epoch
             });
-        fenced && !self.signal_add_busy(s, msg)
+        fenced && !self.signal_add_busy(s, msg) && !self.signal_behind_puts(s, msg)
+    }
+
+    /// Whether `msg` is the signal of a put-with-signal over the network transport while a
+    /// put of its PE to its target is still in flight: the process backend puts the data
+    /// and waits until every write it posted is delivered before the signal goes
+    /// (`Endpoint::put_delivered`), so the signal waits for every such put, of any context.
+    fn signal_behind_puts(&self, s: &State, msg: &Msg) -> bool {
+        matches!(msg.body, Body::Signal { .. })
+            && s.in_flight.iter().any(|m| {
+                m.src == msg.src && m.dst == msg.dst && matches!(m.body, Body::Write { .. })
+            })
     }
 
     /// Whether `msg` is a signal `ADD` whose word another signal `ADD` is updating.
@@ -88,6 +99,13 @@ impl Machine<'_> {
                 }
             }
             Body::SignalWrite { var, value } => self.update(&mut next, dst, var, value, ib),
+            Body::Signal { var, add, value } => {
+                // One native atomic of the target's CPU: every atomic of the word goes through
+                // the same endpoint, so an ADD is one read-modify-write against SETs too.
+                let old = next.newest(dst, var, self.n_vars);
+                let new = if add { old.wrapping_add(value) } else { value };
+                self.update(&mut next, dst, var, new, ib);
+            }
             Body::Amo {
                 var,
                 op,

@@ -24,6 +24,10 @@ pub(super) struct Machine<'a> {
     pub nbi_unfenced: bool,
     /// `ib-coherent`: every write to a word with pending writes queues behind them.
     pub ib_coherent: bool,
+    /// `os-net`: only puts are posted; every other operation completes at issue, a fence
+    /// waits for the context's puts, and a put-with-signal's signal, one atomic, waits for
+    /// every put of its PE to its target.
+    pub network: bool,
 }
 
 impl<'a> Machine<'a> {
@@ -80,6 +84,7 @@ impl<'a> Machine<'a> {
             pcie_read_flush: config.has(Modifier::PcieReadFlush),
             nbi_unfenced: config.has(Modifier::NbiUnfenced),
             ib_coherent: config.has(Modifier::IbCoherent),
+            network: config.network_transport(),
         })
     }
 

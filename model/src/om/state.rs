@@ -87,6 +87,10 @@ pub(super) enum Body {
     /// The write half of a put-with-signal `ADD`, whose read half was the delivery of its
     /// `PutSignal`: the sum to store (signals are atomic only against the same operator).
     SignalWrite { var: u16, value: u64 },
+    /// The signal of a put-with-signal over the network transport (`os-net`), whose data
+    /// travels as a `Write` of its own: one atomic at the target (an add or a set),
+    /// performed once no put of its PE to that target is in flight.
+    Signal { var: u16, add: bool, value: u64 },
 }
 
 /// A read-modify-write with its operands resolved.

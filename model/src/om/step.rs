@@ -71,7 +71,10 @@ impl Machine<'_> {
             dst: dst as u8,
             ctx: ctx.0,
             epoch: s.epochs[pe * self.n_ctxs + usize::from(ctx.0)],
-            blocking_fetch,
+            // Over the network transport only a put is posted: every other operation (gets
+            // and atomics, non-blocking ones too) completes before the call returns, so the
+            // PE stalls on it as on a blocking fetch under OpenSHMEM rules.
+            blocking_fetch: blocking_fetch || (self.network && !matches!(body, Body::Write { .. })),
             until: None,
             unfenced: self.nbi_unfenced && nbi(instr),
             body,
@@ -131,18 +134,36 @@ impl Machine<'_> {
                 ctx,
                 ..
             } => {
-                let body = Body::PutSignal {
-                    var: dst.var.0,
-                    value: reg(value),
-                    signal: signal.var.0,
-                    add: signal_adds(op),
-                    signal_value: reg(signal_value),
-                };
-                send(&mut next, dst.pe, ctx, false, body);
+                if self.network {
+                    // The data is a put; the signal, one atomic, goes once every put of this
+                    // PE to the target is delivered, and the PE waits for it.
+                    let data = Body::Write {
+                        var: dst.var.0,
+                        value: reg(value),
+                    };
+                    send(&mut next, dst.pe, ctx, false, data);
+                    let signal = Body::Signal {
+                        var: signal.var.0,
+                        add: signal_adds(op),
+                        value: reg(signal_value),
+                    };
+                    send(&mut next, dst.pe, ctx, true, signal);
+                } else {
+                    let body = Body::PutSignal {
+                        var: dst.var.0,
+                        value: reg(value),
+                        signal: signal.var.0,
+                        add: signal_adds(op),
+                        signal_value: reg(signal_value),
+                    };
+                    send(&mut next, dst.pe, ctx, false, body);
+                }
             }
             Instr::Fence { ctx } => {
                 // R7: under NVSHMEM a fence also waits for the blocking fetches in flight.
-                if outstanding.any(|m| m.ctx == ctx.0 && m.blocking_fetch) {
+                // Over the network transport it waits for every put of the context (the
+                // provider may deliver a put after a later atomic, and offers no fence).
+                if outstanding.any(|m| m.ctx == ctx.0 && (m.blocking_fetch || self.network)) {
                     return None;
                 }
                 next.epochs[pe * self.n_ctxs + usize::from(ctx.0)] += 1;

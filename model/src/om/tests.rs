@@ -161,3 +161,55 @@ fn a_config_for_other_pes_is_an_error() {
         "configuration nv-mix(0) does not place exactly 2 PEs"
     );
 }
+
+#[test]
+fn over_the_network_a_put_may_pass_a_later_atomic_unless_a_fence_separates_them() {
+    // The provider delivers a posted put and a later atomic in either order; the fence waits
+    // for the put.
+    let body = "pes 2\nP0:\n  put x@1 = 1\n  set f@1 = 1\nP1:\n  wait f == 1\n  r0 = ld x\nexists (P1:r0 == 0)\n";
+    assert_eq!(outcomes(body, &Config::OS_NET).outcomes, set(&[&[0], &[1]]));
+    let fenced = body.replace("  set f@1 = 1", "  fence\n  set f@1 = 1");
+    assert_eq!(outcomes(&fenced, &Config::OS_NET).outcomes, set(&[&[1]]));
+}
+
+#[test]
+fn over_the_network_an_atomic_completes_before_the_next_operation() {
+    // Under `os` the atomic may still be in flight when the put lands; over the network the
+    // PE waits for it.
+    let body = "pes 2\nP0:\n  set x@1 = 1\n  put f@1 = 1\nP1:\n  wait f == 1\n  r0 = ld x\nexists (P1:r0 == 0)\n";
+    assert_eq!(outcomes(body, &Config::OS).outcomes, set(&[&[0], &[1]]));
+    assert_eq!(outcomes(body, &Config::OS_NET).outcomes, set(&[&[1]]));
+}
+
+#[test]
+fn over_the_network_a_fence_orders_puts_to_different_targets() {
+    // The process backend's fence waits for every put of the queue, whatever its target.
+    let body = "pes 3\nP0:\n  put x@1 = 1\n  fence\n  put y@2 = 1\nP2:\n  wait y == 1\n  r0 = get x@1\nexists (P2:r0 == 0)\n";
+    assert_eq!(outcomes(body, &Config::OS).outcomes, set(&[&[0], &[1]]));
+    assert_eq!(outcomes(body, &Config::OS_NET).outcomes, set(&[&[1]]));
+}
+
+#[test]
+fn over_the_network_a_signal_add_is_one_atomic_and_waits_for_earlier_puts() {
+    let set_add = "pes 3\nP0:\n  put_signal x@2 = 1, s ADD 1\nP1:\n  put_signal y@2 = 1, s SET 5\nexists (s@2 == 1)\n";
+    assert_eq!(
+        outcomes(set_add, &Config::OS_NET).outcomes,
+        set(&[&[5], &[6]])
+    );
+    // The earlier put to the signal's PE is delivered before the signal, fence or not.
+    let earlier = "pes 2\nP0:\n  put x@1 = 1\n  put_signal y@1 = 1, s SET 1\nP1:\n  wait s == 1\n  r0 = ld x\nexists (P1:r0 == 0)\n";
+    assert_eq!(outcomes(earlier, &Config::OS).outcomes, set(&[&[0], &[1]]));
+    assert_eq!(outcomes(earlier, &Config::OS_NET).outcomes, set(&[&[1]]));
+}
+
+#[test]
+fn a_load_of_another_pe_does_not_apply_over_the_network() {
+    let text = "litmus t\nsource \"unit\"\npes 2\nP0:\n  r0 = ld x@1\nexists (P0:r0 == 0)\n";
+    let test = parse("t.litmus", text).unwrap();
+    let err = allowed_outcomes(&test, &Config::OS_NET).unwrap_err();
+    assert!(
+        matches!(&err, ModelError::DoesNotApply(d) if d.line == 5 && d.what.contains("libfabric")),
+        "{err}"
+    );
+    assert!(allowed_outcomes(&test, &Config::OS).is_ok());
+}

@@ -125,12 +125,13 @@ impl Parser {
         cur.bump();
         let config_span = cur.span();
         let platform = match cur
-            .word("a configuration (nv-nvl, nv-ib, nv-mix(...), os)")?
+            .word("a configuration (nv-nvl, nv-ib, nv-mix(...), os, os-net)")?
             .text
         {
             "nv-nvl" => Platform::NvNvl,
             "nv-ib" => Platform::NvIb,
             "os" => Platform::Os,
+            "os-net" => Platform::OsNet,
             "nv-mix" => Platform::NvMix {
                 hosts: mix_hosts(cur, n_pes, config_span)?,
             },
@@ -138,7 +139,8 @@ impl Parser {
                 return Err((
                     config_span,
                     ParseErrorKind::Expected {
-                        expected: "a configuration (nv-nvl, nv-ib, nv-mix(...), os)".to_string(),
+                        expected: "a configuration (nv-nvl, nv-ib, nv-mix(...), os, os-net)"
+                            .to_string(),
                         found: format!("'{other}'"),
                     },
                 ));

@@ -312,7 +312,7 @@ fn errors_name_line_column_and_what_was_expected() {
         ),
         (
             "P0:\n  fence\nexists (x@1 == 0)\nexpect nv-foo never\n",
-            "t.litmus:7:8: expected a configuration (nv-nvl, nv-ib, nv-mix(...), os), found 'nv-foo'",
+            "t.litmus:7:8: expected a configuration (nv-nvl, nv-ib, nv-mix(...), os, os-net), found 'nv-foo'",
         ),
         ("P0:\n  fence $\n", "t.litmus:5:9: unexpected character '$'"),
     ];
