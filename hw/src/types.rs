@@ -65,6 +65,9 @@ impl MemKind {
     /// How many kinds there are: the length of a per-PE table indexed by [`MemKind::index`].
     pub const COUNT: usize = 3;
 
+    /// Every kind, in [`MemKind::index`] order.
+    pub const ALL: [MemKind; MemKind::COUNT] = [MemKind::Host, MemKind::Device, MemKind::Static];
+
     /// This kind's index in per-PE tables of segments (host 0, device 1, static 2): the one
     /// mapping every backend uses, so tables and trace records agree.
     pub const fn index(self) -> usize {

@@ -47,5 +47,15 @@ tools/osh/bin/oshcc -std=c11 -O1 -Wall -pthread -DLOCKED -o "$dir/c/threads_coun
     runtime/capi/tests/sim/threads_counter.c
 tools/osh/bin/oshcc -std=c11 -O1 -Wall -pthread -o "$dir/c/threads_flag" \
     runtime/capi/tests/sim/threads_flag.c
+# libfabric and the libraries it links, for a GPU machine that has none (check.sh's network
+# group puts them on LD_LIBRARY_PATH only there).
+rm -rf "$dir/ofi"
+libfabric=$(ldconfig -p | awk '/libfabric\.so\.1 /{print $NF; exit}')
+if [ -n "$libfabric" ]; then
+    mkdir -p "$dir/ofi"
+    cp -L "$libfabric" "$dir/ofi/"
+    ldd "$libfabric" | awk '/=> \//{print $3}' | grep -vE '/(libc|libm|libpthread|libdl)\.so' \
+        | xargs -r -I{} cp -L {} "$dir/ofi/"
+fi
 strip "$dir"/* "$dir"/c/* 2>/dev/null || true
 ls -l "$dir"

@@ -14,7 +14,8 @@
 #
 # CHECKS names the groups to run (default all): unit (the unit tests, the device-API suite,
 # registered buffers with PEs as threads), cuda (the conformance suite), litmus, launcher,
-# heaps, c (the C programs), cuda-programs (the C++ CUDA test programs), bench, collectives.
+# heaps, c (the C programs), network (PEs as processes whose peers are all on the network
+# path, RSHMEM_TRANSPORT=ofi), cuda-programs (the C++ CUDA test programs), bench, collectives.
 # A device session is short: CHECKS="unit launcher c" fits in one call.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -31,7 +32,7 @@ echo "GPUs: $gpus ${share[*]}" | tee "$out/summary.txt"
 nvidia-smi topo -m > "$out/topology.txt" 2>&1
 
 failures=0
-want() { [[ " ${CHECKS:-unit cuda litmus launcher heaps c cuda-programs bench collectives} " == *" $1 "* ]]; }
+want() { [[ " ${CHECKS:-unit cuda litmus launcher heaps c network cuda-programs bench collectives} " == *" $1 "* ]]; }
 run() { # name, command...: runs it, keeps its output, records its exit status
     local name=$1; shift
     "$@" > "$out/$name.txt" 2>&1
@@ -126,6 +127,51 @@ want c && echo "C programs on GPUs: ${#c_cases[@]} runs, $c_failed failed" | tee
 [ "$c_failed" -eq 0 ] || failures=$((failures + 1))
 
 # The C++ CUDA test programs the simulator runs, built here by nvcc (tools/gpu/cuda-programs.sh).
+if want network; then
+    # PEs as processes sharing this machine's GPU with every peer forced onto the network
+    # path (RSHMEM_TRANSPORT=ofi): each operation to a peer is a request to its proxy thread
+    # over libfabric on loopback (docs/multi-node.md). A machine without libfabric uses the
+    # copy build.sh packed (.devbin/ofi).
+    ofi_lib=()
+    if ! ldconfig -p | grep -q 'libfabric.so.1 ' && [ -d "$bin/ofi" ]; then
+        ofi_lib=(LD_LIBRARY_PATH="$bin/ofi${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+    fi
+    net=(env "${ofi_lib[@]}" RSHMEM_TRANSPORT=ofi "FI_PROVIDER=tcp;ofi_rxm")
+    net_bodies=(ring fenced_message_passing signal_message_passing fetch_add_counter
+        get_after_barrier on_stream heap_growth)
+    run network-bodies "${net[@]}" timeout 300 "$bin/rshmem" run -n 2 --share-gpus \
+        --timeout-s 240 "$bin/cuda_conformance" "${net_bodies[@]}"
+    grep -c ': ok$' "$out/network-bodies.txt" | sed 's/^/network: bodies ok: /' \
+        | tee -a "$out/summary.txt"
+    # Kernels do not reach PEs on the network path yet: the kernel's body must be refused.
+    "${net[@]}" timeout 120 "$bin/rshmem" run -n 2 --share-gpus --timeout-s 100 \
+        "$bin/cuda_conformance" device_api_ring > "$out/network-kernel.txt" 2>&1
+    if grep -q 'runs on another node' "$out/network-kernel.txt"; then
+        echo "network-kernel: refused as expected" | tee -a "$out/summary.txt"
+    else
+        echo "network-kernel: FAILED (no refusal naming the node)" | tee -a "$out/summary.txt"
+        failures=$((failures + 1))
+    fi
+    # Host code of the C programs loads and stores symmetric memory, so they take the host
+    # heap, as in the c group above; hello and on_stream, which only call SHMEM, the device
+    # heap too.
+    net_c=(hello:HOST rma:HOST amo:HOST waits:HOST signals:HOST memory:HOST
+        collectives:HOST reductions:HOST locks:HOST on_stream:HOST teams:HOST contexts:HOST
+        hello:DEVICE on_stream:DEVICE)
+    for case in "${net_c[@]}"; do
+        program=${case%%:*} heap=${case##*:}
+        name=network-c-$program-${heap,,}
+        "${net[@]}" LD_LIBRARY_PATH="$bin${ofi_lib:+:$bin/ofi}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+            SHMEM_SYMMETRIC_HEAP_DEFAULT=$heap timeout 200 "$bin/rshmem" oshrun -np 2 --gpu \
+            --share-gpus --timeout-s 180 "$bin/c/$program" > "$out/$name.txt" 2>&1
+        rc=$?
+        if [ "$rc" -eq 0 ]; then verdict=ok; else verdict="FAILED (exit $rc)"; failures=$((failures + 1)); fi
+        echo "$name: $verdict" | tee -a "$out/summary.txt"
+    done
+    SHMEM_SYMMETRIC_SIZE=4m run network-heaps "${net[@]}" timeout 200 "$bin/rshmem" run -n 2 \
+        --share-gpus --timeout-s 180 "$bin/cuda_heaps"
+fi
+
 if want cuda-programs; then
     OUT=$out/cuda-programs run cuda-programs timeout 500 tools/gpu/cuda-programs.sh "$bin"
     tail -1 "$out/cuda-programs.txt" | tee -a "$out/summary.txt"

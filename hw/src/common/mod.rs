@@ -10,6 +10,8 @@
 //! (`static_data`), and apply the contract's atomics to such memory with CPU atomics
 //! (`cpu_atomics`). Those order accesses of other processes, which loom and shuttle cannot
 //! model, so they take the CPU's atomics under every build ([`crate::sync::cross_process`]).
+//! Both reach PEs of other nodes through libfabric (`network`), by the path each peer gets
+//! (`paths`).
 
 #[cfg(any(feature = "cuda", feature = "process"))]
 pub(crate) mod cpu_atomics;
@@ -17,6 +19,10 @@ pub(crate) mod cpu_atomics;
 pub(crate) mod fd_sharing;
 #[cfg(any(feature = "cuda", feature = "process"))]
 pub(crate) mod memfd;
+#[cfg(any(feature = "cuda", feature = "process"))]
+pub(crate) mod network;
+#[cfg(any(feature = "cuda", feature = "process"))]
+pub(crate) mod paths;
 pub(crate) mod rendezvous;
 #[cfg(any(feature = "cuda", feature = "process"))]
 pub(crate) mod static_data;

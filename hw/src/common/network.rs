@@ -1,7 +1,8 @@
-//! The network path of the process backend: puts and gets to PEs on other nodes, and every
-//! atomic once the path is open, go through a libfabric endpoint (`hw::ofi`) instead of a
-//! mapping; with `RSHMEM_TRANSPORT=ofi`, every operation does, the PE's own memory included
-//! (docs/multi-node.md).
+//! The network path: a PE's libfabric endpoint (`hw::ofi`) to PEs on other nodes, with its
+//! progress thread and its peers' keys. The process backend puts, gets and applies every
+//! atomic through it once it is open (with `RSHMEM_TRANSPORT=ofi`, to every PE, its own
+//! memory included); the CUDA backend carries its requests to remote PEs' proxies over it
+//! (`cuda/remote.rs`). docs/multi-node.md.
 //!
 //! Each operation is complete at return, as on the mapped path: a put or an atomic waits for
 //! delivery at its target, a get and a fetching atomic for their data. A progress thread per
@@ -24,11 +25,6 @@ use crate::common::memfd::Mapping;
 use crate::error::QueueError;
 use crate::ofi::{AtomicOp, AtomicWidth, Endpoint, OfiError, Place, RemoteKey};
 use crate::types::{MemKind, Pe, RemoteRange};
-
-use super::PeerPath;
-
-/// The variable that chooses the path to peers.
-pub(crate) const TRANSPORT_VAR: &str = "RSHMEM_TRANSPORT";
 
 /// How long a waiter sleeps at most on the network path before it looks again.
 pub(crate) const NETWORK_NAP: Duration = Duration::from_micros(100);
@@ -77,66 +73,6 @@ const TIMER_SLACK_NS: libc::c_ulong = 1_000;
 
 /// The bytes of a segment's network key inside its segment key.
 pub(crate) const NETWORK_KEY_BYTES: usize = 16;
-
-/// What `RSHMEM_TRANSPORT` asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Transport {
-    /// Shared memory to the peers of this node, the network to the others (the default).
-    Auto,
-    /// Shared memory only: a run that spans nodes is refused.
-    Shm,
-    /// The network to every peer, this PE itself included (for tests).
-    Ofi,
-}
-
-/// What `RSHMEM_TRANSPORT` asks for.
-///
-/// # Errors
-/// A message naming the variable and its values, for any other value.
-pub(crate) fn transport() -> Result<Transport, String> {
-    transport_of(std::env::var(TRANSPORT_VAR).ok().as_deref())
-}
-
-/// [`transport`] for the variable's value, `None` when it is not set.
-fn transport_of(value: Option<&str>) -> Result<Transport, String> {
-    match value {
-        None | Some("" | "auto") => Ok(Transport::Auto),
-        Some("shm") => Ok(Transport::Shm),
-        Some("ofi") => Ok(Transport::Ofi),
-        Some(other) => Err(format!(
-            "{TRANSPORT_VAR}={other}: the values are `auto` (the default: shared memory to the \
-             peers of this node, libfabric to the others), `shm` (shared memory only, one node) \
-             and `ofi` (every peer through libfabric, docs/multi-node.md)"
-        )),
-    }
-}
-
-/// How PE `me` reaches each PE of `nodes` (node ids, in PE order) under `transport`.
-///
-/// # Errors
-/// For [`Transport::Shm`] with PEs on other nodes, naming them.
-pub(crate) fn paths(transport: Transport, nodes: &[u32], me: Pe) -> Result<Vec<PeerPath>, String> {
-    let mine = nodes[me.idx()];
-    let remote: Vec<Pe> = (0..)
-        .zip(nodes)
-        .filter(|&(_, &node)| node != mine)
-        .map(|(pe, _)| Pe(pe))
-        .collect();
-    if transport == Transport::Shm && !remote.is_empty() {
-        return Err(format!(
-            "{TRANSPORT_VAR}=shm, but {} run on other nodes than this one, which shared memory \
-             does not reach: unset it (or set `auto`) to reach them through libfabric",
-            super::list(&remote)
-        ));
-    }
-    Ok(nodes
-        .iter()
-        .map(|&node| match transport == Transport::Ofi || node != mine {
-            true => PeerPath::Network,
-            false => PeerPath::SharedMemory,
-        })
-        .collect())
-}
 
 /// A PE's endpoint, its peers' segment keys and its progress thread.
 pub(crate) struct Network {
@@ -264,6 +200,66 @@ impl Network {
         }
     }
 
+    /// Registers `len` bytes at `base` of this process's memory (not a segment: a CUDA PE's
+    /// mailbox, `cuda/remote.rs`) for peers to write, and returns its key.
+    ///
+    /// # Safety
+    /// The memory stays allocated while the endpoint is open, and this process touches it
+    /// only with atomics or copies that tolerate peers' writes.
+    ///
+    /// # Errors
+    /// The provider's refusal.
+    pub(crate) unsafe fn register_region(
+        &self,
+        base: *mut u8,
+        len: usize,
+    ) -> Result<RemoteKey, String> {
+        // SAFETY: the caller's promise.
+        unsafe { self.endpoint().register(base, len) }.map_err(|e| e.to_string())
+    }
+
+    /// Puts `data` at `offset` of `peer`'s region `key` and waits for its delivery.
+    pub(crate) fn put_to(
+        &self,
+        peer: Pe,
+        key: RemoteKey,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), QueueError> {
+        let place = Place {
+            peer: u64::from(peer.0),
+            key,
+            offset,
+        };
+        self.endpoint()
+            .put_delivered(place, data, &mut || {})
+            .map_err(|e| self.lost(peer, "a put", e))
+    }
+
+    /// Applies `op` to the word at `offset` of `peer`'s region `key` as one fetching atomic,
+    /// and returns its old value.
+    pub(crate) fn amo_to(
+        &self,
+        peer: Pe,
+        key: RemoteKey,
+        offset: u64,
+        op: AmoOp,
+    ) -> Result<u64, QueueError> {
+        let place = Place {
+            peer: u64::from(peer.0),
+            key,
+            offset,
+        };
+        self.fetch_atomic(place, op)
+            .map_err(|e| self.lost(peer, "an atomic", e))
+    }
+
+    fn fetch_atomic(&self, place: Place, op: AmoOp) -> Result<u64, OfiError> {
+        let (kind, compare) = atomic_of(op);
+        self.endpoint()
+            .fetch_atomic(place, (kind, width_of(op)), op.operand, compare, &mut || {})
+    }
+
     /// Puts `data` at `dst` and waits for its delivery.
     pub(crate) fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<(), QueueError> {
         self.endpoint()
@@ -303,15 +299,7 @@ impl Network {
     /// Applies `op` to the word `dst` as one fetching atomic, and returns the word's old
     /// value.
     pub(crate) fn amo(&self, dst: RemoteRange, op: AmoOp) -> Result<u64, QueueError> {
-        let (kind, compare) = atomic_of(op);
-        self.endpoint()
-            .fetch_atomic(
-                self.place(dst),
-                (kind, width_of(op)),
-                op.operand,
-                compare,
-                &mut || {},
-            )
+        self.fetch_atomic(self.place(dst), op)
             .map_err(|e| self.lost(dst.pe, "an atomic", e))
     }
 }
@@ -380,14 +368,14 @@ fn progress_once(endpoint: &Mutex<Endpoint>) {
     }
 }
 
-fn encode(key: RemoteKey) -> [u8; NETWORK_KEY_BYTES] {
+pub(crate) fn encode(key: RemoteKey) -> [u8; NETWORK_KEY_BYTES] {
     let mut bytes = [0u8; NETWORK_KEY_BYTES];
     bytes[..8].copy_from_slice(&key.key.to_le_bytes());
     bytes[8..].copy_from_slice(&key.base.to_le_bytes());
     bytes
 }
 
-fn decode(bytes: &[u8; NETWORK_KEY_BYTES]) -> RemoteKey {
+pub(crate) fn decode(bytes: &[u8; NETWORK_KEY_BYTES]) -> RemoteKey {
     let (key, base) = bytes.split_at(8);
     RemoteKey {
         key: u64::from_le_bytes(key.try_into().expect("8 bytes")),
@@ -397,57 +385,7 @@ fn decode(bytes: &[u8; NETWORK_KEY_BYTES]) -> RemoteKey {
 
 #[cfg(test)]
 mod tests {
-    use super::{
-        Duration, PeerPath, RemoteKey, Transport, decode, encode, paths, progress_period_of,
-        transport_of,
-    };
-    use crate::types::Pe;
-
-    /// Unset and `auto` choose per peer, `shm` and `ofi` force one path; anything else is
-    /// an error that names the variable and every value.
-    #[test]
-    fn rshmem_transport_is_read_strictly() {
-        for value in [None, Some(""), Some("auto")] {
-            assert_eq!(transport_of(value), Ok(Transport::Auto), "{value:?}");
-        }
-        assert_eq!(transport_of(Some("shm")), Ok(Transport::Shm));
-        assert_eq!(transport_of(Some("ofi")), Ok(Transport::Ofi));
-        let err = transport_of(Some("verbs")).expect_err("not a value");
-        assert!(
-            err.contains("RSHMEM_TRANSPORT=verbs")
-                && err.contains("`auto`")
-                && err.contains("`shm`")
-                && err.contains("`ofi`"),
-            "{err}"
-        );
-    }
-
-    /// By default a PE reaches the PEs of its node through shared memory and the others
-    /// through the network; `ofi` puts every PE on the network; `shm` refuses PEs on other
-    /// nodes, naming them, and is the default's equal on one node.
-    #[test]
-    fn each_peer_gets_the_path_its_node_allows() {
-        use PeerPath::{Network, SharedMemory};
-        let nodes = [0, 0, 1, 1];
-        assert_eq!(
-            paths(Transport::Auto, &nodes, Pe(1)),
-            Ok(vec![SharedMemory, SharedMemory, Network, Network])
-        );
-        assert_eq!(
-            paths(Transport::Auto, &nodes, Pe(2)),
-            Ok(vec![Network, Network, SharedMemory, SharedMemory])
-        );
-        assert_eq!(paths(Transport::Ofi, &nodes, Pe(0)), Ok(vec![Network; 4]));
-        let err = paths(Transport::Shm, &nodes, Pe(0)).expect_err("PEs 2 and 3 are remote");
-        assert!(
-            err.contains("RSHMEM_TRANSPORT=shm") && err.contains("PEs 2, 3"),
-            "{err}"
-        );
-        assert_eq!(
-            paths(Transport::Shm, &[0, 0], Pe(0)),
-            Ok(vec![SharedMemory; 2])
-        );
-    }
+    use super::{Duration, RemoteKey, decode, encode, progress_period_of};
 
     /// The progress thread's period is µs, or the default when unset; anything else is an
     /// error naming the variable.

@@ -57,7 +57,8 @@ impl CudaDevice {
         let shareable = world.multi_process();
         for (peer, theirs) in all.iter().enumerate() {
             let peer = Pe(peer as u32);
-            let shared = (shareable && peer != pe && !theirs.is_empty())
+            let remote = world.remote_to(peer).is_some();
+            let shared = (shareable && peer != pe && !remote && !theirs.is_empty())
                 .then(|| SharedMemory::from_bytes(theirs))
                 .flatten();
             let access = [self.ctx.gpu.ordinal];

@@ -336,6 +336,10 @@ impl Device for CudaDevice {
         if key.pe != peer || key.kind_idx != kind.index() {
             return Err(import_error("the key describes another segment"));
         }
+        if self.ctx.world.remote_to(peer).is_some() {
+            // A PE of another node: its memory is reached through its proxy, not mapped.
+            return Ok(());
+        }
         let (base, len_bytes) = match key.shared {
             Some(shared) if !shared.is_local() && key.reserved_bytes > 0 => {
                 let gpu = &self.ctx.gpu;
@@ -378,6 +382,9 @@ impl Device for CudaDevice {
     /// registered with CUDA), portable and device-mapped, so its address is valid on the host
     /// and, through unified addressing, in kernels too.
     fn load_store_addr(&self, range: RemoteRange) -> Option<u64> {
+        if self.ctx.world.remote_to(range.pe).is_some() {
+            return None;
+        }
         Some(self.ctx.addr(
             range.pe,
             range.kind,

@@ -64,6 +64,7 @@ mod process;
 mod program_buffer;
 mod queue;
 mod reach;
+mod remote;
 mod reservation;
 mod segments;
 mod staging;
@@ -80,6 +81,7 @@ use crate::backend::{Backend, LaunchOutput, Launcher};
 use crate::bootstrap::{self, Bootstrap};
 use crate::caps::{Caps, Semantics};
 use crate::common::fd_sharing;
+use crate::common::paths;
 use crate::common::threads::run_pe_threads;
 use crate::error::LaunchError;
 use crate::sync;
@@ -119,6 +121,8 @@ pub struct Cuda {
     /// Set when this process is one PE of a multi-process job.
     process: Option<ProcessPe>,
     static_data: bool,
+    /// Every PE's node id, in PE order (all 0 on one node).
+    nodes: Vec<u32>,
 }
 
 /// This process's PE of a multi-process job: its rank, and the job's bootstrap until the
@@ -241,10 +245,16 @@ impl CudaBuilder {
             }
             None => (inventory.gpus.len() as u32, MACHINE),
         };
-        let opened = match self.bootstrap {
+        let until = std::time::Instant::now() + BOOTSTRAP_TIMEOUT;
+        let mut opened = match self.bootstrap {
             Some(given) => Some(given),
-            None => bootstrap::from_env(std::time::Instant::now() + BOOTSTRAP_TIMEOUT)
-                .map_err(|e| LaunchError::Init(e.to_string()))?,
+            None => bootstrap::from_env(until).map_err(|e| LaunchError::Init(e.to_string()))?,
+        };
+        let nodes = match opened.as_mut() {
+            Some(job) => Some(paths::nodes_of(job.as_mut(), until).map_err(|e| {
+                LaunchError::Init(format!("PE {}: the nodes of the run: {e}", job.rank()))
+            })?),
+            None => None,
         };
         let (requested, share) = match &opened {
             Some(job) => {
@@ -262,22 +272,31 @@ impl CudaBuilder {
                 let shared_by_launcher = std::env::var(SHARE_GPUS_VAR).is_ok_and(|v| v == "1");
                 // Ours says so by --share-gpus; others (mpirun, srun, MPI, unique id) cannot.
                 let crowded = job.name() != "rshmem" && job.node().local_size > run_gpus;
-                (size, self.share_gpus || shared_by_launcher || crowded)
+                // Only this node's ranks need its GPUs.
+                (
+                    job.node().local_size,
+                    self.share_gpus || shared_by_launcher || crowded,
+                )
             }
             None => (self.n_pes.unwrap_or(run_gpus), self.share_gpus),
         };
-        let n_pes = check_pes(requested, run_gpus, share, whose)?;
+        let local_pes = check_pes(requested, run_gpus, share, whose)?;
+        let n_pes = opened.as_ref().map_or(local_pes, |job| job.size());
+        let nodes = nodes.unwrap_or_else(|| vec![0; n_pes as usize]);
         let ordinals = match self.gpus {
             // Only the GPUs some PE runs on need to reach each other.
             Some(mut gpus) => {
-                gpus.truncate(n_pes as usize);
+                gpus.truncate(local_pes as usize);
                 gpus
             }
-            None => placement::first_gpus(n_pes, run_gpus),
+            None => placement::first_gpus(local_pes, run_gpus),
         };
         placement::check_peer_access(&inventory, &ordinals)?;
-        let topology = nvlink_topology(n_pes)
-            .map_err(|e| LaunchError::Init(format!("the topology of {n_pes} GPUs: {e}")))?;
+        let topology = match nodes.iter().all(|&node| node == nodes[0]) {
+            true => nvlink_topology(n_pes),
+            false => paths::nodes_topology(&nodes),
+        }
+        .map_err(|e| LaunchError::Init(format!("the topology of {n_pes} GPUs: {e}")))?;
         Ok(Cuda {
             n_pes,
             ordinals,
@@ -290,6 +309,7 @@ impl CudaBuilder {
                 bootstrap: Mutex::new(Some(job)),
             }),
             static_data: self.static_data,
+            nodes,
         })
     }
 }
@@ -387,7 +407,7 @@ impl Cuda {
     fn process_world(&self, process: &ProcessPe, caps: Caps) -> Result<World, LaunchError> {
         let rank = process.rank;
         let fail = |what: String| LaunchError::Init(format!("PE {rank}: {what}"));
-        let mut client = process
+        let client = process
             .bootstrap
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -395,9 +415,12 @@ impl Cuda {
             .ok_or_else(|| {
                 fail("this process already joined its job; a process joins once".to_string())
             })?;
-        let until = std::time::Instant::now() + BOOTSTRAP_TIMEOUT;
-        bootstrap::require_one_node(client.as_mut(), "cuda", until)
-            .map_err(|e| fail(format!("the launcher's bootstrap: {e}")))?;
+        // Read before the first exchange, so that a bad value fails every PE with its own
+        // message rather than leaving the others to find a peer gone.
+        let pe = Pe(rank);
+        let paths = paths::transport()
+            .and_then(|transport| paths::paths(transport, &self.nodes, pe))
+            .map_err(&fail)?;
         fd_sharing::allow_peers_to_take_fds().map_err(|e| {
             fail(format!(
                 "cannot let the run's other processes map this one's memory \
@@ -407,15 +430,25 @@ impl Cuda {
         let gpu = driver::gpu(self.gpu_of(process.local_rank))?;
         gpu.amo_kernel()
             .map_err(|e| LaunchError::Init(format!("GPU {}: {e}", gpu.ordinal)))?;
-        let pe = Pe(rank);
         let world = World::for_process(
             self.topology.clone(),
             caps,
-            (gpu, pe, self.n_pes),
+            (Arc::clone(&gpu), pe, self.n_pes),
             client,
             self.static_data,
         )?;
         let deadline = crate::types::Instant(BOOTSTRAP_TIMEOUT.as_nanos() as u64);
+        if paths.contains(&paths::PeerPath::Network) {
+            let allgather = |mine: &[u8]| {
+                world
+                    .exchange(pe, mine, deadline)
+                    .map(|all| all.iter().map(|bytes| bytes.to_vec()).collect())
+                    .map_err(|e| e.to_string())
+            };
+            let remote = remote::Remote::open(pe, &self.nodes, paths, gpu, &allgather)
+                .map_err(|e| fail(format!("the network path to other nodes (libfabric): {e}")))?;
+            world.set_remote(remote);
+        }
         world
             .share_device_sync(pe, deadline)
             .map_err(|e| fail(e.to_string()))?;

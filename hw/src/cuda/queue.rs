@@ -43,6 +43,7 @@ use crate::types::{Copier, Instant, LocalRange, Pe, RemoteRange, Ticket};
 use cpu::on_host;
 
 mod cpu;
+mod remote;
 mod streams;
 
 /// An operation whose completion has not been observed yet.
@@ -285,6 +286,9 @@ impl Queue for CudaQueue {
             data.len() as u64,
             "put: range and data lengths differ"
         );
+        if let Some(remote) = self.remote_path(dst) {
+            return self.put_remote(remote, dst, data);
+        }
         let target = self.remote(dst, "put");
         if on_host(dst.kind) {
             // SAFETY: `target` is inside a host segment of the run (checked by `remote`);
@@ -311,6 +315,9 @@ impl Queue for CudaQueue {
             dst.len, src.len,
             "put_from_local: source and destination lengths differ"
         );
+        if let Some(remote) = self.remote_path(dst) {
+            return self.put_from_local_remote(remote, dst, src);
+        }
         let (target, source) = (
             self.remote(dst, "put_from_local"),
             self.local(src, "put_from_local"),
@@ -330,6 +337,9 @@ impl Queue for CudaQueue {
     /// # Ordering
     /// In stream order with every operation of this queue (stronger than the contract).
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
+        if let Some(remote) = self.remote_path(src) {
+            return self.get_remote(remote, src);
+        }
         let source = self.remote(src, "get");
         if on_host(src.kind) {
             // SAFETY: `source` is inside a host segment of the run (checked by `remote`).
@@ -351,6 +361,9 @@ impl Queue for CudaQueue {
             src.len, dst.len,
             "get_into: source and destination lengths differ"
         );
+        if let Some(remote) = self.remote_path(src) {
+            return self.get_into_remote(remote, src, dst);
+        }
         let (target, source) = (self.local(dst, "get_into"), self.remote(src, "get_into"));
         if on_host(dst.kind) && on_host(src.kind) {
             // SAFETY: both ranges are inside host segments of the run (checked above) and do
@@ -374,6 +387,9 @@ impl Queue for CudaQueue {
             op.width.bytes(),
             "amo: range length is not the op's width"
         );
+        if let Some(remote) = self.remote_path(dst) {
+            return self.amo_remote(remote, dst, op, fetch);
+        }
         let target = self.remote(dst, "amo");
         if on_host(dst.kind) {
             // SAFETY: `target` is a word inside a host segment of the run (checked by
@@ -414,10 +430,11 @@ impl Queue for CudaQueue {
             data.len() as u64,
             "put_signal: range and data lengths differ"
         );
-        if on_host(dst.kind) || on_host(signal.kind) {
+        let remote = self.remote_path(dst).is_some() || self.remote_path(signal).is_some();
+        if remote || on_host(dst.kind) || on_host(signal.kind) {
             // The data as a put, then the signal as an atomic: the queue delivers in issue
-            // order also between host and stream operations (`queue/cpu.rs`), so whoever
-            // sees the signal sees the data.
+            // order also between host, remote and stream operations (`queue/cpu.rs`,
+            // `queue/remote.rs`), so whoever sees the signal sees the data.
             self.put(dst, data, copier)?;
             return self.amo(signal, op.as_amo(value), false);
         }
@@ -474,6 +491,9 @@ impl Queue for CudaQueue {
             out.len() as u64,
             "get_now: range and buffer lengths differ"
         );
+        if self.remote_path(src).is_some() {
+            return Ok(false);
+        }
         if !on_host(src.kind) {
             return Ok(false);
         }
@@ -491,6 +511,9 @@ impl Queue for CudaQueue {
             op.width.bytes(),
             "amo_now: range length is not the op's width"
         );
+        if self.remote_path(dst).is_some() {
+            return Ok(None);
+        }
         if !on_host(dst.kind) {
             return Ok(None);
         }

@@ -59,6 +59,11 @@ impl PeCtx {
     /// Records `pe`'s segment of kind index `kind_idx` as reachable at `base` for `len_bytes`.
     pub(super) fn set_reachable(&self, pe: Pe, kind_idx: usize, base: u64, len_bytes: u64) {
         self.reachable.borrow_mut()[pe.idx()][kind_idx] = Some(Reachable { base, len_bytes });
+        if pe == self.pe
+            && let Some(remote) = self.world.remote()
+        {
+            remote.publish_own(kind_idx, base, len_bytes);
+        }
         self.reachable_changes.set(self.reachable_changes.get() + 1);
     }
 

@@ -16,6 +16,7 @@ use super::error::{DriverCallError, During};
 use super::host_shared::HostShared;
 use super::memory::{Segment, Vmm};
 use super::process;
+use super::remote::Remote;
 use super::reservation::Reservation;
 use crate::bootstrap::Bootstrap;
 use crate::caps::Caps;
@@ -66,10 +67,13 @@ pub(crate) struct World {
     /// Every PE's synchronisation memory of the device-side API as mapped in this process,
     /// in PE order: made on first use by the threads of one process, at launch by each
     /// process of a multi-process run (it is collective there).
-    device_sync: OnceLock<Result<Vec<Vmm>, DriverCallError>>,
+    /// A PE of another node has none here: its base is 0.
+    device_sync: OnceLock<Result<Vec<Option<Vmm>>, DriverCallError>>,
     /// Whether `Device::share_static_data` may remap the program's data (a process per PE
     /// whose launcher allowed it), and once it did, the key and length it returned.
     static_data: Option<Mutex<Option<(SegmentKey, u64)>>>,
+    /// The path to PEs of other nodes, where the run has any (`remote/`).
+    remote: OnceLock<Remote>,
 }
 
 impl World {
@@ -141,7 +145,24 @@ impl World {
             local_streams,
             device_sync: OnceLock::new(),
             static_data: static_data.then(|| Mutex::new(None)),
+            remote: OnceLock::new(),
         })
+    }
+
+    /// Sets the path to PEs of other nodes (once, at join).
+    pub(crate) fn set_remote(&self, remote: Remote) {
+        let _ = self.remote.set(remote);
+    }
+
+    /// The path to `pe` if it is a PE of another node (or every peer is reached through the
+    /// network, `RSHMEM_TRANSPORT=ofi`).
+    pub(crate) fn remote_to(&self, pe: Pe) -> Option<&Remote> {
+        self.remote.get().filter(|remote| remote.reaches(pe))
+    }
+
+    /// The path to PEs of other nodes, if the run has one.
+    pub(crate) fn remote(&self) -> Option<&Remote> {
+        self.remote.get()
     }
 
     /// The PEs this process runs.
@@ -221,13 +242,20 @@ impl World {
             self.gpus
                 .iter()
                 .zip(&self.local_streams)
-                .map(|(gpu, stream)| Vmm::new(&gpu.ctx, SYNC_BYTES, &access, stream, false))
+                .map(|(gpu, stream)| {
+                    Vmm::new(&gpu.ctx, SYNC_BYTES, &access, stream, false).map(Some)
+                })
                 .collect()
         });
         // Making the memory bound each GPU's context to this thread in turn.
         caller.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
         made.as_ref()
-            .map(|memory| memory.iter().map(Vmm::addr).collect())
+            .map(|memory| {
+                memory
+                    .iter()
+                    .map(|vmm| vmm.as_ref().map_or(0, Vmm::addr))
+                    .collect()
+            })
             .map_err(Clone::clone)
     }
 
@@ -255,14 +283,19 @@ impl World {
         let mut memory = Vec::with_capacity(all.len());
         for (peer, bytes) in all.iter().enumerate() {
             if peer == pe.idx() {
-                memory.extend(mine.take());
+                memory.push(mine.take());
+                continue;
+            }
+            if self.remote_to(Pe(peer as u32)).is_some() {
+                // Its GPU memory is not mapped here: kernels do not reach it.
+                memory.push(None);
                 continue;
             }
             let theirs = SharedMemory::from_bytes(bytes)
                 .ok_or_else(|| format!("PE {peer} sent a malformed synchronisation key"))?;
             let vmm = process::map_shared(&gpu.ctx, &theirs, &[gpu.ordinal])
                 .map_err(|e| format!("mapping PE {peer}'s synchronisation memory: {e}"))?;
-            memory.push(vmm);
+            memory.push(Some(vmm));
         }
         self.keep_export(fd);
         self.device_sync

@@ -24,10 +24,10 @@ use crate::hang_report::WordNames;
 use crate::topology::Topology;
 use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 
-use super::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network};
 use super::queue::ProcessQueue;
 use super::wake::{Control, MAX_NAP, MAX_WATCHED_WORDS, SpinPolicy, Watched};
 use super::{AroundSleep, PeerPath, ProcessBackend};
+use crate::common::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network};
 
 /// What a device and its queues share.
 pub(crate) struct PeState {

@@ -13,9 +13,10 @@ use crate::topology::Topology;
 use crate::types::Pe;
 
 use super::device::{PeState, ProcessDevice, allgather};
-use super::network::{Network, Transport};
 use super::wake::{CONTROL_BYTES, Control, SpinPolicy};
 use super::{AroundSleep, PeerPath};
+use crate::common::network::Network;
+use crate::common::paths::{self, Transport};
 
 /// What joining a run starts from (`Process::join`).
 pub(crate) struct Joining {
@@ -39,8 +40,8 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
     let my_node = joining.nodes[pe.idx()];
     // Read before the first exchange, so that a bad value fails every PE with its own
     // message rather than leaving the others to find a peer gone.
-    let transport = super::network::transport().map_err(&fail)?;
-    let paths = super::network::paths(transport, &joining.nodes, pe).map_err(&fail)?;
+    let transport = paths::transport().map_err(&fail)?;
+    let paths = paths::paths(transport, &joining.nodes, pe).map_err(&fail)?;
     let forced = transport == Transport::Ofi;
     let (fd, own) = shared_memory(c"rshmem-control", CONTROL_BYTES).map_err(|e| {
         fail(format!(
@@ -76,8 +77,8 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
     if !forcing.is_empty() && forcing.len() != keys.len() {
         return Err(fail(format!(
             "{} set {}=ofi and the others do not: set it alike for every PE",
-            super::list(&forcing),
-            super::network::TRANSPORT_VAR
+            paths::list(&forcing),
+            paths::TRANSPORT_VAR
         )));
     }
     let mut own = Some(own);

@@ -29,10 +29,10 @@
 
 mod device;
 mod join;
-mod network;
 mod queue;
 mod wake;
 
+pub use crate::common::paths::{PeerPath, nodes_of, peer_paths};
 pub use crate::common::static_data::loaded_data_range;
 
 use std::sync::Arc;
@@ -187,7 +187,7 @@ impl ProcessBuilder {
         };
         let topology = match self.topology {
             Some(topology) => topology,
-            None => nodes_topology(&nodes)
+            None => crate::common::paths::nodes_topology(&nodes)
                 .map_err(|e| LaunchError::Init(format!("the topology of {n_pes} PEs: {e}")))?,
         };
         if topology.n_gpus() < n_pes {
@@ -266,77 +266,6 @@ impl Process {
             deadline,
         })
     }
-}
-
-/// Every rank's node id, in rank order: where the job spans nodes, a collective (none of its
-/// nodes has every rank, so every rank sees it spans them); else all zero, with no exchange.
-///
-/// # Errors
-/// The bootstrap's, from [`Bootstrap::node_ids`].
-pub fn nodes_of(
-    bootstrap: &mut dyn Bootstrap,
-    deadline: std::time::Instant,
-) -> Result<Vec<u32>, bootstrap::BootstrapError> {
-    let n_ranks = bootstrap.size();
-    if bootstrap.node().local_size < n_ranks {
-        bootstrap.node_ids(deadline)
-    } else {
-        Ok(vec![0; n_ranks as usize])
-    }
-}
-
-/// "PE 1" or "PEs 1, 2".
-fn list(pes: &[Pe]) -> String {
-    let numbers: Vec<String> = pes.iter().map(|pe| pe.0.to_string()).collect();
-    match numbers.len() {
-        1 => format!("PE {}", numbers[0]),
-        _ => format!("PEs {}", numbers.join(", ")),
-    }
-}
-
-/// How a PE reaches a peer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PeerPath {
-    /// Its memory is mapped in this process (shared memory): copies and CPU atomics.
-    SharedMemory,
-    /// Through libfabric.
-    Network,
-}
-
-/// How PE `me` reaches each PE of a run whose PEs are on `nodes` (node ids, in PE order), as
-/// `RSHMEM_TRANSPORT` asks: by default shared memory to the PEs of its node and the network
-/// to the others; `ofi` puts every PE on the network, `shm` refuses PEs on other nodes.
-/// Once any peer is on the network, every atomic goes through it too (docs/multi-node.md).
-///
-/// # Errors
-/// A message naming the variable: a value it does not take, or `shm` with PEs on other
-/// nodes.
-pub fn peer_paths(nodes: &[u32], me: Pe) -> Result<Vec<PeerPath>, String> {
-    network::paths(network::transport()?, nodes, me)
-}
-
-/// The topology a run declares by default: one host per node id of `nodes` (a PE's), its PEs
-/// joined by load/store links, each behind a NIC when there are several hosts. The costs are
-/// placeholders; only the shape is real.
-fn nodes_topology(nodes: &[u32]) -> Result<Topology, crate::topology::TopologyError> {
-    let n_nodes = nodes
-        .iter()
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    if n_nodes <= 1 {
-        return Topology::single_host(nodes.len() as u32);
-    }
-    let link = |kind| crate::topology::Link {
-        kind,
-        latency_ns: 1_000,
-        bandwidth_bytes_per_s: 10_000_000_000,
-    };
-    let links = crate::topology::ClusterLinks {
-        nvlink: link(crate::topology::LinkKind::NvLink),
-        pcie: link(crate::topology::LinkKind::Pcie),
-        ib: link(crate::topology::LinkKind::Ib),
-    };
-    Topology::hosts_with_nics(format!("nodes-{n_nodes}"), nodes, links)
 }
 
 impl Launcher for Process {

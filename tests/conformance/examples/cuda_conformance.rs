@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Prints one line per body for each PE of this process; exits 1 if any failed. A PE's body
-//! errors name the PE.
+//! errors name the PE. Arguments name the bodies to run (default: all), so that a run whose
+//! peers are on the network path, which kernels do not reach, can leave out the kernel's.
 
 use std::process::ExitCode;
 
@@ -74,6 +75,20 @@ fn device_api_ring(sh: &Shmem<CudaBackend>) -> Result<(), BodyError> {
 }
 
 fn main() -> ExitCode {
+    let names: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(unknown) = names.iter().find(|n| BODIES.iter().all(|(b, _)| b != n)) {
+        let known: Vec<&str> = BODIES.iter().map(|(b, _)| *b).collect();
+        eprintln!(
+            "no body named {unknown:?}; the bodies are {}",
+            known.join(", ")
+        );
+        return ExitCode::from(2);
+    }
+    let chosen: Vec<(&str, Body)> = BODIES
+        .iter()
+        .filter(|(b, _)| names.is_empty() || names.iter().any(|n| n == b))
+        .copied()
+        .collect();
     let cuda = match Cuda::builder().build() {
         Ok(cuda) => cuda,
         Err(e) => {
@@ -84,7 +99,7 @@ fn main() -> ExitCode {
     // One run for every body: a process of `rshmem run` joins the launcher's bootstrap once.
     let config = Config::default().device_heap_size(256 << 20);
     let output = rshmem::run(cuda, config, |sh| {
-        BODIES
+        chosen
             .iter()
             .map(|(name, body)| (*name, body(sh).map_err(|e| e.to_string())))
             .collect::<Vec<_>>()

@@ -236,6 +236,9 @@ fn watchdog_of(ctx: &PeCtx, heap_base: u64, sync_base: u64) -> Result<&Watchdog,
 
 /// `pe`'s device heap as the PE of `ctx` maps it: base address and length.
 fn heap_of(ctx: &PeCtx, pe: Pe) -> Result<(u64, u64), DeviceApiError> {
+    if ctx.world.remote_to(pe).is_some() {
+        return Err(DeviceApiError::OnAnotherNode { pe });
+    }
     ctx.segment(pe, MemKind::Device)
         .ok_or(DeviceApiError::NotImported { pe })
 }

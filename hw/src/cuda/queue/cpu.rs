@@ -48,7 +48,7 @@ impl CudaQueue {
 
     /// The ticket of a host operation just done, keeping what it `fetched`. The stream was
     /// drained before it, so every earlier ticket is complete and so is this one.
-    fn done(&self, fetched: Option<Vec<u8>>) -> Ticket {
+    pub(super) fn done(&self, fetched: Option<Vec<u8>>) -> Ticket {
         let ticket = self.next.get();
         self.next.set(ticket + 1);
         self.done_below.set(ticket + 1);
