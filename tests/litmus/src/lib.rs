@@ -1,5 +1,6 @@
 //! Litmus tests on a backend: loading litmus files, one PE's program run through the hardware
-//! contract, one execution on the simulator, host or CUDA backend, every execution of the
+//! contract, one execution on the simulator, host or CUDA backend, many executions on PEs that
+//! are processes of a job (over the network path), every execution of the
 //! simulator explored and checked against the model, replay of one execution, the translation
 //! of a test into a GPU kernel of the device-side API (plain or stressed), and the outcomes of
 //! a test under sequential consistency (which make an allowed outcome weak).
@@ -26,9 +27,11 @@ mod gpu_stress_plan;
 mod gpu_stress_run;
 mod gpu_table;
 mod machine;
+mod net_table;
 mod on_cuda;
 mod on_gpu_kernel;
 mod on_host;
+mod on_process;
 mod on_sim;
 mod pe;
 mod replay;
@@ -50,11 +53,15 @@ pub use gpu_stress_plan::{
 pub use gpu_stress_run::{StressedRun, run_stressed_on_gpu};
 pub use gpu_table::{TableLine, Tally, UNDEFINED, short_of, table};
 pub use machine::topology;
+pub use net_table::{NetLine, allowed_unseen, forbidden_lines, net_summary, net_table};
 pub use on_cuda::run_on_cuda;
 pub use on_gpu_kernel::{MAX_DELAY_CYCLES, kernel_source, run_on_gpu_kernel};
 pub use on_host::run_on_host;
+pub use on_process::{
+    Arena, ArenaSize, MAX_TESTS, NetOptions, NetRunError, StartGate, execution_words,
+};
 pub use on_sim::{Execution, run_on, run_once, semantics};
-pub use pe::{N_REGS, PeRun, PeRunError, run_pe};
+pub use pe::{Frame, Meeting, N_REGS, PeRun, PeRunError, read_memory, run_pe, run_program};
 pub use replay::{Replay, ReplayError, ReplayedOutcome, replay};
 pub use sc::{SC_STATE_LIMIT, ScError, sc_outcomes};
 

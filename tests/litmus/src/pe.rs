@@ -89,25 +89,85 @@ struct Interpreter<'d, B: Backend> {
     n_vars: usize,
     /// How long a spin reads before it is a hang, in exploration rounds.
     spin_rounds: u64,
+    /// The byte offset of the execution's words.
+    base: u64,
+    /// How `barrier_all` and `sync_all` meet.
+    meeting: Meeting,
 }
 
-fn word(var: lt::VarId) -> u64 {
-    8 * u64::from(var.0)
+/// How `barrier_all` and `sync_all` meet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Meeting {
+    /// Through the backend's rendezvous (`Device::exchange`), which may be the launcher's.
+    Exchange,
+    /// Through a word of the execution on each PE, as a team of every PE meets (`idioms.rs`):
+    /// network atomics and a wait, which cost a round trip where an exchange through a
+    /// launcher can cost milliseconds.
+    Words,
 }
 
-fn local(var: lt::VarId) -> LocalRange {
+/// Where one execution's words lie and how its PEs meet: what [`run_program`] needs besides
+/// the test.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    /// The byte offset of the execution's first word in every PE's `Device` segment: a word
+    /// per variable, then a word per team ([`Frame::words`]).
+    pub base: u64,
+    /// How `barrier_all` and `sync_all` meet.
+    pub meeting: Meeting,
+    /// How long any one wait, quiet or rendezvous may take, in the device's nanoseconds.
+    pub wait_ns: u64,
+}
+
+impl Frame {
+    /// How many words an execution of `test` takes: one per variable, one per team, and
+    /// under [`Meeting::Words`] one for the team of every PE unless the test names it.
+    pub fn words(test: &Litmus, meeting: Meeting) -> usize {
+        test.vars.len().max(1) + team_sets(test, meeting).len()
+    }
+
+    fn deadline<D: Device>(&self, dev: &D) -> Instant {
+        Instant(dev.now().0.saturating_add(self.wait_ns))
+    }
+}
+
+/// Every PE of `test`, as a team.
+fn every_pe(test: &Litmus) -> Vec<u32> {
+    (0..test.n_pes).collect()
+}
+
+/// The teams whose rendezvous an execution of `test` needs words for.
+fn team_sets(test: &Litmus, meeting: Meeting) -> Vec<Vec<u32>> {
+    let mut sets = test.team_sets();
+    let meets = test
+        .programs
+        .iter()
+        .flatten()
+        .any(|(i, _)| matches!(i, Instr::BarrierAll | Instr::SyncAll));
+    if meeting == Meeting::Words && meets && !sets.contains(&every_pe(test)) {
+        sets.push(every_pe(test));
+    }
+    sets
+}
+
+/// The byte offset of `var` in an execution whose words begin at byte `base`.
+fn word(base: u64, var: lt::VarId) -> u64 {
+    base + 8 * u64::from(var.0)
+}
+
+fn local(base: u64, var: lt::VarId) -> LocalRange {
     LocalRange {
         kind: MemKind::Device,
-        offset: word(var),
+        offset: word(base, var),
         len: 8,
     }
 }
 
-fn remote(loc: lt::Loc) -> RemoteRange {
+fn remote(base: u64, loc: lt::Loc) -> RemoteRange {
     RemoteRange {
         pe: Pe(loc.pe),
         kind: MemKind::Device,
-        offset: word(loc.var),
+        offset: word(base, loc.var),
         len: 8,
     }
 }
@@ -124,9 +184,9 @@ fn cmp(c: lt::Cmp) -> hw::Cmp {
 }
 
 /// A wait that always holds: it reads the word and runs the consistency step.
-fn settled(var: lt::VarId) -> WaitSpec {
+fn settled(base: u64, var: lt::VarId) -> WaitSpec {
     WaitSpec {
-        word: local(var),
+        word: local(base, var),
         width: AmoWidth::W64,
         signed: false,
         cmp: hw::Cmp::Ge,
@@ -166,16 +226,16 @@ pub fn run_pe<B: Backend>(
         )));
     }
     let me = dev.pe().0;
-    let program = test
-        .programs
-        .get(me as usize)
-        .map_or(&[][..], Vec::as_slice);
-    let n_vars = test.vars.len().max(1);
-    let deadline = || Instant(dev.now().0.saturating_add(WAIT_NS));
+    let frame = Frame {
+        base: 0,
+        meeting: Meeting::Exchange,
+        wait_ns: WAIT_NS,
+    };
+    let deadline = || frame.deadline(dev);
 
     // Setup: one segment of a word per variable and per team, imported on every PE.
-    let team_sets = test.team_sets();
-    let key = dev.create_segment(MemKind::Device, 8 * (n_vars + team_sets.len()) as u64)?;
+    let words = Frame::words(test, frame.meeting);
+    let key = dev.create_segment(MemKind::Device, 8 * words as u64)?;
     let keys = dev
         .exchange(&key.0, deadline())
         .map_err(queue_err("setup exchange"))?;
@@ -184,16 +244,40 @@ pub fn run_pe<B: Backend>(
     }
     for (loc, value) in &test.init {
         if loc.pe == me {
-            dev.write_local(local(loc.var), &value.to_le_bytes());
+            dev.write_local(local(0, loc.var), &value.to_le_bytes());
         }
     }
-    let queues = (0..n_contexts(program))
-        .map(|_| dev.create_queue())
-        .collect::<Result<Vec<_>, _>>()?;
     // Everyone's initial values are in place before anyone starts.
     dev.exchange(&[], deadline())
         .map_err(queue_err("start rendezvous"))?;
+    let regs = run_program::<B>(test, config, dev, &frame)?;
+    dev.exchange(&[], deadline())
+        .map_err(queue_err("end rendezvous"))?;
+    let memory = read_memory(test, dev, &frame)?;
+    Ok(PeRun { regs, memory })
+}
 
+/// Runs PE `dev.pe()`'s program of `test` under `config` on the words `frame` places, from
+/// its first instruction to the completion of everything it issued, and returns its
+/// registers. The caller has set every PE's initial values and met the other PEs before, and
+/// meets them again after, before it reads the memory ([`read_memory`]).
+///
+/// # Errors
+/// [`PeRunError`] if a wait or rendezvous fails or the program reads an unset register.
+pub fn run_program<B: Backend>(
+    test: &Litmus,
+    config: &Config,
+    dev: &B::Device,
+    frame: &Frame,
+) -> Result<[Option<u64>; N_REGS], PeRunError> {
+    let me = dev.pe().0;
+    let program = test
+        .programs
+        .get(me as usize)
+        .map_or(&[][..], Vec::as_slice);
+    let queues = (0..n_contexts(program))
+        .map(|_| dev.create_queue())
+        .collect::<Result<Vec<_>, _>>()?;
     let mut pe = Interpreter::<B> {
         dev,
         queues,
@@ -201,35 +285,43 @@ pub fn run_pe<B: Backend>(
         regs: [None; N_REGS],
         fetches: Vec::new(),
         issued: Vec::new(),
-        teams: idioms::Teams::new(dev, team_sets)?,
-        n_vars,
+        teams: idioms::Teams::new(dev, team_sets(test, frame.meeting))?,
+        n_vars: test.vars.len().max(1),
         spin_rounds: idioms::spin_rounds(test),
+        base: frame.base,
+        meeting: frame.meeting,
     };
     for (instr, span) in program {
-        pe.step(instr, span.line, deadline())?;
+        pe.step(instr, span.line, frame.deadline(dev))?;
     }
-
-    // The end: complete everything, meet, then read this PE's memory once all is visible.
+    // The end: complete everything this PE issued.
     for ctx in 0..pe.queues.len() {
-        pe.quiet(Ctx(ctx as u8), deadline(), "final quiet")?;
+        pe.quiet(Ctx(ctx as u8), frame.deadline(dev), "final quiet")?;
     }
-    pe.teams.quiet(deadline())?;
-    dev.exchange(&[], deadline())
-        .map_err(queue_err("end rendezvous"))?;
+    pe.teams.quiet(frame.deadline(dev))?;
+    Ok(pe.regs)
+}
+
+/// This PE's copy of each of `test`'s variables in the words `frame` places, read once every
+/// PE's writes are complete (after the rendezvous that follows [`run_program`]).
+///
+/// # Errors
+/// [`PeRunError::Queue`] if a read's wait fails.
+pub fn read_memory<D: Device>(
+    test: &Litmus,
+    dev: &D,
+    frame: &Frame,
+) -> Result<Vec<u64>, PeRunError> {
     // A wait returns the value it read before its consistency step, so the first wait on a
     // word may still show an old value; the second reads after the step.
-    let memory = (0..test.vars.len())
+    (0..test.vars.len())
         .map(|v| {
-            let word = settled(lt::VarId(v as u16));
-            dev.wait_until(word, deadline())
-                .and_then(|_| dev.wait_until(word, deadline()))
+            let word = settled(frame.base, lt::VarId(v as u16));
+            dev.wait_until(word, frame.deadline(dev))
+                .and_then(|_| dev.wait_until(word, frame.deadline(dev)))
                 .map_err(queue_err("final read"))
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(PeRun {
-        regs: pe.regs,
-        memory,
-    })
+        .collect()
 }
 
 impl<B: Backend> Interpreter<'_, B> {
@@ -315,7 +407,7 @@ impl<B: Backend> Interpreter<'_, B> {
                 let v = self.value(value, line, deadline)?;
                 let ticket = self
                     .queue(ctx)
-                    .put(remote(dst), &v.to_le_bytes(), Copier::Device)
+                    .put(remote(self.base, dst), &v.to_le_bytes(), Copier::Device)
                     .map_err(queue_err(what("put")))?;
                 self.note_issued(ctx, dst.pe, ticket);
             }
@@ -327,7 +419,7 @@ impl<B: Backend> Interpreter<'_, B> {
             } => {
                 let ticket = self
                     .queue(ctx)
-                    .get(remote(src))
+                    .get(remote(self.base, src))
                     .map_err(queue_err(what("get")))?;
                 self.note_issued(ctx, src.pe, ticket);
                 self.fetched(reg, ctx, ticket, kind == lt::GetKind::GetNbi, deadline)?;
@@ -341,7 +433,7 @@ impl<B: Backend> Interpreter<'_, B> {
                 ctx,
             } => {
                 let op = self.amo(op, width, line, deadline)?;
-                let mut target = remote(dst);
+                let mut target = remote(self.base, dst);
                 target.len = op.width.bytes();
                 let ticket = self
                     .queue(ctx)
@@ -370,9 +462,9 @@ impl<B: Backend> Interpreter<'_, B> {
                 let ticket = self
                     .queue(ctx)
                     .put_signal(
-                        remote(dst),
+                        remote(self.base, dst),
                         &v.to_le_bytes(),
-                        remote(signal),
+                        remote(self.base, signal),
                         op,
                         signal_value,
                         Copier::Device,
@@ -390,21 +482,15 @@ impl<B: Backend> Interpreter<'_, B> {
             Instr::BarrierAll => {
                 self.quiet(Ctx::DEFAULT, deadline, &what("barrier_all"))?;
                 self.settle(deadline, &what("barrier_all"), |f| !f.nbi)?;
+                self.meet(deadline, &what("barrier_all"))?;
                 self.dev
-                    .exchange(&[], deadline)
-                    .map_err(queue_err(what("barrier_all")))?;
-                self.dev
-                    .wait_until(settled(lt::VarId(0)), deadline)
+                    .wait_until(settled(self.base, lt::VarId(0)), deadline)
                     .map_err(queue_err(what("barrier_all")))?;
             }
-            Instr::SyncAll => {
-                self.dev
-                    .exchange(&[], deadline)
-                    .map_err(queue_err(what("sync_all")))?;
-            }
+            Instr::SyncAll => self.meet(deadline, &what("sync_all"))?,
             Instr::Wait { var, cmp: c, value } | Instr::SignalWait { var, cmp: c, value } => {
                 let spec = WaitSpec {
-                    word: local(var),
+                    word: local(self.base, var),
                     width: AmoWidth::W64,
                     signed: false,
                     cmp: cmp(c),
@@ -417,18 +503,34 @@ impl<B: Backend> Interpreter<'_, B> {
             }
             Instr::Load { reg, var } => {
                 let mut le = [0u8; 8];
-                self.dev.read_local(local(var), &mut le);
+                self.dev.read_local(local(self.base, var), &mut le);
                 // Two writes to one register land in program order.
                 self.settle(deadline, &what("load"), |f| f.reg == reg)?;
                 self.regs[usize::from(reg.0)] = Some(u64::from_le_bytes(le));
             }
             Instr::Store { var, value } => {
                 let v = self.value(value, line, deadline)?;
-                self.dev.write_local(local(var), &v.to_le_bytes());
+                self.dev
+                    .write_local(local(self.base, var), &v.to_le_bytes());
             }
             _ => self.step_idiom(instr, line, deadline)?,
         }
         Ok(())
+    }
+
+    /// The rendezvous of every PE, as the frame's meeting says.
+    fn meet(&mut self, deadline: Instant, what: &str) -> Result<(), PeRunError> {
+        match self.meeting {
+            Meeting::Exchange => self
+                .dev
+                .exchange(&[], deadline)
+                .map(drop)
+                .map_err(queue_err(what)),
+            Meeting::Words => {
+                let every: Vec<u32> = (0..self.dev.n_pes()).collect();
+                self.rendezvous(&every, deadline, what)
+            }
+        }
     }
 
     /// Remembers an operation of the default context for `pe_quiet`.

@@ -66,8 +66,9 @@ impl<B: Backend> Interpreter<'_, B> {
         deadline: Instant,
     ) -> Result<(), PeRunError> {
         let what = |name: &str| format!("line {line}: {name}");
+        let base = self.base;
         let spec = |var: lt::VarId, c: lt::Cmp, value: u64| WaitSpec {
-            word: local(var),
+            word: local(base, var),
             width: AmoWidth::W64,
             signed: false,
             cmp: cmp(c),
@@ -164,7 +165,8 @@ impl<B: Backend> Interpreter<'_, B> {
             }
             Instr::PeerStore { dst, value } if dst.pe == self.dev.pe().0 => {
                 let v = self.value(value, line, deadline)?;
-                self.dev.write_local(local(dst.var), &v.to_le_bytes());
+                self.dev
+                    .write_local(local(self.base, dst.var), &v.to_le_bytes());
             }
             Instr::PeerStore { dst, value } => {
                 // A store through shmem_ptr: ordered and completed like `p` on the default
@@ -172,7 +174,7 @@ impl<B: Backend> Interpreter<'_, B> {
                 let v = self.value(value, line, deadline)?;
                 let ticket = self
                     .queue(Ctx::DEFAULT)
-                    .put(remote(dst), &v.to_le_bytes(), Copier::Device)
+                    .put(remote(self.base, dst), &v.to_le_bytes(), Copier::Device)
                     .map_err(queue_err(what("st")))?;
                 self.note_issued(Ctx::DEFAULT, dst.pe, ticket);
             }
@@ -185,7 +187,7 @@ impl<B: Backend> Interpreter<'_, B> {
             } => {
                 let v = self.value(value, line, deadline)?;
                 let data: Vec<u8> = (0..words).flat_map(|_| v.to_le_bytes()).collect();
-                let mut range = remote(dst);
+                let mut range = remote(self.base, dst);
                 range.len = data.len() as u64;
                 let ticket = self
                     .queue(ctx)
@@ -201,7 +203,7 @@ impl<B: Backend> Interpreter<'_, B> {
     /// A plain load of the PE's own word.
     fn load_own(&self, var: lt::VarId) -> u64 {
         let mut le = [0u8; 8];
-        self.dev.read_local(local(var), &mut le);
+        self.dev.read_local(local(self.base, var), &mut le);
         u64::from_le_bytes(le)
     }
 
@@ -232,7 +234,7 @@ impl<B: Backend> Interpreter<'_, B> {
             f.ctx == Ctx::DEFAULT && tickets.contains(&f.ticket)
         })?;
         self.dev
-            .wait_until(settled(lt::VarId(0)), deadline)
+            .wait_until(settled(self.base, lt::VarId(0)), deadline)
             .map_err(queue_err(what))?;
         Ok(())
     }
@@ -249,14 +251,19 @@ impl<B: Backend> Interpreter<'_, B> {
     ) -> Result<(), PeRunError> {
         let ticket = self
             .queue(Ctx::DEFAULT)
-            .get(remote(src))
+            .get(remote(self.base, src))
             .map_err(queue_err(what))?;
         self.note_issued(Ctx::DEFAULT, src.pe, ticket);
         self.fetched(reg, Ctx::DEFAULT, ticket, false, deadline)
     }
 
     /// The rendezvous of the team `pes` (this PE among them).
-    fn rendezvous(&mut self, pes: &[u32], deadline: Instant, what: &str) -> Result<(), PeRunError> {
+    pub(super) fn rendezvous(
+        &mut self,
+        pes: &[u32],
+        deadline: Instant,
+        what: &str,
+    ) -> Result<(), PeRunError> {
         let me = self.dev.pe().0;
         let team = self
             .teams
@@ -278,10 +285,13 @@ impl<B: Backend> Interpreter<'_, B> {
         for &peer in pes.iter().filter(|&&p| p != me) {
             queue
                 .amo(
-                    remote(lt::Loc {
-                        var: word,
-                        pe: peer,
-                    }),
+                    remote(
+                        self.base,
+                        lt::Loc {
+                            var: word,
+                            pe: peer,
+                        },
+                    ),
                     add,
                     false,
                 )
@@ -290,7 +300,7 @@ impl<B: Backend> Interpreter<'_, B> {
         self.teams.episodes[team] += 1;
         let arrivals = self.teams.episodes[team] * (pes.len() as u64 - 1);
         let spec = WaitSpec {
-            word: local(word),
+            word: local(self.base, word),
             width: AmoWidth::W64,
             signed: false,
             cmp: hw::Cmp::Ge,
@@ -331,9 +341,9 @@ impl<B: Backend> Interpreter<'_, B> {
                     operand: 0,
                     width: AmoWidth::W64,
                 };
-                q.amo(remote(src), fetch, true)
+                q.amo(remote(self.base, src), fetch, true)
             } else {
-                q.get(remote(src))
+                q.get(remote(self.base, src))
             }
             .map_err(queue_err(&what))?;
             q.wait_ticket(ticket, deadline).map_err(queue_err(&what))?;
