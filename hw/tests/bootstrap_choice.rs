@@ -1,6 +1,6 @@
 //! Which bootstrap a process takes (`hw::bootstrap::choose`): `RSHMEM_BOOTSTRAP`, NVSHMEM's
 //! names for the same choice, `auto`'s order, and the errors that name what is missing; and
-//! the refusal of a job across nodes (`hw::bootstrap::require_one_node`).
+//! the nodes of a run (`hw::process::nodes_of`).
 
 #![cfg(any(feature = "process", feature = "cuda"))]
 
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use hw::bootstrap::{
     Bootstrap, BootstrapError, BootstrapKind, Choice, N_RANKS_VAR, NodeIdentity, RANK_VAR,
-    SOCKET_VAR, require_one_node,
+    SOCKET_VAR,
 };
 
 fn choose(vars: &[(&str, &str)]) -> Result<Option<Choice>, BootstrapError> {
@@ -169,27 +169,6 @@ impl Bootstrap for Placed {
     fn global_exit(&self, _: i32) -> Result<(), BootstrapError> {
         Ok(())
     }
-}
-
-#[test]
-fn a_job_across_nodes_is_refused_naming_the_remote_ranks() {
-    let soon = Instant::now() + Duration::from_secs(5);
-    let mut one_node = Placed {
-        rank: 1,
-        nodes: vec![0, 0],
-    };
-    require_one_node(&mut one_node, "cuda", soon).unwrap();
-    let mut two_nodes = Placed {
-        rank: 1,
-        nodes: vec![0, 0, 1, 1],
-    };
-    let e = require_one_node(&mut two_nodes, "cuda", soon)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("ranks 2, 3") && e.contains("cuda backend") && e.contains("multi-node.md"),
-        "{e}"
-    );
 }
 
 /// A run's nodes are the launcher's: every rank's node id where the job spans nodes, and all

@@ -143,6 +143,12 @@ if want network; then
         --timeout-s 240 "$bin/cuda_conformance" "${net_bodies[@]}"
     grep -c ': ok$' "$out/network-bodies.txt" | sed 's/^/network: bodies ok: /' \
         | tee -a "$out/summary.txt"
+    if command -v mpirun > /dev/null; then
+        # The same under Open MPI's launcher (PMIx), its ranks crowding the one GPU.
+        run network-mpirun "${net[@]}" timeout 300 mpirun --allow-run-as-root --oversubscribe \
+            -np 2 -x RSHMEM_TRANSPORT -x FI_PROVIDER ${ofi_lib:+-x LD_LIBRARY_PATH} \
+            "$bin/cuda_conformance" "${net_bodies[@]}"
+    fi
     # Kernels do not reach PEs on the network path yet: the kernel's body must be refused.
     "${net[@]}" timeout 120 "$bin/rshmem" run -n 2 --share-gpus --timeout-s 100 \
         "$bin/cuda_conformance" device_api_ring > "$out/network-kernel.txt" 2>&1

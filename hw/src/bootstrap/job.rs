@@ -57,21 +57,6 @@ pub trait Bootstrap: Send + std::fmt::Debug {
             .collect()
     }
 
-    /// The ranks that run on other nodes than this one, in rank order. A collective:
-    /// [`node_ids`](Self::node_ids).
-    ///
-    /// # Errors
-    /// As [`node_ids`](Self::node_ids).
-    fn remote_ranks(&mut self, deadline: Instant) -> Result<Vec<u32>, BootstrapError> {
-        let mine = self.node().node_id;
-        let all = self.node_ids(deadline)?;
-        Ok((0u32..)
-            .zip(all)
-            .filter(|&(_, id)| id != mine)
-            .map(|(rank, _)| rank)
-            .collect())
-    }
-
     /// Gives `mine` to every rank and returns every rank's bytes in rank order, this rank's
     /// own included. A collective: every rank calls it the same number of times.
     ///
@@ -143,27 +128,3 @@ impl Bootstrap for BootstrapClient {
     }
 }
 
-/// Refuses a job whose ranks span nodes for a backend (`backend`) that runs on one node: the
-/// remote ranks could not reach this node's memory, so every put to them would fail or hang.
-/// A collective when the job spans nodes ([`Bootstrap::remote_ranks`]), so that the message names
-/// the remote ranks; nothing to exchange when every rank is on this node.
-///
-/// # Errors
-/// [`BootstrapError::SpansNodes`] naming the ranks on other nodes; the allgather's errors.
-pub fn require_one_node(
-    bootstrap: &mut dyn Bootstrap,
-    backend: &str,
-    deadline: Instant,
-) -> Result<(), BootstrapError> {
-    let node = bootstrap.node();
-    if node.local_size == bootstrap.size() {
-        return Ok(());
-    }
-    let remote = bootstrap.remote_ranks(deadline)?;
-    Err(BootstrapError::SpansNodes {
-        rank: bootstrap.rank(),
-        bootstrap: bootstrap.name(),
-        backend: backend.to_string(),
-        remote,
-    })
-}

@@ -66,7 +66,7 @@ use std::io;
 use std::path::PathBuf;
 
 pub use client::BootstrapClient;
-pub use job::{Bootstrap, NodeIdentity, require_one_node};
+pub use job::{Bootstrap, NodeIdentity};
 #[cfg(any(feature = "process", feature = "cuda"))]
 pub use pmix::PMIX_ABI;
 pub use ranks::run_ranks;
@@ -305,25 +305,6 @@ pub enum BootstrapError {
         bootstrap: &'static str,
         /// What failed, and what to do about it.
         what: String,
-    },
-    /// The job's ranks span nodes, and this backend reaches only its own node's memory.
-    #[error(
-        "rank {rank}: the job spans nodes ({bootstrap} says {} run on other nodes than this \
-         one), but the {backend} backend reaches only the memory of its own node: start every \
-         rank on one node (`mpirun --host HOST:N`, `srun -N 1`, or `oshrun -np N`), or run \
-         the PEs as processes without GPUs, which cross nodes over libfabric \
-         (docs/multi-node.md)",
-        ranks(remote)
-    )]
-    SpansNodes {
-        /// This process's rank.
-        rank: u32,
-        /// The bootstrap that placed the ranks.
-        bootstrap: &'static str,
-        /// The backend that runs on one node.
-        backend: String,
-        /// The ranks on other nodes.
-        remote: Vec<u32>,
     },
     /// A message larger than [`MAX_MESSAGE_BYTES`].
     #[error(

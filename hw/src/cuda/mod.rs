@@ -46,7 +46,10 @@
 //! with NVLink between all GPUs; the device-side API, kernels that call SHMEM compiled by NVRTC
 //! behind a shipped header ([`device_api`]); PEs sharing a GPU for tests; one process per PE
 //! under `rshmem run -n`; device-side collectives over every PE. It has run on two H200s over
-//! NV18 (docs/litmus-on-gpu.md, BENCHMARKS.md). Not yet: InfiniBand.
+//! NV18 (docs/litmus-on-gpu.md, BENCHMARKS.md). PEs of other nodes (or every peer under
+//! `RSHMEM_TRANSPORT=ofi`) are reached through their proxy threads over libfabric
+//! (`remote/`), host-initiated and on-stream operations only. Not yet: kernels that reach
+//! other nodes, GPU-initiated InfiniBand.
 
 mod chunks;
 mod device;

@@ -48,7 +48,7 @@ pub(crate) struct PeState {
     /// Every PE's process id, in PE order: a key names its owner's process.
     pub(super) pids: Vec<u32>,
     /// The network path, when the run spans nodes or `RSHMEM_TRANSPORT=ofi` chose it
-    /// (`network.rs`). Before `segments`, so that it is dropped first: its registrations are
+    /// (`common/network.rs`). Before `segments`, so that it is dropped first: its registrations are
     /// of those mappings.
     pub(crate) network: Option<Network>,
     /// Reachable segments by PE and [`MemKind::index`], this PE's own included.
@@ -100,7 +100,7 @@ impl PeState {
 
     /// Called after this PE wrote `range` of a PE's memory through its mapping: wakes that
     /// PE's sleepers if one waits for those bytes. Writes through the network land in the
-    /// target's process and wake no one there (its waiters look often instead, `network.rs`).
+    /// target's process and wake no one there (its waiters look often instead, `common/network.rs`).
     #[inline]
     pub(crate) fn notify(&self, range: RemoteRange) {
         if self.paths[range.pe.idx()] == PeerPath::SharedMemory

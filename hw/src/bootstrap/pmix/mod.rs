@@ -381,38 +381,6 @@ impl Bootstrap for Pmix {
         self.fence(false, deadline)
     }
 
-    /// PMIx lists the ranks of this node (`pmix.lpeers`, node-local data): no fence, so a job
-    /// that spans nodes is refused even where the launcher's collectives across nodes fail.
-    fn remote_ranks(&mut self, _: Instant) -> Result<Vec<u32>, BootstrapError> {
-        let job = Proc {
-            rank: abi::RANK_WILDCARD,
-            ..self.me
-        };
-        let missing = || BootstrapError::Launcher {
-            bootstrap: NAME,
-            what: "the launcher listed no ranks of this node (pmix.lpeers); use a launcher of \
-                   PMIx 2 or later"
-                .to_string(),
-        };
-        let value = self.get(&job, "pmix.lpeers")?.ok_or_else(missing)?;
-        // SAFETY: read as a string only when the tag says so; PMIx strings end in NUL.
-        let peers = unsafe {
-            ((*value).kind == abi::STRING).then(|| {
-                let text = (*value).data.as_ptr().cast::<*const c_char>().read();
-                CStr::from_ptr(text).to_string_lossy().into_owned()
-            })
-        };
-        self.release(value);
-        let local: Vec<u32> = peers
-            .ok_or_else(missing)?
-            .split(',')
-            .filter_map(|rank| rank.trim().parse().ok())
-            .collect();
-        Ok((0..self.size)
-            .filter(|rank| !local.contains(rank))
-            .collect())
-    }
-
     fn global_exit(&self, status: i32) -> Result<(), BootstrapError> {
         let abort = self.api.abort;
         let (done, wait) = std::sync::mpsc::channel();
