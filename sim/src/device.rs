@@ -387,6 +387,10 @@ impl Device for SimDevice {
     ) -> Result<(usize, u64), QueueError> {
         assert!(!specs.is_empty(), "wait_until_any: no word to wait on");
         self.handle.world().counts.waits += 1;
+        if self.handle.world().params.network_transport {
+            self.handle.pace();
+            self.handle.world().stall_before_wait(self.handle.pe, specs);
+        }
         loop {
             self.handle.pace_before_wait(specs, deadline.0)?;
             if let Some(found) = self.test_quietly(specs) {

@@ -173,6 +173,21 @@ impl SimBuilder {
         self
     }
 
+    /// `network-transport` (default off): PEs reach each other as the process backend's
+    /// libfabric path does (docs/multi-node.md, "How an operation crosses"; docs/ordering.md,
+    /// "The network transport"). Only puts are posted: a get, an atomic and a put-with-signal
+    /// complete before the queue call returns; a fence first waits for the queue's puts (the
+    /// provider may deliver a put after a later atomic, and offers no fence of its own); a
+    /// put-with-signal first waits for every put its PE has in flight to that target, on any
+    /// queue (the data's write waits for every write of the endpoint before the signal
+    /// goes); and a signal `ADD` is one read-modify-write, since every atomic of one word is
+    /// a native atomic of the target's CPU. Meant with OpenSHMEM semantics, where a write is
+    /// visible on delivery, as in the host memory the transport writes.
+    pub fn network_transport(mut self, on: bool) -> Self {
+        self.params.network_transport = on;
+        self
+    }
+
     /// Records a timeline for [`SimReport::timeline`].
     pub fn timeline(mut self, on: bool) -> Self {
         self.params.timeline = on;
@@ -343,6 +358,7 @@ impl Sim {
                 mapped_loads: false,
                 pcie_read_flush: false,
                 ib_coherent: false,
+                network_transport: false,
             },
             layout: Layout::default(),
             explore: None,

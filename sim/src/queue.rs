@@ -21,6 +21,22 @@ impl SimQueue {
     pub(crate) fn new(handle: PeHandle, id: u32) -> SimQueue {
         SimQueue { handle, id }
     }
+
+    /// Whether only puts are posted (`SimBuilder::network_transport`).
+    fn network_transport(&self) -> bool {
+        self.handle.world().params.network_transport
+    }
+
+    /// Returns `ticket` once it is complete if the operation it names completes at issue
+    /// (every operation but a put, over the network transport), else at once.
+    fn at_issue(&self, ticket: Ticket) -> Result<Ticket, QueueError> {
+        if self.network_transport() {
+            // No deadline: the operation is in flight, so the world moves until it completes
+            // (or fails the wait, if its target crashed).
+            self.wait_ticket(ticket, Instant(u64::MAX))?;
+        }
+        Ok(ticket)
+    }
 }
 
 impl Queue for SimQueue {
@@ -56,7 +72,8 @@ impl Queue for SimQueue {
 
     fn get(&self, src: RemoteRange) -> Result<Ticket, QueueError> {
         self.handle.pace_post();
-        Ok(self.handle.world().get(self.id, src, None))
+        let ticket = self.handle.world().get(self.id, src, None);
+        self.at_issue(ticket)
     }
 
     fn get_into(&self, src: RemoteRange, dst: LocalRange) -> Result<Ticket, QueueError> {
@@ -65,7 +82,8 @@ impl Queue for SimQueue {
             "get_into: source and destination lengths differ"
         );
         self.handle.pace_post();
-        Ok(self.handle.world().get(self.id, src, Some(dst)))
+        let ticket = self.handle.world().get(self.id, src, Some(dst));
+        self.at_issue(ticket)
     }
 
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
@@ -75,7 +93,8 @@ impl Queue for SimQueue {
             "amo: the word's length differs from the op's width"
         );
         self.handle.pace_post();
-        Ok(self.handle.world().amo(self.id, dst, op, fetch))
+        let ticket = self.handle.world().amo(self.id, dst, op, fetch);
+        self.at_issue(ticket)
     }
 
     /// Its data paced by `copier`'s copy curve (`movers.rs`).
@@ -93,14 +112,42 @@ impl Queue for SimQueue {
             dst.pe, signal.pe,
             "put_signal: data and signal go to one PE"
         );
+        if self.network_transport() {
+            // Every put of this PE to the target is delivered before the signal goes.
+            self.handle.pace();
+            loop {
+                let in_flight = self.handle.world().put_in_flight(self.handle.pe, dst.pe.0);
+                let Some((queue, ticket)) = in_flight else {
+                    break;
+                };
+                self.handle.block(
+                    Blocked::Ticket {
+                        queue,
+                        ticket: ticket.0,
+                    },
+                    u64::MAX,
+                )?;
+            }
+        }
         self.handle.pace_post();
-        Ok(self
-            .handle
-            .world()
-            .put_signal(self.id, dst, data, signal, op, value, Mover::Sm(copier)))
+        let ticket = self.handle.world().put_signal(
+            self.id,
+            dst,
+            data,
+            signal,
+            op,
+            value,
+            Mover::Sm(copier),
+        );
+        self.at_issue(ticket)
     }
 
+    /// Over the network transport, first waits for the queue's puts: the provider may
+    /// deliver a put after a later atomic, and the process backend's fence waits instead.
     fn fence(&self) -> Result<(), QueueError> {
+        if self.network_transport() {
+            self.serialize(Instant(u64::MAX))?;
+        }
         self.handle.world().fence(self.id);
         Ok(())
     }

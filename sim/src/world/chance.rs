@@ -4,6 +4,8 @@
 //! [`Chooser`](crate::choice::Chooser) goes through a function here, so the draws a run makes,
 //! and their order, can be read in one place.
 
+use hw::WaitSpec;
+
 use crate::explore::Rounds;
 
 use super::World;
@@ -118,6 +120,29 @@ impl World {
             let stall_ns = self.rounds_ns(rounds);
             self.advance_clock(pe, stall_ns);
         }
+    }
+
+    /// In an exploration over the network transport (`SimBuilder::network_transport`), `pe`
+    /// stalls for a chosen number of rounds before a wait on `specs` first looks again, when
+    /// none of its words holds now: a write that arrives through the network wakes no
+    /// waiter, which looks at its words between naps (the process backend's `NETWORK_NAP`),
+    /// so a value overwritten soon after it lands may never be seen. Only a wait that would
+    /// block chooses (a wait that holds at once, as the runner's final reads do, would only
+    /// multiply executions), and only its first look; once blocked, the waiter looks at every
+    /// write. The caller has brought the world up to the PE's clock (`PeHandle::pace`).
+    pub(crate) fn stall_before_wait(&mut self, pe: u32, specs: &[WaitSpec]) {
+        let Some(rounds) = self.explore else {
+            return;
+        };
+        if !self.params.network_transport {
+            return;
+        }
+        self.observe(pe);
+        if specs.iter().any(|spec| self.evaluate(pe, spec).is_some()) {
+            return;
+        }
+        let stall_ns = self.rounds_ns(rounds);
+        self.advance_clock(pe, stall_ns);
     }
 
     /// Which of a PE's `ready` threads runs next (`crate::threads`): an index below `ready`,

@@ -28,8 +28,9 @@ pub(super) struct SignalWrite {
 impl World {
     /// Whether an operation of `kind` is delivered in two events, a read and a write: a
     /// put-with-signal `ADD` under OpenSHMEM rules (NVSHMEM makes signal operations atomic
-    /// with every signal operation of the datatype), and not under
-    /// [`Fault::SignalBeforeData`], which splits it its own way.
+    /// with every signal operation of the datatype, and over the network transport a signal
+    /// is one native atomic of the target's CPU), and not under [`Fault::SignalBeforeData`],
+    /// which splits it its own way.
     pub(super) fn splits_signal_add(&self, kind: &OpKind) -> bool {
         matches!(
             kind,
@@ -38,6 +39,7 @@ impl World {
                 ..
             }
         ) && self.params.semantics == Semantics::OpenShmem15
+            && !self.params.network_transport
             && !self.params.faults.has(Fault::SignalBeforeData)
     }
 

@@ -180,6 +180,15 @@ impl World {
         q.tickets.incomplete() == ignored
     }
 
+    /// A put that `src` posted to `dst`, on any queue, and that has not yet been delivered:
+    /// its queue and ticket (`SimBuilder::network_transport`'s put-with-signal waits for it).
+    pub(crate) fn put_in_flight(&self, src: u32, dst: u32) -> Option<(u32, Ticket)> {
+        self.ops.iter().flatten().find_map(|op| {
+            let put = matches!(op.kind, OpKind::Put { .. });
+            (put && op.src == src && op.dst == dst).then_some((op.queue, Ticket(op.ticket)))
+        })
+    }
+
     pub(crate) fn ticket_done(&self, queue: u32, ticket: Ticket) -> bool {
         self.queues[queue as usize].tickets.is_done(ticket.0)
     }

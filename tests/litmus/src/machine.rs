@@ -1,7 +1,10 @@
 //! The machine a litmus configuration names, as a topology: the PEs of one host joined
 //! pairwise by NVLink, and, when there are several hosts, one NIC per GPU behind a single
 //! InfiniBand switch. Routes between hosts therefore cross two NICs (class `Rdma`) and routes
-//! within a host stay on NVLink.
+//! within a host stay on NVLink. Under `os-net` every PE is a host of its own, so every route
+//! between PEs crosses two NICs, as the libfabric transport between nodes does; what the
+//! transport does with an operation is the simulator's `network_transport` switch
+//! (`on_sim.rs`).
 
 use hw::Topology;
 use hw::topology::{ClusterLinks, Link, LinkKind, TopologyError};
@@ -60,5 +63,8 @@ mod tests {
         assert_eq!(class(&mix, 0, 2), PathClass::Rdma);
         assert_eq!(class(&mix, 1, 2), PathClass::LoadStore);
         assert_eq!(class(&mix, 2, 1), PathClass::LoadStore);
+        let net = topology(&Config::OS_NET, 3).unwrap();
+        assert_eq!(class(&net, 0, 1), PathClass::Rdma);
+        assert_eq!(class(&net, 2, 0), PathClass::Rdma);
     }
 }
