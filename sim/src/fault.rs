@@ -11,7 +11,8 @@ use std::str::FromStr;
 /// A deliberately broken rule (test-only; see the module docs of `fault.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fault {
-    /// A fence does not order deliveries: operations after it may overtake those before.
+    /// A fence does not order deliveries: operations after it may overtake those before
+    /// (under `SimBuilder::network_transport` it does not wait for the queue's puts either).
     FenceIgnored,
     /// Quiet does not wait for puts (it still waits for other operations, and still runs
     /// the consistency step). The contract cannot tell blocking puts from non-blocking ones,

@@ -6,6 +6,7 @@
 use hw::{AmoOp, Copier, Instant, LocalRange, Queue, QueueError, RemoteRange, SignalOp, Ticket};
 
 use crate::SimBackend;
+use crate::fault::Fault;
 use crate::handle::PeHandle;
 use crate::movers::Mover;
 use crate::world::Blocked;
@@ -145,7 +146,8 @@ impl Queue for SimQueue {
     /// Over the network transport, first waits for the queue's puts: the provider may
     /// deliver a put after a later atomic, and the process backend's fence waits instead.
     fn fence(&self) -> Result<(), QueueError> {
-        if self.network_transport() {
+        let ignored = self.handle.world().params.faults.has(Fault::FenceIgnored);
+        if self.network_transport() && !ignored {
             self.serialize(Instant(u64::MAX))?;
         }
         self.handle.world().fence(self.id);
