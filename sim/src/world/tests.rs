@@ -1,5 +1,6 @@
 //! Unit tests of the world: InfiniBand writes seen by waiters and pollers at their drain
-//! time, the costs of fences and releases, and what a PE that posts ahead of the world reads.
+//! time, the costs of fences and releases, what a PE that posts ahead of the world reads, and
+//! which operations the network transport completes at issue.
 
 use hw::topology::{Link, LinkKind};
 use hw::{
@@ -442,4 +443,63 @@ fn an_infiniband_atomic_pends_unless_pcie_reads_flush() {
     assert_eq!(add_quiet_get("0.0.2", false), 1);
     // Under `pcie-read-flush` the update is visible at once, and no drain is chosen.
     assert_eq!(add_quiet_get("0.0", true), 1);
+}
+
+/// PE 0 posts a put, an atomic and a put-with-signal to PE 1 over InfiniBand, with
+/// OpenSHMEM semantics and `network_transport` as given; returns, per operation, whether its
+/// ticket was complete when the queue call returned, and whether the put was delivered by
+/// the time the put-with-signal returned.
+fn completion_at_issue(network_transport: bool) -> (bool, bool, bool, bool) {
+    let sim = Sim::builder(ib_pair())
+        .semantics(hw::Semantics::OpenShmem15)
+        .network_transport(network_transport)
+        .build()
+        .unwrap();
+    let word = |offset| RemoteRange {
+        pe: hw::Pe(1),
+        kind: MemKind::Device,
+        offset,
+        len: 8,
+    };
+    let (results, _) = sim
+        .launch(|dev| {
+            setup(&dev);
+            let q = dev.create_queue().unwrap();
+            if dev.pe().0 != 0 {
+                return (false, false, false, false);
+            }
+            let put = q.put(word(0), &1u64.to_le_bytes(), Copier::Device).unwrap();
+            let put_done = q.is_complete(put);
+            let amo = hw::AmoOp {
+                kind: hw::AmoKind::Add,
+                operand: 1,
+                width: AmoWidth::W64,
+            };
+            let amo = q.amo(word(8), amo, false).unwrap();
+            let amo_done = q.is_complete(amo);
+            let signalled = q
+                .put_signal(
+                    word(16),
+                    &1u64.to_le_bytes(),
+                    word(24),
+                    hw::SignalOp::Add,
+                    1,
+                    Copier::Device,
+                )
+                .unwrap();
+            let signal_done = q.is_complete(signalled);
+            let put_before_signal = q.is_complete(put);
+            q.quiet(FAR).unwrap();
+            (put_done, amo_done, signal_done, put_before_signal)
+        })
+        .unwrap();
+    results.into_iter().next().unwrap().unwrap()
+}
+
+#[test]
+fn over_the_network_transport_only_puts_are_posted() {
+    // The put is posted either way; the atomic and the put-with-signal complete at issue
+    // only over the network transport, and the put-with-signal waits for the earlier put.
+    assert_eq!(completion_at_issue(false), (false, false, false, false));
+    assert_eq!(completion_at_issue(true), (false, true, true, true));
 }
