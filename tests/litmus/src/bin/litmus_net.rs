@@ -82,6 +82,10 @@ struct Args {
     /// must be reported as forbidden and the run must fail.
     #[arg(long)]
     forbid_all: bool,
+    /// Also run tests whose executions may hang: the first hang ends the test, reported with
+    /// the PE and the line, and fails the run (to see how a hang is reported).
+    #[arg(long)]
+    keep_hanging: bool,
 }
 
 const AFTER_HELP: &str = "\
@@ -118,12 +122,8 @@ struct Planned {
 }
 
 /// `test` planned under `config`, or the reason it is skipped.
-fn plan(
-    test: Litmus,
-    config: &Config,
-    forbid_all: bool,
-) -> anyhow::Result<Result<Planned, String>> {
-    if test.expect.iter().any(|e| e.hangs && e.config == *config) {
+fn plan(test: Litmus, config: &Config, args: &Args) -> anyhow::Result<Result<Planned, String>> {
+    if !args.keep_hanging && test.expect.iter().any(|e| e.hangs && e.config == *config) {
         return Ok(Err(format!("its `expect {config}` line says it may hang")));
     }
     let result = match allowed_outcomes(&test, config) {
@@ -139,7 +139,7 @@ fn plan(
         }
         Err(e) => return Err(e).with_context(|| format!("{}: the model", test.name)),
     };
-    if !result.hangs.is_empty() {
+    if !args.keep_hanging && !result.hangs.is_empty() {
         return Ok(Err(format!(
             "the model says {} executions may hang; one hang would stop a batch",
             result.hangs.len()
@@ -151,7 +151,7 @@ fn plan(
         Err(ScError::Unknown { .. }) => result.outcomes.clone(),
         Err(e) => return Err(e).with_context(|| format!("{}: the SC outcomes", test.name)),
     };
-    let allowed = if forbid_all {
+    let allowed = if args.forbid_all {
         BTreeSet::new()
     } else {
         result.outcomes
@@ -196,7 +196,7 @@ fn run(args: &Args) -> anyhow::Result<bool> {
         .into_iter()
         .map(|test| {
             let name = test.name.clone();
-            Ok(plan(test, &config, args.forbid_all)?.map_err(|reason| (name, reason)))
+            Ok(plan(test, &config, args)?.map_err(|reason| (name, reason)))
         })
         .collect::<anyhow::Result<_>>()?;
     let size = ArenaSize::for_tests(planned.iter().flatten().map(|p| &p.test), args.batch);
