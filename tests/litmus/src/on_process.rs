@@ -199,6 +199,15 @@ fn spin_for(ns: u64) {
     }
 }
 
+impl<B: Backend> std::fmt::Debug for Arena<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Arena")
+            .field("size", &self.size)
+            .field("tests", &self.tests)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'d, B: Backend> Arena<'d, B> {
     /// Makes this PE's segment of `size` and imports every PE's. Every PE of the run calls it.
     ///
@@ -554,5 +563,69 @@ fn owner(o: &Observable) -> u32 {
     match *o {
         Observable::Reg { pe, .. } => pe,
         Observable::Mem(loc) => loc.pe,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hw::Launcher;
+    use hw::Topology;
+    use hw::host::{Host, HostBackend};
+    use model::litmus::Config;
+
+    use super::*;
+    use crate::{catalogue_dir, load_paths};
+
+    /// The arena's machinery on host threads (no network, a fast check of its bookkeeping):
+    /// batches that do not divide the count, two tests on one arena (the second with a
+    /// barrier, which meets through words), every execution counted once on PE 0, and only
+    /// outcomes the model allows.
+    #[test]
+    fn every_execution_is_counted_once_and_allowed() {
+        let tests: Vec<Litmus> = ["f1-sb-put-put.litmus", "d1-mp-put-barrier.litmus"]
+            .iter()
+            .map(|t| {
+                load_paths(&[catalogue_dir().join(t)])
+                    .expect("the test loads")
+                    .remove(0)
+                    .test
+            })
+            .collect();
+        let opts = NetOptions {
+            executions: 250,
+            batch: 64,
+            gate: StartGate::Each,
+            jitter_ns: 1000,
+            wait_ns: 10_000_000_000,
+            seed: 7,
+        };
+        let size = ArenaSize::for_tests(&tests, opts.batch);
+        let host = Host::builder(Topology::single_host(2).unwrap())
+            .pes(2)
+            .build()
+            .unwrap();
+        let (results, _) = host
+            .launch(|dev| {
+                let mut arena = Arena::<HostBackend>::open(&dev, size, opts.wait_ns)?;
+                tests
+                    .iter()
+                    .map(|t| arena.run_test(t, &Config::OS, &opts))
+                    .collect::<Result<Vec<_>, NetRunError>>()
+            })
+            .unwrap();
+        let mut results = results.into_iter();
+        let pe0 = results.next().unwrap().unwrap().unwrap();
+        let pe1 = results.next().unwrap().unwrap().unwrap();
+        assert!(pe1.iter().all(Option::is_none));
+        for (test, counts) in tests.iter().zip(pe0) {
+            let counts = counts.expect("PE 0 tallies");
+            assert_eq!(counts.values().sum::<u64>(), 250, "{}", test.name);
+            let allowed = model::om::allowed_outcomes(test, &Config::OS)
+                .unwrap()
+                .outcomes;
+            for outcome in counts.keys() {
+                assert!(allowed.contains(outcome), "{}: {outcome:?}", test.name);
+            }
+        }
     }
 }
