@@ -162,8 +162,10 @@ impl Machine<'_> {
             Instr::Fence { ctx } => {
                 // R7: under NVSHMEM a fence also waits for the blocking fetches in flight.
                 // Over the network transport it waits for every put of the context (the
-                // provider may deliver a put after a later atomic, and offers no fence).
-                if outstanding.any(|m| m.ctx == ctx.0 && (m.blocking_fetch || self.network)) {
+                // provider may deliver a put after a later atomic, and offers no fence), but
+                // for those `nbi-unfenced` takes out of the fence's reach.
+                let waits_for = |m: &Msg| m.blocking_fetch || (self.network && !m.unfenced);
+                if outstanding.any(|m| m.ctx == ctx.0 && waits_for(m)) {
                     return None;
                 }
                 next.epochs[pe * self.n_ctxs + usize::from(ctx.0)] += 1;
