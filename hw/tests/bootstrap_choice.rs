@@ -7,12 +7,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 
-use std::time::{Duration, Instant};
-
-use hw::bootstrap::{
-    Bootstrap, BootstrapError, BootstrapKind, Choice, N_RANKS_VAR, NodeIdentity, RANK_VAR,
-    SOCKET_VAR,
-};
+use hw::bootstrap::{BootstrapError, BootstrapKind, Choice, N_RANKS_VAR, RANK_VAR, SOCKET_VAR};
 
 fn choose(vars: &[(&str, &str)]) -> Result<Option<Choice>, BootstrapError> {
     let map: HashMap<String, OsString> = vars
@@ -133,64 +128,71 @@ fn ranks_of_a_launcher_without_bootstrap_variables_are_refused_and_a_single_one_
     assert_eq!(choose(&[("PMI_SIZE", "garbage")]).unwrap(), None);
 }
 
-/// A rank of a job placed by a launcher on nodes `nodes` (by rank): what a PMI or PMIx
-/// launcher of several nodes reports, without the nodes.
-#[derive(Debug)]
-struct Placed {
-    rank: u32,
-    nodes: Vec<u32>,
-}
+/// The nodes of a run (`hw::process::nodes_of`), from a launcher that places ranks on nodes.
+#[cfg(all(feature = "process", target_os = "linux"))]
+mod nodes {
+    use std::time::{Duration, Instant};
 
-impl Bootstrap for Placed {
-    fn name(&self) -> &'static str {
-        "pmix"
+    use hw::bootstrap::{Bootstrap, BootstrapError, NodeIdentity};
+
+    /// A rank of a job placed by a launcher on nodes `nodes` (by rank): what a PMI or PMIx
+    /// launcher of several nodes reports, without the nodes.
+    #[derive(Debug)]
+    struct Placed {
+        rank: u32,
+        nodes: Vec<u32>,
     }
-    fn rank(&self) -> u32 {
-        self.rank
-    }
-    fn size(&self) -> u32 {
-        self.nodes.len() as u32
-    }
-    fn node(&self) -> NodeIdentity {
-        let mine = self.nodes[self.rank as usize];
-        NodeIdentity {
-            node_id: mine,
-            local_rank: 0,
-            local_size: self.nodes.iter().filter(|&&n| n == mine).count() as u32,
+
+    impl Bootstrap for Placed {
+        fn name(&self) -> &'static str {
+            "pmix"
+        }
+        fn rank(&self) -> u32 {
+            self.rank
+        }
+        fn size(&self) -> u32 {
+            self.nodes.len() as u32
+        }
+        fn node(&self) -> NodeIdentity {
+            let mine = self.nodes[self.rank as usize];
+            NodeIdentity {
+                node_id: mine,
+                local_rank: 0,
+                local_size: self.nodes.iter().filter(|&&n| n == mine).count() as u32,
+            }
+        }
+        fn allgather(&mut self, _: &[u8], _: Instant) -> Result<Vec<Vec<u8>>, BootstrapError> {
+            Ok(self
+                .nodes
+                .iter()
+                .map(|n| n.to_le_bytes().to_vec())
+                .collect())
+        }
+        fn global_exit(&self, _: i32) -> Result<(), BootstrapError> {
+            Ok(())
         }
     }
-    fn allgather(&mut self, _: &[u8], _: Instant) -> Result<Vec<Vec<u8>>, BootstrapError> {
-        Ok(self
-            .nodes
-            .iter()
-            .map(|n| n.to_le_bytes().to_vec())
-            .collect())
-    }
-    fn global_exit(&self, _: i32) -> Result<(), BootstrapError> {
-        Ok(())
-    }
-}
 
-/// A run's nodes are the launcher's: every rank's node id where the job spans nodes, and all
-/// zero on one node.
-#[cfg(all(feature = "process", target_os = "linux"))]
-#[test]
-fn the_nodes_of_a_run_are_the_launchers() {
-    let soon = Instant::now() + Duration::from_secs(5);
-    let mut one_node = Placed {
-        rank: 2,
-        nodes: vec![0, 0, 0],
-    };
-    assert_eq!(
-        hw::process::nodes_of(&mut one_node, soon).unwrap(),
-        vec![0, 0, 0]
-    );
-    let mut two_nodes = Placed {
-        rank: 3,
-        nodes: vec![0, 1, 0, 1],
-    };
-    assert_eq!(
-        hw::process::nodes_of(&mut two_nodes, soon).unwrap(),
-        vec![0, 1, 0, 1]
-    );
+    /// A run's nodes are the launcher's: every rank's node id where the job spans nodes, and all
+    /// zero on one node.
+    #[test]
+    fn the_nodes_of_a_run_are_the_launchers() {
+        let soon = Instant::now() + Duration::from_secs(5);
+        let mut one_node = Placed {
+            rank: 2,
+            nodes: vec![0, 0, 0],
+        };
+        assert_eq!(
+            hw::process::nodes_of(&mut one_node, soon).unwrap(),
+            vec![0, 0, 0]
+        );
+        let mut two_nodes = Placed {
+            rank: 3,
+            nodes: vec![0, 1, 0, 1],
+        };
+        assert_eq!(
+            hw::process::nodes_of(&mut two_nodes, soon).unwrap(),
+            vec![0, 1, 0, 1]
+        );
+    }
 }

@@ -191,6 +191,33 @@ fn static_data_over_libfabric() {
     }
 }
 
+/// Exchanges over the network path, small ones through its slots and ones too large for a
+/// slot (a PE's, or every PE's) through the launcher, in any mix: each gives every PE's bytes.
+#[test]
+fn exchanges_over_libfabric() {
+    if libfabric_here() {
+        on_ranks_with("exchanges_over_libfabric", &[2, 4], false, OVER_TCP, |d| {
+            let (me, n) = (d.pe().0, d.n_pes());
+            let bytes_of = |pe: u32, round: u32| -> Vec<u8> {
+                let len = match round % 3 {
+                    0 => round as usize,
+                    // One PE's bytes do not fit a slot: every PE takes the launcher's way.
+                    1 if pe == round % n => 5000,
+                    1 => 3,
+                    _ => 9000 + pe as usize,
+                };
+                (0..len).map(|i| (i as u32 ^ pe ^ round) as u8).collect()
+            };
+            for round in 0..30 {
+                let all = d.exchange(&bytes_of(me, round), never()).expect("the exchange");
+                for pe in 0..n {
+                    assert_eq!(all[pe as usize], bytes_of(pe, round), "round {round}, PE {pe}");
+                }
+            }
+        });
+    }
+}
+
 fn puts_gets_and_atomics(d: ProcessDevice) {
     let (me, n) = (d.pe().0, d.n_pes());
     assert_eq!(d.caps().backend_name, "process");

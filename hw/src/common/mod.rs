@@ -11,7 +11,7 @@
 //! (`cpu_atomics`). Those order accesses of other processes, which loom and shuttle cannot
 //! model, so they take the CPU's atomics under every build ([`crate::sync::cross_process`]).
 //! Both reach PEs of other nodes through libfabric (`network`), by the path each peer gets
-//! (`paths`).
+//! (`paths`), and exchange over it where the run has one (`network_allgather`).
 
 #[cfg(any(feature = "cuda", feature = "process"))]
 pub(crate) mod cpu_atomics;
@@ -21,6 +21,8 @@ pub(crate) mod fd_sharing;
 pub(crate) mod memfd;
 #[cfg(any(feature = "cuda", feature = "process"))]
 pub(crate) mod network;
+#[cfg(any(feature = "cuda", feature = "process"))]
+pub(crate) mod network_allgather;
 #[cfg(any(feature = "cuda", feature = "process"))]
 pub(crate) mod paths;
 pub(crate) mod rendezvous;

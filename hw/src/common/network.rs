@@ -15,16 +15,23 @@
 //! The endpoints' addresses are traded at join, and each segment's key travels inside the
 //! segment key the backend already trades, after the shared-memory key.
 
+#[cfg(feature = "process")]
+use std::sync::OnceLock;
+#[cfg(feature = "process")]
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
+#[cfg(feature = "process")]
 use crate::common::memfd::Mapping;
 use crate::error::QueueError;
 use crate::ofi::{AtomicOp, AtomicWidth, Endpoint, OfiError, Place, RemoteKey};
-use crate::types::{MemKind, Pe, RemoteRange};
+use crate::types::Pe;
+#[cfg(feature = "process")]
+use crate::types::{MemKind, RemoteRange};
 
 /// How long a waiter sleeps at most on the network path before it looks again.
 pub(crate) const NETWORK_NAP: Duration = Duration::from_micros(100);
@@ -74,14 +81,21 @@ const TIMER_SLACK_NS: libc::c_ulong = 1_000;
 /// The bytes of a segment's network key inside its segment key.
 pub(crate) const NETWORK_KEY_BYTES: usize = 16;
 
+/// An exchange through the launcher: every PE's bytes, in PE order, or what failed.
+pub(crate) type LauncherAllgather<'a> = &'a dyn Fn(&[u8]) -> Result<Vec<Vec<u8>>, String>;
+
 /// A PE's endpoint, its peers' segment keys and its progress thread.
 pub(crate) struct Network {
     endpoint: Arc<Mutex<Endpoint>>,
     /// Each peer's network key per segment kind, set at import.
+    #[cfg(feature = "process")]
     keys: Vec<[OnceLock<RemoteKey>; MemKind::COUNT]>,
     /// Every PE's node id, for errors that name where a lost peer ran.
     nodes: Vec<u32>,
     stop: Arc<AtomicBool>,
+    /// Every write posted up to this count has completed ([`Network::writes_done`]).
+    #[cfg(feature = "process")]
+    settled: AtomicU64,
     progress: Option<JoinHandle<()>>,
 }
 
@@ -101,7 +115,7 @@ impl Network {
     pub(crate) fn open(
         me: Pe,
         nodes: &[u32],
-        allgather: impl FnOnce(&[u8]) -> Result<Vec<Vec<u8>>, String>,
+        allgather: impl Fn(&[u8]) -> Result<Vec<Vec<u8>>, String>,
     ) -> Result<Network, String> {
         let endpoint = Endpoint::open(None, nodes.len()).map_err(|e| e.to_string())?;
         let name = endpoint.name().map_err(|e| e.to_string())?;
@@ -139,9 +153,12 @@ impl Network {
         };
         Ok(Network {
             endpoint,
+            #[cfg(feature = "process")]
             keys: nodes.iter().map(|_| Default::default()).collect(),
             nodes: nodes.to_vec(),
             stop,
+            #[cfg(feature = "process")]
+            settled: AtomicU64::new(0),
             progress,
         })
     }
@@ -155,49 +172,6 @@ impl Network {
 
     fn endpoint(&self) -> MutexGuard<'_, Endpoint> {
         self.endpoint.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Registers this PE's `mapping` of `kind`, and returns its network key's bytes to append
-    /// to the segment key.
-    ///
-    /// # Errors
-    /// The provider's refusal.
-    pub(crate) fn register(
-        &self,
-        pe: Pe,
-        kind: MemKind,
-        mapping: &Mapping,
-    ) -> Result<[u8; NETWORK_KEY_BYTES], String> {
-        let base = mapping.span(0, mapping.len() as u64, "register");
-        // SAFETY: the mapping is the PE's segment, which lives as long as the PE state and
-        // so longer than the endpoint (dropped first, `Drop` below); peers' writes reach it
-        // as the mapped path's do, and this backend reads it only with atomics or copies.
-        let key =
-            unsafe { self.endpoint().register(base, mapping.len()) }.map_err(|e| e.to_string())?;
-        let _ = self.keys[pe.idx()][kind.index()].set(key);
-        Ok(encode(key))
-    }
-
-    /// Keeps `peer`'s network key of its `kind` segment; a second import keeps the first.
-    pub(crate) fn import(&self, peer: Pe, kind: MemKind, bytes: &[u8; NETWORK_KEY_BYTES]) {
-        let _ = self.keys[peer.idx()][kind.index()].set(decode(bytes));
-    }
-
-    fn place(&self, range: RemoteRange) -> Place {
-        let key = self.keys[range.pe.idx()][range.kind.index()]
-            .get()
-            .copied()
-            .unwrap_or_else(|| {
-                panic!(
-                    "{} used without importing its {:?} segment",
-                    range.pe, range.kind
-                )
-            });
-        Place {
-            peer: u64::from(range.pe.0),
-            key,
-            offset: range.offset,
-        }
     }
 
     /// Registers `len` bytes at `base` of this process's memory (not a segment: a CUDA PE's
@@ -259,6 +233,54 @@ impl Network {
         self.endpoint()
             .fetch_atomic(place, (kind, width_of(op)), op.operand, compare, &mut || {})
     }
+}
+
+/// The process backend's operations on peers' segments, by kind: it registers each segment
+/// and imports every peer's key.
+#[cfg(feature = "process")]
+impl Network {
+    /// Registers this PE's `mapping` of `kind`, and returns its network key's bytes to append
+    /// to the segment key.
+    ///
+    /// # Errors
+    /// The provider's refusal.
+    pub(crate) fn register(
+        &self,
+        pe: Pe,
+        kind: MemKind,
+        mapping: &Mapping,
+    ) -> Result<[u8; NETWORK_KEY_BYTES], String> {
+        let base = mapping.span(0, mapping.len() as u64, "register");
+        // SAFETY: the mapping is the PE's segment, which lives as long as the PE state and
+        // so longer than the endpoint (dropped first, `Drop` below); peers' writes reach it
+        // as the mapped path's do, and this backend reads it only with atomics or copies.
+        let key =
+            unsafe { self.endpoint().register(base, mapping.len()) }.map_err(|e| e.to_string())?;
+        let _ = self.keys[pe.idx()][kind.index()].set(key);
+        Ok(encode(key))
+    }
+
+    /// Keeps `peer`'s network key of its `kind` segment; a second import keeps the first.
+    pub(crate) fn import(&self, peer: Pe, kind: MemKind, bytes: &[u8; NETWORK_KEY_BYTES]) {
+        let _ = self.keys[peer.idx()][kind.index()].set(decode(bytes));
+    }
+
+    fn place(&self, range: RemoteRange) -> Place {
+        let key = self.keys[range.pe.idx()][range.kind.index()]
+            .get()
+            .copied()
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} used without importing its {:?} segment",
+                    range.pe, range.kind
+                )
+            });
+        Place {
+            peer: u64::from(range.pe.0),
+            key,
+            offset: range.offset,
+        }
+    }
 
     /// Puts `data` at `dst` and waits for its delivery.
     pub(crate) fn put(&self, dst: RemoteRange, data: &[u8]) -> Result<(), QueueError> {
@@ -277,16 +299,39 @@ impl Network {
         Ok(endpoint.writes_posted())
     }
 
-    /// How many posted writes have completed.
-    pub(crate) fn writes_completed(&self) -> u64 {
-        self.endpoint().writes_completed()
+    /// Whether the write whose [`Network::put_nbi`] returned `target` has completed.
+    ///
+    /// Why not the counter against `target`: the endpoint counts completed writes of every
+    /// queue of the PE, in any order, so a count reaching `target` may include later writes of
+    /// another queue while this one is still in flight. Only a count that reached every write
+    /// posted so far, read under the endpoint's lock (no write is posted meanwhile), says that
+    /// each of them completed; that count is kept as the settled mark.
+    pub(crate) fn writes_done(&self, target: u64) -> bool {
+        if target <= self.settled.load(Ordering::Acquire) {
+            return true;
+        }
+        let endpoint = self.endpoint();
+        let posted = endpoint.writes_posted();
+        if endpoint.writes_completed() >= posted {
+            self.settled.fetch_max(posted, Ordering::AcqRel);
+            return target <= posted;
+        }
+        false
     }
 
-    /// Waits until `target` posted writes have completed.
+    /// Waits until the write whose [`Network::put_nbi`] returned `target` has completed: until
+    /// every write posted so far has (see [`Network::writes_done`] for why every one).
     pub(crate) fn wait_writes(&self, target: u64) -> Result<(), QueueError> {
-        self.endpoint()
-            .wait_writes(target, &mut || {})
-            .map_err(|e| QueueError::Lost(format!("a put or atomic over the network: {e}")))
+        if target <= self.settled.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let endpoint = self.endpoint();
+        let posted = endpoint.writes_posted();
+        endpoint
+            .wait_writes(posted, &mut || {})
+            .map_err(|e| QueueError::Lost(format!("a put or atomic over the network: {e}")))?;
+        self.settled.fetch_max(posted, Ordering::AcqRel);
+        Ok(())
     }
 
     /// Gets `src` into `out`.

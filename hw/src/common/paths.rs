@@ -50,6 +50,7 @@ pub enum PeerPath {
 /// # Errors
 /// A message naming the variable: a value it does not take, or `shm` with PEs on other
 /// nodes.
+#[cfg(feature = "process")]
 pub fn peer_paths(nodes: &[u32], me: Pe) -> Result<Vec<PeerPath>, String> {
     paths(transport()?, nodes, me)
 }

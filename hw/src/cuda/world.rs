@@ -216,6 +216,15 @@ impl World {
             Exchange::Processes(client) => {
                 let wait_ns = deadline.0.saturating_sub(sync::nanos_since(&self.start));
                 let until = std::time::Instant::now() + std::time::Duration::from_nanos(wait_ns);
+                if let Some(gathered) = self.remote().and_then(|r| r.exchange(mine, until)) {
+                    return gathered
+                        .map(Exchanged::from)
+                        .map_err(|e| QueueError::Deadline {
+                            pe,
+                            waiting_for: e,
+                            deadline,
+                        });
+                }
                 let mut client = client.lock().unwrap_or_else(|e| e.into_inner());
                 client
                     .allgather(mine, until)

@@ -28,6 +28,7 @@ use super::queue::ProcessQueue;
 use super::wake::{Control, MAX_NAP, MAX_WATCHED_WORDS, SpinPolicy, Watched};
 use super::{AroundSleep, PeerPath, ProcessBackend};
 use crate::common::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network};
+use crate::common::network_allgather::{Gathered, NetworkAllgather};
 
 /// What a device and its queues share.
 pub(crate) struct PeState {
@@ -47,6 +48,10 @@ pub(crate) struct PeState {
     pub(super) spin: SpinPolicy,
     /// Every PE's process id, in PE order: a key names its owner's process.
     pub(super) pids: Vec<u32>,
+    /// The exchange over the network path, where the run has one and at most
+    /// [`crate::common::network_allgather::MAX_PES`] PEs. Before `network`, whose endpoint it
+    /// registered with.
+    pub(super) allgather: Option<NetworkAllgather>,
     /// The network path, when the run spans nodes or `RSHMEM_TRANSPORT=ofi` chose it
     /// (`common/network.rs`). Before `segments`, so that it is dropped first: its registrations are
     /// of those mappings.
@@ -393,6 +398,19 @@ impl Device for ProcessDevice {
         // Past the representable: as good as never.
         let far = || std::time::Instant::now() + std::time::Duration::from_secs(1 << 30);
         let until = state.until(deadline).unwrap_or_else(far);
+        let waited = |e: String| QueueError::Deadline {
+            pe: state.pe,
+            waiting_for: e,
+            deadline,
+        };
+        if let (Some(over), Some(network)) = (&state.allgather, &state.network) {
+            match over.exchange(network, mine, until, &*state.around_sleep) {
+                Ok(Gathered::All(all)) => return Ok(Exchanged::from(all)),
+                // Every PE saw the same lengths, so every PE comes here too.
+                Ok(Gathered::TooLarge) => {}
+                Err(e) => return Err(waited(e)),
+            }
+        }
         allgather(state.client.as_ref(), &state.around_sleep, mine, until).map_err(|e| {
             QueueError::Deadline {
                 pe: state.pe,

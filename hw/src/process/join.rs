@@ -16,6 +16,7 @@ use super::device::{PeState, ProcessDevice, allgather};
 use super::wake::{CONTROL_BYTES, Control, SpinPolicy};
 use super::{AroundSleep, PeerPath};
 use crate::common::network::Network;
+use crate::common::network_allgather::{self, NetworkAllgather};
 use crate::common::paths::{self, Transport};
 
 /// What joining a run starts from (`Process::join`).
@@ -103,20 +104,28 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         };
         controls.push(Some(Control::new(mapping)));
     }
+    let through_launcher = |mine: &[u8]| {
+        allgather(
+            client.as_ref(),
+            &joining.around_sleep,
+            mine,
+            joining.deadline,
+        )
+        .map(|all| all.iter().map(|bytes| bytes.to_vec()).collect())
+    };
     let network = match paths.contains(&PeerPath::Network) {
         false => None,
         true => Some(
-            Network::open(pe, &joining.nodes, |name| {
-                allgather(
-                    client.as_ref(),
-                    &joining.around_sleep,
-                    name,
-                    joining.deadline,
-                )
-                .map(|all| all.iter().map(|bytes| bytes.to_vec()).collect())
-            })
-            .map_err(|e| fail(format!("the network path (libfabric): {e}")))?,
+            Network::open(pe, &joining.nodes, through_launcher)
+                .map_err(|e| fail(format!("the network path (libfabric): {e}")))?,
         ),
+    };
+    let over_network = match &network {
+        Some(network) if joining.nodes.len() <= network_allgather::MAX_PES => Some(
+            NetworkAllgather::open(pe, joining.nodes.len(), network, &through_launcher)
+                .map_err(|e| fail(format!("the exchange over the network path: {e}")))?,
+        ),
+        _ => None,
     };
     let state = PeState {
         pe,
@@ -130,6 +139,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         paths,
         spin: SpinPolicy::for_pes(joining.n_pes),
         pids,
+        allgather: over_network,
         network,
         segments: (0..joining.n_pes).map(|_| Default::default()).collect(),
         exports: Mutex::new(vec![fd]),

@@ -163,8 +163,7 @@ impl ProcessQueue {
         if pending.len() >= PENDING_KEPT
             && let Some(network) = &self.state.network
         {
-            let completed = network.writes_completed();
-            pending.retain(|&(_, wanted)| wanted > completed);
+            pending.retain(|&(_, wanted)| !network.writes_done(wanted));
         }
         pending.push_back((ticket.0, target));
         ticket
@@ -368,7 +367,7 @@ impl Queue for ProcessQueue {
         let last = self.pending.borrow().back().map(|&(_, target)| target);
         if let (Some(target), Some(network)) = (last, &self.state.network) {
             network.progress();
-            if network.writes_completed() < target {
+            if !network.writes_done(target) {
                 return Ok(false);
             }
         }
@@ -397,7 +396,7 @@ impl Queue for ProcessQueue {
         let posted_and_unfinished = match (self.target_of(ticket), &self.state.network) {
             (Some(target), Some(network)) => {
                 network.progress();
-                network.writes_completed() < target
+                !network.writes_done(target)
             }
             _ => false,
         };

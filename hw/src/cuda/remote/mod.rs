@@ -28,7 +28,10 @@ use std::time::{Duration, Instant};
 use super::driver::Gpu;
 use super::memory::Pinned;
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
-use crate::common::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network, decode, encode};
+use crate::common::network::{
+    LauncherAllgather, NETWORK_KEY_BYTES, NETWORK_NAP, Network, decode, encode,
+};
+use crate::common::network_allgather::{self, Gathered, NetworkAllgather};
 use crate::common::paths::PeerPath;
 use crate::error::QueueError;
 use crate::ofi::RemoteKey;
@@ -194,7 +197,7 @@ struct Mailbox {
 impl Mailbox {
     /// The word at `offset`, which peers update with the provider's atomics.
     fn word(&self, offset: usize) -> &AtomicU64 {
-        assert!(offset % 8 == 0 && offset + 8 <= self.memory.len());
+        assert!(offset.is_multiple_of(8) && offset + 8 <= self.memory.len());
         // SAFETY: an aligned word inside the allocation, which lives as long as `self`; every
         // access to it here is atomic, and the provider's writes are the peers' atomics.
         unsafe { &*((self.memory.addr() as usize + offset) as *const AtomicU64) }
@@ -234,6 +237,9 @@ pub(crate) struct Remote {
     /// Per target: the sequence number of the last request, held while one is in flight.
     lanes: Vec<Mutex<u64>>,
     own: Arc<OwnSegments>,
+    /// The run's exchanges over the network, where it has at most
+    /// [`network_allgather::MAX_PES`] PEs.
+    allgather: Option<NetworkAllgather>,
     stop: Arc<AtomicBool>,
     proxy: Option<JoinHandle<()>>,
 }
@@ -262,7 +268,7 @@ impl Remote {
         nodes: &[u32],
         paths: Vec<PeerPath>,
         gpu: Arc<Gpu>,
-        allgather: &dyn Fn(&[u8]) -> Result<Vec<Vec<u8>>, String>,
+        allgather: LauncherAllgather<'_>,
     ) -> Result<Remote, String> {
         let network = Network::open(me, nodes, allgather)?;
         let layout = Layout { n_pes: nodes.len() };
@@ -284,6 +290,15 @@ impl Remote {
                     .map_err(|_| format!("PE {peer} sent a malformed mailbox key"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let over_network = match nodes.len() <= network_allgather::MAX_PES {
+            true => Some(NetworkAllgather::open(
+                me,
+                nodes.len(),
+                &network,
+                allgather,
+            )?),
+            false => None,
+        };
         let network = Arc::new(network);
         let mailbox = Arc::new(Mailbox { memory, layout });
         let own = Arc::new(OwnSegments::default());
@@ -307,9 +322,26 @@ impl Remote {
             mailbox,
             keys,
             own,
+            allgather: over_network,
             stop,
             proxy: Some(proxy),
         })
+    }
+
+    /// Every PE's `mine` through the network, waiting until `until`; `None` when the
+    /// launcher must carry this exchange (a run too large for it, or bytes too large for a
+    /// slot: every PE finds the same).
+    pub(crate) fn exchange(
+        &self,
+        mine: &[u8],
+        until: Instant,
+    ) -> Option<Result<Vec<Vec<u8>>, String>> {
+        let over = self.allgather.as_ref()?;
+        match over.exchange(&self.network, mine, until, &|sleep| sleep()) {
+            Ok(Gathered::All(all)) => Some(Ok(all)),
+            Ok(Gathered::TooLarge) => None,
+            Err(e) => Some(Err(e)),
+        }
     }
 
     /// Whether `pe` is reached through this path (a PE of another node, or every peer under

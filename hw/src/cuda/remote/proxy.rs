@@ -194,7 +194,7 @@ impl Proxy {
                 request.offset, request.len, self.me, request.kind
             ));
         }
-        if request.verb == Verb::Amo && (base + request.offset) % request.len != 0 {
+        if request.verb == Verb::Amo && !(base + request.offset).is_multiple_of(request.len) {
             return Err(format!(
                 "an atomic on a misaligned word at offset {}",
                 request.offset
