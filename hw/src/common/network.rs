@@ -192,6 +192,35 @@ impl Network {
         unsafe { self.endpoint().register(base, len) }.map_err(|e| e.to_string())
     }
 
+    /// Registers `len` bytes at `base` as [`Network::register_region`] does and trades the
+    /// region's key with every PE through `allgather` (collective); returns every PE's key, in
+    /// PE order. `what` names the region in errors.
+    ///
+    /// # Safety
+    /// As [`Network::register_region`].
+    ///
+    /// # Errors
+    /// The provider's refusal, the exchange's error, or a peer's malformed key.
+    pub(crate) unsafe fn share_region(
+        &self,
+        base: *mut u8,
+        len: usize,
+        allgather: LauncherAllgather<'_>,
+        what: &str,
+    ) -> Result<Vec<RemoteKey>, String> {
+        // SAFETY: the caller's promise.
+        let key = unsafe { self.register_region(base, len) }?;
+        allgather(&encode(key))?
+            .iter()
+            .enumerate()
+            .map(|(peer, bytes)| {
+                <&[u8; NETWORK_KEY_BYTES]>::try_from(bytes.as_slice())
+                    .map(decode)
+                    .map_err(|_| format!("PE {peer} sent a malformed {what} key"))
+            })
+            .collect()
+    }
+
     /// Puts `data` at `offset` of `peer`'s region `key` and waits for its delivery.
     pub(crate) fn put_to(
         &self,
@@ -413,14 +442,14 @@ fn progress_once(endpoint: &Mutex<Endpoint>) {
     }
 }
 
-pub(crate) fn encode(key: RemoteKey) -> [u8; NETWORK_KEY_BYTES] {
+fn encode(key: RemoteKey) -> [u8; NETWORK_KEY_BYTES] {
     let mut bytes = [0u8; NETWORK_KEY_BYTES];
     bytes[..8].copy_from_slice(&key.key.to_le_bytes());
     bytes[8..].copy_from_slice(&key.base.to_le_bytes());
     bytes
 }
 
-pub(crate) fn decode(bytes: &[u8; NETWORK_KEY_BYTES]) -> RemoteKey {
+fn decode(bytes: &[u8; NETWORK_KEY_BYTES]) -> RemoteKey {
     let (key, base) = bytes.split_at(8);
     RemoteKey {
         key: u64::from_le_bytes(key.try_into().expect("8 bytes")),

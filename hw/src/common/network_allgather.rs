@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::network::{LauncherAllgather, NETWORK_KEY_BYTES, Network, decode, encode};
+use super::network::{LauncherAllgather, Network};
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
 use crate::ofi::RemoteKey;
 use crate::types::Pe;
@@ -81,16 +81,9 @@ impl NetworkAllgather {
         // SAFETY: the region lives as long as this value, which its owner drops before the
         // network (`Network`'s field order); peers write it only with puts and atomics, and
         // this PE reads it with atomics and copies after a round number's Acquire load.
-        let key = unsafe { network.register_region(region.as_ptr() as *mut u8, words * 8) }?;
-        let keys = allgather(&encode(key))?
-            .iter()
-            .enumerate()
-            .map(|(peer, bytes)| {
-                <&[u8; NETWORK_KEY_BYTES]>::try_from(bytes.as_slice())
-                    .map(decode)
-                    .map_err(|_| format!("PE {peer} sent a malformed exchange key"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let keys = unsafe {
+            network.share_region(region.as_ptr() as *mut u8, words * 8, allgather, "exchange")
+        }?;
         Ok(NetworkAllgather {
             me,
             region,

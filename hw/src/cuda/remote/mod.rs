@@ -28,9 +28,7 @@ use std::time::{Duration, Instant};
 use super::driver::Gpu;
 use super::memory::Pinned;
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
-use crate::common::network::{
-    LauncherAllgather, NETWORK_KEY_BYTES, NETWORK_NAP, Network, decode, encode,
-};
+use crate::common::network::{LauncherAllgather, NETWORK_NAP, Network};
 use crate::common::network_allgather::{self, Gathered, NetworkAllgather};
 use crate::common::paths::PeerPath;
 use crate::error::QueueError;
@@ -279,17 +277,14 @@ impl Remote {
         // SAFETY: the mailbox outlives the endpoint (`Drop` stops the proxy first and the
         // network is dropped before the memory, field order below), and is read with atomics
         // and copies after doorbells.
-        let key = unsafe { network.register_region(memory.addr() as *mut u8, layout.bytes()) }?;
-        let all = allgather(&encode(key))?;
-        let keys = all
-            .iter()
-            .enumerate()
-            .map(|(peer, bytes)| {
-                <&[u8; NETWORK_KEY_BYTES]>::try_from(bytes.as_slice())
-                    .map(decode)
-                    .map_err(|_| format!("PE {peer} sent a malformed mailbox key"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let keys = unsafe {
+            network.share_region(
+                memory.addr() as *mut u8,
+                layout.bytes(),
+                allgather,
+                "mailbox",
+            )
+        }?;
         let over_network = match nodes.len() <= network_allgather::MAX_PES {
             true => Some(NetworkAllgather::open(
                 me,
