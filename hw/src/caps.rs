@@ -60,6 +60,10 @@ pub struct Caps {
     pub semantics: Semantics,
     /// The largest segment a PE may create, per memory kind, in bytes.
     pub max_segment_bytes: u64,
+    /// Whether [`crate::Device::now`] is simulated time, which only the backend's own
+    /// accounting moves (the simulator); otherwise it is wall-clock time, which also moves
+    /// while the thread is preempted.
+    pub simulated_time: bool,
 }
 
 #[cfg(test)]

@@ -404,6 +404,7 @@ impl Launcher for Sim {
             backend_name: "sim",
             semantics: params.semantics,
             max_segment_bytes: MAX_SEGMENT_BYTES,
+            simulated_time: true,
         };
         let faults = params.faults.list();
         if !faults.is_empty() {

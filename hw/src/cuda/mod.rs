@@ -500,6 +500,7 @@ impl Cuda {
             backend_name: "cuda",
             semantics: self.semantics,
             max_segment_bytes,
+            simulated_time: false,
         }
     }
 }

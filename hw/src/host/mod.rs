@@ -185,6 +185,7 @@ impl Host {
             backend_name: "host",
             semantics: self.semantics,
             max_segment_bytes: MAX_SEGMENT_BYTES,
+            simulated_time: false,
         };
         HostWorld(Arc::new(World::new(
             self.topology,

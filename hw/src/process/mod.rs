@@ -253,6 +253,7 @@ impl Process {
             backend_name: "process",
             semantics: self.semantics,
             max_segment_bytes: MAX_SEGMENT_BYTES,
+            simulated_time: false,
         };
         join::join(join::Joining {
             pe,
