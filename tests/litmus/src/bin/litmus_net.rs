@@ -254,8 +254,10 @@ fn run_pe(
                     seconds: test_started.elapsed().as_secs_f64(),
                 },
                 Err(e) => {
-                    // Every PE says its own failure: the one that hung names the line.
-                    eprintln!("litmus-net: {}: {e}", p.test.name);
+                    // Every PE says its own failure: the one that hung names the line. One
+                    // write, so that the PEs' lines do not interleave on a shared stderr.
+                    let said = format!("litmus-net: {}: {e}\n", p.test.name);
+                    let _ = std::io::Write::write_all(&mut std::io::stderr(), said.as_bytes());
                     NetLine::Failed {
                         name: p.test.name.clone(),
                         error: e.to_string(),
