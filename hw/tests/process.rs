@@ -209,9 +209,15 @@ fn exchanges_over_libfabric() {
                 (0..len).map(|i| (i as u32 ^ pe ^ round) as u8).collect()
             };
             for round in 0..30 {
-                let all = d.exchange(&bytes_of(me, round), never()).expect("the exchange");
+                let all = d
+                    .exchange(&bytes_of(me, round), never())
+                    .expect("the exchange");
                 for pe in 0..n {
-                    assert_eq!(all[pe as usize], bytes_of(pe, round), "round {round}, PE {pe}");
+                    assert_eq!(
+                        all[pe as usize],
+                        bytes_of(pe, round),
+                        "round {round}, PE {pe}"
+                    );
                 }
             }
         });

@@ -127,4 +127,3 @@ impl Bootstrap for BootstrapClient {
         BootstrapClient::global_exit(self, status)
     }
 }
-
