@@ -10,8 +10,7 @@
 //! (`static_data`), and apply the contract's atomics to such memory with CPU atomics
 //! (`cpu_atomics`). Those order accesses of other processes, which loom and shuttle cannot
 //! model, so they take the CPU's atomics under every build ([`crate::sync::cross_process`]).
-//! Both reach PEs of other nodes through libfabric (`network`), by the path each peer gets
-//! (`paths`), and exchange over it where the run has one (`network_allgather`).
+//! Both choose the path to each peer by `paths` (the network path itself is `crate::ofi`'s).
 
 #[cfg(any(feature = "cuda", feature = "process"))]
 pub(crate) mod cpu_atomics;
@@ -19,10 +18,6 @@ pub(crate) mod cpu_atomics;
 pub(crate) mod fd_sharing;
 #[cfg(any(feature = "cuda", feature = "process"))]
 pub(crate) mod memfd;
-#[cfg(any(feature = "cuda", feature = "process"))]
-pub(crate) mod network;
-#[cfg(any(feature = "cuda", feature = "process"))]
-pub(crate) mod network_allgather;
 #[cfg(any(feature = "cuda", feature = "process"))]
 pub(crate) mod paths;
 pub(crate) mod rendezvous;

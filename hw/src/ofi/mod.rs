@@ -8,9 +8,15 @@
 //! (`FI_ORDER_WAW`), and an `FI_FENCE` or a quiet where it orders them only within a class
 //! (`tcp;ofi_rxm` in libfabric 1.17). `FI_PROVIDER` narrows the search as libfabric itself
 //! reads it.
+//!
+//! Above the endpoint: a PE's network path (`network.rs`: its endpoint, progress thread and
+//! peers' keys) and the run's exchanges over it (`allgather.rs`), which the process and CUDA
+//! backends share.
 
 mod abi;
+pub(crate) mod allgather;
 mod endpoint;
+pub(crate) mod network;
 mod operations;
 
 pub use endpoint::{Endpoint, RemoteKey};

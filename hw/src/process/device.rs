@@ -27,8 +27,8 @@ use crate::types::{Instant, LocalRange, MemKind, Pe, RemoteRange, SegmentKey};
 use super::queue::ProcessQueue;
 use super::wake::{Control, MAX_NAP, MAX_WATCHED_WORDS, SpinPolicy, Watched};
 use super::{AroundSleep, PeerPath, ProcessBackend};
-use crate::common::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network};
-use crate::common::network_allgather::{Gathered, NetworkAllgather};
+use crate::ofi::allgather::{Gathered, NetworkAllgather};
+use crate::ofi::network::{NETWORK_KEY_BYTES, NETWORK_NAP, Network};
 
 /// What a device and its queues share.
 pub(crate) struct PeState {
@@ -49,11 +49,11 @@ pub(crate) struct PeState {
     /// Every PE's process id, in PE order: a key names its owner's process.
     pub(super) pids: Vec<u32>,
     /// The exchange over the network path, where the run has one and at most
-    /// [`crate::common::network_allgather::MAX_PES`] PEs. Before `network`, whose endpoint it
+    /// [`crate::ofi::allgather::MAX_PES`] PEs. Before `network`, whose endpoint it
     /// registered with.
     pub(super) allgather: Option<NetworkAllgather>,
     /// The network path, when the run spans nodes or `RSHMEM_TRANSPORT=ofi` chose it
-    /// (`common/network.rs`). Before `segments`, so that it is dropped first: its registrations are
+    /// (`ofi/network.rs`). Before `segments`, so that it is dropped first: its registrations are
     /// of those mappings.
     pub(crate) network: Option<Network>,
     /// Reachable segments by PE and [`MemKind::index`], this PE's own included.
@@ -105,7 +105,7 @@ impl PeState {
 
     /// Called after this PE wrote `range` of a PE's memory through its mapping: wakes that
     /// PE's sleepers if one waits for those bytes. Writes through the network land in the
-    /// target's process and wake no one there (its waiters look often instead, `common/network.rs`).
+    /// target's process and wake no one there (its waiters look often instead, `ofi/network.rs`).
     #[inline]
     pub(crate) fn notify(&self, range: RemoteRange) {
         if self.paths[range.pe.idx()] == PeerPath::SharedMemory

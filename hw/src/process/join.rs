@@ -15,9 +15,9 @@ use crate::types::Pe;
 use super::device::{PeState, ProcessDevice, allgather};
 use super::wake::{CONTROL_BYTES, Control, SpinPolicy};
 use super::{AroundSleep, PeerPath};
-use crate::common::network::Network;
-use crate::common::network_allgather::{self, NetworkAllgather};
 use crate::common::paths::{self, Transport};
+use crate::ofi::allgather::{self, NetworkAllgather};
+use crate::ofi::network::Network;
 
 /// What joining a run starts from (`Process::join`).
 pub(crate) struct Joining {
@@ -121,7 +121,7 @@ pub(crate) fn join(joining: Joining) -> Result<ProcessDevice, LaunchError> {
         ),
     };
     let over_network = match &network {
-        Some(network) if joining.nodes.len() <= network_allgather::MAX_PES => Some(
+        Some(network) if joining.nodes.len() <= allgather::MAX_PES => Some(
             NetworkAllgather::open(pe, joining.nodes.len(), network, &through_launcher)
                 .map_err(|e| fail(format!("the exchange over the network path: {e}")))?,
         ),

@@ -15,7 +15,7 @@
 //! of the target's later waits and tests (`device.rs`).
 //!
 //! On the network path (PEs on other nodes, every atomic once that path is open, and every
-//! operation under `RSHMEM_TRANSPORT=ofi`; `common/network.rs`) the copies and atomics below go
+//! operation under `RSHMEM_TRANSPORT=ofi`; `ofi/network.rs`) the copies and atomics below go
 //! through libfabric instead of the mapping. Puts of up to [`POSTED_PUT_MAX_BYTES`] are
 //! posted: their tickets complete when libfabric's write counter says they were delivered,
 //! and a fence, a quiet or a serialize waits for every one this queue posted (the provider

@@ -1,5 +1,5 @@
 //! GPU memory of PEs on other nodes: every host-initiated operation to such a PE is a request
-//! to its proxy thread, carried over libfabric (`crate::common::network`), which the proxy
+//! to its proxy thread, carried over libfabric (`crate::ofi::network`), which the proxy
 //! performs on its GPU and answers (docs/multi-node.md, "GPU memory across nodes").
 //!
 //! Why requests and not RDMA into GPU memory: a provider writes GPU memory only with
@@ -28,11 +28,11 @@ use std::time::{Duration, Instant};
 use super::driver::Gpu;
 use super::memory::Pinned;
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
-use crate::common::network::{LauncherAllgather, NETWORK_NAP, Network};
-use crate::common::network_allgather::{self, Gathered, NetworkAllgather};
 use crate::common::paths::PeerPath;
 use crate::error::QueueError;
 use crate::ofi::RemoteKey;
+use crate::ofi::allgather::{self, Gathered, NetworkAllgather};
+use crate::ofi::network::{LauncherAllgather, NETWORK_NAP, Network};
 use crate::types::{MemKind, Pe};
 
 /// The payload bytes a request or reply slot holds.
@@ -236,7 +236,7 @@ pub(crate) struct Remote {
     lanes: Vec<Mutex<u64>>,
     own: Arc<OwnSegments>,
     /// The run's exchanges over the network, where it has at most
-    /// [`network_allgather::MAX_PES`] PEs.
+    /// [`allgather::MAX_PES`] PEs.
     allgather: Option<NetworkAllgather>,
     stop: Arc<AtomicBool>,
     proxy: Option<JoinHandle<()>>,
@@ -285,7 +285,7 @@ impl Remote {
                 "mailbox",
             )
         }?;
-        let over_network = match nodes.len() <= network_allgather::MAX_PES {
+        let over_network = match nodes.len() <= allgather::MAX_PES {
             true => Some(NetworkAllgather::open(
                 me,
                 nodes.len(),

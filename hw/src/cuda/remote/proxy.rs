@@ -20,12 +20,12 @@ use super::{
 };
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
 use crate::common::cpu_atomics;
-use crate::common::network::Network;
 use crate::cuda::driver::Gpu;
 use crate::cuda::error::During;
 use crate::cuda::memory::Pinned;
 use crate::error::QueueError;
 use crate::ofi::RemoteKey;
+use crate::ofi::network::Network;
 use crate::sync::cross_process::fence;
 use crate::types::{MemKind, Pe};
 

@@ -152,7 +152,7 @@ impl NetworkAllgather {
             if Instant::now() >= until {
                 return Err(format!(
                     "the exchange over the network: no contribution of round {r} yet from {}",
-                    super::paths::list(&missing)
+                    crate::common::paths::list(&missing)
                 ));
             }
             network.progress();

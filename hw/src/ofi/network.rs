@@ -24,11 +24,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::{AtomicOp, AtomicWidth, Endpoint, OfiError, Place, RemoteKey};
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
 #[cfg(feature = "process")]
 use crate::common::memfd::Mapping;
 use crate::error::QueueError;
-use crate::ofi::{AtomicOp, AtomicWidth, Endpoint, OfiError, Place, RemoteKey};
 use crate::types::Pe;
 #[cfg(feature = "process")]
 use crate::types::{MemKind, RemoteRange};
