@@ -11,7 +11,7 @@ pub(crate) const TRANSPORT_VAR: &str = "RSHMEM_TRANSPORT";
 /// nodes has every rank, so every rank sees it spans them); else all zero, with no exchange.
 ///
 /// # Errors
-/// The bootstrap's, from [`Bootstrap::node_ids`].
+/// The bootstrap's, from [`crate::bootstrap::Bootstrap::node_ids`].
 pub fn nodes_of(
     bootstrap: &mut dyn crate::bootstrap::Bootstrap,
     deadline: std::time::Instant,
