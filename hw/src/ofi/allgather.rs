@@ -35,6 +35,9 @@ const SLOT_BYTES: usize = 16 + SLOT_PAYLOAD_BYTES;
 /// every peer and waits for each, which beyond this costs more than a launcher's tree.
 pub(crate) const MAX_PES: usize = 64;
 
+/// How long the first round, which connects every pair, may take.
+const WARM_UP: Duration = Duration::from_secs(60);
+
 /// How often a waiter looks at its slots once it stopped spinning.
 const NAP: Duration = Duration::from_micros(20);
 
@@ -84,12 +87,17 @@ impl NetworkAllgather {
         let keys = unsafe {
             network.share_region(region.as_ptr() as *mut u8, words * 8, allgather, "exchange")
         }?;
-        Ok(NetworkAllgather {
+        let gather = NetworkAllgather {
             me,
             region,
             keys,
             round: Mutex::new(0),
-        })
+        };
+        // Why a first round now: libfabric connects each pair on its first operation, which
+        // across nodes can take longer than a program's short wait timeout gives its first
+        // exchange (RSHMEM_WAIT_TIMEOUT_MS); joining has a deadline of its own for that.
+        gather.exchange(network, &[], Instant::now() + WARM_UP, &|sleep| sleep())?;
+        Ok(gather)
     }
 
     /// The byte offset of source `pe`'s slot of `parity`.
