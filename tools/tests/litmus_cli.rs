@@ -35,7 +35,7 @@ fn json_reports_every_configuration_and_each_outcome_replays() {
         String::from_utf8_lossy(&out.stderr)
     );
     let checks = json_lines(&out);
-    assert_eq!(checks.len(), 4, "nv-nvl, nv-ib, nv-mix and os");
+    assert_eq!(checks.len(), 5, "nv-nvl, nv-ib, nv-mix, os and os-net");
     for check in &checks {
         assert_eq!(check["verdict"], "match");
         assert!(check["executions"].as_u64().unwrap() > 1);
@@ -70,7 +70,7 @@ fn a_broken_fence_is_caught_by_a_fenced_test_and_not_by_an_unfenced_one() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(
-        text.contains("broken rule fence-ignored: caught by 4 of 4 checks"),
+        text.contains("broken rule fence-ignored: caught by 5 of 5 checks"),
         "{text}"
     );
 
