@@ -336,16 +336,18 @@ impl Network {
     /// posted so far, read under the endpoint's lock (no write is posted meanwhile), says that
     /// each of them completed; that count is kept as the settled mark.
     pub(crate) fn writes_done(&self, target: u64) -> bool {
-        if target <= self.settled.load(Ordering::Acquire) {
-            return true;
-        }
+        target <= self.settled.load(Ordering::Acquire) || target <= self.settle_now()
+    }
+
+    /// Raises the settled mark to every write posted so far if all of them have completed,
+    /// and returns the mark.
+    pub(crate) fn settle_now(&self) -> u64 {
         let endpoint = self.endpoint();
         let posted = endpoint.writes_posted();
         if endpoint.writes_completed() >= posted {
             self.settled.fetch_max(posted, Ordering::AcqRel);
-            return target <= posted;
         }
-        false
+        self.settled.load(Ordering::Acquire)
     }
 
     /// Waits until the write whose [`Network::put_nbi`] returned `target` has completed: until

@@ -163,7 +163,8 @@ impl ProcessQueue {
         if pending.len() >= PENDING_KEPT
             && let Some(network) = &self.state.network
         {
-            pending.retain(|&(_, wanted)| !network.writes_done(wanted));
+            let settled = network.settle_now();
+            pending.retain(|&(_, wanted)| wanted > settled);
         }
         pending.push_back((ticket.0, target));
         ticket
