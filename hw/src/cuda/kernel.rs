@@ -115,6 +115,12 @@ impl AmoKernel {
         let ptx = ptx_for(major, minor)?;
         let module = ctx.load_module(ptx).during("cuModuleLoadData")?;
         let function = module.load_function(ENTRY).during("cuModuleGetFunction")?;
+        // Asking for an attribute loads the function now. Under CUDA's lazy loading its first
+        // launch would load it, which waits for the kernels running on the GPU: a deadlock
+        // when a proxy performs a peer's atomic for a kernel that spins until it lands.
+        function
+            .max_threads_per_block()
+            .during("cuFuncGetAttribute(max threads per block)")?;
         tracing::debug!(
             target: "rshmem::hw::cuda",
             gpu = ctx.ordinal(),

@@ -38,6 +38,9 @@ pub(crate) struct PeCtx {
     /// The watchdog of this PE's kernel waits, started by the first state that asks for a
     /// wait timeout (`device_api::state_of`).
     pub(crate) watchdog: std::cell::OnceCell<super::watchdog::Watchdog>,
+    /// The proxy of this PE's kernels toward PEs of other nodes, started by the first state
+    /// of a run that has such PEs (`device_api::state_of`).
+    pub(crate) kernel_proxy: std::cell::OnceCell<super::remote::KernelProxy>,
 }
 
 impl PeCtx {
@@ -53,6 +56,7 @@ impl PeCtx {
             staging: RefCell::new(staging),
             names: RefCell::new(None),
             watchdog: std::cell::OnceCell::new(),
+            kernel_proxy: std::cell::OnceCell::new(),
         }
     }
 

@@ -283,6 +283,10 @@ impl World {
             true,
         )
         .map_err(|e| e.to_string())?;
+        if let Some(remote) = self.remote() {
+            // Before the exchange below: no kernel of another node reaches it before then.
+            remote.publish_sync(mine.addr(), SYNC_BYTES);
+        }
         let fd = mine.export_fd().map_err(|e| e.to_string())?;
         let shared = SharedMemory::of(&fd, mine.size());
         let all = self

@@ -40,16 +40,9 @@ pub enum DeviceApiError {
         /// The PE whose segment is missing.
         pe: Pe,
     },
-    /// A PE of another node: kernels reach only the GPUs of their own node.
-    #[error(
-        "{pe} runs on another node, which kernels do not reach: device-initiated operations \
-         across nodes (through a proxy thread) are not built yet; use host-initiated or \
-         on-stream operations for PEs of other nodes (docs/multi-node.md)"
-    )]
-    OnAnotherNode {
-        /// The PE.
-        pe: Pe,
-    },
+    /// The proxy of this PE's kernels toward PEs of other nodes could not start.
+    #[error("the proxy of this PE's kernels toward PEs of other nodes: {0}")]
+    Proxy(String),
     /// The run has more PEs than a kernel's state describes.
     #[error("the device-side API describes at most {max} PEs and the run has {n_pes}")]
     TooManyPes {

@@ -63,11 +63,16 @@
 //! - Device fences order only operations issued from the GPU, and the host's queues only
 //!   those issued from the host (docs/ordering.md): a kernel and host operations of the same
 //!   queue are ordered by the stream, those of different queues by quiet.
+//! - PEs of other nodes (heap base 0 in the state) are reached through the PE's kernel proxy
+//!   (`super::remote::KernelProxy`, docs/multi-node.md "Kernels across nodes"): each call
+//!   toward them is a request in a ring the proxy serves in ticket order, each complete at its
+//!   target before the next, so fence needs nothing more for them and quiet waits for the
+//!   proxy's completed count to pass the tickets taken before it.
 //!
 //! Not here: contexts other than the default one (Tier-1), teams and collectives beyond
-//! `barrier_all`, peers reached only by InfiniBand, the runtime's `Shmem` handle (it would
-//! need a kernel interface in the `hw` contract; today tests and tools use `hw::cuda`
-//! directly), and pointer arguments into host segments.
+//! `barrier_all`, the runtime's `Shmem` handle (it would need a kernel interface in the `hw`
+//! contract; today tests and tools use `hw::cuda` directly), and pointer arguments into host
+//! segments.
 
 mod args;
 mod error;
@@ -88,6 +93,7 @@ use super::error::During;
 use super::nvrtc::{arch, compile_ptx};
 use super::queue::CudaQueue;
 use super::reach::PeCtx;
+use super::remote::KernelProxy;
 use super::watchdog::{self, Watchdog};
 use crate::types::{MemKind, Pe, Ticket};
 use args::{RawArg, resolve};
@@ -234,17 +240,34 @@ fn watchdog_of(ctx: &PeCtx, heap_base: u64, sync_base: u64) -> Result<&Watchdog,
     Ok(ctx.watchdog.get_or_init(|| watchdog))
 }
 
-/// `pe`'s device heap as the PE of `ctx` maps it: base address and length.
-fn heap_of(ctx: &PeCtx, pe: Pe) -> Result<(u64, u64), DeviceApiError> {
+/// `pe`'s device heap as the PE of `ctx` maps it: base address and length; `None` for a PE
+/// of another node, which kernels reach through the PE's kernel proxy.
+fn heap_of(ctx: &PeCtx, pe: Pe) -> Result<Option<(u64, u64)>, DeviceApiError> {
     if ctx.world.remote_to(pe).is_some() {
-        return Err(DeviceApiError::OnAnotherNode { pe });
+        return Ok(None);
     }
     ctx.segment(pe, MemKind::Device)
+        .map(Some)
         .ok_or(DeviceApiError::NotImported { pe })
 }
 
+/// The address of the channel of the PE of `ctx`'s kernels, its proxy started on first use;
+/// 0 where every peer is reached by loads and stores.
+fn channel_of(ctx: &PeCtx) -> Result<u64, DeviceApiError> {
+    if ctx.world.remote().is_none() {
+        return Ok(0);
+    }
+    if let Some(proxy) = ctx.kernel_proxy.get() {
+        return Ok(proxy.addr());
+    }
+    let proxy = KernelProxy::start(ctx.pe, Arc::clone(&ctx.gpu), Arc::clone(&ctx.world))
+        .map_err(DeviceApiError::Proxy)?;
+    Ok(ctx.kernel_proxy.get_or_init(|| proxy).addr())
+}
+
 /// The state kernels of the PE of `ctx` read: every PE's heap, the run's synchronisation
-/// memory, and the waits' timeout with the watchdog's record (none for 0).
+/// memory, the channel to PEs of other nodes, and the waits' timeout with the watchdog's
+/// record (none for 0).
 fn state_of(ctx: &PeCtx, wait_timeout_ns: u64) -> Result<State, DeviceApiError> {
     let world = &ctx.world;
     if world.n_pes as usize > MAX_PES {
@@ -256,18 +279,29 @@ fn state_of(ctx: &PeCtx, wait_timeout_ns: u64) -> Result<State, DeviceApiError> 
     let heaps = (0..world.n_pes)
         .map(|pe| heap_of(ctx, Pe(pe)))
         .collect::<Result<Vec<_>, _>>()?;
+    let (my_heap, _) = heaps[ctx.pe.idx()].ok_or(DeviceApiError::NotImported { pe: ctx.pe })?;
     let sync_base = world.device_sync_bases(&ctx.gpu)?;
     let hang_record = if wait_timeout_ns == 0 {
         0
     } else {
-        watchdog_of(ctx, heaps[ctx.pe.idx()].0, sync_base[ctx.pe.idx()])?.record_addr()
+        watchdog_of(ctx, my_heap, sync_base[ctx.pe.idx()])?.record_addr()
     };
     Ok(State {
         my_pe: ctx.pe.0,
-        heap_bytes: heaps.iter().map(|&(_, len)| len).min().unwrap_or(0),
+        // Heaps are symmetric: those of other nodes are as long as the ones here.
+        heap_bytes: heaps
+            .iter()
+            .flatten()
+            .map(|&(_, len)| len)
+            .min()
+            .unwrap_or(0),
         wait_timeout_ns,
         hang_record,
-        heap_base: heaps.iter().map(|&(base, _)| base).collect(),
+        channel: channel_of(ctx)?,
+        heap_base: heaps
+            .iter()
+            .map(|heap| heap.map_or(0, |(base, _)| base))
+            .collect(),
         sync_base,
     })
 }
@@ -380,7 +414,7 @@ impl DeviceKernel {
 
     /// `pe`'s device heap: base address and length.
     fn heap(&self, pe: Pe) -> Result<(u64, u64), DeviceApiError> {
-        heap_of(&self.ctx, pe)
+        heap_of(&self.ctx, pe)?.ok_or(DeviceApiError::NotImported { pe })
     }
 
     /// Enqueues the copy of `state` into the module's `rshmem_state` on `stream`.

@@ -76,9 +76,14 @@ typedef struct {
     // The PE's rshmem_hang_t (pinned host memory mapped to the GPU); 0: none, the wait only
     // prints.
     rshmem_u64 hang_record;
-    // The base address of every PE's device heap, valid on this GPU (one process, UVA).
+    // The PE's rshmem_channel_t (pinned host memory mapped to the GPU), through which kernels
+    // reach PEs of other nodes; 0: every peer is reached by loads and stores.
+    rshmem_u64 channel;
+    // The base address of every PE's device heap, valid on this GPU (one process, UVA); 0 for
+    // a PE of another node (reached through the channel).
     rshmem_u64 heap_base[RSHMEM_MAX_PES];
-    // The base address of every PE's synchronisation memory (rshmem_sync_t).
+    // The base address of every PE's synchronisation memory (rshmem_sync_t); 0 for a PE of
+    // another node.
     rshmem_u64 sync_base[RSHMEM_MAX_PES];
 } rshmem_state_t;
 
@@ -109,6 +114,8 @@ typedef struct {
     // PE began on the slot (only this PE writes it), word 1 + k the counter to which round k's
     // member behind this PE adds (rshmem_detail_team_barrier_thread).
     rshmem_u64 team_barrier[RSHMEM_TEAM_SLOTS][1 + RSHMEM_TEAM_ROUNDS];
+    // How many requests this PE's kernels posted to its channel: the next ticket.
+    rshmem_u64 proxy_tickets;
 } rshmem_sync_t;
 
 static_assert(sizeof(rshmem_sync_t) <= RSHMEM_SYNC_HEADER_BYTES,
@@ -140,18 +147,109 @@ static_assert(__builtin_offsetof(rshmem_sync_t, arrived) == 8 &&
 template <typename T> struct rshmem_detail_same { typedef T type; };
 #define RSHMEM_SAME(T) typename rshmem_detail_same<T>::type
 
+// ---- The channel to PEs of other nodes ----------------------------------------------------
+//
+// A kernel reaches a PE of another node (heap_base 0 in the state) through its PE's proxy, a
+// host thread (hw::cuda::remote::kernel_proxy, which mirrors these layouts) serving a ring of
+// requests in pinned host memory. A thread takes a ticket (an atomic add on its PE's
+// proxy_tickets), waits until the ticket's slot is released, writes the request, fences and
+// writes the slot's seq last. The proxy performs requests in ticket order, each complete at
+// its target before the next starts, then writes its result and `completed`. So requests
+// reach every target in ticket order (fence needs nothing more for them) and quiet waits
+// until `completed` passes every ticket taken before it.
+#define RSHMEM_CHANNEL_SLOTS 1024
+
+// Verbs. PUT: `len` bytes from this PE's `src` (global memory) to offset `dst` of the target's
+// region; GET: `len` bytes from offset `src` of the region to this PE's `dst`; AMO: atomic
+// `op` on the `len`-byte word at offset `dst`, result the old value; PUT_VALUE: the low `len`
+// bytes of `value` to offset `dst`; GET_VALUE: `len` bytes at offset `src` as the result;
+// PUT_INLINE: the first `len` bytes of the slot's payload to offset `dst`; GET_INLINE: `len`
+// bytes at offset `src` into the slot's payload. The inline verbs carry what the proxy cannot
+// copy itself: bytes in shared or local memory.
+#define RSHMEM_VERB_PUT 1
+#define RSHMEM_VERB_GET 2
+#define RSHMEM_VERB_AMO 3
+#define RSHMEM_VERB_PUT_VALUE 4
+#define RSHMEM_VERB_GET_VALUE 5
+#define RSHMEM_VERB_PUT_INLINE 6
+#define RSHMEM_VERB_GET_INLINE 7
+#define RSHMEM_INLINE_BYTES 1024
+
+// Regions of the target: its device heap, its synchronisation memory (rshmem_sync_t and the
+// collectives' scratch).
+#define RSHMEM_REGION_HEAP 0
+#define RSHMEM_REGION_SYNC 1
+
+// Atomic operations of an AMO request.
+#define RSHMEM_AMO_FETCH 1
+#define RSHMEM_AMO_SET 2
+#define RSHMEM_AMO_SWAP 3
+#define RSHMEM_AMO_COMPARE_SWAP 4
+#define RSHMEM_AMO_ADD 5
+#define RSHMEM_AMO_AND 6
+#define RSHMEM_AMO_OR 7
+#define RSHMEM_AMO_XOR 8
+
+typedef struct {
+    rshmem_u64 seq; // ticket + 1, written last
+    unsigned short verb;
+    unsigned char region;
+    unsigned char awaited; // 1: the thread waits for the result and acknowledges it
+    int pe;
+    rshmem_u64 dst, src, len, value, compare;
+    unsigned op;
+    unsigned reserved;
+} rshmem_request_t;
+typedef struct {
+    rshmem_u64 done;  // ticket + 1 once the request is complete
+    rshmem_u64 value; // its result
+    rshmem_u64 ack;   // ticket + 1 once its thread read the result
+    rshmem_u64 reserved;
+} rshmem_result_t;
+typedef struct {
+    rshmem_u64 released; // slots of tickets below released + RSHMEM_CHANNEL_SLOTS are free
+    rshmem_u64 pad0[7];
+    rshmem_u64 completed; // every ticket below it is complete
+    rshmem_u64 pad1[7];
+    rshmem_u64 failed; // the proxy failed a request and ends the job
+    rshmem_u64 pad2[15];
+    rshmem_request_t request[RSHMEM_CHANNEL_SLOTS];
+    rshmem_result_t result[RSHMEM_CHANNEL_SLOTS];
+    unsigned char payload[RSHMEM_CHANNEL_SLOTS][RSHMEM_INLINE_BYTES];
+} rshmem_channel_t;
+static_assert(sizeof(rshmem_request_t) == 64, "rshmem_request_t is hw::cuda::remote::kernel_proxy's");
+static_assert(sizeof(rshmem_result_t) == 32, "rshmem_result_t is hw::cuda::remote::kernel_proxy's");
+static_assert(sizeof(rshmem_channel_t) == 1147136, "rshmem_channel_t is hw::cuda::remote::kernel_proxy's");
+
 // ---- Setup and addressing ----------------------------------------------------------------
 
 __device__ inline int rshmem_my_pe() { return rshmem_state.my_pe; }
 __device__ inline int rshmem_n_pes() { return rshmem_state.n_pes; }
 
-// Symmetric address `ptr` of this PE translated to `pe`: the same offset in its heap. No
-// checks: the callers below, like SHMEM's, leave validation to the program.
-__device__ inline void *rshmem_detail_remote(const void *ptr, int pe) {
-    // A PE outside the run would index past the heap table and fault somewhere else: named here.
+// Traps, naming it, on a PE outside the run, which would index past the heap table and fault
+// somewhere else.
+__device__ inline void rshmem_detail_check_pe(int pe) {
     if (pe < 0 || pe >= rshmem_state.n_pes) {
         printf("rshmem: PE %d: PE %d does not exist: this run has %d PEs; pass a PE below n_pes()\n",
                rshmem_state.my_pe, pe, rshmem_state.n_pes);
+        __trap();
+    }
+}
+
+// Whether `pe` (a PE of the run) is on another node: reached through the channel, not by loads
+// and stores.
+__device__ inline bool rshmem_detail_proxied(int pe) {
+    rshmem_detail_check_pe(pe);
+    return rshmem_state.heap_base[pe] == 0;
+}
+
+// Symmetric address `ptr` of this PE translated to `pe`: the same offset in its heap. No
+// checks of the address: the callers below, like SHMEM's, leave validation to the program.
+__device__ inline void *rshmem_detail_remote(const void *ptr, int pe) {
+    if (rshmem_detail_proxied(pe)) {
+        printf("rshmem: PE %d: PE %d is on another node and has no address here; this call reaches "
+               "only PEs of this node\n",
+               rshmem_state.my_pe, pe);
         __trap();
     }
     rshmem_u64 offset = (rshmem_u64)ptr - rshmem_state.heap_base[rshmem_state.my_pe];
@@ -159,14 +257,197 @@ __device__ inline void *rshmem_detail_remote(const void *ptr, int pe) {
 }
 
 // A pointer that loads and stores reach `pe`'s copy of the symmetric object at `ptr`, or
-// NULL if `pe` is not a PE of the run or `ptr` is not in the symmetric heap. Every peer of
-// the CUDA backend is load/store reachable, so it is never NULL for a valid object.
+// NULL if `pe` is not a PE of the run, is on another node, or `ptr` is not in the symmetric
+// heap.
 __device__ inline void *rshmem_ptr(const void *ptr, int pe) {
     rshmem_u64 offset = (rshmem_u64)ptr - rshmem_state.heap_base[rshmem_state.my_pe];
-    if (pe < 0 || pe >= rshmem_state.n_pes || offset >= rshmem_state.heap_bytes) {
+    if (pe < 0 || pe >= rshmem_state.n_pes || offset >= rshmem_state.heap_bytes ||
+        rshmem_state.heap_base[pe] == 0) {
         return nullptr;
     }
     return rshmem_detail_remote(ptr, pe);
+}
+
+// `pe`'s synchronisation memory (0 for a PE of another node).
+__device__ inline rshmem_sync_t *rshmem_detail_sync(int pe) {
+    return (rshmem_sync_t *)rshmem_state.sync_base[pe];
+}
+
+// ---- Requests through the channel ----------------------------------------------------------
+
+__device__ inline rshmem_u64 rshmem_detail_load_acquire_bits(const rshmem_u64 *word);
+
+__device__ inline rshmem_channel_t *rshmem_detail_channel() {
+    return (rshmem_channel_t *)rshmem_state.channel;
+}
+
+// The proxy failed a request: it reports why on stderr and ends the job; the kernel stops.
+static __device__ __noinline__ void rshmem_detail_proxy_failed() {
+    printf("rshmem: PE %d: the proxy toward PEs of other nodes failed a request (its message is "
+           "on stderr)\n",
+           rshmem_state.my_pe);
+    __trap();
+}
+__device__ inline void rshmem_detail_check_proxy(rshmem_channel_t *channel) {
+    if (*(volatile rshmem_u64 *)&channel->failed != 0) rshmem_detail_proxy_failed();
+}
+
+// Whether `ptr` is in global memory (device memory, or host memory mapped for the GPU), which
+// the proxy can copy from and to; not shared or local memory.
+__device__ inline bool rshmem_detail_is_global(const void *ptr) {
+    unsigned global;
+    asm("{ .reg .pred p; isspacep.global p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(global) : "l"(ptr));
+    return global != 0;
+}
+__device__ inline void rshmem_detail_copy_bytes(void *dst, const void *src, size_t nbytes) {
+    for (size_t i = 0; i < nbytes; ++i) ((char *)dst)[i] = ((const char *)src)[i];
+}
+
+// Takes a ticket and waits until its slot is free.
+__device__ inline rshmem_u64 rshmem_detail_claim() {
+    rshmem_channel_t *channel = rshmem_detail_channel();
+    rshmem_u64 ticket = atomicAdd(&rshmem_detail_sync(rshmem_state.my_pe)->proxy_tickets, 1ull);
+    while (ticket >= *(volatile rshmem_u64 *)&channel->released + RSHMEM_CHANNEL_SLOTS) {
+        rshmem_detail_check_proxy(channel);
+    }
+    return ticket;
+}
+
+// Writes the request of `ticket` (see the channel above). `awaited`: the caller will wait for
+// its result with rshmem_detail_await. The fence before the sequence number makes this thread's
+// earlier writes (a put's source, the slot's payload) visible to the proxy.
+__device__ inline void rshmem_detail_publish(rshmem_u64 ticket, unsigned verb, int pe, unsigned region,
+                                             rshmem_u64 dst, rshmem_u64 src, rshmem_u64 len, rshmem_u64 value,
+                                             rshmem_u64 compare, unsigned op, bool awaited) {
+    volatile rshmem_request_t *request = &rshmem_detail_channel()->request[ticket % RSHMEM_CHANNEL_SLOTS];
+    request->verb = (unsigned short)verb;
+    request->region = (unsigned char)region;
+    request->awaited = awaited ? 1 : 0;
+    request->pe = pe;
+    request->dst = dst;
+    request->src = src;
+    request->len = len;
+    request->value = value;
+    request->compare = compare;
+    request->op = op;
+    __threadfence_system();
+    request->seq = ticket + 1;
+}
+
+// Posts a request and returns its ticket.
+__device__ inline rshmem_u64 rshmem_detail_post(unsigned verb, int pe, unsigned region, rshmem_u64 dst,
+                                                rshmem_u64 src, rshmem_u64 len, rshmem_u64 value,
+                                                rshmem_u64 compare, unsigned op, bool awaited) {
+    rshmem_u64 ticket = rshmem_detail_claim();
+    rshmem_detail_publish(ticket, verb, pe, region, dst, src, len, value, compare, op, awaited);
+    return ticket;
+}
+
+// Waits until the request of `ticket` is complete, copies the first `nbytes` of its slot's
+// payload to `into`, and returns its result. The acquire makes what the proxy wrote for it (a
+// get's bytes) visible to this thread.
+__device__ inline rshmem_u64 rshmem_detail_await_into(rshmem_u64 ticket, void *into, size_t nbytes) {
+    rshmem_channel_t *channel = rshmem_detail_channel();
+    rshmem_result_t *result = &channel->result[ticket % RSHMEM_CHANNEL_SLOTS];
+    while (rshmem_detail_load_acquire_bits(&result->done) != ticket + 1) {
+        rshmem_detail_check_proxy(channel);
+    }
+    rshmem_u64 value = *(volatile rshmem_u64 *)&result->value;
+    rshmem_detail_copy_bytes(into, channel->payload[ticket % RSHMEM_CHANNEL_SLOTS], nbytes);
+    *(volatile rshmem_u64 *)&result->ack = ticket + 1;
+    return value;
+}
+__device__ inline rshmem_u64 rshmem_detail_await(rshmem_u64 ticket) {
+    return rshmem_detail_await_into(ticket, nullptr, 0);
+}
+
+// Waits until every request this PE's kernels posted before the call is complete at its
+// target: the channel's part of quiet.
+__device__ inline void rshmem_detail_proxy_quiet() {
+    rshmem_channel_t *channel = rshmem_detail_channel();
+    if (channel == nullptr) return;
+    rshmem_u64 taken = *(volatile rshmem_u64 *)&rshmem_detail_sync(rshmem_state.my_pe)->proxy_tickets;
+    while (rshmem_detail_load_acquire_bits(&channel->completed) < taken) {
+        rshmem_detail_check_proxy(channel);
+    }
+}
+
+// The offset of `ptr`, a symmetric address of this PE, in every PE's heap.
+__device__ inline rshmem_u64 rshmem_detail_heap_offset(const void *ptr) {
+    return (rshmem_u64)ptr - rshmem_state.heap_base[rshmem_state.my_pe];
+}
+
+// Puts `nbytes` from this PE's `src` to offset `dst` of `pe`'s `region` through the channel;
+// returns the (last) ticket. Up to 8 bytes travel in the request; more are copied by the proxy
+// from `src` in global memory, or, from shared or local memory, which the proxy cannot read,
+// by this thread into the payloads of requests of RSHMEM_INLINE_BYTES each.
+__device__ inline rshmem_u64 rshmem_detail_proxy_put(rshmem_u64 dst, unsigned region, const void *src,
+                                                     size_t nbytes, int pe, bool awaited) {
+    if (nbytes <= 8) {
+        rshmem_u64 value = 0;
+        rshmem_detail_copy_bytes(&value, src, nbytes);
+        return rshmem_detail_post(RSHMEM_VERB_PUT_VALUE, pe, region, dst, 0, nbytes, value, 0, 0, awaited);
+    }
+    if (rshmem_detail_is_global(src)) {
+        return rshmem_detail_post(RSHMEM_VERB_PUT, pe, region, dst, (rshmem_u64)src, nbytes, 0, 0, 0, awaited);
+    }
+    rshmem_u64 ticket = 0;
+    for (size_t done = 0; done < nbytes; done += RSHMEM_INLINE_BYTES) {
+        size_t piece = nbytes - done < RSHMEM_INLINE_BYTES ? nbytes - done : RSHMEM_INLINE_BYTES;
+        ticket = rshmem_detail_claim();
+        rshmem_detail_copy_bytes(rshmem_detail_channel()->payload[ticket % RSHMEM_CHANNEL_SLOTS],
+                                 (const char *)src + done, piece);
+        // Only the last is awaited: tickets complete in order.
+        rshmem_detail_publish(ticket, RSHMEM_VERB_PUT_INLINE, pe, region, dst + done, 0, piece, 0, 0, 0,
+                              awaited && done + piece == nbytes);
+    }
+    return ticket;
+}
+
+// Gets `nbytes` at offset `src` of `pe`'s `region` into this PE's `dst` through the channel,
+// complete when it returns: into global memory by the proxy; up to 8 bytes, or into shared or
+// local memory, through the request's result or payload.
+__device__ inline void rshmem_detail_proxy_get(void *dst, rshmem_u64 src, unsigned region, size_t nbytes,
+                                               int pe) {
+    if (nbytes <= 8) {
+        rshmem_u64 value = rshmem_detail_await(
+            rshmem_detail_post(RSHMEM_VERB_GET_VALUE, pe, region, 0, src, nbytes, 0, 0, 0, true));
+        rshmem_detail_copy_bytes(dst, &value, nbytes);
+    } else if (rshmem_detail_is_global(dst)) {
+        rshmem_detail_await(
+            rshmem_detail_post(RSHMEM_VERB_GET, pe, region, (rshmem_u64)dst, src, nbytes, 0, 0, 0, true));
+    } else {
+        for (size_t done = 0; done < nbytes; done += RSHMEM_INLINE_BYTES) {
+            size_t piece = nbytes - done < RSHMEM_INLINE_BYTES ? nbytes - done : RSHMEM_INLINE_BYTES;
+            rshmem_u64 ticket =
+                rshmem_detail_post(RSHMEM_VERB_GET_INLINE, pe, region, 0, src + done, piece, 0, 0, 0, true);
+            rshmem_detail_await_into(ticket, (char *)dst + done, piece);
+        }
+    }
+}
+
+// Sets `pe`'s copy of `word`, a word of this PE's rshmem_sync_t, to `value`: a relaxed store
+// over NVLink (callers fence first), or an atomic set through the channel, which follows this
+// PE's earlier requests.
+__device__ inline void rshmem_detail_sync_set(int pe, rshmem_u64 *word, rshmem_u64 value) {
+    rshmem_u64 offset = (rshmem_u64)word - rshmem_state.sync_base[rshmem_state.my_pe];
+    if (rshmem_detail_proxied(pe)) {
+        rshmem_detail_post(RSHMEM_VERB_AMO, pe, RSHMEM_REGION_SYNC, offset, 0, 8, value, 0, RSHMEM_AMO_SET, false);
+        return;
+    }
+    *(volatile rshmem_u64 *)(rshmem_state.sync_base[pe] + offset) = value;
+}
+
+// Adds `value` to `pe`'s copy of `word` (as above) with release: a release reduction over
+// NVLink, or an atomic add through the channel.
+__device__ inline void rshmem_detail_sync_add_release(int pe, rshmem_u64 *word, rshmem_u64 value) {
+    rshmem_u64 offset = (rshmem_u64)word - rshmem_state.sync_base[rshmem_state.my_pe];
+    if (rshmem_detail_proxied(pe)) {
+        rshmem_detail_post(RSHMEM_VERB_AMO, pe, RSHMEM_REGION_SYNC, offset, 0, 8, value, 0, RSHMEM_AMO_ADD, false);
+        return;
+    }
+    rshmem_u64 *theirs = (rshmem_u64 *)(rshmem_state.sync_base[pe] + offset);
+    asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(theirs), "l"(value) : "memory");
 }
 
 // ---- Ordering ------------------------------------------------------------------------------
@@ -174,15 +455,20 @@ __device__ inline void *rshmem_ptr(const void *ptr, int pe) {
 // Orders this thread's puts, p's, atomics and put_signals to each PE before those it issues
 // later (docs/ordering.md: fence orders delivery per destination). One system-scope fence
 // orders them to every PE at once, and also orders its blocking gets (the relaxed-fetch
-// rule's restoring fence).
+// rule's restoring fence). Requests through the channel are delivered in ticket order, so
+// they need nothing more.
 __device__ inline void rshmem_fence() { __threadfence_system(); }
 
 // Completes this thread's operations, nbi ones included, and makes them visible: a store to
 // a peer over NVLink is complete once a system-scope fence has ordered it, because any
 // observer synchronises through a later write of this thread (or a barrier) that the fence
 // orders after it. Call it from every thread that issued operations (or after a
-// __syncthreads, from the thread that then synchronises) to cover a block's.
-__device__ inline void rshmem_quiet() { __threadfence_system(); }
+// __syncthreads, from the thread that then synchronises) to cover a block's. Requests through
+// the channel are complete once the proxy completed every ticket taken before the quiet.
+__device__ inline void rshmem_quiet() {
+    __threadfence_system();
+    rshmem_detail_proxy_quiet();
+}
 
 // ---- Copies --------------------------------------------------------------------------------
 
@@ -239,44 +525,71 @@ __device__ inline unsigned rshmem_detail_block_size() {
     return blockDim.x * blockDim.y * blockDim.z;
 }
 
+// The part of thread `rank` of a group of `n_threads` in putting `nbytes` from `src` to `pe`'s
+// copy of the symmetric `dst`: each thread's share of stores over NVLink, or one request
+// through the channel made by the group's first thread (the callers' group barrier before it
+// makes the group's writes of `src` visible to that thread), complete on return unless `nbi`.
+__device__ inline void rshmem_detail_put_group(void *dst, const void *src, size_t nbytes, int pe,
+                                               unsigned rank, unsigned n_threads, bool nbi) {
+    if (!rshmem_detail_proxied(pe)) {
+        rshmem_detail_copy(rshmem_detail_remote(dst, pe), src, nbytes, rank, n_threads);
+    } else if (rank == 0) {
+        rshmem_u64 ticket = rshmem_detail_proxy_put(rshmem_detail_heap_offset(dst), RSHMEM_REGION_HEAP, src,
+                                                    nbytes, pe, !nbi);
+        if (!nbi) rshmem_detail_await(ticket);
+    }
+}
+// The same for a get from `pe`'s copy of the symmetric `src`, complete on return for the
+// group's first thread (the callers' group barrier after it, for the others).
+__device__ inline void rshmem_detail_get_group(void *dst, const void *src, size_t nbytes, int pe,
+                                               unsigned rank, unsigned n_threads) {
+    if (!rshmem_detail_proxied(pe)) {
+        rshmem_detail_copy(dst, rshmem_detail_remote(src, pe), nbytes, rank, n_threads);
+    } else if (rank == 0) {
+        rshmem_detail_proxy_get(dst, rshmem_detail_heap_offset(src), RSHMEM_REGION_HEAP, nbytes, pe);
+    }
+}
+
 // Thread scope: the calling thread alone. A put returns when `src` may be reused (its loads
 // are done); its stores are ordered by a later fence or quiet. A get returns with the data
 // in `dst`.
 __device__ inline void rshmem_putmem(void *dst, const void *src, size_t nbytes, int pe) {
-    rshmem_detail_copy(rshmem_detail_remote(dst, pe), src, nbytes, 0, 1);
+    rshmem_detail_put_group(dst, src, nbytes, pe, 0, 1, false);
 }
 __device__ inline void rshmem_getmem(void *dst, const void *src, size_t nbytes, int pe) {
-    rshmem_detail_copy(dst, rshmem_detail_remote(src, pe), nbytes, 0, 1);
+    rshmem_detail_get_group(dst, src, nbytes, pe, 0, 1);
 }
 
 // Warp scope: every thread of a full, converged warp calls with the same arguments; each
 // copies a strided part. The __syncwarp before makes the warp's earlier writes of `src`
 // visible to the lanes that copy them; the one after makes the call complete for every lane.
+__device__ inline void rshmem_detail_putmem_warp(void *dst, const void *src, size_t nbytes, int pe, bool nbi) {
+    __syncwarp();
+    rshmem_detail_put_group(dst, src, nbytes, pe, rshmem_detail_block_rank() % 32, 32, nbi);
+    __syncwarp();
+}
 __device__ inline void rshmem_putmem_warp(void *dst, const void *src, size_t nbytes, int pe) {
-    __syncwarp();
-    rshmem_detail_copy(rshmem_detail_remote(dst, pe), src, nbytes,
-                       rshmem_detail_block_rank() % 32, 32);
-    __syncwarp();
+    rshmem_detail_putmem_warp(dst, src, nbytes, pe, false);
 }
 __device__ inline void rshmem_getmem_warp(void *dst, const void *src, size_t nbytes, int pe) {
     __syncwarp();
-    rshmem_detail_copy(dst, rshmem_detail_remote(src, pe), nbytes,
-                       rshmem_detail_block_rank() % 32, 32);
+    rshmem_detail_get_group(dst, src, nbytes, pe, rshmem_detail_block_rank() % 32, 32);
     __syncwarp();
 }
 
 // Block scope: every thread of the block calls with the same arguments, as for
 // __syncthreads; each copies a strided part.
+__device__ inline void rshmem_detail_putmem_block(void *dst, const void *src, size_t nbytes, int pe, bool nbi) {
+    __syncthreads();
+    rshmem_detail_put_group(dst, src, nbytes, pe, rshmem_detail_block_rank(), rshmem_detail_block_size(), nbi);
+    __syncthreads();
+}
 __device__ inline void rshmem_putmem_block(void *dst, const void *src, size_t nbytes, int pe) {
-    __syncthreads();
-    rshmem_detail_copy(rshmem_detail_remote(dst, pe), src, nbytes, rshmem_detail_block_rank(),
-                       rshmem_detail_block_size());
-    __syncthreads();
+    rshmem_detail_putmem_block(dst, src, nbytes, pe, false);
 }
 __device__ inline void rshmem_getmem_block(void *dst, const void *src, size_t nbytes, int pe) {
     __syncthreads();
-    rshmem_detail_copy(dst, rshmem_detail_remote(src, pe), nbytes, rshmem_detail_block_rank(),
-                       rshmem_detail_block_size());
+    rshmem_detail_get_group(dst, src, nbytes, pe, rshmem_detail_block_rank(), rshmem_detail_block_size());
     __syncthreads();
 }
 
@@ -284,16 +597,17 @@ __device__ inline void rshmem_getmem_block(void *dst, const void *src, size_t nb
 // calls; what differs is only what the program may assume (docs/ordering.md): the source of an
 // nbi put and the destination of an nbi get are reusable or valid only after quiet, and
 // fence does not order nbi gets. Code written to those rules stays correct on transports
-// where nbi operations are truly in flight.
+// where nbi operations are truly in flight, as a put through the channel is: it returns once
+// posted.
 __device__ inline void rshmem_putmem_nbi(void *dst, const void *src, size_t nbytes, int pe) {
-    rshmem_putmem(dst, src, nbytes, pe);
+    rshmem_detail_put_group(dst, src, nbytes, pe, 0, 1, true);
 }
 __device__ inline void rshmem_getmem_nbi(void *dst, const void *src, size_t nbytes, int pe) {
     rshmem_getmem(dst, src, nbytes, pe);
 }
 __device__ inline void rshmem_putmem_nbi_warp(void *dst, const void *src, size_t nbytes,
                                               int pe) {
-    rshmem_putmem_warp(dst, src, nbytes, pe);
+    rshmem_detail_putmem_warp(dst, src, nbytes, pe, true);
 }
 __device__ inline void rshmem_getmem_nbi_warp(void *dst, const void *src, size_t nbytes,
                                               int pe) {
@@ -301,7 +615,7 @@ __device__ inline void rshmem_getmem_nbi_warp(void *dst, const void *src, size_t
 }
 __device__ inline void rshmem_putmem_nbi_block(void *dst, const void *src, size_t nbytes,
                                                int pe) {
-    rshmem_putmem_block(dst, src, nbytes, pe);
+    rshmem_detail_putmem_block(dst, src, nbytes, pe, true);
 }
 __device__ inline void rshmem_getmem_nbi_block(void *dst, const void *src, size_t nbytes,
                                                int pe) {
@@ -320,12 +634,22 @@ __device__ inline void rshmem_get(T *dst, const T *src, size_t nelems, int pe) {
 
 // One element (any type of 1, 2, 4 or 8 bytes, naturally aligned). Volatile so that the
 // store is issued now and the load reads memory, not a register or a stale cache line.
+// Through the channel, the value travels in the request and the store is posted.
 template <typename T>
 __device__ inline void rshmem_p(T *dst, RSHMEM_SAME(T) value, int pe) {
+    if (rshmem_detail_proxied(pe)) {
+        rshmem_detail_proxy_put(rshmem_detail_heap_offset(dst), RSHMEM_REGION_HEAP, &value, sizeof(T), pe, false);
+        return;
+    }
     *(volatile T *)rshmem_detail_remote(dst, pe) = value;
 }
 template <typename T>
 __device__ inline T rshmem_g(const T *src, int pe) {
+    if (rshmem_detail_proxied(pe)) {
+        T value;
+        rshmem_detail_proxy_get(&value, rshmem_detail_heap_offset(src), RSHMEM_REGION_HEAP, sizeof(T), pe);
+        return value;
+    }
     return *(const volatile T *)rshmem_detail_remote(src, pe);
 }
 
@@ -335,41 +659,87 @@ __device__ inline T rshmem_g(const T *src, int pe) {
 // among atomics on the same word with the same type (docs/ordering.md). Fetch and set are
 // naturally aligned volatile accesses, single-copy atomic with the read-modify-writes.
 
+// An atomic on `pe`'s word through the channel, performed by the target's proxy with the
+// GPU's system-scope atomics (or the CPU's, on host memory): indivisible against the
+// target's kernels. Returns the old value when `fetches`, else posts and returns at once.
+// Floating-point adds have no such operation there: refused.
+template <typename T>
+__device__ inline T rshmem_detail_proxy_amo(const T *dest, unsigned op, T value, T compare, int pe,
+                                            bool fetches) {
+    if (sizeof(T) != 4 && sizeof(T) != 8) {
+        printf("rshmem: PE %d: an atomic on a word of %d bytes; atomics take 4 or 8\n", rshmem_state.my_pe,
+               (int)sizeof(T));
+        __trap();
+    }
+    if ((T)0.5 != (T)0 && op != RSHMEM_AMO_FETCH && op != RSHMEM_AMO_SET && op != RSHMEM_AMO_SWAP) {
+        printf("rshmem: PE %d: a floating-point atomic add on PE %d, on another node, which its "
+               "proxy does not perform; use an integer word or a PE of this node\n",
+               rshmem_state.my_pe, pe);
+        __trap();
+    }
+    rshmem_u64 operand = 0, expected = 0;
+    rshmem_detail_copy_bytes(&operand, &value, sizeof(T));
+    rshmem_detail_copy_bytes(&expected, &compare, sizeof(T));
+    rshmem_u64 ticket = rshmem_detail_post(RSHMEM_VERB_AMO, pe, RSHMEM_REGION_HEAP, rshmem_detail_heap_offset(dest),
+                                           0, sizeof(T), operand, expected, op, fetches);
+    T old = T();
+    if (fetches) {
+        rshmem_u64 bits = rshmem_detail_await(ticket);
+        rshmem_detail_copy_bytes(&old, &bits, sizeof(T));
+    }
+    return old;
+}
+
 template <typename T>
 __device__ inline T rshmem_atomic_fetch(const T *dest, int pe) {
+    if (rshmem_detail_proxied(pe)) return rshmem_detail_proxy_amo(dest, RSHMEM_AMO_FETCH, T(), T(), pe, true);
     return rshmem_g(dest, pe);
 }
 template <typename T>
 __device__ inline void rshmem_atomic_set(T *dest, RSHMEM_SAME(T) value, int pe) {
+    if (rshmem_detail_proxied(pe)) {
+        rshmem_detail_proxy_amo(dest, RSHMEM_AMO_SET, value, T(), pe, false);
+        return;
+    }
     rshmem_p(dest, value, pe);
 }
 template <typename T>
 __device__ inline T rshmem_atomic_swap(T *dest, RSHMEM_SAME(T) value, int pe) {
+    if (rshmem_detail_proxied(pe)) return rshmem_detail_proxy_amo(dest, RSHMEM_AMO_SWAP, value, T(), pe, true);
     return atomicExch_system((T *)rshmem_detail_remote(dest, pe), value);
 }
 template <typename T>
 __device__ inline T rshmem_atomic_compare_swap(T *dest, RSHMEM_SAME(T) cond,
                                              RSHMEM_SAME(T) value, int pe) {
+    if (rshmem_detail_proxied(pe)) return rshmem_detail_proxy_amo(dest, RSHMEM_AMO_COMPARE_SWAP, value, cond, pe, true);
     return atomicCAS_system((T *)rshmem_detail_remote(dest, pe), cond, value);
 }
 template <typename T>
 __device__ inline T rshmem_atomic_fetch_add(T *dest, RSHMEM_SAME(T) value, int pe) {
+    if (rshmem_detail_proxied(pe)) return rshmem_detail_proxy_amo(dest, RSHMEM_AMO_ADD, value, T(), pe, true);
     return atomicAdd_system((T *)rshmem_detail_remote(dest, pe), value);
 }
 template <typename T>
 __device__ inline void rshmem_atomic_add(T *dest, RSHMEM_SAME(T) value, int pe) {
+    if (rshmem_detail_proxied(pe)) {
+        rshmem_detail_proxy_amo(dest, RSHMEM_AMO_ADD, value, T(), pe, false);
+        return;
+    }
     rshmem_atomic_fetch_add(dest, value, pe);
 }
 template <typename T>
 __device__ inline T rshmem_atomic_fetch_and(T *dest, RSHMEM_SAME(T) value, int pe) {
+    if (rshmem_detail_proxied(pe)) return rshmem_detail_proxy_amo(dest, RSHMEM_AMO_AND, value, T(), pe, true);
     return atomicAnd_system((T *)rshmem_detail_remote(dest, pe), value);
 }
 template <typename T>
 __device__ inline T rshmem_atomic_fetch_or(T *dest, RSHMEM_SAME(T) value, int pe) {
+    if (rshmem_detail_proxied(pe)) return rshmem_detail_proxy_amo(dest, RSHMEM_AMO_OR, value, T(), pe, true);
     return atomicOr_system((T *)rshmem_detail_remote(dest, pe), value);
 }
 template <typename T>
 __device__ inline T rshmem_atomic_fetch_xor(T *dest, RSHMEM_SAME(T) value, int pe) {
+    if (rshmem_detail_proxied(pe)) return rshmem_detail_proxy_amo(dest, RSHMEM_AMO_XOR, value, T(), pe, true);
     return atomicXor_system((T *)rshmem_detail_remote(dest, pe), value);
 }
 
@@ -585,9 +955,25 @@ __device__ inline T rshmem_wait_until(T *ivar, int cmp, RSHMEM_SAME(T) value,
 // store (SET) or a release reduction (ADD, PTX red.release.sys.add), neither of which waits
 // for a reply. The release is what makes the ordering rules' guarantee hold: whoever sees the signal
 // (with the acquire of signal_wait_until) sees this call's data.
-__device__ inline void rshmem_put_signal(void *dest, const void *src, size_t nbytes,
-                                         rshmem_u64 *sig_addr, rshmem_u64 signal, int sig_op,
-                                         int pe) {
+//
+// Through the channel: the put, then the signal as an atomic set or add, which its ticket
+// delivers after the put; the blocking form waits for the put.
+__device__ inline void rshmem_detail_put_signal(void *dest, const void *src, size_t nbytes,
+                                                rshmem_u64 *sig_addr, rshmem_u64 signal, int sig_op,
+                                                int pe, bool nbi) {
+    if (rshmem_detail_proxied(pe)) {
+        bool awaited = !nbi && nbytes > 0;
+        rshmem_u64 ticket = 0;
+        if (nbytes > 0) {
+            ticket = rshmem_detail_proxy_put(rshmem_detail_heap_offset(dest), RSHMEM_REGION_HEAP, src, nbytes,
+                                             pe, awaited);
+        }
+        unsigned op = sig_op == RSHMEM_SIGNAL_ADD ? RSHMEM_AMO_ADD : RSHMEM_AMO_SET;
+        rshmem_detail_post(RSHMEM_VERB_AMO, pe, RSHMEM_REGION_HEAP, rshmem_detail_heap_offset(sig_addr), 0, 8,
+                           signal, 0, op, false);
+        if (awaited) rshmem_detail_await(ticket);
+        return;
+    }
     if (nbytes == 8 && ((rshmem_u64)dest | (rshmem_u64)src) % 8 == 0) {
         // One word, the common message of a ping-pong: one load and one store, without the
         // copy loop's set-up (0.1 µs of a 1.9 µs half round trip on two H200s).
@@ -603,12 +989,17 @@ __device__ inline void rshmem_put_signal(void *dest, const void *src, size_t nby
         rshmem_detail_store_release(word, signal);
     }
 }
+__device__ inline void rshmem_put_signal(void *dest, const void *src, size_t nbytes,
+                                         rshmem_u64 *sig_addr, rshmem_u64 signal, int sig_op,
+                                         int pe) {
+    rshmem_detail_put_signal(dest, src, nbytes, sig_addr, signal, sig_op, pe, false);
+}
 
 // The same; the source may be reused only after quiet (see the nbi copies).
 __device__ inline void rshmem_put_signal_nbi(void *dest, const void *src, size_t nbytes,
                                              rshmem_u64 *sig_addr, rshmem_u64 signal,
                                              int sig_op, int pe) {
-    rshmem_put_signal(dest, src, nbytes, sig_addr, signal, sig_op, pe);
+    rshmem_detail_put_signal(dest, src, nbytes, sig_addr, signal, sig_op, pe, true);
 }
 
 // This PE's signal word, read atomically.
@@ -625,22 +1016,18 @@ __device__ inline rshmem_u64 rshmem_signal_wait_until(rshmem_u64 *sig_addr, int 
 
 // ---- Barrier -------------------------------------------------------------------------------
 
-__device__ inline rshmem_sync_t *rshmem_detail_sync(int pe) {
-    return (rshmem_sync_t *)rshmem_state.sync_base[pe];
-}
-
 // The barrier's arrival and wait, made by one thread for its PE (the block's thread 0 in
 // rshmem_barrier_all; the calling thread in NVSHMEM's thread-scope nvshmem_barrier_all).
 // `caller` and `what` name the program's function and the call in a hang report.
 __device__ inline void rshmem_detail_barrier_thread(const char *caller = nullptr,
                                                     const char *what = "nvshmem_barrier_all") {
-    __threadfence_system();
+    rshmem_quiet();
     int me = rshmem_state.my_pe;
     volatile rshmem_u64 *epoch = &rshmem_detail_sync(me)->barrier_epoch;
     rshmem_u64 now = *epoch + 1;
     *epoch = now;
     for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
-        *(volatile rshmem_u64 *)&rshmem_detail_sync(pe)->arrived[me] = now;
+        rshmem_detail_sync_set(pe, &rshmem_detail_sync(me)->arrived[me], now);
     }
     for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
         rshmem_detail_poll((const rshmem_u64 *)&rshmem_detail_sync(me)->arrived[pe],
@@ -668,16 +1055,14 @@ __device__ inline void rshmem_detail_barrier_thread(const char *caller = nullptr
 __device__ inline void rshmem_detail_team_barrier_thread(int slot, int start, int stride, int size,
                                                          int index, const char *what,
                                                          const char *caller) {
-    __threadfence_system();
+    rshmem_quiet();
     rshmem_u64 *mine = rshmem_detail_sync(rshmem_state.my_pe)->team_barrier[slot];
     rshmem_u64 epoch = *(volatile rshmem_u64 *)&mine[0] + 1;
     *(volatile rshmem_u64 *)&mine[0] = epoch;
     int round = 0;
     for (int reach = 1; reach < size; reach *= 2, ++round) {
         int ahead = start + (index + reach) % size * stride;
-        rshmem_u64 *counter = &rshmem_detail_sync(ahead)->team_barrier[slot][1 + round];
-        asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(counter), "l"(1ull)
-                     : "memory");
+        rshmem_detail_sync_add_release(ahead, &mine[1 + round], 1ull);
         rshmem_detail_poll((const rshmem_u64 *)&mine[1 + round], RSHMEM_CMP_GE, epoch, what,
                            caller);
     }
@@ -844,21 +1229,25 @@ __device__ inline const char *rshmem_detail_push_exchange(ChunkFor chunk_for, si
     rshmem_u64 epoch = *(volatile rshmem_u64 *)&mine->reduce_epoch + 1;
     size_t half = (size_t)(epoch & 1) * (RSHMEM_SCRATCH_BYTES / 2);
     __syncthreads();
+    size_t slot = RSHMEM_SYNC_HEADER_BYTES + half + (size_t)me * bytes;
     for (int pe = 0; pe < n; ++pe) {
-        if (pe != me) {
-            rshmem_detail_copy(rshmem_detail_scratch(pe) + half + (size_t)me * bytes,
-                               chunk_for(pe), bytes, rank, size);
+        if (pe == me) continue;
+        if (!rshmem_detail_proxied(pe)) {
+            rshmem_detail_copy((char *)rshmem_state.sync_base[pe] + slot, chunk_for(pe), bytes, rank, size);
+        } else if (rank == 0) {
+            rshmem_detail_proxy_put(slot, RSHMEM_REGION_SYNC, chunk_for(pe), bytes, pe, false);
         }
     }
     __syncthreads();
     if (rank == 0) {
         *(volatile rshmem_u64 *)&mine->reduce_epoch = epoch;
         // One fence then relaxed stores: a release to every peer (cheaper than a release
-        // store each), cumulative over the block's pushes through the __syncthreads.
+        // store each), cumulative over the block's pushes through the __syncthreads. Through
+        // the channel the epoch follows the push by its ticket.
         rshmem_detail_fence_acq_rel();
         for (int pe = 0; pe < n; ++pe) {
             if (pe != me) {
-                *(volatile rshmem_u64 *)&rshmem_detail_sync(pe)->pushed[me] = epoch;
+                rshmem_detail_sync_set(pe, &mine->pushed[me], epoch);
             }
         }
         for (int pe = 0; pe < n; ++pe) {
@@ -867,6 +1256,8 @@ __device__ inline const char *rshmem_detail_push_exchange(ChunkFor chunk_for, si
                                    what);
             }
         }
+        // The proxy reads the pushed sources when it performs them: done before they may change.
+        rshmem_detail_proxy_quiet();
     }
     __syncthreads();
     return rshmem_detail_scratch(me) + half;
@@ -891,17 +1282,28 @@ __device__ inline bool rshmem_detail_pushes_copy(size_t bytes) {
 
 // dest[i] = the sum over every PE of its source[i].
 template <typename T>
-__device__ inline void rshmem_sum_reduce_block(T *dest, const T *source, size_t nelems) {
-    size_t bytes = nelems * sizeof(T);
-    if (!rshmem_detail_pushes(bytes)) {
-        rshmem_detail_sum_reduce_pulled(dest, source, nelems);
-        return;
-    }
+__device__ inline void rshmem_detail_sum_reduce_pushed(T *dest, const T *source, size_t nelems) {
     const char *landed = rshmem_detail_push_exchange(
-        [&](int) { return (const void *)source; }, bytes, "sum_reduce_block");
+        [&](int) { return (const void *)source; }, nelems * sizeof(T), "sum_reduce_block");
     rshmem_detail_sum_landed(dest, source, landed, nelems, rshmem_detail_block_rank(),
                              rshmem_detail_block_size());
     __syncthreads();
+}
+// Pushed when it fits the scratch; else pulled, or, where some PEs are on other nodes (their
+// memory takes no loads), pushed in chunks that fit (of a multiple of 16 bytes).
+template <typename T>
+__device__ inline void rshmem_sum_reduce_block(T *dest, const T *source, size_t nelems) {
+    if (rshmem_detail_pushes(nelems * sizeof(T))) {
+        rshmem_detail_sum_reduce_pushed(dest, source, nelems);
+    } else if (rshmem_state.channel == 0) {
+        rshmem_detail_sum_reduce_pulled(dest, source, nelems);
+    } else {
+        size_t chunk = RSHMEM_SCRATCH_BYTES / 2 / (size_t)rshmem_state.n_pes / 16 * 16 / sizeof(T);
+        for (size_t start = 0; start < nelems; start += chunk) {
+            size_t count = nelems - start < chunk ? nelems - start : chunk;
+            rshmem_detail_sum_reduce_pushed(dest + start, source + start, count);
+        }
+    }
 }
 
 // dest[pe * nelems + i] = chunk `pe` of `landed` (what PE `pe` pushed), this PE's own from
@@ -921,8 +1323,8 @@ template <typename T>
 __device__ inline void rshmem_broadcast_block(T *dest, const T *source, size_t nelems,
                                               int root) {
     rshmem_barrier_all();
-    rshmem_detail_copy(dest, rshmem_detail_remote(source, root), nelems * sizeof(T),
-                       rshmem_detail_block_rank(), rshmem_detail_block_size());
+    rshmem_detail_get_group(dest, source, nelems * sizeof(T), root, rshmem_detail_block_rank(),
+                            rshmem_detail_block_size());
     rshmem_barrier_all();
 }
 
@@ -938,9 +1340,8 @@ __device__ inline void rshmem_fcollect_block(T *dest, const T *source, size_t ne
     }
     rshmem_barrier_all();
     for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
-        rshmem_detail_copy(dest + (size_t)pe * nelems, rshmem_detail_remote(source, pe),
-                           nelems * sizeof(T), rshmem_detail_block_rank(),
-                           rshmem_detail_block_size());
+        rshmem_detail_get_group(dest + (size_t)pe * nelems, source, nelems * sizeof(T), pe,
+                                rshmem_detail_block_rank(), rshmem_detail_block_size());
     }
     rshmem_barrier_all();
 }
@@ -961,9 +1362,9 @@ __device__ inline void rshmem_alltoall_block(T *dest, const T *source, size_t ne
     }
     rshmem_barrier_all();
     for (int pe = 0; pe < rshmem_state.n_pes; ++pe) {
-        const T *theirs = (const T *)rshmem_detail_remote(source, pe) + (size_t)me * nelems;
-        rshmem_detail_copy(dest + (size_t)pe * nelems, theirs, nelems * sizeof(T),
-                           rshmem_detail_block_rank(), rshmem_detail_block_size());
+        rshmem_detail_get_group(dest + (size_t)pe * nelems, source + (size_t)me * nelems,
+                                nelems * sizeof(T), pe, rshmem_detail_block_rank(),
+                                rshmem_detail_block_size());
     }
     rshmem_barrier_all();
 }

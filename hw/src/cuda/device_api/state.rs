@@ -14,8 +14,8 @@ pub(crate) const MAX_PES: usize = 128;
 pub(crate) const SYNC_BYTES: u64 = 2 << 20;
 
 /// The size of `rshmem_state_t`: two `int`s, the heap size, the wait timeout, the hang
-/// record's address, and two arrays of addresses.
-pub(crate) const STATE_BYTES: usize = 4 + 4 + 8 + 8 + 8 + 2 * 8 * MAX_PES;
+/// record's and the channel's addresses, and two arrays of addresses.
+pub(crate) const STATE_BYTES: usize = 4 + 4 + 8 + 8 + 8 + 8 + 2 * 8 * MAX_PES;
 
 /// The name of the `__constant__` state in the header.
 pub(crate) const STATE_SYMBOL: &str = "rshmem_state";
@@ -30,9 +30,13 @@ pub(crate) struct State {
     pub(crate) wait_timeout_ns: u64,
     /// The address of the PE's hang record (`super::super::watchdog`); 0: none.
     pub(crate) hang_record: u64,
-    /// Every PE's device heap base address, by PE.
+    /// The address of the PE's kernel channel (`crate::cuda::remote::KernelProxy`); 0: every
+    /// peer is reached by loads and stores.
+    pub(crate) channel: u64,
+    /// Every PE's device heap base address, by PE; 0 for a PE of another node, which kernels
+    /// reach through the channel.
     pub(crate) heap_base: Vec<u64>,
-    /// Every PE's synchronisation memory base address, by PE.
+    /// Every PE's synchronisation memory base address, by PE; 0 for a PE of another node.
     pub(crate) sync_base: Vec<u64>,
 }
 
@@ -55,6 +59,7 @@ impl State {
         bytes.extend_from_slice(&self.heap_bytes.to_le_bytes());
         bytes.extend_from_slice(&self.wait_timeout_ns.to_le_bytes());
         bytes.extend_from_slice(&self.hang_record.to_le_bytes());
+        bytes.extend_from_slice(&self.channel.to_le_bytes());
         for array in [&self.heap_base, &self.sync_base] {
             let padded = array.iter().copied().chain(std::iter::repeat(0));
             for address in padded.take(MAX_PES) {
@@ -88,6 +93,7 @@ mod tests {
             heap_bytes: 0x1000,
             wait_timeout_ns: 60_000_000_000,
             hang_record: 0xc0,
+            channel: 0xd0,
             heap_base: vec![0xa0, 0xa1],
             sync_base: vec![0xb0, 0xb1],
         };
@@ -99,8 +105,9 @@ mod tests {
         assert_eq!(word(8), 0x1000, "heap_bytes");
         assert_eq!(word(16), 60_000_000_000, "wait_timeout_ns");
         assert_eq!(word(24), 0xc0, "hang_record");
-        assert_eq!((word(32), word(40), word(48)), (0xa0, 0xa1, 0), "heap_base");
-        let sync = 32 + 8 * MAX_PES;
+        assert_eq!(word(32), 0xd0, "channel");
+        assert_eq!((word(40), word(48), word(56)), (0xa0, 0xa1, 0), "heap_base");
+        let sync = 40 + 8 * MAX_PES;
         assert_eq!(
             (word(sync), word(sync + 8), word(sync + 16)),
             (0xb0, 0xb1, 0)

@@ -28,7 +28,7 @@ impl CudaQueue {
         data: &[u8],
     ) -> Result<Ticket, QueueError> {
         self.drain()?;
-        remote.put(dst.pe, dst.kind, dst.offset, data)?;
+        remote.put(dst.pe, dst.kind.into(), dst.offset, data)?;
         Ok(self.done(None))
     }
 
@@ -42,7 +42,7 @@ impl CudaQueue {
     ) -> Result<Ticket, QueueError> {
         self.drain()?;
         let data = self.read_own(src)?;
-        remote.put(dst.pe, dst.kind, dst.offset, &data)?;
+        remote.put(dst.pe, dst.kind.into(), dst.offset, &data)?;
         Ok(self.done(None))
     }
 
@@ -54,7 +54,7 @@ impl CudaQueue {
     ) -> Result<Ticket, QueueError> {
         self.drain()?;
         let mut bytes = vec![0u8; src.len as usize];
-        remote.get(src.pe, src.kind, src.offset, &mut bytes)?;
+        remote.get(src.pe, src.kind.into(), src.offset, &mut bytes)?;
         Ok(self.done(Some(bytes)))
     }
 
@@ -68,7 +68,7 @@ impl CudaQueue {
     ) -> Result<Ticket, QueueError> {
         self.drain()?;
         let mut bytes = vec![0u8; src.len as usize];
-        remote.get(src.pe, src.kind, src.offset, &mut bytes)?;
+        remote.get(src.pe, src.kind.into(), src.offset, &mut bytes)?;
         self.write_own(dst, &bytes)?;
         Ok(self.done(None))
     }
@@ -82,7 +82,7 @@ impl CudaQueue {
         fetch: bool,
     ) -> Result<Ticket, QueueError> {
         self.drain()?;
-        let old = remote.amo(dst.pe, dst.kind, dst.offset, op)?;
+        let old = remote.amo(dst.pe, dst.kind.into(), dst.offset, op)?;
         Ok(self.done(fetch.then(|| old.to_le_bytes().to_vec())))
     }
 

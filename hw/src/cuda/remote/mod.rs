@@ -18,7 +18,10 @@
 //! target are performed in issue order (fence costs nothing), and quiet finds nothing in
 //! flight. A put larger than a slot travels as several requests in order.
 
+mod kernel_proxy;
 mod proxy;
+
+pub(crate) use kernel_proxy::KernelProxy;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -56,6 +59,47 @@ enum Verb {
     Amo = 3,
 }
 
+/// What a request reaches on its target: one of its segments, or the synchronisation memory
+/// of its device-side API (barrier words and the collectives' scratch), which kernels of
+/// other nodes reach through their proxies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Region {
+    Segment(MemKind),
+    Sync,
+}
+
+/// How many regions a PE has: its segments, then its synchronisation memory.
+pub(crate) const REGIONS: usize = MemKind::COUNT + 1;
+
+impl Region {
+    /// Its index among a PE's [`REGIONS`], as the wire carries it.
+    fn index(self) -> usize {
+        match self {
+            Region::Segment(kind) => kind.index(),
+            Region::Sync => MemKind::COUNT,
+        }
+    }
+
+    /// The region of index `index`, if there is one.
+    fn of_index(index: usize) -> Option<Region> {
+        match MemKind::ALL.into_iter().find(|kind| kind.index() == index) {
+            Some(kind) => Some(Region::Segment(kind)),
+            None => (index == MemKind::COUNT).then_some(Region::Sync),
+        }
+    }
+
+    /// Whether it is host memory, which the CPU reads and writes (else the GPU's memory).
+    fn on_host(self) -> bool {
+        matches!(self, Region::Segment(kind) if kind != MemKind::Device)
+    }
+}
+
+impl From<MemKind> for Region {
+    fn from(kind: MemKind) -> Region {
+        Region::Segment(kind)
+    }
+}
+
 /// Where each slot and doorbell lies in a mailbox of `n_pes` PEs.
 #[derive(Clone, Copy, Debug)]
 struct Layout {
@@ -88,7 +132,7 @@ impl Layout {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Request {
     verb: Verb,
-    kind: MemKind,
+    region: Region,
     offset: u64,
     len: u64,
     op: Option<AmoOp>,
@@ -119,7 +163,7 @@ impl Request {
             }
         };
         h[0..4].copy_from_slice(&(self.verb as u32).to_le_bytes());
-        h[4..8].copy_from_slice(&(self.kind.index() as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&(self.region.index() as u32).to_le_bytes());
         h[8..16].copy_from_slice(&self.offset.to_le_bytes());
         h[16..24].copy_from_slice(&self.len.to_le_bytes());
         h[24..28].copy_from_slice(&amo_code.to_le_bytes());
@@ -139,10 +183,8 @@ impl Request {
             3 => Verb::Amo,
             other => return Err(format!("unknown request verb {other}")),
         };
-        let kind = MemKind::ALL
-            .into_iter()
-            .find(|k| k.index() as u32 == u32_at(4))
-            .ok_or_else(|| format!("unknown segment kind {}", u32_at(4)))?;
+        let region = Region::of_index(u32_at(4) as usize)
+            .ok_or_else(|| format!("unknown region {}", u32_at(4)))?;
         let (compare, operand) = (u64_at(40), u64_at(32));
         let kind_of = match u32_at(24) {
             0 => None,
@@ -170,7 +212,7 @@ impl Request {
         }
         Ok(Request {
             verb,
-            kind,
+            region,
             offset: u64_at(8),
             len: u64_at(16),
             op,
@@ -182,9 +224,9 @@ impl Request {
 const REPLY_OK: u64 = 0;
 const REPLY_ERROR: u64 = 1;
 
-/// This PE's segments as its proxy reaches them, published by the PE's thread as it makes
-/// and grows them: base address and length per [`MemKind::index`].
-pub(crate) type OwnSegments = Mutex<[Option<(u64, u64)>; MemKind::COUNT]>;
+/// This PE's regions as its proxy reaches them, published by the PE's thread as it makes
+/// and grows them: base address and length per [`Region::index`].
+pub(crate) type OwnSegments = Mutex<[Option<(u64, u64)>; REGIONS]>;
 
 /// The mailbox: pinned host memory registered with the endpoint.
 struct Mailbox {
@@ -345,25 +387,36 @@ impl Remote {
         pe != self.me && self.paths.get(pe.idx()) == Some(&PeerPath::Network)
     }
 
+    /// Lets libfabric move what it has in hand (the thread of a waiting PE calls it).
+    pub(crate) fn progress(&self) {
+        self.network.progress();
+    }
+
     /// Records this PE's segment of kind index `kind_idx` at `base` for `len_bytes`, as its
     /// proxy will reach it.
     pub(crate) fn publish_own(&self, kind_idx: usize, base: u64, len_bytes: u64) {
         self.own.lock().unwrap_or_else(|e| e.into_inner())[kind_idx] = Some((base, len_bytes));
     }
 
-    /// Puts `data` at `offset` of `target`'s `kind` segment; returns once the target's GPU
-    /// (or host memory) has it.
+    /// Records this PE's synchronisation memory at `base` for `len_bytes`: kernels of other
+    /// nodes reach its barrier words and scratch through this PE's proxy.
+    pub(crate) fn publish_sync(&self, base: u64, len_bytes: u64) {
+        self.publish_own(Region::Sync.index(), base, len_bytes);
+    }
+
+    /// Puts `data` at `offset` of `target`'s `region`; returns once the target's GPU (or host
+    /// memory) has it.
     pub(crate) fn put(
         &self,
         target: Pe,
-        kind: MemKind,
+        region: Region,
         offset: u64,
         data: &[u8],
     ) -> Result<(), QueueError> {
         for (i, chunk) in data.chunks(CHUNK_BYTES).enumerate() {
             let request = Request {
                 verb: Verb::Put,
-                kind,
+                region,
                 offset: offset + (i * CHUNK_BYTES) as u64,
                 len: chunk.len() as u64,
                 op: None,
@@ -373,18 +426,18 @@ impl Remote {
         Ok(())
     }
 
-    /// Gets `out.len()` bytes at `offset` of `target`'s `kind` segment into `out`.
+    /// Gets `out.len()` bytes at `offset` of `target`'s `region` into `out`.
     pub(crate) fn get(
         &self,
         target: Pe,
-        kind: MemKind,
+        region: Region,
         offset: u64,
         out: &mut [u8],
     ) -> Result<(), QueueError> {
         for (i, chunk) in out.chunks_mut(CHUNK_BYTES).enumerate() {
             let request = Request {
                 verb: Verb::Get,
-                kind,
+                region,
                 offset: offset + (i * CHUNK_BYTES) as u64,
                 len: chunk.len() as u64,
                 op: None,
@@ -395,18 +448,17 @@ impl Remote {
         Ok(())
     }
 
-    /// Applies `op` to the word at `offset` of `target`'s `kind` segment and returns its old
-    /// value.
+    /// Applies `op` to the word at `offset` of `target`'s `region` and returns its old value.
     pub(crate) fn amo(
         &self,
         target: Pe,
-        kind: MemKind,
+        region: Region,
         offset: u64,
         op: AmoOp,
     ) -> Result<u64, QueueError> {
         let request = Request {
             verb: Verb::Amo,
-            kind,
+            region,
             offset,
             len: op.width.bytes(),
             op: Some(op),
@@ -506,10 +558,11 @@ mod tests {
             AmoKind::Or,
             AmoKind::Xor,
         ];
-        for kind in MemKind::ALL {
+        let regions = MemKind::ALL.into_iter().map(Region::from);
+        for region in regions.chain([Region::Sync]) {
             let put = Request {
                 verb: Verb::Put,
-                kind,
+                region,
                 offset: 4096,
                 len: 77,
                 op: None,
@@ -521,7 +574,7 @@ mod tests {
             {
                 let request = Request {
                     verb: Verb::Amo,
-                    kind,
+                    region,
                     offset: 8,
                     len: width.bytes(),
                     op: Some(AmoOp {
@@ -536,6 +589,13 @@ mod tests {
         let mut bad = [0u8; HEADER_BYTES];
         bad[0] = 9;
         assert!(Request::decode(&bad).unwrap_err().contains("verb 9"));
+        bad[0] = 1;
+        bad[4] = REGIONS as u8;
+        assert!(
+            Request::decode(&bad)
+                .unwrap_err()
+                .contains("unknown region")
+        );
     }
 
     /// Slots and doorbells of a mailbox do not overlap and fit in it.

@@ -27,7 +27,7 @@ use crate::error::QueueError;
 use crate::ofi::RemoteKey;
 use crate::ofi::network::Network;
 use crate::sync::cross_process::fence;
-use crate::types::{MemKind, Pe};
+use crate::types::Pe;
 
 /// How long the proxy sleeps when it found nothing to do many times in a row.
 const IDLE_NAP: Duration = Duration::from_micros(20);
@@ -119,7 +119,7 @@ impl Proxy {
             return Err(format!("a request of {len} bytes, more than a slot holds"));
         }
         let target = self.address(&request)?;
-        let on_host = request.kind != MemKind::Device;
+        let on_host = request.region.on_host();
         match request.verb {
             Verb::Put => {
                 let from = self.mailbox.addr(slot + HEADER_BYTES);
@@ -181,17 +181,17 @@ impl Proxy {
     /// The address of the request's bytes in this PE's segment, or why it has none.
     fn address(&self, request: &Request) -> Result<u64, String> {
         let own = self.own.lock().unwrap_or_else(|e| e.into_inner());
-        let (base, len_bytes) = own[request.kind.index()].ok_or_else(|| {
+        let (base, len_bytes) = own[request.region.index()].ok_or_else(|| {
             format!(
-                "{} has no {:?} segment (yet): a request reached it before the segment did",
-                self.me, request.kind
+                "{} has no {:?} (yet): a request reached it before the memory did",
+                self.me, request.region
             )
         })?;
         let end = request.offset.checked_add(request.len);
         if end.is_none_or(|end| end > len_bytes) {
             return Err(format!(
-                "bytes {}+{} are outside {}'s {:?} segment of {len_bytes} bytes",
-                request.offset, request.len, self.me, request.kind
+                "bytes {}+{} are outside {}'s {:?} of {len_bytes} bytes",
+                request.offset, request.len, self.me, request.region
             ));
         }
         if request.verb == Verb::Amo && !(base + request.offset).is_multiple_of(request.len) {
@@ -265,7 +265,7 @@ fn layout_offset(layout: Layout, me: Pe) -> (u64, u64) {
 }
 
 /// Copies `len` bytes from `src` to `dst` on `stream` and waits for the copy.
-fn copy(stream: &CudaStream, dst: u64, src: u64, len: usize) -> Result<(), String> {
+pub(super) fn copy(stream: &CudaStream, dst: u64, src: u64, len: usize) -> Result<(), String> {
     // SAFETY: both ranges are mapped for this GPU (this PE's segment, checked by `address`,
     // and pinned memory of this process) and stay so until the stream is synchronised below.
     unsafe { sys::cuMemcpyAsync(dst, src, len, stream.cu_stream()) }

@@ -9,7 +9,7 @@
  * (nvshmem_init) and again when they change (runtime/capi/src/device_state.rs).
  *
  * Teams on the GPU: NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE are all the
- * run's PEs on the CUDA backend (every peer is load/store reachable, on one host). Split teams
+ * run's PEs here; PEs of other nodes are reached through the channel (rshmem_device.cuh). Split teams
  * are in a `static __constant__` table per translation unit (start, stride, size, this PE's
  * number and the team's slot per handle), which libshmem binds like the state whenever a
  * handle is made or freed (runtime/capi/src/device_teams.rs): team_my_pe, team_n_pes and
@@ -471,27 +471,57 @@ template <> __device__ __forceinline__ __nv_bfloat16 rshmemd_gpu_combine(__nv_bf
     return __float2bfloat16_rn(rshmemd_gpu_combine(__bfloat162float(a), __bfloat162float(b), op));
 }
 
+/* The combination in member order, each member's chunk at `count` elements of its scratch read
+ * by loads where it is on this node, else got through the channel into the second half of this
+ * PE's scratch (which no peer reads) by the group's first thread, member by member. */
+template <typename T>
+__device__ void rshmemd_gpu_reduce_proxied(T *dest, size_t count, int op, int scope,
+                                           const rshmemd_gpu_team_view &team) {
+    rshmemd_gpu_group group = rshmemd_gpu_group_of(scope);
+    T *landed = (T *)(rshmem_detail_scratch(rshmem_state.my_pe) + RSHMEM_SCRATCH_BYTES / 2);
+    for (int member = 0; member < team.size; ++member) {
+        int pe = team.world_pe(member);
+        const T *theirs = (const T *)rshmem_detail_scratch(pe);
+        if (rshmem_detail_proxied(pe)) {
+            if (group.rank == 0) {
+                rshmem_detail_proxy_get(landed, RSHMEM_SYNC_HEADER_BYTES, RSHMEM_REGION_SYNC, count * sizeof(T), pe);
+            }
+            rshmemd_gpu_group_sync(scope);
+            theirs = landed;
+        }
+        for (size_t i = group.rank; i < count; i += group.size) {
+            dest[i] = member == 0 ? theirs[i] : rshmemd_gpu_combine(dest[i], theirs[i], op);
+        }
+        rshmemd_gpu_group_sync(scope);
+    }
+}
 /* dest[i] = op over every member of `team` of its source[i]. Each PE copies its source into its
  * own scratch (so dest may be source), a barrier, each pulls every member's scratch and
  * combines in member order, a barrier (no PE refills its scratch while a peer reads it); in
- * chunks of the scratch's size. */
+ * chunks of the scratch's size, or of half of it where PEs of other nodes are got through the
+ * channel. */
 template <typename T>
 __device__ void rshmemd_gpu_reduce(T *dest, const T *source, size_t nelems, int op, int scope,
                                    const rshmemd_gpu_team_view &team, const char *caller) {
     rshmemd_gpu_group group = rshmemd_gpu_group_of(scope);
-    const size_t chunk = RSHMEM_SCRATCH_BYTES / sizeof(T);
+    bool proxied = rshmem_state.channel != 0;
+    const size_t chunk = (proxied ? RSHMEM_SCRATCH_BYTES / 2 : RSHMEM_SCRATCH_BYTES) / sizeof(T);
     for (size_t start = 0; start < nelems; start += chunk) {
         size_t count = nelems - start < chunk ? nelems - start : chunk;
         rshmemd_gpu_group_sync(scope);
         rshmem_detail_copy(rshmem_detail_scratch(rshmem_state.my_pe), source + start, count * sizeof(T), group.rank,
                            group.size);
         rshmemd_gpu_group_barrier(scope, team, "nvshmem_reduce", caller);
-        for (size_t i = group.rank; i < count; i += group.size) {
-            T acc = ((const T *)rshmem_detail_scratch(team.world_pe(0)))[i];
-            for (int member = 1; member < team.size; ++member) {
-                acc = rshmemd_gpu_combine(acc, ((const T *)rshmem_detail_scratch(team.world_pe(member)))[i], op);
+        if (proxied) {
+            rshmemd_gpu_reduce_proxied(dest + start, count, op, scope, team);
+        } else {
+            for (size_t i = group.rank; i < count; i += group.size) {
+                T acc = ((const T *)rshmem_detail_scratch(team.world_pe(0)))[i];
+                for (int member = 1; member < team.size; ++member) {
+                    acc = rshmemd_gpu_combine(acc, ((const T *)rshmem_detail_scratch(team.world_pe(member)))[i], op);
+                }
+                dest[start + i] = acc;
             }
-            dest[start + i] = acc;
         }
         rshmemd_gpu_group_barrier(scope, team, "nvshmem_reduce", caller);
     }
@@ -549,13 +579,13 @@ __device__ __forceinline__ int rshmemd_gpu_collective(int kind, int32_t team, vo
      * source that another still reads. */
     rshmemd_gpu_group_barrier(scope, members, what, caller);
     if (kind == RSHMEMD_COLL_BROADCAST) {
-        rshmem_detail_copy(dest, rshmem_detail_remote(src, members.world_pe(root)), bytes, group.rank, group.size);
+        rshmem_detail_get_group(dest, src, bytes, members.world_pe(root), group.rank, group.size);
     } else {
         for (int member = 0; member < members.size; ++member) {
             /* fcollect: the member's source; alltoall: the member's block for this PE. */
-            const char *theirs = (const char *)rshmem_detail_remote(src, members.world_pe(member)) +
-                                 (kind == RSHMEMD_COLL_ALLTOALL ? (size_t)members.index * bytes : 0);
-            rshmem_detail_copy((char *)dest + (size_t)member * bytes, theirs, bytes, group.rank, group.size);
+            const char *theirs = (const char *)src + (kind == RSHMEMD_COLL_ALLTOALL ? (size_t)members.index * bytes : 0);
+            rshmem_detail_get_group((char *)dest + (size_t)member * bytes, theirs, bytes, members.world_pe(member),
+                                    group.rank, group.size);
         }
     }
     rshmemd_gpu_group_barrier(scope, members, what, caller);
