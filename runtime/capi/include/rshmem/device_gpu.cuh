@@ -29,6 +29,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rshmem/device_abi.h>
@@ -73,6 +74,13 @@ static int rshmemd_gpu_bind_teams(const void *table, size_t bytes) {
 namespace {
 struct rshmemd_gpu_registration {
     rshmemd_gpu_registration() {
+        /* Eager module loading, unless the user chose: under CUDA's lazy loading the first launch
+         * of a kernel loads it, holding the context's loader until the kernels running on the GPU
+         * end. A kernel that waits for a PE of another node waits for its proxy thread, whose
+         * copies and atomics kernel need that loader: a launch meanwhile (an on-stream barrier
+         * after a collectively launched kernel) would deadlock. Set before main, so before the
+         * driver's initialisation reads it. */
+        setenv("CUDA_MODULE_LOADING", "EAGER", 0);
         rshmemx_register_device_binder(&rshmemd_gpu_bind);
         rshmemx_register_device_team_binder(&rshmemd_gpu_bind_teams);
     }
