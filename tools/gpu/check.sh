@@ -155,6 +155,10 @@ if want network; then
     OUT=$out/network-nvshmem NVSHMEM_NP=2 NVSHMEM_SKIP=matmul run network-nvshmem "${net[@]}" \
         timeout 900 tools/gpu/nvshmem-programs.sh "$bin"
     tail -1 "$out/network-nvshmem.txt" | sed 's/^/network: /' | tee -a "$out/summary.txt"
+    # And the C++ CUDA test programs the same way.
+    OUT=$out/network-cuda-programs run network-cuda-programs "${net[@]}" \
+        timeout 600 tools/gpu/cuda-programs.sh "$bin"
+    tail -1 "$out/network-cuda-programs.txt" | sed 's/^/network: /' | tee -a "$out/summary.txt"
     # Host code of the C programs loads and stores symmetric memory, so they take the host
     # heap, as in the c group above; hello and on_stream, which only call SHMEM, the device
     # heap too.

@@ -248,6 +248,27 @@ impl CudaQueue {
     }
 
     /// Waits until every ticket below `end` has completed, or `deadline`.
+    /// Waits until the kernel proxy (if this PE has one) completed every request published
+    /// before the call.
+    fn drain_kernel_proxy(&self, deadline: Instant) -> Result<(), QueueError> {
+        let Some(proxy) = self.ctx.kernel_proxy.get() else {
+            return Ok(());
+        };
+        let end = proxy.published_end();
+        let lost = |why: String| QueueError::Lost(format!("{}: {why}", self.ctx.pe));
+        let done = poll_until(&self.ctx.world.start, deadline, || {
+            proxy.completed(end).map(|done| done.then_some(()))
+        })
+        .map_err(lost)?;
+        done.ok_or_else(|| QueueError::Deadline {
+            pe: self.ctx.pe,
+            waiting_for: format!(
+                "quiet: the kernels' requests toward PEs of other nodes, up to {end}, to complete"
+            ),
+            deadline,
+        })
+    }
+
     fn wait_below(
         &self,
         end: u64,
@@ -469,16 +490,21 @@ impl Queue for CudaQueue {
         Ok(())
     }
 
-    /// Waits for the last ticket (polling its event), then a SeqCst fence.
+    /// Waits for the last ticket (polling its event), then for the requests this PE's kernels
+    /// posted toward PEs of other nodes, then a SeqCst fence.
     ///
     /// # Ordering
     /// Every operation of the queue has then completed: its copy engine writes or
-    /// system-scope atomics reached the target memory over NVLink, visible to every PE. The
+    /// system-scope atomics reached the target memory over NVLink, visible to every PE. So
+    /// has every request a kernel posted to the kernel proxy before the call: a kernel that
+    /// ended (the queue's, or one the program synchronised with) has its operations complete,
+    /// as over NVLink. The
     /// fence (x86 `mfence`, AArch64 `dmb ish`) drains this thread's stores to host memory,
     /// `Device::write_local`'s included, as the process backend's quiet does.
     fn quiet(&self, deadline: Instant) -> Result<(), QueueError> {
         let end = self.next.get();
         self.wait_below(end, deadline, || format!("quiet ({end} operations issued)"))?;
+        self.drain_kernel_proxy(deadline)?;
         fence(Ordering::SeqCst);
         Ok(())
     }

@@ -276,6 +276,32 @@ impl KernelProxy {
     pub(crate) fn addr(&self) -> u64 {
         self.channel.memory.addr()
     }
+
+    /// The ticket below which every request published now lies: the proxy has completed
+    /// everything a kernel posted before this call once its completed count reaches it.
+    pub(crate) fn published_end(&self) -> u64 {
+        let channel = &self.channel;
+        let mut end = channel.word(COMPLETED).load(Ordering::Acquire);
+        let limit = end + SLOTS;
+        // Published slots follow the completed ones without gaps, up to one not yet written.
+        while end < limit
+            && channel
+                .word(Channel::request_at(end))
+                .load(Ordering::Acquire)
+                == end + 1
+        {
+            end += 1;
+        }
+        end
+    }
+
+    /// Whether the proxy has completed every request below `end`, or `Err` if it failed.
+    pub(crate) fn completed(&self, end: u64) -> Result<bool, String> {
+        if self.channel.word(FAILED).load(Ordering::Acquire) != 0 {
+            return Err("the kernels' proxy failed a request (its message is on stderr)".into());
+        }
+        Ok(self.channel.word(COMPLETED).load(Ordering::Acquire) >= end)
+    }
 }
 
 impl Drop for KernelProxy {
