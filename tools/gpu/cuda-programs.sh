@@ -8,7 +8,8 @@
 #
 # Every program with an expected output NAME.N.expected ends with status 0 and prints, at N PEs,
 # exactly those lines in any order (standard output only: standard error is rshmem's and the
-# programs' diagnostics). The programs that end on purpose (exit_*) and the one whose misuse a
+# programs' diagnostics); with RSHMEM_TRANSPORT=ofi, NAME.N.network.expected where it exists
+# (the output of a program that says whether nvshmem_ptr reached its peer). The programs that end on purpose (exit_*) and the one whose misuse a
 # GPU's runtime answers with a fault (memcpy_wild_pointer: the simulator refuses it with a
 # message) are the simulator's alone. With fewer GPUs than PEs, the PEs share them
 # (--share-gpus), except in a program that sets its device to its node rank, which is skipped
@@ -51,7 +52,13 @@ passed=0
 total=0
 for name in "${programs[@]}"; do
     for expected in "$src/$name".[0-9]*.expected; do
+        case $expected in *.network.expected) continue ;; esac
         n=$(basename "$expected" | sed -E 's/.*\.([0-9]+)\.expected$/\1/')
+        # Over the network path (RSHMEM_TRANSPORT=ofi) nvshmem_ptr of a peer is NULL, as it is
+        # across nodes; a program whose output says so has NAME.N.network.expected.
+        if [ "${RSHMEM_TRANSPORT:-}" = ofi ] && [ -f "$src/$name.$n.network.expected" ]; then
+            expected=$src/$name.$n.network.expected
+        fi
         total=$((total + 1))
         share=()
         [ "$gpus" -ge "$n" ] || share=(--share-gpus)
