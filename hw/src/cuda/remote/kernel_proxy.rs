@@ -25,11 +25,10 @@ use std::time::Duration;
 
 use cudarc::driver::CudaStream;
 
-use super::proxy::copy;
+use super::proxy::{copy, on_gpu};
 use super::{CHUNK_BYTES, Region, Remote};
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
 use crate::cuda::driver::Gpu;
-use crate::cuda::error::During;
 use crate::cuda::memory::Pinned;
 use crate::cuda::world::World;
 use crate::types::{MemKind, Pe};
@@ -324,14 +323,7 @@ struct Server {
 impl Server {
     fn run(self, stop: &AtomicBool) {
         let me = self.me;
-        let prepared = self
-            .gpu
-            .ctx
-            .bind_to_thread()
-            .during("cuCtxSetCurrent")
-            .and_then(|()| self.gpu.ctx.new_stream().during("cuStreamCreate"))
-            .and_then(|stream| Ok((stream, Pinned::new(&self.gpu.ctx, CHUNK_BYTES)?)));
-        let (stream, staging) = match prepared {
+        let (stream, staging) = match on_gpu(&self.gpu) {
             Ok(ready) => ready,
             Err(e) => return self.fail(&format!("the kernels' proxy cannot use its GPU: {e}")),
         };

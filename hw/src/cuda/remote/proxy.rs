@@ -21,7 +21,7 @@ use super::{
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
 use crate::common::cpu_atomics;
 use crate::cuda::driver::Gpu;
-use crate::cuda::error::During;
+use crate::cuda::error::{DriverCallError, During};
 use crate::cuda::memory::Pinned;
 use crate::error::QueueError;
 use crate::ofi::RemoteKey;
@@ -60,14 +60,7 @@ impl Proxy {
 
     fn run(self) {
         let me = self.me;
-        let prepared = self
-            .gpu
-            .ctx
-            .bind_to_thread()
-            .during("cuCtxSetCurrent")
-            .and_then(|()| self.gpu.ctx.new_stream().during("cuStreamCreate"))
-            .and_then(|stream| Ok((stream, Pinned::new(&self.gpu.ctx, CHUNK_BYTES)?)));
-        let (stream, staging) = match prepared {
+        let (stream, staging) = match on_gpu(&self.gpu) {
             Ok(ready) => ready,
             Err(e) => {
                 tracing::error!("{me}: the proxy thread cannot use its GPU: {e}");
@@ -262,6 +255,15 @@ impl Proxy {
 /// This PE's reply slot and reply doorbell in a source's mailbox.
 fn layout_offset(layout: Layout, me: Pe) -> (u64, u64) {
     (layout.reply(me) as u64, layout.reply_bell(me) as u64)
+}
+
+/// Binds `gpu`'s context to the calling proxy thread and makes what the thread copies with:
+/// its own stream (non-blocking, so its copies run beside the program's kernels, on any
+/// stream) and a pinned buffer of a chunk.
+pub(super) fn on_gpu(gpu: &Gpu) -> Result<(Arc<CudaStream>, Pinned), DriverCallError> {
+    gpu.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
+    let stream = gpu.ctx.new_stream().during("cuStreamCreate")?;
+    Ok((stream, Pinned::new(&gpu.ctx, CHUNK_BYTES)?))
 }
 
 /// Copies `len` bytes from `src` to `dst` on `stream` and waits for the copy.
