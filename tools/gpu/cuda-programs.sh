@@ -34,6 +34,7 @@ declare -A more_files=(
 )
 programs=()
 for expected in "$src"/*.[0-9]*.expected; do
+    case $expected in *.network.expected) continue ;; esac
     name=$(basename "$expected" | sed -E 's/\.[0-9]+\.expected$//')
     case $name in exit_* | memcpy_wild_pointer) continue ;; esac
     [[ " ${programs[*]} " == *" $name "* ]] || programs+=("$name")

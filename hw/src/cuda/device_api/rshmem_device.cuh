@@ -211,7 +211,7 @@ typedef struct {
     rshmem_u64 pad0[7];
     rshmem_u64 completed; // every ticket below it is complete
     rshmem_u64 pad1[7];
-    rshmem_u64 failed; // the proxy failed a request and ends the job
+    rshmem_u64 failed; // the proxy failed a request (for the host; the proxy ends the job)
     rshmem_u64 pad2[15];
     rshmem_request_t request[RSHMEM_CHANNEL_SLOTS];
     rshmem_result_t result[RSHMEM_CHANNEL_SLOTS];
@@ -275,21 +275,14 @@ __device__ inline rshmem_sync_t *rshmem_detail_sync(int pe) {
 
 // ---- Requests through the channel ----------------------------------------------------------
 
-__device__ inline rshmem_u64 rshmem_detail_load_acquire_bits(const rshmem_u64 *word);
+// The waits' poll (below), here for the channel's waits, which time out and are reported as
+// the program's own waits are. A proxy that fails a request ends the job itself.
+template <typename T>
+__device__ inline T rshmem_detail_poll(const T *word, int cmp, RSHMEM_SAME(T) value, const char *what,
+                                       const char *caller = nullptr);
 
 __device__ inline rshmem_channel_t *rshmem_detail_channel() {
     return (rshmem_channel_t *)rshmem_state.channel;
-}
-
-// The proxy failed a request: it reports why on stderr and ends the job; the kernel stops.
-static __device__ __noinline__ void rshmem_detail_proxy_failed() {
-    printf("rshmem: PE %d: the proxy toward PEs of other nodes failed a request (its message is "
-           "on stderr)\n",
-           rshmem_state.my_pe);
-    __trap();
-}
-__device__ inline void rshmem_detail_check_proxy(rshmem_channel_t *channel) {
-    if (*(volatile rshmem_u64 *)&channel->failed != 0) rshmem_detail_proxy_failed();
 }
 
 // Whether `ptr` is in global memory (device memory, or host memory mapped for the GPU), which
@@ -307,8 +300,9 @@ __device__ inline void rshmem_detail_copy_bytes(void *dst, const void *src, size
 __device__ inline rshmem_u64 rshmem_detail_claim() {
     rshmem_channel_t *channel = rshmem_detail_channel();
     rshmem_u64 ticket = atomicAdd(&rshmem_detail_sync(rshmem_state.my_pe)->proxy_tickets, 1ull);
-    while (ticket >= *(volatile rshmem_u64 *)&channel->released + RSHMEM_CHANNEL_SLOTS) {
-        rshmem_detail_check_proxy(channel);
+    if (ticket >= RSHMEM_CHANNEL_SLOTS) {
+        rshmem_detail_poll((const rshmem_u64 *)&channel->released, RSHMEM_CMP_GT, ticket - RSHMEM_CHANNEL_SLOTS,
+                           "a free slot of the kernel proxy's ring");
     }
     return ticket;
 }
@@ -349,9 +343,8 @@ __device__ inline rshmem_u64 rshmem_detail_post(unsigned verb, int pe, unsigned 
 __device__ inline rshmem_u64 rshmem_detail_await_into(rshmem_u64 ticket, void *into, size_t nbytes) {
     rshmem_channel_t *channel = rshmem_detail_channel();
     rshmem_result_t *result = &channel->result[ticket % RSHMEM_CHANNEL_SLOTS];
-    while (rshmem_detail_load_acquire_bits(&result->done) != ticket + 1) {
-        rshmem_detail_check_proxy(channel);
-    }
+    rshmem_detail_poll((const rshmem_u64 *)&result->done, RSHMEM_CMP_EQ, ticket + 1,
+                       "the kernel proxy's answer to a request to a PE of another node");
     rshmem_u64 value = *(volatile rshmem_u64 *)&result->value;
     rshmem_detail_copy_bytes(into, channel->payload[ticket % RSHMEM_CHANNEL_SLOTS], nbytes);
     *(volatile rshmem_u64 *)&result->ack = ticket + 1;
@@ -367,9 +360,8 @@ __device__ inline void rshmem_detail_proxy_quiet() {
     rshmem_channel_t *channel = rshmem_detail_channel();
     if (channel == nullptr) return;
     rshmem_u64 taken = *(volatile rshmem_u64 *)&rshmem_detail_sync(rshmem_state.my_pe)->proxy_tickets;
-    while (rshmem_detail_load_acquire_bits(&channel->completed) < taken) {
-        rshmem_detail_check_proxy(channel);
-    }
+    rshmem_detail_poll((const rshmem_u64 *)&channel->completed, RSHMEM_CMP_GE, taken,
+                       "quiet: the kernel proxy's requests to PEs of other nodes");
 }
 
 // The offset of `ptr`, a symmetric address of this PE, in every PE's heap.
@@ -908,7 +900,7 @@ static __device__ __noinline__ void rshmem_detail_wait_timed_out(const void *wor
 // satisfied the wait.
 template <typename T>
 __device__ inline T rshmem_detail_poll(const T *word, int cmp, RSHMEM_SAME(T) value,
-                                       const char *what, const char *caller = nullptr) {
+                                       const char *what, const char *caller) {
     rshmem_u64 timeout_ns =
         RSHMEM_WAIT_TIMEOUT_NS ? (rshmem_u64)RSHMEM_WAIT_TIMEOUT_NS : rshmem_state.wait_timeout_ns;
     rshmem_u64 start = timeout_ns ? rshmem_detail_now_ns() : 0;

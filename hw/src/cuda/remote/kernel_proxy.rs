@@ -394,15 +394,18 @@ impl Server {
         released
     }
 
-    /// Tells the kernels (which trap on it), reports `why` on stderr and ends the job: its
-    /// kernels cannot go on without the request.
+    /// Marks the channel failed (for the host's quiet), reports `why` on stderr and ends the
+    /// job: its kernels cannot go on without the request.
     fn fail(&self, why: &str) {
         self.channel.word(FAILED).store(1, Ordering::Release);
         // Why stderr: the job ends here, as the watchdog's does, and stderr is all there is.
         use std::io::Write as _;
         let _ = writeln!(std::io::stderr(), "rshmem: {why}; the job ends");
         self.world.global_exit(1);
-        std::process::exit(1);
+        // Not `exit`: its handlers (the C API's finalisation among them) would run on this
+        // thread while the program's threads still use the run; one did crash that way.
+        // SAFETY: `_exit` ends the process at once; nothing here relies on what follows.
+        unsafe { libc::_exit(1) };
     }
 }
 
