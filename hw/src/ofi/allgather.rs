@@ -21,7 +21,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::network::{LauncherAllgather, Network};
-use crate::amo::{AmoKind, AmoOp, AmoWidth};
 use crate::ofi::RemoteKey;
 use crate::types::Pe;
 
@@ -131,20 +130,16 @@ impl NetworkAllgather {
         if mine.len() <= SLOT_PAYLOAD_BYTES {
             slot.extend_from_slice(mine);
         }
-        let ring = AmoOp {
-            kind: AmoKind::Set,
-            operand: r,
-            width: AmoWidth::W64,
-        };
         let n = self.keys.len();
-        let offset = self.slot(parity, self.me);
+        let offset = self.slot(parity, self.me) as u64;
         for peer in (0..n as u32).map(Pe).filter(|&p| p != self.me) {
-            let key = self.keys[peer.idx()];
             network
-                .put_to(peer, key, offset as u64 + 8, &slot)
-                .map_err(|e| e.to_string())?;
-            network
-                .amo_to(peer, key, offset as u64, ring)
+                .put_and_ring(
+                    peer,
+                    self.keys[peer.idx()],
+                    (offset + 8, &slot),
+                    (offset, r),
+                )
                 .map_err(|e| e.to_string())?;
         }
         let mut spins = 0u32;

@@ -257,6 +257,25 @@ impl Network {
             .map_err(|e| self.lost(peer, "an atomic", e))
     }
 
+    /// Puts `data` at `offset` of `peer`'s region `key`, delivered, then sets the word at
+    /// `bell` there to `seq` with an atomic: a message whose reader, seeing `seq` in the word,
+    /// sees the bytes (the mailboxes' requests and answers, the exchanges' contributions).
+    pub(crate) fn put_and_ring(
+        &self,
+        peer: Pe,
+        key: RemoteKey,
+        (offset, data): (u64, &[u8]),
+        (bell, seq): (u64, u64),
+    ) -> Result<(), QueueError> {
+        self.put_to(peer, key, offset, data)?;
+        let ring = AmoOp {
+            kind: AmoKind::Set,
+            operand: seq,
+            width: AmoWidth::W64,
+        };
+        self.amo_to(peer, key, bell, ring).map(|_| ())
+    }
+
     fn fetch_atomic(&self, place: Place, op: AmoOp) -> Result<u64, OfiError> {
         let (kind, compare) = atomic_of(op);
         self.endpoint()

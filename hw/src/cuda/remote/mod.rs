@@ -482,16 +482,12 @@ impl Remote {
         let mut slot = Vec::with_capacity(HEADER_BYTES + payload.len());
         slot.extend_from_slice(&request.encode());
         slot.extend_from_slice(payload);
-        let key = self.keys[target.idx()];
-        self.network
-            .put_to(target, key, layout.request(self.me) as u64, &slot)?;
-        let ring = AmoOp {
-            kind: AmoKind::Set,
-            operand: seq,
-            width: AmoWidth::W64,
-        };
-        self.network
-            .amo_to(target, key, layout.request_bell(self.me) as u64, ring)?;
+        self.network.put_and_ring(
+            target,
+            self.keys[target.idx()],
+            (layout.request(self.me) as u64, &slot),
+            (layout.request_bell(self.me) as u64, seq),
+        )?;
         let bell = self.mailbox.word(layout.reply_bell(target));
         let since = Instant::now();
         let mut spins = 0u32;

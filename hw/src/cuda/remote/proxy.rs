@@ -16,9 +16,9 @@ use std::time::Duration;
 use cudarc::driver::{CudaStream, sys};
 
 use super::{
-    CHUNK_BYTES, HEADER_BYTES, Layout, Mailbox, OwnSegments, REPLY_ERROR, REPLY_OK, Request, Verb,
+    CHUNK_BYTES, HEADER_BYTES, Mailbox, OwnSegments, REPLY_ERROR, REPLY_OK, Request, Verb,
 };
-use crate::amo::{AmoKind, AmoOp, AmoWidth};
+use crate::amo::{AmoOp, AmoWidth};
 use crate::common::cpu_atomics;
 use crate::cuda::driver::Gpu;
 use crate::cuda::error::{DriverCallError, During};
@@ -240,21 +240,13 @@ impl Proxy {
         slot[8..16].copy_from_slice(&value.to_le_bytes());
         slot[16..24].copy_from_slice(&(body.len() as u64).to_le_bytes());
         slot.extend_from_slice(body);
-        let key = self.keys[source.idx()];
-        let reply = layout_offset(layout, self.me);
-        self.network.put_to(source, key, reply.0, &slot)?;
-        let ring = AmoOp {
-            kind: AmoKind::Set,
-            operand: seq,
-            width: AmoWidth::W64,
-        };
-        self.network.amo_to(source, key, reply.1, ring).map(|_| ())
+        self.network.put_and_ring(
+            source,
+            self.keys[source.idx()],
+            (layout.reply(self.me) as u64, &slot),
+            (layout.reply_bell(self.me) as u64, seq),
+        )
     }
-}
-
-/// This PE's reply slot and reply doorbell in a source's mailbox.
-fn layout_offset(layout: Layout, me: Pe) -> (u64, u64) {
-    (layout.reply(me) as u64, layout.reply_bell(me) as u64)
 }
 
 /// Binds `gpu`'s context to the calling proxy thread and makes what the thread copies with:
