@@ -418,11 +418,16 @@ __device__ inline void rshmem_detail_proxy_get(void *dst, rshmem_u64 src, unsign
     }
 }
 
+// The offset of `word`, in this PE's synchronisation memory, which is the same in every PE's.
+__device__ inline rshmem_u64 rshmem_detail_sync_offset(const rshmem_u64 *word) {
+    return (rshmem_u64)word - rshmem_state.sync_base[rshmem_state.my_pe];
+}
+
 // Sets `pe`'s copy of `word`, a word of this PE's rshmem_sync_t, to `value`: a relaxed store
 // over NVLink (callers fence first), or an atomic set through the channel, which follows this
 // PE's earlier requests.
 __device__ inline void rshmem_detail_sync_set(int pe, rshmem_u64 *word, rshmem_u64 value) {
-    rshmem_u64 offset = (rshmem_u64)word - rshmem_state.sync_base[rshmem_state.my_pe];
+    rshmem_u64 offset = rshmem_detail_sync_offset(word);
     if (rshmem_detail_proxied(pe)) {
         rshmem_detail_post(RSHMEM_VERB_AMO, pe, RSHMEM_REGION_SYNC, offset, 0, 8, value, 0, RSHMEM_AMO_SET, false);
         return;
@@ -433,7 +438,7 @@ __device__ inline void rshmem_detail_sync_set(int pe, rshmem_u64 *word, rshmem_u
 // Adds `value` to `pe`'s copy of `word` (as above) with release: a release reduction over
 // NVLink, or an atomic add through the channel.
 __device__ inline void rshmem_detail_sync_add_release(int pe, rshmem_u64 *word, rshmem_u64 value) {
-    rshmem_u64 offset = (rshmem_u64)word - rshmem_state.sync_base[rshmem_state.my_pe];
+    rshmem_u64 offset = rshmem_detail_sync_offset(word);
     if (rshmem_detail_proxied(pe)) {
         rshmem_detail_post(RSHMEM_VERB_AMO, pe, RSHMEM_REGION_SYNC, offset, 0, 8, value, 0, RSHMEM_AMO_ADD, false);
         return;

@@ -26,6 +26,7 @@ use std::time::Duration;
 use cudarc::driver::CudaStream;
 
 use super::proxy::{copy, on_gpu};
+use super::shared::SharedPinned;
 use super::{CHUNK_BYTES, Region, Remote};
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
 use crate::cuda::driver::Gpu;
@@ -161,19 +162,12 @@ pub(crate) struct KernelProxy {
 /// The ring's memory.
 #[derive(Debug)]
 struct Channel {
-    memory: Pinned,
+    memory: SharedPinned,
 }
-
-// SAFETY: the memory is plain pinned memory; the host touches it through atomics of its words
-// and volatile reads of slots that their writer published, as the protocol above says.
-unsafe impl Sync for Channel {}
 
 impl Channel {
     fn word(&self, offset: usize) -> &AtomicU64 {
-        assert!(offset.is_multiple_of(8) && offset + 8 <= self.memory.len());
-        // SAFETY: an aligned word inside the allocation, which lives as long as `self`; the
-        // GPU's accesses to it are single-copy atomic 64-bit ones.
-        unsafe { &*((self.memory.addr() as usize + offset) as *const AtomicU64) }
+        self.memory.word(offset)
     }
 
     fn request_at(ticket: u64) -> usize {
@@ -184,59 +178,31 @@ impl Channel {
         RESULTS + (ticket % SLOTS) as usize * RESULT_BYTES
     }
 
+    fn payload_at(ticket: u64) -> usize {
+        PAYLOADS + (ticket % SLOTS) as usize * INLINE_BYTES
+    }
+
     /// The request of `ticket`, if its kernel thread has published it.
     fn take(&self, ticket: u64) -> Option<[u8; REQUEST_BYTES]> {
         let at = Self::request_at(ticket);
         if self.word(at).load(Ordering::Acquire) != ticket + 1 {
             return None;
         }
-        let mut slot = [0u8; REQUEST_BYTES];
-        // SAFETY: inside the allocation; the writer published these bytes before the sequence
-        // number read above and leaves them alone until the slot is released.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                (self.memory.addr() as usize + at) as *const u8,
-                slot.as_mut_ptr(),
-                REQUEST_BYTES,
-            );
-        }
-        Some(slot)
+        self.memory.read(at, REQUEST_BYTES).try_into().ok()
     }
 
-    /// The address of `ticket`'s payload ([`INLINE_BYTES`]): for a request, bytes its thread
-    /// wrote before publishing it; for a result, bytes the proxy writes before marking it done.
-    fn payload_addr(&self, ticket: u64) -> u64 {
-        self.memory.addr() + (PAYLOADS + (ticket % SLOTS) as usize * INLINE_BYTES) as u64
-    }
-
-    /// The first `len` bytes of `ticket`'s payload, copied out.
+    /// The first `len` bytes (at most [`INLINE_BYTES`]) of `ticket`'s payload, which its
+    /// thread wrote before publishing the request.
     fn read_payload(&self, ticket: u64, len: usize) -> Vec<u8> {
         assert!(len <= INLINE_BYTES);
-        let mut bytes = vec![0u8; len];
-        // SAFETY: inside the allocation; the request's thread wrote them before publishing it
-        // and leaves the slot alone until it is released.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                self.payload_addr(ticket) as *const u8,
-                bytes.as_mut_ptr(),
-                len,
-            );
-        }
-        bytes
+        self.memory.read(Self::payload_at(ticket), len)
     }
 
-    /// Writes `bytes` into `ticket`'s payload, for its thread to read once the request is done.
+    /// Writes `bytes` into `ticket`'s payload, for its thread to read once the request is
+    /// done; the slot is not reused before it acknowledges.
     fn write_payload(&self, ticket: u64, bytes: &[u8]) {
         assert!(bytes.len() <= INLINE_BYTES);
-        // SAFETY: inside the allocation; the request's thread reads it only after the result
-        // is marked done, and the slot is not reused before it acknowledges.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                self.payload_addr(ticket) as *mut u8,
-                bytes.len(),
-            );
-        }
+        self.memory.write(Self::payload_at(ticket), bytes);
     }
 }
 
@@ -247,10 +213,7 @@ impl KernelProxy {
     /// # Errors
     /// A message if the pinned memory or the thread cannot be had.
     pub(crate) fn start(me: Pe, gpu: Arc<Gpu>, world: Arc<World>) -> Result<KernelProxy, String> {
-        let memory = Pinned::new(&gpu.ctx, CHANNEL_BYTES)
-            .map_err(|e| format!("the kernels' channel (pinned memory): {e}"))?;
-        // SAFETY: fresh memory of that length, not yet shared with the GPU.
-        unsafe { std::ptr::write_bytes(memory.addr() as *mut u8, 0, CHANNEL_BYTES) };
+        let memory = SharedPinned::zeroed(&gpu, CHANNEL_BYTES, "the kernels' channel")?;
         let channel = Arc::new(Channel { memory });
         let stop = Arc::new(AtomicBool::new(false));
         let server = Server {
@@ -273,7 +236,7 @@ impl KernelProxy {
 
     /// The channel's address, valid on the GPU (`rshmem_state.channel`).
     pub(crate) fn addr(&self) -> u64 {
-        self.channel.memory.addr()
+        self.channel.memory.addr(0)
     }
 
     /// The ticket below which every request published now lies: the proxy has completed

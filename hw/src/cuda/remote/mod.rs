@@ -20,16 +20,16 @@
 
 mod kernel_proxy;
 mod proxy;
+mod shared;
 
 pub(crate) use kernel_proxy::KernelProxy;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::driver::Gpu;
-use super::memory::Pinned;
 use crate::amo::{AmoKind, AmoOp, AmoWidth};
 use crate::common::paths::PeerPath;
 use crate::error::QueueError;
@@ -37,6 +37,7 @@ use crate::ofi::RemoteKey;
 use crate::ofi::allgather::{self, Gathered, NetworkAllgather};
 use crate::ofi::network::{LauncherAllgather, NETWORK_NAP, Network};
 use crate::types::{MemKind, Pe};
+use shared::SharedPinned;
 
 /// The payload bytes a request or reply slot holds.
 pub(crate) const CHUNK_BYTES: usize = 64 * 1024;
@@ -230,39 +231,8 @@ pub(crate) type OwnSegments = Mutex<[Option<(u64, u64)>; REGIONS]>;
 
 /// The mailbox: pinned host memory registered with the endpoint.
 struct Mailbox {
-    memory: Pinned,
+    memory: SharedPinned,
     layout: Layout,
-}
-
-impl Mailbox {
-    /// The word at `offset`, which peers update with the provider's atomics.
-    fn word(&self, offset: usize) -> &AtomicU64 {
-        assert!(offset.is_multiple_of(8) && offset + 8 <= self.memory.len());
-        // SAFETY: an aligned word inside the allocation, which lives as long as `self`; every
-        // access to it here is atomic, and the provider's writes are the peers' atomics.
-        unsafe { &*((self.memory.addr() as usize + offset) as *const AtomicU64) }
-    }
-
-    /// `len` bytes at `offset`, copied out (after the doorbell that published them).
-    fn read(&self, offset: usize, len: usize) -> Vec<u8> {
-        assert!(offset + len <= self.memory.len());
-        let mut out = vec![0u8; len];
-        // SAFETY: inside the allocation; the writer is done with these bytes (its doorbell
-        // was read with Acquire before this) until this PE answers or asks again.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                (self.memory.addr() as usize + offset) as *const u8,
-                out.as_mut_ptr(),
-                len,
-            );
-        }
-        out
-    }
-
-    /// The address of the byte at `offset`.
-    fn addr(&self, offset: usize) -> u64 {
-        self.memory.addr() + offset as u64
-    }
 }
 
 /// A CUDA PE's path to PEs of other nodes: its endpoint, mailbox, every PE's mailbox key, a
@@ -293,10 +263,6 @@ impl std::fmt::Debug for Remote {
     }
 }
 
-// SAFETY: the mailbox is plain pinned memory touched only through atomics and copies that
-// tolerate peers' writes, and its `Pinned` is `Send`; everything else is `Sync` already.
-unsafe impl Sync for Mailbox {}
-
 impl Remote {
     /// Opens PE `me`'s endpoint and mailbox on `gpu`, trades addresses and mailbox keys with
     /// every PE through `allgather` (collective), and starts the proxy thread.
@@ -312,16 +278,13 @@ impl Remote {
     ) -> Result<Remote, String> {
         let network = Network::open(me, nodes, allgather)?;
         let layout = Layout { n_pes: nodes.len() };
-        let memory = Pinned::new(&gpu.ctx, layout.bytes())
-            .map_err(|e| format!("the mailbox's pinned memory: {e}"))?;
-        // SAFETY: fresh memory of that length, not yet shared with anyone.
-        unsafe { std::ptr::write_bytes(memory.addr() as *mut u8, 0, layout.bytes()) };
+        let memory = SharedPinned::zeroed(&gpu, layout.bytes(), "the mailbox")?;
         // SAFETY: the mailbox outlives the endpoint (`Drop` stops the proxy first and the
         // network is dropped before the memory, field order below), and is read with atomics
         // and copies after doorbells.
         let keys = unsafe {
             network.share_region(
-                memory.addr() as *mut u8,
+                memory.addr(0) as *mut u8,
                 layout.bytes(),
                 allgather,
                 "mailbox",
@@ -488,7 +451,7 @@ impl Remote {
             (layout.request(self.me) as u64, &slot),
             (layout.request_bell(self.me) as u64, seq),
         )?;
-        let bell = self.mailbox.word(layout.reply_bell(target));
+        let bell = self.mailbox.memory.word(layout.reply_bell(target));
         let since = Instant::now();
         let mut spins = 0u32;
         while bell.load(Ordering::Acquire) != seq {
@@ -509,11 +472,12 @@ impl Remote {
             }
         }
         *lane = seq;
-        let header = self.mailbox.read(layout.reply(target), 24);
+        let header = self.mailbox.memory.read(layout.reply(target), 24);
         let word = |i: usize| u64::from_le_bytes(header[i..i + 8].try_into().expect("8 bytes"));
         let (status, value, len) = (word(0), word(8), word(16) as usize);
         let body = self
             .mailbox
+            .memory
             .read(layout.reply(target) + HEADER_BYTES, len.min(CHUNK_BYTES));
         match status {
             REPLY_OK => Ok((value, body)),

@@ -76,6 +76,7 @@ impl Proxy {
             for source in (0..n_pes as u32).map(Pe) {
                 let bell = self
                     .mailbox
+                    .memory
                     .word(layout.request_bell(source))
                     .load(Ordering::Acquire);
                 if bell == seen[source.idx()] {
@@ -106,7 +107,7 @@ impl Proxy {
     fn serve(&self, source: Pe, stream: &CudaStream, staging: &Pinned) -> Answer {
         let layout = self.mailbox.layout;
         let slot = layout.request(source);
-        let request = Request::decode(&self.mailbox.read(slot, HEADER_BYTES))?;
+        let request = Request::decode(&self.mailbox.memory.read(slot, HEADER_BYTES))?;
         let len = request.len as usize;
         if len > CHUNK_BYTES {
             return Err(format!("a request of {len} bytes, more than a slot holds"));
@@ -115,7 +116,7 @@ impl Proxy {
         let on_host = request.region.on_host();
         match request.verb {
             Verb::Put => {
-                let from = self.mailbox.addr(slot + HEADER_BYTES);
+                let from = self.mailbox.memory.addr(slot + HEADER_BYTES);
                 match on_host {
                     // SAFETY: `target` is `len` bytes inside this PE's host segment (checked
                     // by `address`); the slot holds the payload until this PE answers.
