@@ -159,6 +159,14 @@ if want network; then
     OUT=$out/network-cuda-programs run network-cuda-programs "${net[@]}" \
         timeout 600 tools/gpu/cuda-programs.sh "$bin"
     tail -1 "$out/network-cuda-programs.txt" | sed 's/^/network: /' | tee -a "$out/summary.txt"
+    # One hardware queue per context: every stream of the program runs behind its kernel that
+    # spins for a peer's arrival. The proxies' copies and atomics that bring it run in a
+    # context of their own, so they still land (docs/multi-node.md, "Kernels across nodes").
+    programs=$out/network-cuda-programs
+    run network-one-queue "${net[@]}" CUDA_DEVICE_MAX_CONNECTIONS=1 \
+        LD_LIBRARY_PATH="$bin:$programs/lib${ofi_lib:+:$bin/ofi}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        timeout 200 "$bin/rshmem" oshrun -np 4 --gpu --share-gpus --timeout-s 120 \
+        "$programs/cxx_stream_collectives"
     # Host code of the C programs loads and stores symmetric memory, so they take the host
     # heap, as in the c group above; hello and on_stream, which only call SHMEM, the device
     # heap too.

@@ -1,5 +1,6 @@
 //! Loading the driver at run time, the inventory of GPUs, and what the process keeps of the
-//! driver between runs: one retained primary context per GPU, with its atomics kernel.
+//! driver between runs: one retained primary context per GPU, with its atomics kernel, and the
+//! network path's proxies' context.
 //!
 //! The contexts stay retained until the process ends on purpose: a primary context is
 //! destroyed when its last user releases it, and creating one costs a large fraction of a
@@ -127,12 +128,30 @@ fn can_access_peer(a: sys::CUdevice, b: sys::CUdevice) -> Result<bool, DriverCal
 }
 
 /// What the process keeps of one GPU: its retained primary context and, once a run needed
-/// it, the atomics kernel loaded into that context.
+/// them, the atomics kernel loaded into that context and the proxies' context.
 #[derive(Debug)]
 pub(crate) struct Gpu {
     pub(crate) ordinal: u32,
     pub(crate) ctx: Arc<CudaContext>,
     amo: OnceLock<Result<AmoKernel, KernelError>>,
+    proxies: OnceLock<Result<ProxyContext, String>>,
+}
+
+/// A second context on a GPU, for the threads that serve the network path (the proxies),
+/// with its own atomics kernel.
+///
+/// Why not the primary context: the driver feeds a context's streams to the GPU through a
+/// few hardware queues (`CUDA_DEVICE_MAX_CONNECTIONS`, 8 by default), and two streams that
+/// share a queue run in order. A proxy's copy or atomic waiting behind a program's kernel
+/// that spins until that very copy lands is a deadlock, and with enough streams it happened
+/// now and then. Contexts have queues of their own, and the GPU time-slices between them, so
+/// the proxies' work runs whatever the program's kernels do. Memory the primary context
+/// mapped (the symmetric heap, `cudaMalloc`) is reachable from this one: the process has
+/// one unified address space.
+#[derive(Debug)]
+pub(crate) struct ProxyContext {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) amo: AmoKernel,
 }
 
 impl Gpu {
@@ -144,6 +163,24 @@ impl Gpu {
     pub(crate) fn amo_kernel(&self) -> Result<&AmoKernel, KernelError> {
         self.amo
             .get_or_init(|| AmoKernel::load(&self.ctx))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The proxies' context of this GPU, created on first use and made current on the calling
+    /// thread then (a proxy thread binds it anyway).
+    ///
+    /// # Errors
+    /// What failed, as a message; kept, so every proxy fails the same way.
+    pub(crate) fn proxy_context(&self) -> Result<&ProxyContext, String> {
+        self.proxies
+            .get_or_init(|| {
+                let ctx = CudaContext::new_non_primary(self.ordinal as usize, 0)
+                    .during("cuCtxCreate")
+                    .map_err(|e| e.to_string())?;
+                let amo = AmoKernel::load(&ctx).map_err(|e| e.to_string())?;
+                Ok(ProxyContext { ctx, amo })
+            })
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -165,6 +202,7 @@ pub(crate) fn gpu(ordinal: u32) -> Result<Arc<Gpu>, DriverCallError> {
         ordinal,
         ctx,
         amo: OnceLock::new(),
+        proxies: OnceLock::new(),
     });
     gpus.insert(ordinal, Arc::clone(&gpu));
     Ok(gpu)

@@ -5,8 +5,9 @@
 //! (the copy or atomics kernel synchronised) before its answer leaves: so a source that saw
 //! the answer knows the bytes are in the target's memory, and a target that waits on a word
 //! sees it change once the copy is done. GPU memory is written by copies on the proxy's own
-//! stream and atomics by the atomics kernel there; host memory (`Host`, `Static`) by the CPU,
-//! as the queue does for its own host operations (`queue/cpu.rs`).
+//! stream and atomics by the atomics kernel there, both in the proxies' context (`on_gpu`);
+//! host memory (`Host`, `Static`) by the CPU, as the queue does for its own host operations
+//! (`queue/cpu.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -206,7 +207,7 @@ impl Proxy {
         target: u64,
         op: AmoOp,
     ) -> Result<u64, String> {
-        let kernel = self.gpu.amo_kernel().map_err(|e| e.to_string())?;
+        let kernel = &self.gpu.proxy_context()?.amo;
         // SAFETY: `target` is an aligned word of this PE's device segment, mapped for its GPU
         // until the run ends; the staging buffer is this thread's, pinned, and the kernel
         // completes before it is read.
@@ -250,13 +251,18 @@ impl Proxy {
     }
 }
 
-/// Binds `gpu`'s context to the calling proxy thread and makes what the thread copies with:
-/// its own stream (non-blocking, so its copies run beside the program's kernels, on any
-/// stream) and a pinned buffer of a chunk.
-pub(super) fn on_gpu(gpu: &Gpu) -> Result<(Arc<CudaStream>, Pinned), DriverCallError> {
-    gpu.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
-    let stream = gpu.ctx.new_stream().during("cuStreamCreate")?;
-    Ok((stream, Pinned::new(&gpu.ctx, CHUNK_BYTES)?))
+/// Binds `gpu`'s proxies' context ([`ProxyContext`](crate::cuda::driver::ProxyContext): never
+/// the program's, whose kernels may spin until the proxy's work lands) to the calling proxy
+/// thread and makes what the thread copies with: its own stream and a pinned buffer of a
+/// chunk.
+pub(super) fn on_gpu(gpu: &Gpu) -> Result<(Arc<CudaStream>, Pinned), String> {
+    let ctx = &gpu.proxy_context()?.ctx;
+    let ready = || {
+        ctx.bind_to_thread().during("cuCtxSetCurrent")?;
+        let stream = ctx.new_stream().during("cuStreamCreate")?;
+        Ok::<_, DriverCallError>((stream, Pinned::new(ctx, CHUNK_BYTES)?))
+    };
+    ready().map_err(|e| e.to_string())
 }
 
 /// Copies `len` bytes from `src` to `dst` on `stream` and waits for the copy.
