@@ -189,11 +189,16 @@ impl<B: Backend> Shmem<B> {
     /// no peer still targets this PE's memory when it goes away. [`crate::run()`] calls it
     /// after the PE's program; a program set up with [`crate::attach`] calls it itself.
     ///
+    /// Then a quiet: the barrier's last arrivals are this PE's updates of peers' counters,
+    /// which a backend may post without waiting for them (the network path does), and a
+    /// process that exits right after must not take one along while a peer waits for it.
+    ///
     /// # Errors
     /// As [`Shmem::barrier_all`].
     pub fn finalize(&self) -> Result<(), ShmemError> {
         tracing::debug!(target: TRACING_TARGET, pe = self.my_pe, "finalize");
-        self.barrier_all()
+        self.barrier_all()?;
+        self.quiet()
     }
 
     /// The team of every PE (`SHMEM_TEAM_WORLD`); its PE numbers are the run's.

@@ -12,7 +12,8 @@ use std::str::FromStr;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fault {
     /// A fence does not order deliveries: operations after it may overtake those before
-    /// (under `SimBuilder::network_transport` it does not wait for the queue's puts either).
+    /// (under `SimBuilder::network_transport` it does not wait for the queue's posted
+    /// operations either).
     FenceIgnored,
     /// Quiet does not wait for puts (it still waits for other operations, and still runs
     /// the consistency step). The contract cannot tell blocking puts from non-blocking ones,

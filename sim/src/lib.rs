@@ -175,9 +175,10 @@ impl SimBuilder {
 
     /// `network-transport` (default off): PEs reach each other as the process backend's
     /// libfabric path does (docs/multi-node.md, "How an operation crosses"; docs/ordering.md,
-    /// "The network transport"). Only puts are posted: a get, an atomic and a put-with-signal
-    /// complete before the queue call returns; a fence first waits for the queue's puts (the
-    /// provider may deliver a put after a later atomic, and offers no fence of its own); a
+    /// "The network transport"). Only puts and atomics that fetch nothing are posted: a get, a
+    /// fetching atomic and a put-with-signal complete before the queue call returns; a fence
+    /// first waits for the queue's posted operations (the provider may deliver a put after a
+    /// later atomic, and offers no fence of its own); a
     /// put-with-signal first waits for every put its PE has in flight to that target, on any
     /// queue (the data's write waits for every write of the endpoint before the signal
     /// goes); and a signal `ADD` is one read-modify-write, since every atomic of one word is

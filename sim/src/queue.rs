@@ -3,7 +3,9 @@
 //! Posting operations may run ahead of the world (`PeHandle::pace_post`); everything that
 //! observes completions first lets the world catch up with the PE's clock (`PeHandle::pace`).
 
-use hw::{AmoOp, Copier, Instant, LocalRange, Queue, QueueError, RemoteRange, SignalOp, Ticket};
+use hw::{
+    AmoKind, AmoOp, Copier, Instant, LocalRange, Queue, QueueError, RemoteRange, SignalOp, Ticket,
+};
 
 use crate::SimBackend;
 use crate::fault::Fault;
@@ -23,13 +25,15 @@ impl SimQueue {
         SimQueue { handle, id }
     }
 
-    /// Whether only puts are posted (`SimBuilder::network_transport`).
+    /// Whether only puts and atomics that fetch nothing are posted
+    /// (`SimBuilder::network_transport`).
     fn network_transport(&self) -> bool {
         self.handle.world().params.network_transport
     }
 
     /// Returns `ticket` once it is complete if the operation it names completes at issue
-    /// (every operation but a put, over the network transport), else at once.
+    /// (every operation but a put and an atomic that fetches nothing, over the network
+    /// transport), else at once.
     fn at_issue(&self, ticket: Ticket) -> Result<Ticket, QueueError> {
         if self.network_transport() {
             // No deadline: the operation is in flight, so the world moves until it completes
@@ -95,7 +99,12 @@ impl Queue for SimQueue {
         );
         self.handle.pace_post();
         let ticket = self.handle.world().amo(self.id, dst, op, fetch);
-        self.at_issue(ticket)
+        // Over the network transport an update that fetches nothing is posted, as a put is.
+        let posted = !fetch && op.writes() && !matches!(op.kind, AmoKind::CompareSwap { .. });
+        match posted {
+            true => Ok(ticket),
+            false => self.at_issue(ticket),
+        }
     }
 
     /// Its data paced by `copier`'s copy curve (`movers.rs`).
@@ -143,8 +152,9 @@ impl Queue for SimQueue {
         self.at_issue(ticket)
     }
 
-    /// Over the network transport, first waits for the queue's puts: the provider may
-    /// deliver a put after a later atomic, and the process backend's fence waits instead.
+    /// Over the network transport, first waits for the queue's posted operations: the
+    /// provider may deliver a put after a later atomic, and the process backend's fence waits
+    /// instead.
     fn fence(&self) -> Result<(), QueueError> {
         let ignored = self.handle.world().params.faults.has(Fault::FenceIgnored);
         if self.network_transport() && !ignored {

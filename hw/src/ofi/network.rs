@@ -347,6 +347,27 @@ impl Network {
         Ok(endpoint.writes_posted())
     }
 
+    /// Posts `op`, an atomic that writes and fetches nothing (not a compare-and-swap), at
+    /// `dst` without waiting for it; returns the count of writes to wait for, as
+    /// [`Network::put_nbi`] does.
+    pub(crate) fn amo_nbi(&self, dst: RemoteRange, op: AmoOp) -> Result<u64, QueueError> {
+        let (kind, compare) = atomic_of(op);
+        debug_assert!(
+            compare.is_none() && kind != AtomicOp::Read,
+            "{op:?} is not posted"
+        );
+        let endpoint = self.endpoint();
+        endpoint
+            .atomic(
+                self.place(dst),
+                (kind, width_of(op)),
+                op.operand,
+                &mut || {},
+            )
+            .map_err(|e| self.lost(dst.pe, "an atomic", e))?;
+        Ok(endpoint.writes_posted())
+    }
+
     /// Whether the write whose [`Network::put_nbi`] returned `target` has completed.
     ///
     /// Why not the counter against `target`: the endpoint counts completed writes of every

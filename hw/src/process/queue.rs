@@ -16,10 +16,11 @@
 //!
 //! On the network path (PEs on other nodes, every atomic once that path is open, and every
 //! operation under `RSHMEM_TRANSPORT=ofi`; `ofi/network.rs`) the copies and atomics below go
-//! through libfabric instead of the mapping. Puts of up to [`POSTED_PUT_MAX_BYTES`] are
-//! posted: their tickets complete when libfabric's write counter says they were delivered,
-//! and a fence, a quiet or a serialize waits for every one this queue posted (the provider
-//! may reorder them with atomics: `tcp;ofi_rxm` keeps no order between puts and atomics). Every other operation returns once libfabric reports it delivered at its
+//! through libfabric instead of the mapping. Puts of up to [`POSTED_PUT_MAX_BYTES`] and
+//! updates that fetch nothing are posted: their tickets complete when libfabric's write
+//! counter says they were delivered, and a fence, a quiet or a serialize waits for every one
+//! this queue posted (the provider may reorder them: `tcp;ofi_rxm` keeps no order between
+//! puts and atomics). Every other operation returns once libfabric reports it delivered at its
 //! target (or, for a get or a fetching atomic, once its data is here), so it is complete at
 //! issue; a put-with-signal's put waits for every earlier write, then the signal goes. The
 //! fences keep their meaning for the PE's own plain stores.
@@ -35,7 +36,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{Ordering, fence};
 
-use crate::amo::{AmoOp, SignalOp};
+use crate::amo::{AmoKind, AmoOp, SignalOp};
 use crate::backend::Queue;
 use crate::common::cpu_atomics;
 use crate::error::QueueError;
@@ -288,11 +289,23 @@ impl Queue for ProcessQueue {
     /// before it. Acquire, so that a won compare-and-swap is a lock acquisition. Then the
     /// target's wake-up check, as for a put, when the op writes.
     ///
-    /// Through the network it completes at issue too, and is never posted: a barrier's last
-    /// signal is an atomic that its PE does not wait for, and a process that ends right
-    /// after (`shmem_finalize`, then `exit`) would take it with it.
+    /// Through the network, an update that fetches nothing (not a compare-and-swap) is
+    /// posted, as a small put is: its ticket completes when libfabric's write counter says it
+    /// was delivered, and a fence or quiet waits for it. A barrier's last arrival is such an
+    /// update that its PE does not wait for; `shmem_finalize` ends with a quiet, so a process
+    /// that exits right after does not take it along.
     #[inline]
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
+        let posts = !fetch && op.writes() && !matches!(op.kind, AmoKind::CompareSwap { .. });
+        if posts && let Some(network) = self.state.atomics_network() {
+            assert_eq!(
+                dst.len,
+                op.width.bytes(),
+                "amo: range length is not the op's width"
+            );
+            let target = network.amo_nbi(dst, op)?;
+            return Ok(self.posted(target));
+        }
         let old = self.apply(dst, op)?;
         let t = self.ticket();
         if fetch {

@@ -24,8 +24,9 @@ pub enum Platform {
     Os,
     /// `os-net`: OpenSHMEM semantics, every PE on its own node, every pair over the process
     /// backend's libfabric transport (docs/multi-node.md): writes delivered into host memory
-    /// (visible on delivery), only puts posted (gets, atomics and puts-with-signal complete
-    /// at issue), a fence that waits for the context's puts, a put-with-signal whose signal
+    /// (visible on delivery), only puts and atomics that fetch nothing posted (gets, fetching
+    /// atomics and puts-with-signal complete at issue), a fence that waits for the context's
+    /// posted operations, a put-with-signal whose signal
     /// waits for every earlier put to its target, and every atomic of one word, signal
     /// updates included, performed indivisibly by the target's CPU. No PE can load or store
     /// another's memory (`shmem_ptr` is NULL across nodes). docs/ordering.md, "The network
@@ -161,8 +162,8 @@ impl Config {
     }
 
     /// Whether the PEs reach each other through the libfabric transport (`os-net`): only
-    /// puts are posted, every other operation completes at issue, and a signal update is one
-    /// atomic of the target's CPU.
+    /// puts and atomics that fetch nothing are posted, every other operation completes at
+    /// issue, and a signal update is one atomic of the target's CPU.
     pub fn network_transport(&self) -> bool {
         matches!(self.platform, Platform::OsNet)
     }

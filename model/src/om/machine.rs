@@ -24,9 +24,9 @@ pub(super) struct Machine<'a> {
     pub nbi_unfenced: bool,
     /// `ib-coherent`: every write to a word with pending writes queues behind them.
     pub ib_coherent: bool,
-    /// `os-net`: only puts are posted; every other operation completes at issue, a fence
-    /// waits for the context's puts, and a put-with-signal's signal, one atomic, waits for
-    /// every put of its PE to its target.
+    /// `os-net`: only puts and atomics that fetch nothing are posted; every other operation
+    /// completes at issue, a fence waits for the context's posted operations, and a
+    /// put-with-signal's signal, one atomic, waits for every put of its PE to its target.
     pub network: bool,
 }
 

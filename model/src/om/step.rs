@@ -71,10 +71,11 @@ impl Machine<'_> {
             dst: dst as u8,
             ctx: ctx.0,
             epoch: s.epochs[pe * self.n_ctxs + usize::from(ctx.0)],
-            // Over the network transport only a put is posted: every other operation (gets
-            // and atomics, non-blocking ones too) completes before the call returns, so the
-            // PE stalls on it as on a blocking fetch under OpenSHMEM rules.
-            blocking_fetch: blocking_fetch || (self.network && !matches!(body, Body::Write { .. })),
+            // Over the network transport only a put and an atomic that fetches nothing are
+            // posted: every other operation (gets and fetching atomics, non-blocking ones
+            // too) completes before the call returns, so the PE stalls on it as on a
+            // blocking fetch under OpenSHMEM rules.
+            blocking_fetch: blocking_fetch || (self.network && !posted_over_network(&body)),
             until: None,
             unfenced: self.nbi_unfenced && nbi(instr),
             body,
@@ -394,6 +395,18 @@ fn nbi(instr: &Instr) -> bool {
     match instr {
         Instr::Put { kind, .. } => *kind == crate::litmus::PutKind::PutNbi,
         Instr::Amo { nbi, .. } | Instr::PutSignal { nbi, .. } => *nbi,
+        _ => false,
+    }
+}
+
+/// Whether the network transport posts `body` (a put, or an atomic that writes and fetches
+/// nothing, as the process backend's queue does) rather than completing it at issue.
+fn posted_over_network(body: &Body) -> bool {
+    match body {
+        Body::Write { .. } => true,
+        Body::Amo { op, reg, .. } => {
+            reg.is_none() && !matches!(op, Rmw::Fetch | Rmw::CompareSwap { .. })
+        }
         _ => false,
     }
 }

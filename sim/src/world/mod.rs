@@ -70,7 +70,8 @@ pub(crate) struct WorldParams {
     pub(crate) pcie_read_flush: bool,
     /// NVLink writes queue behind pending writes (`SimBuilder::ib_coherent`).
     pub(crate) ib_coherent: bool,
-    /// Only puts are posted; the rest completes at issue (`SimBuilder::network_transport`).
+    /// Only puts and atomics that fetch nothing are posted; the rest completes at issue
+    /// (`SimBuilder::network_transport`).
     pub(crate) network_transport: bool,
 }
 

@@ -497,9 +497,9 @@ fn completion_at_issue(network_transport: bool) -> (bool, bool, bool, bool) {
 }
 
 #[test]
-fn over_the_network_transport_only_puts_are_posted() {
-    // The put is posted either way; the atomic and the put-with-signal complete at issue
-    // only over the network transport, and the put-with-signal waits for the earlier put.
+fn over_the_network_transport_only_puts_and_updates_are_posted() {
+    // The put and the add (which fetches nothing) are posted either way; the put-with-signal
+    // completes at issue only over the network transport, and waits for the earlier put.
     assert_eq!(completion_at_issue(false), (false, false, false, false));
-    assert_eq!(completion_at_issue(true), (false, true, true, true));
+    assert_eq!(completion_at_issue(true), (false, false, true, true));
 }

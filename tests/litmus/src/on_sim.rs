@@ -59,7 +59,8 @@ pub fn run_on(
         .semantics(semantics(config))
         .pcie_read_flush(config.has(Modifier::PcieReadFlush))
         .ib_coherent(config.has(Modifier::IbCoherent))
-        // `os-net`: only puts are posted, signals are single atomics (docs/ordering.md).
+        // `os-net`: only puts and atomics that fetch nothing are posted, signals are single
+        // atomics (docs/ordering.md).
         .network_transport(config.network_transport())
         // A litmus PE needs little stack; small stacks keep an execution cheap.
         .stack_bytes(64 << 10);
