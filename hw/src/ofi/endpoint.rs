@@ -9,6 +9,7 @@ use std::ptr::null_mut;
 use std::time::Duration;
 
 use super::abi::{self, FiAddr};
+use super::sources::Sources;
 use super::{Api, InfoList, OfiError};
 
 /// A region of this process's memory that peers may read and write: what they need to
@@ -44,7 +45,7 @@ pub struct Endpoint {
     pub(super) writes_posted: Cell<u64>,
     pub(super) reads_posted: Cell<u64>,
     /// The sources of writes posted and not yet seen complete, kept until they are.
-    pub(super) sources: RefCell<Vec<Box<[u8]>>>,
+    pub(super) sources: RefCell<Sources>,
     next_key: Cell<u64>,
     /// The memory registrations, closed before the endpoint.
     regions: RefCell<Vec<*mut abi::Mr>>,
@@ -130,7 +131,7 @@ impl Endpoint {
             virtual_addresses: false,
             writes_posted: Cell::new(0),
             reads_posted: Cell::new(0),
-            sources: RefCell::new(Vec::new()),
+            sources: RefCell::new(Sources::default()),
             next_key: Cell::new(1),
             regions: RefCell::new(Vec::new()),
             patience: Cell::new(DEFAULT_PATIENCE),

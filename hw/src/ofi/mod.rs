@@ -18,6 +18,7 @@ pub(crate) mod allgather;
 mod endpoint;
 pub(crate) mod network;
 mod operations;
+mod sources;
 
 pub use endpoint::{Endpoint, RemoteKey};
 pub use operations::{AtomicOp, AtomicWidth, Place};

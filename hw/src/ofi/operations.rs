@@ -139,16 +139,16 @@ impl Endpoint {
         &self,
         what: &'static str,
         progress_peers: &mut dyn FnMut(),
-        source: Box<[u8]>,
+        source: Vec<u8>,
         mut post: impl FnMut(*const c_void, usize) -> isize,
     ) -> Result<(), OfiError> {
-        if self.sources.borrow().len() >= MAX_KEPT_SOURCES {
+        if self.sources.borrow().in_flight() >= MAX_KEPT_SOURCES {
             self.quiet(progress_peers)?;
         }
         let (address, len) = (source.as_ptr().cast::<c_void>(), source.len());
         self.post(what, progress_peers, || post(address, len))?;
         self.writes_posted.set(self.writes_posted.get() + 1);
-        self.sources.borrow_mut().push(source);
+        self.sources.borrow_mut().keep(source);
         Ok(())
     }
 
@@ -183,7 +183,7 @@ impl Endpoint {
     /// Drops the kept sources once every write posted has completed.
     pub(super) fn retire_sources(&self) {
         if self.writes_completed() >= self.writes_posted.get() {
-            self.sources.borrow_mut().clear();
+            self.sources.borrow_mut().retire_all();
         }
     }
 
@@ -219,12 +219,10 @@ impl Endpoint {
     ) -> Result<(), OfiError> {
         // SAFETY: from the source's copy, which `post_write` keeps until quiet sees it
         // complete.
-        self.post_write(
-            "fi_write",
-            progress_peers,
-            data.into(),
-            |source, len| unsafe { self.write(at, source, len) },
-        )
+        let source = self.sources.borrow_mut().copy_of(data);
+        self.post_write("fi_write", progress_peers, source, |source, len| unsafe {
+            self.write(at, source, len)
+        })
     }
 
     /// Puts `data` at `at` from `data` itself, without a copy, and waits until it and every
@@ -310,7 +308,10 @@ impl Endpoint {
         operand: u64,
         progress_peers: &mut dyn FnMut(),
     ) -> Result<(), OfiError> {
-        let source: Box<[u8]> = operand.to_le_bytes()[..width.bytes()].into();
+        let source = self
+            .sources
+            .borrow_mut()
+            .copy_of(&operand.to_le_bytes()[..width.bytes()]);
         let ep = self.ep;
         // SAFETY: fi_atomic of one element from the source's copy, kept until quiet.
         self.post_write("fi_atomic", progress_peers, source, |source, _| unsafe {
