@@ -217,12 +217,15 @@ impl Endpoint {
         data: &[u8],
         progress_peers: &mut dyn FnMut(),
     ) -> Result<(), OfiError> {
-        // SAFETY: from the source's copy, which `post_write` keeps until quiet sees it
-        // complete.
         let source = self.sources.borrow_mut().copy_of(data);
-        self.post_write("fi_write", progress_peers, source, |source, len| unsafe {
-            self.write(at, source, len)
-        })
+        self.post_write(
+            "fi_write",
+            progress_peers,
+            source,
+            // SAFETY: from the source's copy, which `post_write` keeps until quiet sees it
+            // complete.
+            |source, len| unsafe { self.write(at, source, len) },
+        )
     }
 
     /// Puts `data` at `at` from `data` itself, without a copy, and waits until it and every
