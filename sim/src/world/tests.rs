@@ -445,11 +445,21 @@ fn an_infiniband_atomic_pends_unless_pcie_reads_flush() {
     assert_eq!(add_quiet_get("0.0", true), 1);
 }
 
-/// PE 0 posts a put, an atomic and a put-with-signal to PE 1 over InfiniBand, with
-/// OpenSHMEM semantics and `network_transport` as given; returns, per operation, whether its
-/// ticket was complete when the queue call returned, and whether the put was delivered by
-/// the time the put-with-signal returned.
-fn completion_at_issue(network_transport: bool) -> (bool, bool, bool, bool) {
+/// What [`completion_at_issue`] saw: per operation, whether its ticket was complete when the
+/// queue call returned, and whether the put was delivered by the time the put-with-signal
+/// returned.
+#[derive(Debug, PartialEq, Eq, Default)]
+struct AtIssue {
+    put: bool,
+    update: bool,
+    fetch: bool,
+    put_signal: bool,
+    put_before_signal: bool,
+}
+
+/// PE 0 posts a put, an atomic that fetches nothing, a fetching one and a put-with-signal to
+/// PE 1 over InfiniBand, with OpenSHMEM semantics and `network_transport` as given.
+fn completion_at_issue(network_transport: bool) -> AtIssue {
     let sim = Sim::builder(ib_pair())
         .semantics(hw::Semantics::OpenShmem15)
         .network_transport(network_transport)
@@ -466,17 +476,19 @@ fn completion_at_issue(network_transport: bool) -> (bool, bool, bool, bool) {
             setup(&dev);
             let q = dev.create_queue().unwrap();
             if dev.pe().0 != 0 {
-                return (false, false, false, false);
+                return AtIssue::default();
             }
             let put = q.put(word(0), &1u64.to_le_bytes(), Copier::Device).unwrap();
             let put_done = q.is_complete(put);
-            let amo = hw::AmoOp {
+            let add = hw::AmoOp {
                 kind: hw::AmoKind::Add,
                 operand: 1,
                 width: AmoWidth::W64,
             };
-            let amo = q.amo(word(8), amo, false).unwrap();
-            let amo_done = q.is_complete(amo);
+            let update = q.amo(word(8), add, false).unwrap();
+            let update_done = q.is_complete(update);
+            let fetch = q.amo(word(32), add, true).unwrap();
+            let fetch_done = q.is_complete(fetch);
             let signalled = q
                 .put_signal(
                     word(16),
@@ -490,7 +502,13 @@ fn completion_at_issue(network_transport: bool) -> (bool, bool, bool, bool) {
             let signal_done = q.is_complete(signalled);
             let put_before_signal = q.is_complete(put);
             q.quiet(FAR).unwrap();
-            (put_done, amo_done, signal_done, put_before_signal)
+            AtIssue {
+                put: put_done,
+                update: update_done,
+                fetch: fetch_done,
+                put_signal: signal_done,
+                put_before_signal,
+            }
         })
         .unwrap();
     results.into_iter().next().unwrap().unwrap()
@@ -498,8 +516,18 @@ fn completion_at_issue(network_transport: bool) -> (bool, bool, bool, bool) {
 
 #[test]
 fn over_the_network_transport_only_puts_and_updates_are_posted() {
-    // The put and the add (which fetches nothing) are posted either way; the put-with-signal
-    // completes at issue only over the network transport, and waits for the earlier put.
-    assert_eq!(completion_at_issue(false), (false, false, false, false));
-    assert_eq!(completion_at_issue(true), (false, false, true, true));
+    // The put and the add that fetches nothing are posted either way; the fetching add and
+    // the put-with-signal complete at issue only over the network transport, and the
+    // put-with-signal waits for the earlier put.
+    assert_eq!(completion_at_issue(false), AtIssue::default());
+    assert_eq!(
+        completion_at_issue(true),
+        AtIssue {
+            put: false,
+            update: false,
+            fetch: true,
+            put_signal: true,
+            put_before_signal: true,
+        }
+    );
 }
