@@ -173,12 +173,20 @@ fn over_the_network_a_put_may_pass_a_later_atomic_unless_a_fence_separates_them(
 }
 
 #[test]
-fn over_the_network_an_atomic_completes_before_the_next_operation() {
-    // Under `os` the atomic may still be in flight when the put lands; over the network the
-    // PE waits for it.
-    let body = "pes 2\nP0:\n  set x@1 = 1\n  put f@1 = 1\nP1:\n  wait f == 1\n  r0 = ld x\nexists (P1:r0 == 0)\n";
-    assert_eq!(outcomes(body, &Config::OS).outcomes, set(&[&[0], &[1]]));
-    assert_eq!(outcomes(body, &Config::OS_NET).outcomes, set(&[&[1]]));
+fn over_the_network_an_update_is_posted_and_a_fetch_completes_at_issue() {
+    // An atomic that fetches nothing is posted, as a put is: the put after it may land first,
+    // as under `os`.
+    let update = "pes 2\nP0:\n  set x@1 = 1\n  put f@1 = 1\nP1:\n  wait f == 1\n  r0 = ld x\nexists (P1:r0 == 0)\n";
+    assert_eq!(outcomes(update, &Config::OS).outcomes, set(&[&[0], &[1]]));
+    assert_eq!(
+        outcomes(update, &Config::OS_NET).outcomes,
+        set(&[&[0], &[1]])
+    );
+    // A fetching one completes before the next operation: its value cannot see an update made
+    // after the fenced put that follows it (catalogue A16).
+    let fetch = "pes 3\nP0:\n  r0 = fetch_nbi y@2\n  fence\n  put f@1 = 1\nP1:\n  wait f == 1\n  set y@2 = 1\nexists (P0:r0 == 1)\n";
+    assert_eq!(outcomes(fetch, &Config::OS).outcomes, set(&[&[0], &[1]]));
+    assert_eq!(outcomes(fetch, &Config::OS_NET).outcomes, set(&[&[0]]));
 }
 
 #[test]
