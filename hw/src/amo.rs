@@ -91,6 +91,13 @@ impl AmoOp {
     pub fn writes(&self) -> bool {
         !matches!(self.kind, AmoKind::Fetch)
     }
+
+    /// Whether, issued without fetching, this operation is an update that a transport may
+    /// post and complete later: it writes, and is not a compare-and-swap (whose old value
+    /// decides what it wrote).
+    pub fn is_update(&self) -> bool {
+        self.writes() && !matches!(self.kind, AmoKind::CompareSwap { .. })
+    }
 }
 
 /// The six point-to-point comparisons of `wait_until` and `test`.

@@ -3,9 +3,7 @@
 //! Posting operations may run ahead of the world (`PeHandle::pace_post`); everything that
 //! observes completions first lets the world catch up with the PE's clock (`PeHandle::pace`).
 
-use hw::{
-    AmoKind, AmoOp, Copier, Instant, LocalRange, Queue, QueueError, RemoteRange, SignalOp, Ticket,
-};
+use hw::{AmoOp, Copier, Instant, LocalRange, Queue, QueueError, RemoteRange, SignalOp, Ticket};
 
 use crate::SimBackend;
 use crate::fault::Fault;
@@ -100,8 +98,7 @@ impl Queue for SimQueue {
         self.handle.pace_post();
         let ticket = self.handle.world().amo(self.id, dst, op, fetch);
         // Over the network transport an update that fetches nothing is posted, as a put is.
-        let posted = !fetch && op.writes() && !matches!(op.kind, AmoKind::CompareSwap { .. });
-        match posted {
+        match !fetch && op.is_update() {
             true => Ok(ticket),
             false => self.at_issue(ticket),
         }

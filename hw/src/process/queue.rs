@@ -36,7 +36,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{Ordering, fence};
 
-use crate::amo::{AmoKind, AmoOp, SignalOp};
+use crate::amo::{AmoOp, SignalOp};
 use crate::backend::Queue;
 use crate::common::cpu_atomics;
 use crate::error::QueueError;
@@ -296,8 +296,10 @@ impl Queue for ProcessQueue {
     /// that exits right after does not take it along.
     #[inline]
     fn amo(&self, dst: RemoteRange, op: AmoOp, fetch: bool) -> Result<Ticket, QueueError> {
-        let posts = !fetch && op.writes() && !matches!(op.kind, AmoKind::CompareSwap { .. });
-        if posts && let Some(network) = self.state.atomics_network() {
+        if !fetch
+            && op.is_update()
+            && let Some(network) = self.state.atomics_network()
+        {
             assert_eq!(
                 dst.len,
                 op.width.bytes(),
