@@ -160,8 +160,11 @@ pub(super) const FI_SELECTIVE_COMPLETION: u64 = 1 << 59;
 pub(super) const FI_ENABLE: c_int = 6;
 /// `FI_AV_TABLE`: peers are numbered 0, 1, ... in the order inserted.
 pub(super) const FI_AV_TABLE: c_int = 2;
-/// `FI_WAIT_NONE`, `FI_CQ_FORMAT_CONTEXT`, `FI_CNTR_EVENTS_COMP`.
+/// `FI_GETWAIT`, the control command that returns an object's wait object.
+pub(super) const FI_GETWAIT: c_int = 5;
+/// `FI_WAIT_NONE`, `FI_WAIT_FD`, `FI_CQ_FORMAT_CONTEXT`, `FI_CNTR_EVENTS_COMP`.
 pub(super) const FI_WAIT_NONE: c_int = 0;
+pub(super) const FI_WAIT_FD: c_int = 3;
 pub(super) const FI_CQ_FORMAT_CONTEXT: c_int = 1;
 pub(super) const FI_CNTR_EVENTS_COMP: c_int = 0;
 /// `-FI_EAGAIN`: the operation could not be queued now; progress and retry.
@@ -195,12 +198,16 @@ pub(super) struct Fid {
     pub(super) ops: *const FidOps,
 }
 
-/// `struct fi_ops_fabric`, up to `domain`.
+/// `struct fi_ops_fabric`, up to `trywait`.
 #[repr(C)]
 pub(super) struct FabricOps {
     pub(super) size: usize,
     pub(super) domain:
         unsafe extern "C" fn(*mut Fabric, *mut Info, *mut *mut Domain, *mut c_void) -> c_int,
+    _passive_ep: *const c_void,
+    _eq_open: *const c_void,
+    _wait_open: *const c_void,
+    pub(super) trywait: unsafe extern "C" fn(*mut Fabric, *mut *mut Fid, c_int) -> c_int,
 }
 
 /// `struct fid_fabric`.

@@ -35,6 +35,9 @@ pub struct Endpoint {
     domain: *mut abi::Domain,
     av: *mut abi::Av,
     cq: *mut abi::Cq,
+    /// The completion queue's file descriptor, readable when the endpoint has something to
+    /// move, where the provider offers one ([`Endpoint::wait_fd`]).
+    wait_fd: Option<c_int>,
     /// Completed writes and atomics without a result; completed reads and fetching atomics.
     pub(super) writes: *mut abi::Cntr,
     pub(super) reads: *mut abi::Cntr,
@@ -125,6 +128,7 @@ impl Endpoint {
             domain: null_mut(),
             av: null_mut(),
             cq: null_mut(),
+            wait_fd: None,
             writes: null_mut(),
             reads: null_mut(),
             ep: null_mut(),
@@ -173,17 +177,31 @@ impl Endpoint {
             let code = (domain_ops.av_open)(self.domain, &mut av_attr, &mut self.av, null_mut());
             check("fi_av_open", code, api)?;
             // fi_cq_open: only failures are reported (selective completion below).
-            let mut cq_attr = abi::CqAttr {
-                size: 0,
-                flags: 0,
-                format: abi::FI_CQ_FORMAT_CONTEXT,
-                wait_obj: abi::FI_WAIT_NONE,
-                signaling_vector: 0,
-                wait_cond: 0,
-                wait_set: null_mut(),
-            };
-            let code = (domain_ops.cq_open)(self.domain, &mut cq_attr, &mut self.cq, null_mut());
-            check("fi_cq_open", code, api)?;
+            // With a file descriptor to wait on where the provider has one, else without.
+            for wait_obj in [abi::FI_WAIT_FD, abi::FI_WAIT_NONE] {
+                let mut cq_attr = abi::CqAttr {
+                    size: 0,
+                    flags: 0,
+                    format: abi::FI_CQ_FORMAT_CONTEXT,
+                    wait_obj,
+                    signaling_vector: 0,
+                    wait_cond: 0,
+                    wait_set: null_mut(),
+                };
+                let code =
+                    (domain_ops.cq_open)(self.domain, &mut cq_attr, &mut self.cq, null_mut());
+                if code != 0 && wait_obj == abi::FI_WAIT_FD {
+                    continue;
+                }
+                check("fi_cq_open", code, api)?;
+                if wait_obj == abi::FI_WAIT_FD {
+                    let mut fd: c_int = -1;
+                    let cq = self.cq.cast::<abi::Fid>();
+                    let code = ((*(*cq).ops).control)(cq, abi::FI_GETWAIT, (&raw mut fd).cast());
+                    self.wait_fd = (code == 0 && fd >= 0).then_some(fd);
+                }
+                break;
+            }
             // fi_cntr_open, twice.
             for counter in [&mut self.writes, &mut self.reads] {
                 let mut attr = abi::CntrAttr {
@@ -331,6 +349,22 @@ impl Endpoint {
     pub fn progresses_itself(&self) -> bool {
         // SAFETY: the endpoint's own copy of its offer, with its domain attributes.
         unsafe { (*(*self.info).domain_attr).data_progress == abi::FI_PROGRESS_AUTO }
+    }
+
+    /// A file descriptor that becomes readable when this endpoint has something to move, for
+    /// a thread to wait on with `poll` after [`Endpoint::may_wait`] said yes; `None` where the
+    /// provider has none.
+    pub fn wait_fd(&self) -> Option<c_int> {
+        self.wait_fd
+    }
+
+    /// Whether a thread may now wait on [`Endpoint::wait_fd`] without missing work
+    /// (`fi_trywait`): false while the endpoint has something to move already.
+    pub fn may_wait(&self) -> bool {
+        let mut cq = self.cq.cast::<abi::Fid>();
+        // SAFETY: fi_trywait of this endpoint's fabric over its open completion queue.
+        self.wait_fd.is_some()
+            && unsafe { ((*(*self.fabric).ops).trywait)(self.fabric, &mut cq, 1) } == 0
     }
 
     /// Reads the completion queue and the counters, which is what moves data on a provider

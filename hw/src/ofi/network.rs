@@ -36,26 +36,30 @@ use crate::types::{MemKind, RemoteRange};
 /// How long a waiter sleeps at most on the network path before it looks again.
 pub(crate) const NETWORK_NAP: Duration = Duration::from_micros(100);
 
-/// The variable that sets how long the progress thread sleeps between calls into the
-/// endpoint, in µs; 0: it never sleeps (it polls, yielding the core between polls).
+/// The variable that sets the longest the progress thread waits between calls into the
+/// endpoint, in µs; 0: it never waits (it polls, yielding the core between polls).
 pub(crate) const PROGRESS_VAR: &str = "RSHMEM_OFI_PROGRESS_US";
 
-/// How long the progress thread sleeps between calls into the endpoint where the node has
-/// too few cores for it to poll.
-const PROGRESS_PERIOD: Duration = Duration::from_micros(20);
+/// The longest the progress thread waits between calls into the endpoint where the node has
+/// too few cores for it to poll: for the provider's descriptor to say something arrived
+/// (a missed wake-up costs at most this), or, where the provider has none, asleep.
+const PROGRESS_WAIT: Duration = Duration::from_micros(1000);
+const PROGRESS_SLEEP: Duration = Duration::from_micros(20);
 
-/// The progress thread's period, from [`PROGRESS_VAR`], else by the cores of this node for
-/// its `local_pes` PEs: it polls where each PE and its progress thread have a core each (as
-/// the progress of MPI libraries and NVSHMEM's proxy do), and sleeps [`PROGRESS_PERIOD`]
-/// between polls where they would take cores from the PEs.
+/// The progress thread's longest wait, from [`PROGRESS_VAR`], else by the cores of this node
+/// for its `local_pes` PEs: it polls where each PE and its progress thread have a core each
+/// (as the progress of MPI libraries and NVSHMEM's proxy do), and waits where they would take
+/// cores from the PEs: [`PROGRESS_WAIT`] for the endpoint's descriptor where it `has_wait_fd`,
+/// else [`PROGRESS_SLEEP`] asleep.
 ///
 /// # Errors
 /// A message naming the variable, for a value that is not a count of µs.
-fn progress_period(local_pes: usize) -> Result<Duration, String> {
+fn progress_period(local_pes: usize, has_wait_fd: bool) -> Result<Duration, String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let default = match 2 * local_pes <= cores {
-        true => Duration::ZERO,
-        false => PROGRESS_PERIOD,
+    let default = match (2 * local_pes <= cores, has_wait_fd) {
+        (true, _) => Duration::ZERO,
+        (false, true) => PROGRESS_WAIT,
+        (false, false) => PROGRESS_SLEEP,
     };
     progress_period_of(std::env::var(PROGRESS_VAR).ok().as_deref(), default)
 }
@@ -66,10 +70,12 @@ fn progress_period_of(value: Option<&str>, default: Duration) -> Result<Duration
         None | Some("") => Ok(default),
         Some(text) => text.parse::<u64>().map(Duration::from_micros).map_err(|_| {
             format!(
-                "{PROGRESS_VAR}={text}: it is the progress thread's sleep between polls in \
-                 µs (0 polls without sleeping: the lowest latency, for a core per process; \
-                 unset: 0 where the node has two cores per PE, else {})",
-                PROGRESS_PERIOD.as_micros()
+                "{PROGRESS_VAR}={text}: it is the longest the progress thread waits between \
+                 polls, in µs (0 polls without waiting: the lowest latency, for a core per \
+                 process; unset: 0 where the node has two cores per PE, else {} where the \
+                 provider wakes the thread when data arrives and {} where it does not)",
+                PROGRESS_WAIT.as_micros(),
+                PROGRESS_SLEEP.as_micros()
             )
         }),
     }
@@ -126,7 +132,8 @@ impl Network {
         // machine with few cores a second polling thread only takes their time.
         let needs_progress = !endpoint.progresses_itself();
         let my_node = nodes[me.idx()];
-        let period = progress_period(nodes.iter().filter(|&&n| n == my_node).count())?;
+        let local_pes = nodes.iter().filter(|&&n| n == my_node).count();
+        let period = progress_period(local_pes, endpoint.wait_fd().is_some())?;
         let endpoint = Arc::new(Mutex::new(endpoint));
         let stop = Arc::new(AtomicBool::new(false));
         let progress = if !needs_progress {
@@ -141,10 +148,10 @@ impl Network {
                     // SAFETY: PR_SET_TIMERSLACK takes a value and changes this thread only.
                     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, TIMER_SLACK_NS) };
                     while !stop.load(Ordering::Relaxed) {
-                        progress_after_others(&endpoint);
-                        match period.is_zero() {
-                            true => std::thread::yield_now(),
-                            false => std::thread::sleep(period),
+                        match progress_after_others(&endpoint, period.is_zero()) {
+                            Next::Again => std::thread::yield_now(),
+                            Next::WaitFor(fd) => wait_readable(fd, period),
+                            Next::Sleep => std::thread::sleep(period),
                         }
                     }
                 })
@@ -482,13 +489,47 @@ fn progress_once(endpoint: &Mutex<Endpoint>) {
     }
 }
 
+/// What the progress thread does after a step.
+enum Next {
+    /// The thread polls, or the endpoint has more to move already: step again.
+    Again,
+    /// Wait for the endpoint's descriptor to become readable.
+    WaitFor(std::ffi::c_int),
+    /// The provider has no descriptor: sleep.
+    Sleep,
+}
+
 /// Moves `endpoint` once, after the thread in it (if any) leaves: the progress thread's step.
 /// Why it blocks where a waiter tries: while a PE's operation holds the endpoint and moves it
 /// itself, a progress thread that only tried would stay runnable, and on a node with as many
 /// cores as threads that poll it took their time (the polling thread's puts, gets and
 /// fetch-adds went from 1.1-1.7 to 0.8-1.6 times raw libfabric, BENCHMARKS.md).
-fn progress_after_others(endpoint: &Mutex<Endpoint>) {
-    progress_locked(&endpoint.lock().unwrap_or_else(|e| e.into_inner()));
+/// A thread that `polls` steps again at once; one that waits asks the endpoint how.
+fn progress_after_others(endpoint: &Mutex<Endpoint>, polls: bool) -> Next {
+    let endpoint = endpoint.lock().unwrap_or_else(|e| e.into_inner());
+    progress_locked(&endpoint);
+    match endpoint.wait_fd() {
+        _ if polls => Next::Again,
+        None => Next::Sleep,
+        Some(fd) if endpoint.may_wait() => Next::WaitFor(fd),
+        Some(_) => Next::Again,
+    }
+}
+
+/// Waits until `fd` is readable or `timeout` has passed.
+fn wait_readable(fd: std::ffi::c_int, timeout: Duration) {
+    let mut poll_fd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let timeout = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: timeout.as_nanos().min(999_999_999) as libc::c_long,
+    };
+    // SAFETY: ppoll of one descriptor that lives as long as the endpoint, which outlives
+    // this thread.
+    unsafe { libc::ppoll(&mut poll_fd, 1, &timeout, std::ptr::null()) };
 }
 
 fn progress_locked(endpoint: &Endpoint) {
