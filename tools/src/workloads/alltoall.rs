@@ -31,11 +31,15 @@ pub(super) fn run<B: Backend>(sh: &Shmem<B>) -> Result<PeOutcome, ShmemError> {
     let wrong = sh.launch_kernel(Dim3::linear(1), Dim3::linear(THREADS), async |t| {
         let blocks = share(t.thread_rank(), n);
         let elements = blocks.start * BLOCK..blocks.end * BLOCK;
-        let mine: Vec<u64> = blocks
-            .clone()
-            .flat_map(|to| (0..BLOCK).map(move |i| element(me, to as u32, i)))
-            .collect();
-        t.set_local(source.slice(elements.clone())?, &mine)?;
+        // Why a block: a local of an async body lives across its awaits, and at 4096 PEs
+        // every thread's copy of its share held 1 GiB while the exchange ran.
+        {
+            let mine: Vec<u64> = blocks
+                .clone()
+                .flat_map(|to| (0..BLOCK).map(move |i| element(me, to as u32, i)))
+                .collect();
+            t.set_local(source.slice(elements.clone())?, &mine)?;
+        }
         t.block().alltoall(dest, source).await?;
         let got = t.local(dest.slice(elements)?)?;
         Ok(blocks
