@@ -158,7 +158,9 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
     // With delays, the on-time run says how many choices there are to make late.
     let n_choices = if args.schedule == "delays" {
         let sim = simulator(workload, choice(0, Some(sim::Explore::default())))?;
-        let output = rshmem::run(sim, config.clone(), |sh| workloads::run_on_pe(workload, sh))?;
+        let output = rshmem::run(sim, config.clone(), |sh| {
+            workloads::run_on_pe(workload, &workloads::Params::default(), sh)
+        })?;
         output.report.choices
     } else {
         0
@@ -173,8 +175,9 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
         });
         let sim = simulator(workload, choice(seed, explore))?;
         n_pes = hw::Launcher::n_pes(&sim);
-        let (output, races) =
-            run_checked(sim, config.clone(), |sh| workloads::run_on_pe(workload, sh))?;
+        let (output, races) = run_checked(sim, config.clone(), |sh| {
+            workloads::run_on_pe(workload, &workloads::Params::default(), sh)
+        })?;
         for race in races {
             found
                 .entry(race.site())

@@ -71,7 +71,7 @@ pub(crate) struct MachineArgs {
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
     /// The workload: hello, ring, reduce, alltoall, broadcast, fcollect, matmul, moe-dispatch,
-    /// put-bw, msg-rate, flag-nofence or flag-fence. With -n: the program to start, a path or
+    /// deepep-ll, put-bw, msg-rate, flag-nofence or flag-fence. With -n: the program to start, a path or
     /// a name looked up in PATH.
     #[arg(value_name = "WORKLOAD|PROGRAM")]
     target: String,
@@ -106,6 +106,11 @@ pub(crate) struct RunArgs {
     faults: Option<FaultPlan>,
     #[command(flatten)]
     broken: crate::cli::BreakRule,
+    /// The MoE layer of the deepep-* workloads, as tokens=N,hidden=BYTES,topk=K,experts=E
+    /// (each optional; default tokens=16,hidden=64,topk=8 and two experts per PE; DeepEP's
+    /// low-latency benchmark is tokens=128,hidden=7168,topk=8,experts=256).
+    #[arg(long, value_name = "SHAPE")]
+    moe: Option<workloads::MoeShape>,
 }
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -176,13 +181,23 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let sim = tampered_simulator(workload, choice, &tampering)?;
     let n_pes = sim.n_pes();
+    let params = workloads::Params {
+        moe: args.moe.unwrap_or_default(),
+    };
+    if args.moe.is_some() && !workload.name.starts_with("deepep") {
+        bail!(
+            "--moe shapes the deepep-* workloads only, not {}",
+            workload.name
+        );
+    }
+    params.moe.check(n_pes).map_err(anyhow::Error::msg)?;
     let config = rshmem::Config::from_env().context("reading the SHMEM_*/RSHMEM_* environment")?;
     if config.info {
         // Why stderr: stdout may be the --json object.
         eprint!("{}", crate::info::table_text(&config));
     }
     let spinner = progress(&args, workload, n_pes);
-    let run = run_workload(workload, sim, config, &timing)?;
+    let run = run_workload(workload, &params, sim, config, &timing)?;
     if let Some(s) = spinner {
         s.finish_and_clear();
     }

@@ -70,19 +70,21 @@ pub(crate) struct WorkloadRun {
     pub(crate) topology: Topology,
 }
 
-/// Runs `workload` on `sim` and checks every PE's result; `timing` is the machine's.
+/// Runs `workload` with `params` on `sim` and checks every PE's result; `timing` is the
+/// machine's.
 ///
 /// # Errors
 /// If the PEs could not be launched.
 pub(crate) fn run_workload(
     workload: &Workload,
+    params: &workloads::Params,
     sim: Sim,
     config: rshmem::Config,
     timing: &Timing,
 ) -> anyhow::Result<WorkloadRun> {
     let topology = sim.topology().clone();
     let wall = Instant::now();
-    let output = rshmem::run(sim, config, |sh| workloads::run_on_pe(workload, sh))?;
+    let output = rshmem::run(sim, config, |sh| workloads::run_on_pe(workload, params, sh))?;
     let wall_s = wall.elapsed().as_secs_f64();
     let mut report = output.report;
     let injection = report.injection.take();

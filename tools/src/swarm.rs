@@ -20,6 +20,7 @@ use sim::{FaultPlan, Machine};
 
 use crate::run::{self, SimChoice, Tampering};
 use crate::run_workload::{PeVerdict, WorkloadRun, run_workload};
+use crate::workloads::Params;
 use crate::workloads::{self, Workload};
 
 pub(crate) const AFTER_HELP: &str = "Examples:
@@ -256,7 +257,7 @@ fn run_one(job: &Job<'_>, args: &SwarmArgs, config: rshmem::Config) -> Verdict {
     let timing = job.machine.timing;
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let sim = run::tampered_simulator(job.workload, choice, &tampering)?;
-        run_workload(job.workload, sim, config, &timing)
+        run_workload(job.workload, &Params::default(), sim, config, &timing)
     }));
     match outcome {
         Ok(Ok(run)) => judge(&run),
@@ -394,7 +395,14 @@ mod tests {
             broken: None,
         };
         let sim = run::tampered_simulator(workload, choice, &tampering).unwrap();
-        run_workload(workload, sim, rshmem::Config::default(), &timing).unwrap()
+        run_workload(
+            workload,
+            &Params::default(),
+            sim,
+            rshmem::Config::default(),
+            &timing,
+        )
+        .unwrap()
     }
 
     fn failed(verdict: Verdict) -> String {

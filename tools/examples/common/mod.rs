@@ -30,7 +30,7 @@ pub fn run_guide_example(name: &str) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("unknown topology preset {topology:?}; try hgx8 or ib-8"))?;
     let sim = Sim::builder(machine).pes(n_pes).seed(0).build()?;
     let output = run(sim, Config::from_env()?, |sh| {
-        workloads::run_on_pe(workload, sh)
+        workloads::run_on_pe(workload, &workloads::Params::default(), sh)
     })?;
     let mut all_ok = true;
     for (pe, result) in output.results.iter().enumerate() {

@@ -1,15 +1,18 @@
 //! Built-in workloads of `rshmem run`. Each one is an ordinary SHMEM program, generic over
 //! the backend, that checks its own result. The NVSHMEM guide's examples (`ring`, `reduce`,
-//! `alltoall`, `broadcast`, `fcollect`, `matmul`, `moe-dispatch`) are kernels
+//! `alltoall`, `broadcast`, `fcollect`, `matmul`, `moe-dispatch`) are kernels, as is
+//! `deepep-ll`, a DeepEP-like dispatch and combine
 //! (`Shmem::launch_kernel`, docs/kernels.md).
 
 mod alltoall;
 mod broadcast;
+mod deepep;
 mod fcollect;
 mod flag;
 mod hello;
 mod matmul;
 mod moe_dispatch;
+mod moe_shape;
 mod msg_rate;
 mod put_bw;
 mod reduce;
@@ -20,6 +23,8 @@ mod under_shuttle;
 use hw::Backend;
 use rshmem::{Shmem, ShmemError};
 use serde::Serialize;
+
+pub use moe_shape::MoeShape;
 
 /// One point of a bandwidth curve.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -105,6 +110,11 @@ pub const WORKLOADS: &[Workload] = &[
         min_pes: 1,
     },
     Workload {
+        name: "deepep-ll",
+        about: "kernel: DeepEP-like low-latency MoE dispatch and combine (--moe); checks counts, answers and sums",
+        min_pes: 1,
+    },
+    Workload {
         name: "put-bw",
         about: "PE 0 puts to PE 1, 8 B to 256 MiB; reports the bandwidth curve",
         min_pes: 2,
@@ -154,8 +164,19 @@ pub fn lookup(name: &str) -> Result<&'static Workload, UnknownWorkload> {
         })
 }
 
+/// What a run's workload is given beside its PEs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Params {
+    /// The MoE layer of the `deepep-*` workloads.
+    pub moe: MoeShape,
+}
+
 /// Runs `workload` on this PE.
-pub fn run_on_pe<B: Backend>(workload: &Workload, sh: &Shmem<B>) -> Result<PeOutcome, ShmemError> {
+pub fn run_on_pe<B: Backend>(
+    workload: &Workload,
+    params: &Params,
+    sh: &Shmem<B>,
+) -> Result<PeOutcome, ShmemError> {
     match workload.name {
         "hello" => hello::run(sh),
         "ring" => ring::run(sh),
@@ -165,6 +186,7 @@ pub fn run_on_pe<B: Backend>(workload: &Workload, sh: &Shmem<B>) -> Result<PeOut
         "fcollect" => fcollect::run(sh),
         "matmul" => matmul::run(sh),
         "moe-dispatch" => moe_dispatch::run(sh),
+        "deepep-ll" => deepep::low_latency(sh, &params.moe),
         "put-bw" => put_bw::run(sh),
         "msg-rate" => msg_rate::run(sh),
         "flag-nofence" => flag::run(sh, false),

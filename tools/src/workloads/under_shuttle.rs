@@ -43,8 +43,10 @@ fn run_once(workload: &Workload, topology: &str, pes: u32) {
         .shuttle_tasks()
         .build()
         .expect("the machine holds the PEs");
-    let output = rshmem::run(sim, rshmem::Config::default(), |sh| run_on_pe(workload, sh))
-        .unwrap_or_else(|e| panic!("{} on {topology}, seed {seed}: {e}", workload.name));
+    let output = rshmem::run(sim, rshmem::Config::default(), |sh| {
+        run_on_pe(workload, &super::Params::default(), sh)
+    })
+    .unwrap_or_else(|e| panic!("{} on {topology}, seed {seed}: {e}", workload.name));
     let failures: Vec<String> = output
         .results
         .iter()
