@@ -367,6 +367,14 @@ fn print_text(s: &Summary, trace: Option<&std::path::Path>, replay: &str) {
             path.display()
         );
     }
+    for phase in &s.phases {
+        println!(
+            "  phase {:<10} {:.3} us on average, {:.3} us on the slowest PE",
+            phase.name,
+            phase.mean_ns as f64 / 1e3,
+            phase.max_ns as f64 / 1e3
+        );
+    }
     for note in &s.notes {
         println!("  note: {note}");
     }

@@ -41,6 +41,41 @@ pub(crate) struct Summary {
     pub(crate) faults: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) notes: Vec<String>,
+    /// The workload's phases over the PEs that reported them, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) phases: Vec<Phase>,
+}
+
+/// One phase of a workload (`deepep-ll`'s dispatch, ...) over its PEs, in simulated time.
+#[derive(Serialize, Debug, PartialEq)]
+pub(crate) struct Phase {
+    pub(crate) name: &'static str,
+    pub(crate) mean_ns: u64,
+    /// The slowest PE's: what the layer waits for.
+    pub(crate) max_ns: u64,
+}
+
+/// Each phase's mean and maximum over `per_pe`, every PE's phases in order.
+fn phases_over(per_pe: &[Vec<(&'static str, u64)>]) -> Vec<Phase> {
+    let Some(first) = per_pe.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, _))| {
+            let times = per_pe
+                .iter()
+                .filter_map(|phases| phases.get(i).map(|p| p.1));
+            let (sum, max, count) =
+                times.fold((0u64, 0u64, 0u64), |(s, m, c), t| (s + t, m.max(t), c + 1));
+            Phase {
+                name,
+                mean_ns: sum / count.max(1),
+                max_ns: max,
+            }
+        })
+        .collect()
 }
 
 /// How one PE's run ended, for `swarm` to judge.
@@ -92,6 +127,7 @@ pub(crate) fn run_workload(
     let crashed: Vec<_> = crashes.filter(|c| c.happened).collect();
     let mut failures = Vec::new();
     let mut curve = None;
+    let mut phases = Vec::new();
     let mut verdicts = Vec::new();
     for (pe, result) in output.results.into_iter().enumerate() {
         let crash = crashed.iter().find(|c| c.pe as usize == pe);
@@ -107,6 +143,9 @@ pub(crate) fn run_workload(
             }
             (Ok(Ok(outcome)), _) => {
                 let ok = outcome.ok;
+                if !outcome.phases_ns.is_empty() {
+                    phases.push(outcome.phases_ns.clone());
+                }
                 record(pe as u32, outcome, &mut failures, &mut curve);
                 if ok {
                     PeVerdict::Passed
@@ -156,6 +195,7 @@ pub(crate) fn run_workload(
     );
     summary.faults = injection.as_ref().map(|i| i.drawn.clone());
     summary.notes = notes;
+    summary.phases = phases_over(&phases);
     Ok(WorkloadRun {
         summary,
         verdicts,
@@ -258,6 +298,7 @@ fn summarise(
         modelled_gbps,
         faults: None,
         notes: Vec::new(),
+        phases: Vec::new(),
     }
 }
 

@@ -11,6 +11,8 @@
 //! each answer goes into its token's slot for that top-k position at the source, and a
 //! put-with-signal per PE says how many answers were sent.
 
+use std::cell::Cell;
+
 use hw::Backend;
 use rshmem::{Cmp, Dim3, Shmem, ShmemError, SignalOp};
 
@@ -93,6 +95,9 @@ pub(super) fn low_latency<B: Backend>(
     let threads = WARPS * rshmem::WARP_SIZE;
     let per_pe_words = per_pe as usize;
 
+    // Thread 0 notes when each phase ended; the layer starts at the launch.
+    let started_ns = sh.now_ns();
+    let ended_ns = [Cell::new(0), Cell::new(0)];
     let wrong = sh.launch_kernel(Dim3::linear(1), Dim3::linear(threads), async |t| {
         // Dispatch: the tokens, then (fenced behind them) each PE's counts with a signal.
         for send in sends
@@ -116,6 +121,7 @@ pub(super) fn low_latency<B: Backend>(
         if t.thread_rank() == 0 {
             t.signal_wait_until(arrivals.at(0)?, Cmp::Eq, u64::from(n))
                 .await?;
+            ended_ns[0].set(sh.now_ns());
         }
         t.sync_threads().await?;
 
@@ -162,6 +168,7 @@ pub(super) fn low_latency<B: Backend>(
         if t.thread_rank() == 0 {
             t.signal_wait_until(arrivals.at(1)?, Cmp::Eq, u64::from(n))
                 .await?;
+            ended_ns[1].set(sh.now_ns());
         }
         t.sync_threads().await?;
 
@@ -194,8 +201,15 @@ pub(super) fn low_latency<B: Backend>(
     sh.free(back)?;
     sh.free(counts)?;
     sh.free(recv)?;
-    Ok(PeOutcome::checked(
-        wrong == 0,
-        format!("PE {me}: {wrong} wrong (answer counts, dispatched tokens or combined tokens)"),
-    ))
+    let [dispatched_ns, combined_ns] = ended_ns.map(Cell::into_inner);
+    Ok(PeOutcome {
+        phases_ns: vec![
+            ("dispatch", dispatched_ns - started_ns),
+            ("combine", combined_ns - dispatched_ns),
+        ],
+        ..PeOutcome::checked(
+            wrong == 0,
+            format!("PE {me}: {wrong} wrong (answer counts, dispatched tokens or combined tokens)"),
+        )
+    })
 }

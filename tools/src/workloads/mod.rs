@@ -44,6 +44,8 @@ pub struct PeOutcome {
     pub detail: String,
     /// A bandwidth curve, for `put-bw` (on PE 0).
     pub curve: Option<Vec<BandwidthPoint>>,
+    /// How long each phase of the workload took on this PE, in simulated ns, in order.
+    pub phases_ns: Vec<(&'static str, u64)>,
 }
 
 impl PeOutcome {
@@ -52,6 +54,7 @@ impl PeOutcome {
             ok,
             detail: detail.into(),
             curve: None,
+            phases_ns: Vec::new(),
         }
     }
 }

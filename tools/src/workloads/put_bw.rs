@@ -50,5 +50,6 @@ pub(super) fn run<B: Backend>(sh: &Shmem<B>) -> Result<PeOutcome, ShmemError> {
             "PE 1's buffer does not hold PE 0's data".into()
         },
         curve: (me == 0).then_some(curve),
+        phases_ns: Vec::new(),
     })
 }
