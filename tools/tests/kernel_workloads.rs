@@ -5,7 +5,7 @@
 use std::process::Command;
 
 /// The kernel workloads, in the order `rshmem run --help` lists them.
-const KERNEL_WORKLOADS: [&str; 7] = [
+const KERNEL_WORKLOADS: [&str; 8] = [
     "ring",
     "reduce",
     "alltoall",
@@ -13,6 +13,7 @@ const KERNEL_WORKLOADS: [&str; 7] = [
     "fcollect",
     "matmul",
     "moe-dispatch",
+    "deepep-ll",
 ];
 
 /// `rshmem run WORKLOAD --pes N --topology T --json`, parsed; panics unless it exits 0.
@@ -92,4 +93,57 @@ fn kernel_workloads_move_one_transfer_per_scoped_call() {
     // put-with-signal of counts per pair of PEs.
     assert_eq!(counts("moe-dispatch")["puts"], 16 * 2 * n);
     assert_eq!(counts("moe-dispatch")["put_signals"], n * n);
+    // deepep-ll: one put_nbi_warp per token and expert each way (16 tokens, top 8 of 16
+    // experts), one put-with-signal of counts per pair of PEs each way.
+    assert_eq!(counts("deepep-ll")["puts"], 2 * 16 * 8 * n);
+    assert_eq!(counts("deepep-ll")["put_signals"], 2 * n * n);
+    let phases = reports[7]["phases"]
+        .as_array()
+        .expect("deepep-ll reports its phases");
+    let names: Vec<_> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["dispatch", "combine"]);
+    assert!(phases.iter().all(|p| p["mean_ns"].as_u64().unwrap() > 0
+        && p["max_ns"].as_u64().unwrap() >= p["mean_ns"].as_u64().unwrap()));
+}
+
+/// `--moe` shapes the deepep workloads: DeepEP's low-latency benchmark's shape on two nodes
+/// moves 128 tokens to 8 experts each way, and a shape that does not fit says how to fix it.
+#[test]
+fn the_moe_shape_is_taken_and_checked() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rshmem"))
+        .args([
+            "run",
+            "deepep-ll",
+            "--pes",
+            "16",
+            "--topology",
+            "ib-2",
+            "--json",
+        ])
+        .args(["--moe", "tokens=128,hidden=7168,topk=8,experts=256"])
+        .output()
+        .expect("the binary runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["op_counts"]["puts"], 2 * 128 * 8 * 16);
+    let bytes_put = v["op_counts"]["bytes_put"].as_u64().unwrap();
+    assert!(bytes_put >= 2 * 128 * 8 * 16 * 7168, "{v}");
+    let out = Command::new(env!("CARGO_BIN_EXE_rshmem"))
+        .args(["run", "deepep-ll", "--pes", "8", "--moe", "experts=12"])
+        .output()
+        .expect("the binary runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("try experts=16"),
+        "{err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_rshmem"))
+        .args(["run", "ring", "--pes", "8", "--moe", "tokens=4"])
+        .output()
+        .expect("the binary runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("deepep-* workloads only"),
+        "{err}"
+    );
 }
