@@ -1,9 +1,13 @@
 //! Link timing: latency, bandwidth, and links shared by concurrent transfers.
 //!
-//! Each direction of each link is a FIFO server: a transfer of data occupies every link of its
-//! path for the start-up time plus `bytes / bottleneck bandwidth` (cut-through), starting when
-//! the last of those links is free. Concurrent transfers over a link therefore share its
-//! bandwidth, and a lone transfer takes `latency + start-up + bytes / bandwidth`.
+//! Each direction of each link is a FIFO server, and a transfer of data goes through the links
+//! of its path one after another, cut-through: it takes each link once its head has come
+//! through the ones before (their latency) and the link is free, and holds it for the start-up
+//! time plus its bytes at that link's bandwidth, or until the slower links before it have
+//! passed its last byte. Concurrent transfers over a link therefore share its bandwidth, a
+//! transfer that waits for a busy link further on does not hold the links behind it (a
+//! switch buffers it), and a lone transfer takes `latency + start-up + bytes / bottleneck
+//! bandwidth`.
 //!
 //! Injected faults (`crate::injection`) change links before the run (their latency and
 //! bandwidth) and stall them during it: a stalled link carries nothing, so a transfer that
@@ -343,35 +347,49 @@ impl Network {
             .records;
         let hops = route.hops(records);
         let (_, nics, class) = unpack_header(route.0[0]);
-        let (mut latency_ns, mut bytes_per_s) = (0, u64::MAX);
-        let mut begin_ns = ready_ns;
-        for &hop in hops {
-            let link = &self.links[(hop / 2) as usize];
-            latency_ns += link.latency_ns;
-            bytes_per_s = bytes_per_s.min(link.bytes_per_s);
-            let d = (hop % 2) as usize ^ usize::from(reverse);
-            begin_ns = begin_ns.max(link.busy_until_ns[d]);
-        }
         if hops.is_empty() {
-            bytes_per_s = self.local_bytes_per_s;
+            // A PE's access to its own memory: no link, no start-up.
+            return Sent {
+                latency_ns: 0,
+                nics,
+                class,
+                transfer: Transfer {
+                    begin_ns: ready_ns,
+                    serialise_ns: serialise_ns(bytes, self.local_bytes_per_s),
+                },
+            };
         }
-        // A start-up is paid on links only, and only by transfers of data: a PE's access to its
-        // own memory has no copy to start, and a bare request or acknowledgement no bytes.
-        let start_up_ns = if hops.is_empty() || bytes == 0 {
-            0
-        } else {
-            self.transfer_ns
-        };
-        let mut serialise_ns = start_up_ns + serialise_ns(bytes, bytes_per_s);
-        if !self.stalls.is_empty() {
-            (begin_ns, serialise_ns) = around_stalls(&self.stalls, hops, begin_ns, serialise_ns);
-        }
+        // A start-up is paid only by transfers of data: a bare request or acknowledgement has
+        // no bytes to start.
+        let start_up_ns = if bytes == 0 { 0 } else { self.transfer_ns };
+        // Hop by hop: when the head reaches the link, when the link takes it, and when the
+        // link has passed its last byte.
+        let (mut head_ns, mut latency_ns) = (ready_ns, 0);
+        let (mut first_begin_ns, mut last_end_ns, mut before_last_ns) = (None, ready_ns, 0);
         for &hop in hops {
             let d = (hop % 2) as usize ^ usize::from(reverse);
+            let link = &self.links[(hop / 2) as usize];
+            let (link_latency_ns, free_ns) = (link.latency_ns, link.busy_until_ns[d]);
+            let begin_ns = head_ns.max(free_ns);
+            // Not before the links behind it have passed the last byte to it.
+            let own_ns = start_up_ns + serialise_ns(bytes, link.bytes_per_s);
+            let upstream_ns = (last_end_ns + before_last_ns).saturating_sub(begin_ns);
+            let mut hold = (begin_ns, own_ns.max(upstream_ns));
+            if !self.stalls.is_empty() {
+                hold = around_stalls(&self.stalls, &[hop], hold.0, hold.1);
+            }
             let link = &mut self.links[(hop / 2) as usize];
-            link.busy_until_ns[d] = begin_ns + serialise_ns;
+            link.busy_until_ns[d] = hold.0 + hold.1;
             link.bytes_carried[d] += bytes;
+            first_begin_ns.get_or_insert(hold.0);
+            (last_end_ns, before_last_ns) = (hold.0 + hold.1, link_latency_ns);
+            head_ns = hold.0 + link_latency_ns;
+            latency_ns += link_latency_ns;
         }
+        let begin_ns = first_begin_ns.expect("a route with hops");
+        // Said as one window: the last byte leaves the last link at `begin + serialise +
+        // latency - its latency`, so that `begin + serialise + latency` is its arrival.
+        let serialise_ns = last_end_ns + before_last_ns - latency_ns - begin_ns;
         Sent {
             latency_ns,
             nics,
@@ -490,6 +508,38 @@ mod tests {
         assert_eq!(n.send(0, &local, false, 0, 8).transfer.serialise_ns, 1);
     }
 
+    /// Three GPUs on one switch: a transfer that waits for a busy link further on leaves the
+    /// links behind it to others (a switch buffers it), and one alone through two links of
+    /// different speeds goes at the slower one's rate.
+    #[test]
+    fn a_transfer_waiting_downstream_does_not_hold_the_links_behind_it() {
+        let mut b = TopologyBuilder::new("star");
+        let gpus: Vec<_> = (0..3)
+            .map(|i| b.node(format!("g{i}"), NodeKind::Gpu { host: 0 }))
+            .collect();
+        let switch = b.node("s", NodeKind::PcieSwitch { host: 0 });
+        for &g in &gpus {
+            b.link(g, switch, pcie());
+        }
+        let t = b.build().unwrap();
+        let mut n = Network::new(&t, 0, 3);
+        let (to_2_from_1, to_2, to_1) = (n.route(&t, 1, 2), n.route(&t, 0, 2), n.route(&t, 0, 1));
+        // GPU 1 fills the link into GPU 2 for 10 µs.
+        let busy = n.send(1, &to_2_from_1, false, 0, 10_000).transfer;
+        assert_eq!(busy.begin_ns, 0);
+        // GPU 0's transfer to GPU 2 waits for that link, but not on its own link out ...
+        let waits = n.send(0, &to_2, false, 0, 1000);
+        let arrives_ns = waits.transfer.begin_ns + waits.transfer.serialise_ns + waits.latency_ns;
+        assert_eq!(
+            arrives_ns,
+            10_000 + 10 + 1000 + 10,
+            "after the link into GPU 2 is free"
+        );
+        // ... so its next one, to GPU 1, leaves once its first has crossed GPU 0's link.
+        let next = n.send(0, &to_1, false, 0, 1000).transfer;
+        assert_eq!(next.begin_ns, 1000, "not held until GPU 2's link was free");
+    }
+
     /// A route longer than a [`Route`] carries is read from its record.
     #[test]
     fn long_routes_work_too() {
@@ -568,7 +618,13 @@ mod tests {
                 );
                 assert_eq!(n.hops(src, &route).collect::<Vec<_>>(), path.hops);
                 assert_eq!(route.class(), path.class);
-                let big = n.send(src, &route, true, 0, 1 << 30).transfer.serialise_ns;
+                // Alone on the network, a transfer takes its bytes at the bottleneck's rate.
+                let mut alone = Network::new(&t, 0, t.n_gpus());
+                let route = alone.route(&t, src, dst);
+                let big = alone
+                    .send(src, &route, true, 0, 1 << 30)
+                    .transfer
+                    .serialise_ns;
                 assert_eq!(big, serialise_ns(1 << 30, path.bandwidth_bytes_per_s));
             }
         }
