@@ -7,7 +7,9 @@
 //! passed its last byte. Concurrent transfers over a link therefore share its bandwidth, a
 //! transfer that waits for a busy link further on does not hold the links behind it (a
 //! switch buffers it), and a lone transfer takes `latency + start-up + bytes / bottleneck
-//! bandwidth`.
+//! bandwidth`. A transfer of no bytes (a request, an acknowledgement) waits its turn on each
+//! link and holds none: holding a link up to when it passed left a hole no later transfer
+//! could use.
 //!
 //! Injected faults (`crate::injection`) change links before the run (their latency and
 //! bandwidth) and stall them during it: a stalled link carries nothing, so a transfer that
@@ -379,7 +381,9 @@ impl Network {
                 hold = around_stalls(&self.stalls, &[hop], hold.0, hold.1);
             }
             let link = &mut self.links[(hop / 2) as usize];
-            link.busy_until_ns[d] = hold.0 + hold.1;
+            if bytes > 0 {
+                link.busy_until_ns[d] = hold.0 + hold.1;
+            }
             link.bytes_carried[d] += bytes;
             first_begin_ns.get_or_insert(hold.0);
             (last_end_ns, before_last_ns) = (hold.0 + hold.1, link_latency_ns);
