@@ -18,6 +18,7 @@ use rshmem::{Cmp, Dim3, Shmem, ShmemError, SignalOp};
 
 use super::PeOutcome;
 use super::moe_shape::MoeShape;
+use super::scatter::{Scatter, Send};
 
 /// Warps of the block; warp `w` does the sends `w, w + WARPS, ...`.
 const WARPS: u32 = 4;
@@ -40,13 +41,6 @@ fn answer(word: u64, expert: u32) -> u64 {
 /// The gate's weight of a token's `k`-th expert.
 fn weight(k: usize) -> u64 {
     k as u64 + 1
-}
-
-/// Where one sent token goes: its token, its expert's PE, and its slot there.
-struct Send {
-    token: u32,
-    pe: u32,
-    at: usize,
 }
 
 /// The low-latency shape (module docs).
@@ -98,26 +92,19 @@ pub(super) fn low_latency<B: Backend>(
     // Thread 0 notes when each phase ended; the layer starts at the launch.
     let started_ns = sh.now_ns();
     let ended_ns = [Cell::new(0), Cell::new(0)];
+    // Dispatch: the tokens, then (fenced behind them) each PE's counts with a signal.
+    let scatter = Scatter {
+        warps: WARPS,
+        sends: &sends,
+        tokens: &payloads,
+        recv,
+        sent: &sent,
+        per_pe: per_pe_words,
+        counts: counts.slice(me as usize * per_pe_words..(me as usize + 1) * per_pe_words)?,
+        arrivals: arrivals.at(0)?,
+    };
     let wrong = sh.launch_kernel(Dim3::linear(1), Dim3::linear(threads), async |t| {
-        // Dispatch: the tokens, then (fenced behind them) each PE's counts with a signal.
-        for send in sends
-            .iter()
-            .skip(t.warp_id() as usize)
-            .step_by(WARPS as usize)
-        {
-            let slot = recv.slice(send.at..send.at + words)?;
-            t.warp()
-                .put_nbi(slot, &payloads[send.token as usize], send.pe)
-                .await?;
-        }
-        t.block().fence().await?;
-        let mine = counts.slice(me as usize * per_pe_words..(me as usize + 1) * per_pe_words)?;
-        for pe in (t.thread_rank()..n).step_by(threads as usize) {
-            let first = pe as usize * per_pe_words;
-            let to_pe = &sent[first..first + per_pe_words];
-            t.put_signal(mine, to_pe, arrivals.at(0)?, 1, SignalOp::Add, pe)
-                .await?;
-        }
+        scatter.run(t).await?;
         if t.thread_rank() == 0 {
             t.signal_wait_until(arrivals.at(0)?, Cmp::Eq, u64::from(n))
                 .await?;

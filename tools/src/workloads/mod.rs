@@ -17,6 +17,7 @@ mod msg_rate;
 mod put_bw;
 mod reduce;
 mod ring;
+mod scatter;
 #[cfg(all(test, rshmem_shuttle))]
 mod under_shuttle;
 

@@ -7,9 +7,10 @@
 //! exactly the tokens routed there, in order.
 
 use hw::Backend;
-use rshmem::{Cmp, Dim3, Shmem, ShmemError, SignalOp};
+use rshmem::{Cmp, Dim3, Shmem, ShmemError};
 
 use super::PeOutcome;
+use super::scatter::{Scatter, Send};
 
 /// Tokens each PE dispatches.
 const TOKENS: u32 = 16;
@@ -48,14 +49,6 @@ fn routed(src: u32, expert: u32, experts: u32) -> Vec<u32> {
         .collect()
 }
 
-/// One token sent to one expert: where it goes.
-struct Send {
-    token: u32,
-    pe: u32,
-    /// The first element of its slot in the receive buffer.
-    at: usize,
-}
-
 /// Where slot `slot` of the tokens from `src` to local expert `local` starts in a PE's
 /// receive buffer of `n` sources.
 fn slot_at(local: u32, src: u32, slot: usize, n: u32) -> usize {
@@ -88,26 +81,18 @@ pub(super) fn run<B: Backend>(sh: &Shmem<B>) -> Result<PeOutcome, ShmemError> {
         .map(|token| (0..HIDDEN).map(|i| word(me, token, i)).collect())
         .collect();
     let threads = WARPS * rshmem::WARP_SIZE;
+    let scatter = Scatter {
+        warps: WARPS,
+        sends: &sends,
+        tokens: &tokens,
+        recv,
+        sent: &sent,
+        per_pe: per_source,
+        counts: counts.slice(me as usize * per_source..(me as usize + 1) * per_source)?,
+        arrivals,
+    };
     let wrong = sh.launch_kernel(Dim3::linear(1), Dim3::linear(threads), async |t| {
-        for send in sends
-            .iter()
-            .skip(t.warp_id() as usize)
-            .step_by(WARPS as usize)
-        {
-            let slot = recv.slice(send.at..send.at + HIDDEN)?;
-            t.warp()
-                .put_nbi(slot, &tokens[send.token as usize], send.pe)
-                .await?;
-        }
-        // Every token before any count: the fence orders the context's puts to each PE.
-        t.block().fence().await?;
-        let mine = counts.slice(me as usize * per_source..(me as usize + 1) * per_source)?;
-        for pe in (t.thread_rank()..n).step_by(threads as usize) {
-            let first = (pe * EXPERTS_PER_PE) as usize;
-            let to_pe = &sent[first..first + per_source];
-            t.put_signal(mine, to_pe, arrivals, 1, SignalOp::Add, pe)
-                .await?;
-        }
+        scatter.run(t).await?;
         if t.thread_rank() == 0 {
             t.signal_wait_until(arrivals, Cmp::Eq, u64::from(n)).await?;
         }
