@@ -149,6 +149,8 @@ pub(crate) struct Network {
     scratch: Path,
     /// Injected stalls, `(link, interval)`, earliest start first; empty in most runs.
     stalls: Vec<(u32, Interval)>,
+    /// When a timeline is drawn: each link's window of the last transfer sent, hop by hop.
+    windows: Option<Vec<(u64, u64)>>,
 }
 
 /// A PE that used routes to more than this fraction of all PEs gets all its routes at once, in
@@ -237,6 +239,7 @@ impl Network {
                 nics: 0,
             },
             stalls: Vec::new(),
+            windows: None,
         }
     }
 
@@ -333,6 +336,18 @@ impl Network {
             .records
     }
 
+    /// Keeps each link's window of the last transfer sent ([`Network::windows`]), for a
+    /// timeline.
+    pub(crate) fn record_windows(&mut self) {
+        self.windows = Some(Vec::new());
+    }
+
+    /// When each link of the last transfer's route held it, hop by hop, as `(from, to)` in
+    /// ns; empty unless [`Network::record_windows`] was called.
+    pub(crate) fn windows(&self) -> &[(u64, u64)] {
+        self.windows.as_deref().unwrap_or_default()
+    }
+
     /// Sends `bytes` along a route of `src` (from its end back to `src` if `reverse`, over
     /// the same links), ready at `ready_ns`: occupies the links and says when.
     pub(crate) fn send(
@@ -367,6 +382,9 @@ impl Network {
         // Hop by hop: when the head reaches the link, when the link takes it, and when the
         // link has passed its last byte.
         let (mut head_ns, mut latency_ns) = (ready_ns, 0);
+        if let Some(windows) = &mut self.windows {
+            windows.clear();
+        }
         let (mut first_begin_ns, mut last_end_ns, mut before_last_ns) = (None, ready_ns, 0);
         for &hop in hops {
             let d = (hop % 2) as usize ^ usize::from(reverse);
@@ -385,6 +403,9 @@ impl Network {
                 link.busy_until_ns[d] = hold.0 + hold.1;
             }
             link.bytes_carried[d] += bytes;
+            if let Some(windows) = &mut self.windows {
+                windows.push((hold.0, hold.0 + hold.1));
+            }
             first_begin_ns.get_or_insert(hold.0);
             (last_end_ns, before_last_ns) = (hold.0 + hold.1, link_latency_ns);
             head_ns = hold.0 + link_latency_ns;
@@ -527,6 +548,7 @@ mod tests {
         }
         let t = b.build().unwrap();
         let mut n = Network::new(&t, 0, 3);
+        n.record_windows();
         let (to_2_from_1, to_2, to_1) = (n.route(&t, 1, 2), n.route(&t, 0, 2), n.route(&t, 0, 1));
         // GPU 1 fills the link into GPU 2 for 10 µs.
         let busy = n.send(1, &to_2_from_1, false, 0, 10_000).transfer;
@@ -539,6 +561,9 @@ mod tests {
             10_000 + 10 + 1000 + 10,
             "after the link into GPU 2 is free"
         );
+        // Each link's window, as a timeline draws them: its own link at once, the next one
+        // once GPU 1's transfer has left it.
+        assert_eq!(n.windows(), [(0, 1000), (10_010, 11_010)]);
         // ... so its next one, to GPU 1, leaves once its first has crossed GPU 0's link.
         let next = n.send(0, &to_1, false, 0, 1000).transfer;
         assert_eq!(next.begin_ns, 1000, "not held until GPU 2's link was free");

@@ -386,13 +386,20 @@ impl World {
             }
         });
         if let Some(timeline) = &mut self.trace.timeline {
-            for hop in self.net.hops(src, &route) {
+            let windows = self.net.windows();
+            for (hop, &(from_ns, to_ns)) in self.net.hops(src, &route).zip(windows) {
                 let track = Track::Link {
                     link: hop.link.0,
                     backward: !hop.forward,
                 };
-                let end = transfer.begin_ns + transfer.serialise_ns.max(1);
-                timeline.span(track, op.name(), transfer.begin_ns, end, dst, out_bytes);
+                timeline.span(
+                    track,
+                    op.name(),
+                    from_ns,
+                    to_ns.max(from_ns + 1),
+                    dst,
+                    out_bytes,
+                );
             }
         }
         self.trace.record(Record::Issue {

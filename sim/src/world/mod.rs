@@ -162,7 +162,13 @@ impl World {
             events.push(startup_ns, Event::Resume { pe });
         }
         World {
-            net: Network::new(&topology, params.timing.transfer_ns, n_pes),
+            net: {
+                let mut net = Network::new(&topology, params.timing.transfer_ns, n_pes);
+                if params.timeline {
+                    net.record_windows();
+                }
+                net
+            },
             movers: Movers::new(params.timing.copy),
             mem: Memory::new(n_pes, layout),
             shown: Vec::new(),
