@@ -342,8 +342,8 @@ impl Network {
         self.windows = Some(Vec::new());
     }
 
-    /// When each link of the last transfer's route held it, hop by hop, as `(from, to)` in
-    /// ns; empty unless [`Network::record_windows`] was called.
+    /// When each link of the last transfer's route held it, in the order the transfer took
+    /// them, as `(from, to)` in ns; empty unless [`Network::record_windows`] was called.
     pub(crate) fn windows(&self) -> &[(u64, u64)] {
         self.windows.as_deref().unwrap_or_default()
     }
@@ -386,7 +386,11 @@ impl Network {
             windows.clear();
         }
         let (mut first_begin_ns, mut last_end_ns, mut before_last_ns) = (None, ready_ns, 0);
-        for &hop in hops {
+        // A transfer coming back (an acknowledgement, a get's data) meets the route's links
+        // from its far end.
+        let n_hops = hops.len();
+        for at in 0..n_hops {
+            let hop = hops[if reverse { n_hops - 1 - at } else { at }];
             let d = (hop % 2) as usize ^ usize::from(reverse);
             let link = &self.links[(hop / 2) as usize];
             let (link_latency_ns, free_ns) = (link.latency_ns, link.busy_until_ns[d]);
@@ -567,6 +571,34 @@ mod tests {
         // ... so its next one, to GPU 1, leaves once its first has crossed GPU 0's link.
         let next = n.send(0, &to_1, false, 0, 1000).transfer;
         assert_eq!(next.begin_ns, 1000, "not held until GPU 2's link was free");
+    }
+
+    /// A transfer coming back over a route (a get's data) takes its links from the far end:
+    /// it leaves GPU 2 at once and waits only for the busy link into GPU 0.
+    #[test]
+    fn a_transfer_coming_back_takes_the_links_from_the_far_end() {
+        let mut b = TopologyBuilder::new("star");
+        let gpus: Vec<_> = (0..3)
+            .map(|i| b.node(format!("g{i}"), NodeKind::Gpu { host: 0 }))
+            .collect();
+        let switch = b.node("s", NodeKind::PcieSwitch { host: 0 });
+        for &g in &gpus {
+            b.link(g, switch, pcie());
+        }
+        let t = b.build().unwrap();
+        let mut n = Network::new(&t, 0, 3);
+        n.record_windows();
+        let (to_0_from_1, to_2, to_1_from_2) =
+            (n.route(&t, 1, 0), n.route(&t, 0, 2), n.route(&t, 2, 1));
+        // GPU 1 fills the link into GPU 0 until 10 010 ns.
+        n.send(1, &to_0_from_1, false, 0, 10_000);
+        let back = n.send(0, &to_2, true, 0, 1000);
+        assert_eq!(n.windows(), [(0, 1000), (10_010, 11_010)]);
+        let arrives_ns = back.transfer.begin_ns + back.transfer.serialise_ns + back.latency_ns;
+        assert_eq!(arrives_ns, 10_010 + 1000 + 10);
+        // GPU 2's own link out was left at 1000 ns, not held while the data waited.
+        let next = n.send(2, &to_1_from_2, false, 0, 1000).transfer;
+        assert_eq!(next.begin_ns, 1000);
     }
 
     /// A route longer than a [`Route`] carries is read from its record.
