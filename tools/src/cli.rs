@@ -25,9 +25,9 @@ pub(crate) enum Command {
     /// processes of a program on this machine.
     ///
     /// Workloads: hello, ring, reduce, alltoall, broadcast, fcollect, matmul, moe-dispatch,
-    /// deepep-ll, put-bw, msg-rate, flag-nofence, flag-fence (ring to deepep-ll are kernels,
-    /// docs/kernels.md). The run is deterministic: the same seed gives the same events,
-    /// simulated time and trace hash.
+    /// deepep-ll, deepep-normal, put-bw, msg-rate, flag-nofence, flag-fence (ring to
+    /// deepep-normal are kernels, docs/kernels.md). The run is deterministic: the same seed
+    /// gives the same events, simulated time and trace hash.
     /// `rshmem run -n N PROGRAM [ARGS...]` is the launcher (docs/launcher.md).
     #[command(after_help = run::AFTER_HELP)]
     Run(run::RunArgs),

@@ -71,8 +71,8 @@ pub(crate) struct MachineArgs {
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
     /// The workload: hello, ring, reduce, alltoall, broadcast, fcollect, matmul, moe-dispatch,
-    /// deepep-ll, put-bw, msg-rate, flag-nofence or flag-fence. With -n: the program to start, a path or
-    /// a name looked up in PATH.
+    /// deepep-ll, deepep-normal, put-bw, msg-rate, flag-nofence or flag-fence. With -n: the
+    /// program to start, a path or a name looked up in PATH.
     #[arg(value_name = "WORKLOAD|PROGRAM")]
     target: String,
     /// With -n: the program's arguments, passed on as given (options included).
@@ -108,7 +108,8 @@ pub(crate) struct RunArgs {
     broken: crate::cli::BreakRule,
     /// The MoE layer of the deepep-* workloads, as tokens=N,hidden=BYTES,topk=K,experts=E
     /// (each optional; default tokens=16,hidden=64,topk=8 and two experts per PE; DeepEP's
-    /// low-latency benchmark is tokens=128,hidden=7168,topk=8,experts=256).
+    /// low-latency benchmark is tokens=128,hidden=7168,topk=8,experts=256, its normal
+    /// kernels' tokens=4096 of the same).
     #[arg(long, value_name = "SHAPE")]
     moe: Option<workloads::MoeShape>,
 }

@@ -18,30 +18,11 @@ use rshmem::{Cmp, Dim3, Shmem, ShmemError, SignalOp};
 
 use super::PeOutcome;
 use super::moe_shape::MoeShape;
+use super::moe_token::{answer, combined, token_of, weight, word};
 use super::scatter::{Scatter, Send};
 
 /// Warps of the block; warp `w` does the sends `w, w + WARPS, ...`.
 const WARPS: u32 = 4;
-
-/// Word `i` of token `token` of PE `pe` (it names its token, so an expert knows which it got).
-fn word(pe: u32, token: u32, i: usize) -> u64 {
-    (u64::from(pe) << 40) | (u64::from(token) << 16) | (i as u64 + 1)
-}
-
-/// The token a word of [`word`] belongs to.
-fn token_of(word: u64) -> u32 {
-    ((word >> 16) & 0xff_ffff) as u32
-}
-
-/// What expert `expert` answers for a word it received (its "output").
-fn answer(word: u64, expert: u32) -> u64 {
-    word.wrapping_add(u64::from(expert) + 1)
-}
-
-/// The gate's weight of a token's `k`-th expert.
-fn weight(k: usize) -> u64 {
-    k as u64 + 1
-}
 
 /// The low-latency shape (module docs).
 pub(super) fn low_latency<B: Backend>(
@@ -168,17 +149,13 @@ pub(super) fn low_latency<B: Backend>(
             let start = token as usize * top_k * words;
             let answers = t.local(back.slice(start..start + top_k * words)?)?;
             let route = &routes[token as usize];
-            let combined = (0..words).all(|i| {
-                let sum = |value: &dyn Fn(usize) -> u64| {
-                    (0..top_k).fold(0u64, |acc, k| {
-                        acc.wrapping_add(weight(k).wrapping_mul(value(k)))
-                    })
-                };
-                let got = sum(&|k| answers[k * words + i]);
-                let want = sum(&|k| answer(word(me, token, i), route[k]));
-                got == want
+            let right = (0..words).all(|i| {
+                let got = (0..top_k).fold(0u64, |acc, k| {
+                    acc.wrapping_add(weight(k).wrapping_mul(answers[k * words + i]))
+                });
+                got == combined(me, token, i, route)
             });
-            wrong += usize::from(!combined);
+            wrong += usize::from(!right);
         }
         Ok(wrong)
     })?;

@@ -1,18 +1,20 @@
 //! Built-in workloads of `rshmem run`. Each one is an ordinary SHMEM program, generic over
 //! the backend, that checks its own result. The NVSHMEM guide's examples (`ring`, `reduce`,
-//! `alltoall`, `broadcast`, `fcollect`, `matmul`, `moe-dispatch`) are kernels, as is
-//! `deepep-ll`, a DeepEP-like dispatch and combine
+//! `alltoall`, `broadcast`, `fcollect`, `matmul`, `moe-dispatch`) are kernels, as are
+//! `deepep-ll` and `deepep-normal`, DeepEP-like dispatches and combines
 //! (`Shmem::launch_kernel`, docs/kernels.md).
 
 mod alltoall;
 mod broadcast;
 mod deepep;
+mod deepep_normal;
 mod fcollect;
 mod flag;
 mod hello;
 mod matmul;
 mod moe_dispatch;
 mod moe_shape;
+mod moe_token;
 mod msg_rate;
 mod put_bw;
 mod reduce;
@@ -119,6 +121,11 @@ pub const WORKLOADS: &[Workload] = &[
         min_pes: 1,
     },
     Workload {
+        name: "deepep-normal",
+        about: "kernel: DeepEP-like normal MoE layer, notify then two hops each way (--moe); checks counts, tokens and sums",
+        min_pes: 1,
+    },
+    Workload {
         name: "put-bw",
         about: "PE 0 puts to PE 1, 8 B to 256 MiB; reports the bandwidth curve",
         min_pes: 2,
@@ -191,6 +198,7 @@ pub fn run_on_pe<B: Backend>(
         "matmul" => matmul::run(sh),
         "moe-dispatch" => moe_dispatch::run(sh),
         "deepep-ll" => deepep::low_latency(sh, &params.moe),
+        "deepep-normal" => deepep_normal::normal(sh, &params.moe),
         "put-bw" => put_bw::run(sh),
         "msg-rate" => msg_rate::run(sh),
         "flag-nofence" => flag::run(sh, false),

@@ -95,7 +95,7 @@ impl MoeShape {
         if self.tokens == 0 || top_k == 0 {
             return Err("--moe: tokens and topk must be at least 1".into());
         }
-        // Why these bounds: each word names its token and its index (`deepep.rs`).
+        // Why these bounds: each word names its token and its index (`moe_token.rs`).
         if self.tokens >= 1 << 24 || self.hidden_bytes > MAX_HIDDEN_BYTES {
             return Err(format!(
                 "--moe: at most {} tokens of at most {MAX_HIDDEN_BYTES} bytes",

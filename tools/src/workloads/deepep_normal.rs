@@ -1,0 +1,615 @@
+//! `deepep-normal`: DeepEP's normal (high-throughput) kernels as one kernel per PE, checked as
+//! `deepep-ll` is (deepep.rs), in three phases.
+//!
+//! - Notify: each PE counts, per channel, its tokens for each node and each PE, and an
+//!   `fcollect_block` gives every PE everyone's counts (DeepEP's `notify_dispatch`). From them
+//!   every PE lays out every receive buffer packed, a region per (source, channel)
+//!   (`layout.rs`), and sizes the buffers, as DeepEP's host waits for the counts to size its
+//!   outputs.
+//! - Dispatch: a token crosses InfiniBand once per other node it has experts on, to the PE of
+//!   that node with the sender's local index (its forwarder, DeepEP's RDMA peer), with a
+//!   put-with-signal that sets the token's own flag there. The forwarder waits for each of
+//!   its tokens' flags alone and forwards the token over NVLink (a put) to each PE of its node
+//!   that holds one of its experts; a sender forwards its tokens for its own node itself.
+//!   Once it has forwarded everything, a PE fences and tells each PE of its node how many
+//!   tokens it sent there (a put-with-signal adding one to a counter): a PE that has heard
+//!   from its whole node has all its tokens. A token carries its top-k experts and where its
+//!   answer goes, as DeepEP's carry `topk_idx` and their source index.
+//! - Combine, the way back: each PE weighs and sums the answers of its experts to each token
+//!   it got and puts the sum into the token's slot at its forwarder, adding one to the
+//!   token's counter there. The forwarder waits for each token's counter alone, sums the
+//!   node's answers and puts the sum back over InfiniBand; once all are sent it fences and
+//!   tells each source how many, and the source sums the nodes' sums.
+//!
+//! Warp `c` is channel `c`: it sends the tokens of its run (`channel_tokens`), and forwards,
+//! answers and sums those of channel `c` of every source, source by source.
+
+mod layout;
+
+use std::cell::Cell;
+
+use hw::{Backend, Device as _, Pe};
+use rshmem::{Cmp, Dim3, KernelThread, Shmem, ShmemError, SignalOp, Sym};
+
+use super::PeOutcome;
+use super::moe_shape::MoeShape;
+use super::moe_token::{answer, combined, token_of, weight, word};
+use layout::{Counts, Dests, Layout, Nodes, Sizes, Walk, channel_tokens};
+
+/// Warps of the block, a channel each.
+const WARPS: u32 = 4;
+
+/// The normal kernels (module docs).
+pub(super) fn normal<B: Backend>(sh: &Shmem<B>, shape: &MoeShape) -> Result<PeOutcome, ShmemError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes());
+    let topology = sh.device().topology();
+    let nodes = Nodes::new(n, |pe| topology.host_of(Pe(pe)));
+    let routes: Vec<Vec<u32>> = (0..shape.tokens).map(|t| shape.route(me, t, n)).collect();
+    let per_pe = shape.experts_per_pe(n);
+    let dests: Vec<Dests> = routes
+        .iter()
+        .map(|r| Dests::of(r, per_pe, &nodes))
+        .collect();
+
+    let row = Counts::row(&dests, n, nodes.count(), WARPS);
+    let (rows, notify_ns) = notify(sh, &row)?;
+    let counts = Counts::new(rows, n, nodes.count(), WARPS);
+    let layout = Layout {
+        nodes: &nodes,
+        counts: &counts,
+    };
+    let plan = Plan::new(me, shape, &layout, &routes, &dests);
+    let buffers = Buffers::alloc(sh, layout.largest(), &plan)?;
+    // Thread 0 notes when the dispatch and the combine end; they start at the launch.
+    let started_ns = sh.now_ns();
+    let ended_ns = [Cell::new(0), Cell::new(0)];
+    let members = nodes.members(nodes.node_of(me)).len();
+    let told = Told {
+        nvl: vec![Cell::new(0); members],
+        back: vec![Cell::new(0); n as usize],
+    };
+    let threads = WARPS * rshmem::WARP_SIZE;
+    let wrong = sh.launch_kernel(Dim3::linear(1), Dim3::linear(threads), async |t| {
+        let forwarded = dispatch(t, &plan, &buffers, &told).await?;
+        let to_node = plan.nodes.members(plan.my_node()).iter().copied();
+        tell(t, &buffers, 0, to_node.zip(told.nvl.iter().map(Cell::get))).await?;
+        if t.thread_rank() == 0 {
+            let senders = members as u64;
+            t.signal_wait_until(buffers.arrivals.at(0)?, Cmp::Eq, senders)
+                .await?;
+            ended_ns[0].set(sh.now_ns());
+        }
+        t.sync_threads().await?;
+        let mut wrong = answer_tokens(t, &plan, &buffers).await?;
+        sum_nodes(t, &plan, &buffers, &forwarded, &told).await?;
+        let sources = plan.forwarded.iter().copied().filter(|&src| src != me);
+        let sums_sent = sources.map(|src| (src, told.back[src as usize].get()));
+        tell(t, &buffers, 1, sums_sent).await?;
+        if t.thread_rank() == 0 {
+            let forwarders = u64::from(plan.nodes.count() - 1);
+            t.signal_wait_until(buffers.arrivals.at(1)?, Cmp::Eq, forwarders)
+                .await?;
+            ended_ns[1].set(sh.now_ns());
+        }
+        t.sync_threads().await?;
+        wrong += check(t, &plan, &buffers)?;
+        Ok(wrong)
+    })?;
+    let wrong = wrong.into_iter().sum::<usize>() + usize::from(counts.row_of(me) != row);
+    buffers.free(sh)?;
+    let [dispatched_ns, combined_ns] = ended_ns.map(Cell::into_inner);
+    Ok(PeOutcome {
+        phases_ns: vec![
+            ("notify", notify_ns),
+            ("dispatch", dispatched_ns - started_ns),
+            ("combine", combined_ns - dispatched_ns),
+        ],
+        ..PeOutcome::checked(
+            wrong == 0,
+            format!("PE {me}: {wrong} wrong (counts, dispatched tokens or combined tokens)"),
+        )
+    })
+}
+
+/// The notify phase: every PE's row of counts to every PE, with `fcollect_block`; returns
+/// the rows and how long the kernel took. (Allocating the buffers for the rows, and after it
+/// for the tokens, is outside the phases, as DeepEP's buffers are allocated once.)
+fn notify<B: Backend>(sh: &Shmem<B>, row: &[u64]) -> Result<(Vec<u64>, u64), ShmemError> {
+    let mine = sh.malloc::<u64>(row.len())?;
+    let all = sh.malloc::<u64>(row.len() * sh.n_pes() as usize)?;
+    let started_ns = sh.now_ns();
+    let threads = WARPS * rshmem::WARP_SIZE;
+    let mut gathered = sh.launch_kernel(Dim3::linear(1), Dim3::linear(threads), async |t| {
+        if t.thread_rank() == 0 {
+            t.set_local(mine, row)?;
+        }
+        t.sync_threads().await?;
+        t.block().fcollect(all, mine).await?;
+        if t.thread_rank() == 0 {
+            t.local(all)
+        } else {
+            Ok(Vec::new())
+        }
+    })?;
+    let notify_ns = sh.now_ns() - started_ns;
+    sh.free(all)?;
+    sh.free(mine)?;
+    Ok((gathered.swap_remove(0), notify_ns))
+}
+
+/// Where the answer to a message goes: slot `first + part` of the buffer the answers go to,
+/// counted by the flag of slot `first`, so that the forwarder of a token waits once for the
+/// answers of all the PEs that hold its experts.
+#[derive(Clone, Copy, Debug)]
+struct Reply {
+    first: u64,
+    part: u64,
+}
+
+/// A token on the wire: its words, where its answer goes, and its experts in top-k order.
+fn message(words: &[u64], reply: Reply, route: &[u32]) -> Vec<u64> {
+    let route = route.iter().map(|&expert| u64::from(expert));
+    let reply = [reply.first, reply.part];
+    words.iter().copied().chain(reply).chain(route).collect()
+}
+
+/// A [`message`]'s words, reply and route.
+fn parts(message: &[u64], words: usize) -> (&[u64], Reply, Vec<u32>) {
+    let reply = Reply {
+        first: message[words],
+        part: message[words + 1],
+    };
+    let route = message[words + 2..].iter().map(|&e| e as u32).collect();
+    (&message[..words], reply, route)
+}
+
+/// What one PE knows before the kernel: its tokens and where they go, and where everything
+/// lands in the packed buffers (the notify phase's result).
+struct Plan<'a> {
+    me: u32,
+    n: u32,
+    shape: &'a MoeShape,
+    layout: &'a Layout<'a>,
+    nodes: &'a Nodes,
+    routes: &'a [Vec<u32>],
+    dests: &'a [Dests],
+    /// Each token's words.
+    payloads: Vec<Vec<u64>>,
+    /// Words of a message.
+    message_len: usize,
+    /// Each token's first slot in this PE's combine buffer: it takes one a node, in order.
+    back_first: Vec<u64>,
+    /// `rdma_first[channel][node]`: where this PE's region of `channel` starts in the
+    /// InfiniBand buffer of its forwarder on `node`.
+    rdma_first: Vec<Vec<u64>>,
+    /// The layouts of this PE's InfiniBand and reduce buffers, and of the NVLink buffers of
+    /// the PEs of its node (by local index).
+    rdma: Vec<u64>,
+    reduce: Vec<u64>,
+    nvl: Vec<Vec<u64>>,
+    /// The sources this PE forwards tokens of (itself included), in order: the order in
+    /// which every PE answers them, so that a forwarder's waits in the combine come in turn.
+    forwarded: Vec<u32>,
+    /// Tokens that land here; node sums that come from other nodes.
+    tokens_here: u64,
+    sums_from_afar: u64,
+}
+
+impl<'a> Plan<'a> {
+    fn new(
+        me: u32,
+        shape: &'a MoeShape,
+        layout: &'a Layout<'a>,
+        routes: &'a [Vec<u32>],
+        dests: &'a [Dests],
+    ) -> Plan<'a> {
+        let nodes = layout.nodes;
+        let n = layout.counts.n_pes();
+        let my_node = nodes.node_of(me);
+        let back_first = dests
+            .iter()
+            .scan(0, |next, d| {
+                let first = *next;
+                *next += d.nodes.len() as u64;
+                Some(first)
+            })
+            .collect();
+        let rdma_first = (0..WARPS)
+            .map(|channel| {
+                (0..nodes.count())
+                    .map(|node| layout.rdma(nodes.forwarder(me, node))[layout.region(me, channel)])
+                    .collect()
+            })
+            .collect();
+        let forwarded = (0..n)
+            .filter(|&src| nodes.forwarder(src, my_node) == me)
+            .collect();
+        let nvl = layout.nvl(me);
+        let payloads = (0..shape.tokens)
+            .map(|token| (0..shape.words()).map(|i| word(me, token, i)).collect())
+            .collect();
+        Plan {
+            me,
+            n,
+            shape,
+            layout,
+            nodes,
+            routes,
+            dests,
+            payloads,
+            message_len: shape.words() + 2 + shape.top_k(n) as usize,
+            back_first,
+            rdma_first,
+            rdma: layout.rdma(me),
+            reduce: layout.reduce(me),
+            nvl: nodes
+                .members(my_node)
+                .iter()
+                .map(|&pe| layout.nvl(pe))
+                .collect(),
+            forwarded,
+            tokens_here: *nvl.last().expect("a layout has a total"),
+            sums_from_afar: dests
+                .iter()
+                .map(|d| d.nodes.iter().filter(|&&node| node != my_node).count() as u64)
+                .sum(),
+        }
+    }
+
+    fn my_node(&self) -> u32 {
+        self.nodes.node_of(self.me)
+    }
+
+    /// The message that takes `token` to `node`: its answer is the node's sum, into the
+    /// token's slot for `node` in the combine buffer.
+    fn message_to(&self, token: u32, node: u32) -> Vec<u64> {
+        let reply = Reply {
+            first: self.back_slot(token, node),
+            part: 0,
+        };
+        let t = token as usize;
+        message(&self.payloads[t], reply, &self.routes[t])
+    }
+
+    /// The slot of `token`'s sum from `node` in the combine buffer.
+    fn back_slot(&self, token: u32, node: u32) -> u64 {
+        let nodes = &self.dests[token as usize].nodes;
+        let at = nodes
+            .iter()
+            .position(|&n| n == node)
+            .expect("a node the token went to");
+        self.back_first[token as usize] + at as u64
+    }
+
+    /// The PEs of this node (by local index) that hold one of `route`'s experts, in order;
+    /// experts that do not exist (a wrong route) hold nothing.
+    fn holders(&self, route: &[u32]) -> Vec<u32> {
+        let (n, per_pe) = (self.n, self.shape.experts_per_pe(self.n));
+        let mut holders: Vec<u32> = route
+            .iter()
+            .map(|expert| expert / per_pe)
+            .filter(|&pe| pe < n && self.nodes.node_of(pe) == self.my_node())
+            .map(|pe| self.nodes.local_of(pe))
+            .collect();
+        holders.sort_unstable();
+        holders.dedup();
+        holders
+    }
+
+    /// This PE's tokens of `channel` with experts on its own node.
+    fn own_tokens(&self, channel: u32) -> impl Iterator<Item = u32> + '_ {
+        let my_node = self.my_node();
+        channel_tokens(self.shape.tokens, WARPS, channel)
+            .filter(move |&t| self.dests[t as usize].nodes.contains(&my_node))
+    }
+}
+
+/// The symmetric buffers of the dispatch and the combine, each as large as the largest PE's.
+struct Buffers {
+    /// Tokens from other nodes that this PE forwards, and a flag per entry that its
+    /// put-with-signal sets.
+    rdma: Sym<u64>,
+    rdma_flags: Sym<u64>,
+    /// Tokens with experts on this PE.
+    nvl: Sym<u64>,
+    /// The weighted answers of the PEs of this node for the tokens this PE forwards, and a
+    /// flag per slot.
+    reduce: Sym<u64>,
+    reduce_flags: Sym<u64>,
+    /// Each node's sum for each of this PE's tokens.
+    back: Sym<u64>,
+    /// What each PE said it sent here, once it had sent everything: `told[pe]` tokens into
+    /// `nvl`, `told[n_pes + pe]` sums into `back`.
+    told: Sym<u64>,
+    /// How many PEs said so: [0] of the tokens, [1] of the sums.
+    arrivals: Sym<u64>,
+}
+
+impl Buffers {
+    fn alloc<B: Backend>(
+        sh: &Shmem<B>,
+        most: Sizes,
+        plan: &Plan<'_>,
+    ) -> Result<Buffers, ShmemError> {
+        // Why at least one: an empty buffer (one node has no InfiniBand traffic) is still
+        // a symmetric object every PE slices the same way.
+        let entries = |count: u64, len: usize| count.max(1) as usize * len;
+        let words = plan.shape.words();
+        Ok(Buffers {
+            rdma: sh.malloc(entries(most.rdma, plan.message_len))?,
+            rdma_flags: sh.calloc(entries(most.rdma, 1))?,
+            nvl: sh.malloc(entries(most.nvl, plan.message_len))?,
+            reduce: sh.malloc(entries(most.reduce, words))?,
+            reduce_flags: sh.calloc(entries(most.reduce, 1))?,
+            back: sh.malloc(entries(most.back, words))?,
+            told: sh.calloc(2 * plan.n as usize)?,
+            arrivals: sh.calloc(2)?,
+        })
+    }
+
+    fn free<B: Backend>(self, sh: &Shmem<B>) -> Result<(), ShmemError> {
+        for sym in [
+            self.arrivals,
+            self.told,
+            self.back,
+            self.reduce_flags,
+            self.reduce,
+            self.nvl,
+            self.rdma_flags,
+            self.rdma,
+        ] {
+            sh.free(sym)?;
+        }
+        Ok(())
+    }
+}
+
+/// What this PE sent, counted by lane 0 of each warp, to tell the receivers once it is all
+/// sent: tokens to each PE of its node (by local index), sums to each source.
+struct Told {
+    nvl: Vec<Cell<u64>>,
+    back: Vec<Cell<u64>>,
+}
+
+/// Every thread: once every warp is done sending, a block fence, then a put-with-signal to
+/// each of `counts`' PEs of what it was sent, into `told` and adding one to `arrivals[which]`.
+/// The fence orders everything sent before it: a receiver that has heard from every sender
+/// has all their puts (as deepep-ll's counts follow its tokens, deepep.rs).
+async fn tell<B: Backend>(
+    t: &KernelThread<'_, B>,
+    buf: &Buffers,
+    which: usize,
+    counts: impl Iterator<Item = (u32, u64)>,
+) -> Result<(), ShmemError> {
+    // Why `counts` may be lazy: it is read after this sync, once every lane 0 has counted.
+    t.sync_threads().await?;
+    t.block().fence().await?;
+    let threads = (WARPS * rshmem::WARP_SIZE) as usize;
+    let at = which * t.n_pes() as usize + t.my_pe() as usize;
+    for (pe, count) in counts.skip(t.thread_rank() as usize).step_by(threads) {
+        t.put_signal(
+            buf.told.at(at)?,
+            &[count],
+            buf.arrivals.at(which)?,
+            1,
+            SignalOp::Add,
+            pe,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// A token a PE forwarded: its source, its first reduce slot and its holders (one slot
+/// each), and where the node's sum goes at the source.
+struct Forwarded {
+    src: u32,
+    first_slot: u64,
+    holders: u64,
+    back_slot: u64,
+}
+
+/// Warp `c`'s dispatch: channel `c`'s tokens to the forwarders of the other nodes, then each
+/// token of channel `c` this PE forwards to the PEs of its node that hold its
+/// experts. Returns what it forwarded, for the combine.
+async fn dispatch<B: Backend>(
+    t: &KernelThread<'_, B>,
+    plan: &Plan<'_>,
+    buf: &Buffers,
+    told: &Told,
+) -> Result<Vec<Forwarded>, ShmemError> {
+    let (channel, len) = (t.warp_id(), plan.message_len);
+    let mut sent = vec![0; plan.nodes.count() as usize];
+    for token in channel_tokens(plan.shape.tokens, WARPS, channel) {
+        for &node in &plan.dests[token as usize].nodes {
+            if node == plan.my_node() {
+                continue;
+            }
+            let first = plan.rdma_first[channel as usize][node as usize];
+            let at = (first + sent[node as usize]) as usize;
+            sent[node as usize] += 1;
+            t.warp()
+                .put_signal(
+                    buf.rdma.slice(at * len..(at + 1) * len)?,
+                    &plan.message_to(token, node),
+                    buf.rdma_flags.at(at)?,
+                    1,
+                    SignalOp::Set,
+                    plan.nodes.forwarder(plan.me, node),
+                )
+                .await?;
+        }
+    }
+    let members = plan.nodes.members(plan.my_node());
+    let mut forwarded = Vec::new();
+    for &src in &plan.forwarded {
+        let region = plan.layout.region(src, channel);
+        let mut walk = Walk::start(&plan.nvl, &plan.reduce, region);
+        // This PE's own tokens are here already; another's, once their flags are set.
+        let mut own = plan.own_tokens(channel);
+        let entries = match src == plan.me {
+            true => plan.layout.counts.to_node(src, channel, plan.my_node()),
+            false => plan.rdma[region + 1] - plan.rdma[region],
+        };
+        for entry in 0..entries {
+            let msg = if src == plan.me {
+                let token = own.next().expect("as many own tokens as counted");
+                plan.message_to(token, plan.my_node())
+            } else {
+                let at = (plan.rdma[region] + entry) as usize;
+                t.warp()
+                    .signal_wait_until(buf.rdma_flags.at(at)?, Cmp::Eq, 1)
+                    .await?;
+                t.local(buf.rdma.slice(at * len..(at + 1) * len)?)?
+            };
+            let (words, back, route) = parts(&msg, plan.shape.words());
+            let holders = plan.holders(&route);
+            let (at_holders, first) = walk.next(&holders);
+            for (part, (&local, &at)) in (0..).zip(holders.iter().zip(&at_holders)) {
+                let at = at as usize;
+                t.warp()
+                    .put_nbi(
+                        buf.nvl.slice(at * len..(at + 1) * len)?,
+                        &message(words, Reply { first, part }, &route),
+                        members[local as usize],
+                    )
+                    .await?;
+                if t.lane_id() == 0 {
+                    let sent = &told.nvl[local as usize];
+                    sent.set(sent.get() + 1);
+                }
+            }
+            forwarded.push(Forwarded {
+                src,
+                first_slot: first,
+                holders: holders.len() as u64,
+                back_slot: back.first,
+            });
+        }
+    }
+    Ok(forwarded)
+}
+
+/// Warp `c` answers the tokens of channel `c` in this PE's NVLink buffer, source by source:
+/// for each, the weighted sum of its experts' answers that are on this PE, into its slot at
+/// its forwarder.
+/// Returns how many entries were wrong: not a token its source routed here.
+async fn answer_tokens<B: Backend>(
+    t: &KernelThread<'_, B>,
+    plan: &Plan<'_>,
+    buf: &Buffers,
+) -> Result<usize, ShmemError> {
+    let (me, n, words, len) = (plan.me, plan.n, plan.shape.words(), plan.message_len);
+    let per_pe = plan.shape.experts_per_pe(n);
+    let mut wrong = 0;
+    let layout = &plan.nvl[plan.nodes.local_of(me) as usize];
+    let regions = (0..n).map(|src| (src, plan.layout.region(src, t.warp_id())));
+    let entries = regions.flat_map(|(src, r)| (layout[r]..layout[r + 1]).map(move |e| (src, e)));
+    for (src, entry) in entries {
+        let at = entry as usize;
+        let msg = t.local(buf.nvl.slice(at * len..(at + 1) * len)?)?;
+        let (got, reply, route) = parts(&msg, words);
+        if t.lane_id() == 0 {
+            let token = token_of(got[0]);
+            let right = token < plan.shape.tokens
+                && route == plan.shape.route(src, token, n)
+                && route.iter().any(|&expert| expert / per_pe == me)
+                && got
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &w)| w == word(src, token, i));
+            wrong += usize::from(!right);
+        }
+        let mine: Vec<(usize, u32)> = route
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(_, e)| e / per_pe == me)
+            .collect();
+        let partial: Vec<u64> = got
+            .iter()
+            .map(|&w| {
+                mine.iter().fold(0u64, |sum, &(k, expert)| {
+                    sum.wrapping_add(weight(k).wrapping_mul(answer(w, expert)))
+                })
+            })
+            .collect();
+        let slot = (reply.first + reply.part) as usize;
+        t.warp()
+            .put_signal(
+                buf.reduce.slice(slot * words..(slot + 1) * words)?,
+                &partial,
+                buf.reduce_flags.at(reply.first as usize)?,
+                1,
+                SignalOp::Add,
+                plan.nodes.forwarder(src, plan.my_node()),
+            )
+            .await?;
+    }
+    Ok(wrong)
+}
+
+/// Warp `c` sums, for each token of channel `c` it forwarded, the node's answers once their
+/// slots are in, and sends the node's sum to the token's source (its own: a store).
+async fn sum_nodes<B: Backend>(
+    t: &KernelThread<'_, B>,
+    plan: &Plan<'_>,
+    buf: &Buffers,
+    forwarded: &[Forwarded],
+    told: &Told,
+) -> Result<(), ShmemError> {
+    let words = plan.shape.words();
+    for token in forwarded {
+        let first = token.first_slot as usize;
+        t.warp()
+            .signal_wait_until(buf.reduce_flags.at(first)?, Cmp::Ge, token.holders)
+            .await?;
+        let holders = token.holders as usize;
+        let partials = t.local(buf.reduce.slice(first * words..(first + holders) * words)?)?;
+        let sum: Vec<u64> = (0..words)
+            .map(|i| (0..holders).fold(0u64, |sum, h| sum.wrapping_add(partials[h * words + i])))
+            .collect();
+        let back = token.back_slot as usize;
+        let to = buf.back.slice(back * words..(back + 1) * words)?;
+        if token.src != plan.me {
+            t.warp().put_nbi(to, &sum, token.src).await?;
+            if t.lane_id() == 0 {
+                let sent = &told.back[token.src as usize];
+                sent.set(sent.get() + 1);
+            }
+        } else if t.lane_id() == 0 {
+            t.set_local(to, &sum)?;
+        }
+    }
+    Ok(())
+}
+
+/// Thread `r` checks tokens `r, r + threads, ...`: the sum of its nodes' sums is its experts'
+/// weighted answers; thread 0 also checks the arrival counters against the counts.
+fn check<B: Backend>(
+    t: &KernelThread<'_, B>,
+    plan: &Plan<'_>,
+    buf: &Buffers,
+) -> Result<usize, ShmemError> {
+    let words = plan.shape.words();
+    let mut wrong = 0;
+    if t.thread_rank() == 0 {
+        let told = t.local(buf.told)?;
+        let (tokens, sums) = told.split_at(plan.n as usize);
+        let sent: [u64; 2] = [tokens.iter().sum(), sums.iter().sum()];
+        wrong += usize::from(sent != [plan.tokens_here, plan.sums_from_afar]);
+    }
+    let threads = WARPS * rshmem::WARP_SIZE;
+    for token in (t.thread_rank()..plan.shape.tokens).step_by(threads as usize) {
+        let first = plan.back_first[token as usize] as usize;
+        let nodes = plan.dests[token as usize].nodes.len();
+        let sums = t.local(buf.back.slice(first * words..(first + nodes) * words)?)?;
+        let route = &plan.routes[token as usize];
+        let right = (0..words).all(|i| {
+            let got = (0..nodes).fold(0u64, |sum, node| sum.wrapping_add(sums[node * words + i]));
+            got == combined(plan.me, token, i, route)
+        });
+        wrong += usize::from(!right);
+    }
+    Ok(wrong)
+}
