@@ -30,17 +30,18 @@
 //! device or queue call); seeing a pending write late is legal, as only a consistency step
 //! promises it.
 
+mod pending;
 mod region;
 mod sparse;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 
 use hw::MemKind;
 
 use crate::prefetch::prefetch;
 
+use pending::{PendingList, PendingSpan};
 use region::Region;
 pub use region::StaticRegion;
 pub(crate) use region::check_static_regions;
@@ -129,42 +130,6 @@ impl Payload {
     }
 }
 
-/// Where one pending write goes.
-#[derive(Clone, Copy, Debug)]
-struct PendingSpan {
-    /// When the write becomes visible on its own.
-    drain_ns: u64,
-    kind: MemKind,
-    offset: u64,
-    len: u64,
-    /// False once applied. An applied write stays listed until it reaches the front, so
-    /// that a write's place in the list follows from its id.
-    live: bool,
-}
-
-/// One PE's delivered but invisible writes, oldest first. Where they go and what they hold
-/// are kept apart so that a drain's scan for older overlapping writes reads small entries.
-#[derive(Debug, Default)]
-struct PendingList {
-    /// The id of the write at the front; ids are numbered per PE, in arrival order.
-    first_id: u64,
-    spans: VecDeque<PendingSpan>,
-    data: VecDeque<Payload>,
-    /// (drain time, id) of the writes still pending, earliest first; entries of writes
-    /// applied early (by a flush, or as older overlapping writes) are skipped when met.
-    due: BinaryHeap<Reverse<(u64, u64)>>,
-}
-
-impl PendingList {
-    fn pop_applied(&mut self) {
-        while self.spans.front().is_some_and(|w| !w.live) {
-            self.spans.pop_front();
-            self.data.pop_front();
-            self.first_id += 1;
-        }
-    }
-}
-
 /// A range made visible: (segment, offset, length).
 pub(crate) type Range = (MemKind, u64, u64);
 
@@ -173,12 +138,10 @@ pub(crate) struct Memory {
     segments: Vec<[Option<Segment>; MemKind::COUNT]>,
     pending: Vec<PendingList>,
     layout: Layout,
+    /// Ids of pending writes found by a lookup, kept to save an allocation per lookup.
+    ids: Vec<u64>,
     resident_bytes: u64,
     pub(crate) resident_bytes_peak: u64,
-}
-
-fn overlaps(a_offset: u64, a_len: u64, b_offset: u64, b_len: u64) -> bool {
-    a_offset < b_offset + b_len && b_offset < a_offset + a_len
 }
 
 impl Memory {
@@ -307,18 +270,14 @@ impl Memory {
         drain_ns: u64,
     ) -> u64 {
         self.segment(pe, kind, offset, data.len());
-        let list = &mut self.pending[pe as usize];
-        let id = list.first_id + list.spans.len() as u64;
-        list.due.push(Reverse((drain_ns, id)));
-        list.spans.push_back(PendingSpan {
+        let span = PendingSpan {
             drain_ns,
             kind,
             offset,
             len: data.len(),
             live: true,
-        });
-        list.data.push_back(data);
-        id
+        };
+        self.pending[pe as usize].push(span, data)
     }
 
     /// Starts loading `pe`'s pending list (see [`crate::prefetch::prefetch`]).
@@ -356,10 +315,7 @@ impl Memory {
                 return None;
             }
             list.due.pop();
-            let live = id
-                .checked_sub(list.first_id)
-                .and_then(|pos| list.spans.get(pos as usize))
-                .is_some_and(|w| w.live);
+            let live = list.span(id).is_some_and(|w| w.live);
             if live {
                 return Some((drain_ns, id));
             }
@@ -368,21 +324,23 @@ impl Memory {
     }
 
     /// The pending writes of `pe` that overlap `[offset, offset + len)` of its `kind`
-    /// segment, as (drain time, id).
+    /// segment, as (drain time, id), oldest first.
     pub(crate) fn pending_over(
-        &self,
+        &mut self,
         pe: u32,
         kind: MemKind,
         offset: u64,
         len: u64,
-    ) -> impl Iterator<Item = (u64, u64)> + '_ {
+    ) -> Vec<(u64, u64)> {
         let list = &self.pending[pe as usize];
-        (list.first_id..)
-            .zip(&list.spans)
-            .filter(move |(_, w)| {
-                w.live && w.kind == kind && overlaps(w.offset, w.len, offset, len)
-            })
-            .map(|(id, w)| (w.drain_ns, id))
+        let mut ids = std::mem::take(&mut self.ids);
+        list.overlapping(kind, offset, len, u64::MAX, &mut ids);
+        let over = ids
+            .drain(..)
+            .map(|id| (list.span(id).expect("listed").drain_ns, id))
+            .collect();
+        self.ids = ids;
+        over
     }
 
     /// Makes one pending write visible, together with every older pending write it overlaps
@@ -390,60 +348,58 @@ impl Memory {
     /// made visible to `shown`: none if the write was already flushed.
     pub(crate) fn drain(&mut self, pe: u32, write_id: u64, shown: &mut Vec<Range>) {
         let list = &self.pending[pe as usize];
-        let Some(pos) = write_id.checked_sub(list.first_id) else {
+        let Some(&target) = list.span(write_id) else {
             return;
         };
-        let pos = pos as usize;
-        let target = list.spans[pos];
         if !target.live {
             return;
         }
-        for i in 0..pos {
-            let w = self.pending[pe as usize].spans[i];
-            if w.live
-                && w.kind == target.kind
-                && overlaps(w.offset, w.len, target.offset, target.len)
-            {
-                self.apply(pe, i, shown);
-            }
+        let mut ids = std::mem::take(&mut self.ids);
+        list.overlapping(target.kind, target.offset, target.len, write_id, &mut ids);
+        ids.push(write_id);
+        for id in ids.drain(..) {
+            self.apply(pe, id, shown);
         }
-        self.apply(pe, pos, shown);
+        self.ids = ids;
         self.pending[pe as usize].pop_applied();
     }
 
     /// Reads `out.len()` bytes at `offset` as they will be once every pending write has
     /// drained: the newest value in coherence order, which atomics read.
-    pub(crate) fn read_newest(&self, pe: u32, kind: MemKind, offset: u64, out: &mut [u8]) {
+    pub(crate) fn read_newest(&mut self, pe: u32, kind: MemKind, offset: u64, out: &mut [u8]) {
         self.read(pe, kind, offset, out);
         let len = out.len() as u64;
         let list = &self.pending[pe as usize];
-        for (span, data) in list.spans.iter().zip(&list.data) {
-            if !(span.live && span.kind == kind && overlaps(span.offset, span.len, offset, len)) {
-                continue;
-            }
+        let mut ids = std::mem::take(&mut self.ids);
+        list.overlapping(kind, offset, len, u64::MAX, &mut ids);
+        for id in ids.drain(..) {
+            let span = list.span(id).expect("listed");
+            let data = &list.data[(id - list.first_id) as usize];
             let from = span.offset.max(offset);
             let to = (span.offset + span.len).min(offset + len);
             let src = &data.as_slice()[(from - span.offset) as usize..(to - span.offset) as usize];
             out[(from - offset) as usize..(to - offset) as usize].copy_from_slice(src);
         }
+        self.ids = ids;
     }
 
     /// Whether `[offset, offset + len)` of `pe`'s `kind` segment has a pending write.
     pub(crate) fn pending_at(&self, pe: u32, kind: MemKind, offset: u64, len: u64) -> bool {
-        self.pending_over(pe, kind, offset, len).next().is_some()
+        self.pending[pe as usize].any_overlapping(kind, offset, len)
     }
 
     /// Whether `pe` has delivered writes that are not visible yet.
     pub(crate) fn has_pending(&self, pe: u32) -> bool {
-        self.pending[pe as usize].spans.iter().any(|w| w.live)
+        self.pending[pe as usize].has_live()
     }
 
     /// Makes every pending write of `pe` visible, oldest first (the consistency step), and
     /// appends the ranges made visible to `shown`.
     pub(crate) fn flush(&mut self, pe: u32, shown: &mut Vec<Range>) {
-        for i in 0..self.pending[pe as usize].spans.len() {
-            if self.pending[pe as usize].spans[i].live {
-                self.apply(pe, i, shown);
+        let first_id = self.pending[pe as usize].first_id;
+        for pos in 0..self.pending[pe as usize].spans.len() {
+            if self.pending[pe as usize].spans[pos].live {
+                self.apply(pe, first_id + pos as u64, shown);
             }
         }
         let list = &mut self.pending[pe as usize];
@@ -451,15 +407,12 @@ impl Memory {
         list.due.clear();
     }
 
-    /// Applies the pending write at `index` of `pe`'s list.
-    fn apply(&mut self, pe: u32, index: usize, shown: &mut Vec<Range>) {
+    /// Applies `pe`'s pending write `id`.
+    fn apply(&mut self, pe: u32, id: u64, shown: &mut Vec<Range>) {
         let list = &mut self.pending[pe as usize];
-        let span = &mut list.spans[index];
-        span.live = false;
-        let (kind, offset, len) = (span.kind, span.offset, span.len);
-        let data = std::mem::take(&mut list.data[index]);
-        self.write(pe, kind, offset, data.as_slice());
-        shown.push((kind, offset, len));
+        let (span, data) = list.take((id - list.first_id) as usize);
+        self.write(pe, span.kind, span.offset, data.as_slice());
+        shown.push((span.kind, span.offset, span.len));
     }
 }
 

@@ -105,6 +105,77 @@ fn draining_a_newer_write_first_applies_older_overlapping_ones() {
     );
 }
 
+/// Long lists are looked up by address rather than scanned: against a plain model (a list
+/// applied in order), random writes of different lengths that overlap each other read, drain
+/// and flush the same bytes, and each drain shows the same ranges.
+#[test]
+fn looking_up_pending_writes_by_address_finds_what_a_scan_finds() {
+    const BYTES: usize = 256;
+    let mut m = Memory::new(1, Layout::default());
+    m.create(0, MemKind::Device, BYTES as u64).unwrap();
+    let mut visible = [0u8; BYTES];
+    // The model's pending writes: (id, offset, bytes), oldest first.
+    let mut pending: Vec<(u64, usize, Vec<u8>)> = Vec::new();
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = |below: u64| crate::entropy::splitmix64(&mut state) % below;
+    for step in 0..4000 {
+        match next(10) {
+            0..=5 => {
+                let len = [1, 4, 8, 8, 24, 64][next(6) as usize];
+                let offset = next((BYTES - len) as u64 + 1) as usize;
+                let bytes = vec![step as u8 | 1; len];
+                let id = m.push_pending(0, MemKind::Device, offset as u64, Payload::new(&bytes), 0);
+                pending.push((id, offset, bytes));
+            }
+            6 | 7 if !pending.is_empty() => {
+                let (id, offset, ref bytes) = pending[next(pending.len() as u64) as usize];
+                let len = bytes.len();
+                // The model: every older overlapping write, then this one.
+                let mut want = Vec::new();
+                pending.retain(|(other, at, data)| {
+                    let applies = *other == id
+                        || (*other < id && *at < offset + len && offset < at + data.len());
+                    if applies {
+                        visible[*at..at + data.len()].copy_from_slice(data);
+                        want.push((MemKind::Device, *at as u64, data.len() as u64));
+                    }
+                    !applies
+                });
+                assert_eq!(drained(&mut m, id), want, "step {step}");
+            }
+            8 => {
+                let len = 1 + next(32) as usize;
+                let offset = next((BYTES - len) as u64 + 1) as usize;
+                let mut newest = visible;
+                for (_, at, data) in &pending {
+                    newest[*at..at + data.len()].copy_from_slice(data);
+                }
+                let mut got = vec![0; len];
+                m.read_newest(0, MemKind::Device, offset as u64, &mut got);
+                assert_eq!(got, newest[offset..offset + len], "step {step}");
+                let any = pending
+                    .iter()
+                    .any(|(_, at, data)| *at < offset + len && offset < at + data.len());
+                assert_eq!(
+                    m.pending_at(0, MemKind::Device, offset as u64, len as u64),
+                    any
+                );
+            }
+            _ if pending.len() > 150 || next(32) == 0 => {
+                for (_, at, data) in pending.drain(..) {
+                    visible[at..at + data.len()].copy_from_slice(&data);
+                }
+                m.flush(0, &mut Vec::new());
+            }
+            _ => {}
+        }
+        assert_eq!(m.has_pending(0), !pending.is_empty());
+        let mut now = [0u8; BYTES];
+        m.read(0, MemKind::Device, 0, &mut now);
+        assert_eq!(now, visible, "step {step}");
+    }
+}
+
 #[test]
 fn out_of_range_access_is_a_contract_violation() {
     let mut m = Memory::new(1, Layout::default());
