@@ -11,12 +11,15 @@
 //!   (`install`, docs/c-tools.md).
 //! - `cargo xtask sim-bench [--against REV] [--rows ...]`: the simulator's speed and memory at
 //!   scale beside another revision built in a temporary worktree (`sim_bench`, BENCHMARKS.md).
+//! - `cargo xtask sim-scaling [--workloads ...] [--pes ...] [--svg FILE]`: the simulator's wall
+//!   time and peak memory against PEs, as a table and a picture (`sim_scaling`, BENCHMARKS.md).
 
 mod fuzz;
 mod install;
 mod lex;
 mod mutate;
 mod sim_bench;
+mod sim_scaling;
 mod tidy;
 
 use std::process::ExitCode;
@@ -49,6 +52,10 @@ enum Task {
     /// tree beside --against REV built in a temporary worktree, and print a table with the
     /// speed-ups and the targets met or missed.
     SimBench(sim_bench::Args),
+    /// Run workloads at growing PE counts (8 to 16384 by default) and print and draw how the
+    /// simulator's wall time and peak memory grow; a run past --timeout-s or --max-rss-gib is
+    /// stopped and the workload's larger counts skipped.
+    SimScaling(sim_scaling::Args),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +65,7 @@ fn main() -> ExitCode {
         Task::Fuzz(args) => fuzz::run(&args),
         Task::Install(args) => install::run(&args),
         Task::SimBench(args) => sim_bench::run(&args),
+        Task::SimScaling(args) => sim_scaling::run(&args),
     };
     match result {
         Ok(code) => code,

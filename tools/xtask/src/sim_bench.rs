@@ -102,16 +102,16 @@ fn parse_row(text: &str) -> anyhow::Result<Row> {
 
 /// What one run reported.
 #[derive(Clone, Debug, PartialEq)]
-struct Measured {
-    wall_s: f64,
-    ops_per_s: f64,
-    rss_bytes: u64,
-    sim_time_ns: u64,
-    trace_hash: String,
+pub(crate) struct Measured {
+    pub(crate) wall_s: f64,
+    pub(crate) ops_per_s: f64,
+    pub(crate) rss_bytes: u64,
+    pub(crate) sim_time_ns: u64,
+    pub(crate) trace_hash: String,
 }
 
 /// Reads the fields of `rshmem run --json`'s report.
-fn parse_report(json: &str) -> anyhow::Result<Measured> {
+pub(crate) fn parse_report(json: &str) -> anyhow::Result<Measured> {
     let v: serde_json::Value =
         serde_json::from_str(json.trim()).context("the run's report is not JSON")?;
     let number = |key: &str| {
@@ -199,7 +199,7 @@ fn verdict(row: &Row, m: &Measured) -> String {
     }
 }
 
-fn mib(bytes: u64) -> String {
+pub(crate) fn mib(bytes: u64) -> String {
     format!("{:.0} MiB", bytes as f64 / (1 << 20) as f64)
 }
 
@@ -252,7 +252,7 @@ fn table(rows: &[(Row, Measured, Option<Measured>)], against: Option<&str>) -> S
 
 /// `cargo build --release -p tools --bin rshmem` in `dir`, into `target_dir` (or the
 /// workspace's own); returns the binary.
-fn build(
+pub(crate) fn build(
     cargo: &std::ffi::OsStr,
     dir: &Path,
     target_dir: Option<&Path>,
@@ -317,6 +317,13 @@ fn build_revision(
     Ok(kept)
 }
 
+/// The workspace's root directory.
+pub(crate) fn workspace_root() -> anyhow::Result<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize()
+        .with_context(|| format!("cannot find the workspace at {}", root.display()))
+}
+
 /// Builds, measures every row with both builds one after the other, prints the table.
 ///
 /// # Errors
@@ -330,10 +337,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .map(|r| parse_row(r))
             .collect::<anyhow::Result<_>>()?
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = root
-        .canonicalize()
-        .with_context(|| format!("cannot find the workspace at {}", root.display()))?;
+    let root = workspace_root()?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let bench_dir = root.join("target/sim-bench");
     std::fs::create_dir_all(&bench_dir)
