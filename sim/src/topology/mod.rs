@@ -106,8 +106,8 @@ pub fn load(name_or_path: &str) -> Result<Machine, LoadError> {
     Ok(file::parse(&text, name_or_path)?)
 }
 
-/// The largest topology file [`load`] reads: far above any machine's (`ib-1024`, the largest
-/// preset, writes about 6 MiB).
+/// The largest topology file [`load`] reads: far above any machine's (`ib-1024` writes about
+/// 6 MiB, and a preset's text grows with its hosts).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// The text of the topology file at `path`, refusing what is no regular file before opening

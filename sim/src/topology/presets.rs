@@ -135,8 +135,9 @@ const HOSTS_PER_LEAF: u32 = 32;
 /// Leaves one spine switch takes; see [`HOSTS_PER_LEAF`] for the port split.
 const LEAVES_PER_SPINE: u32 = 32;
 
-/// The largest `ib-N`: 8192 GPUs. Bigger fabrics are a typo more often than a plan.
-pub const MAX_IB_HOSTS: u32 = 1024;
+/// The largest `ib-N`: 16384 GPUs, as many as one rail of a two-tier fat tree of 64-port
+/// switches reaches (64 leaves of 32 hosts). Bigger fabrics are a typo more often than a plan.
+pub const MAX_IB_HOSTS: u32 = 2048;
 
 /// The names [`preset`] accepts, for help text; `ib-N` stands for `ib-1`, `ib-2`, ...
 pub fn names() -> &'static [&'static str] {

@@ -4,8 +4,9 @@
 //! Each point is one `rshmem run WORKLOAD --pes N --topology T --seed 1 --json` of this tree's
 //! release build, on `hgx8` up to 8 PEs and on `ib-{N/8}` (8 GPUs a node) above. A run is
 //! stopped when it passes the time or memory limit, and the workload's larger PE counts are
-//! then skipped: they would only take longer. Stopped and skipped points are in the table,
-//! with why.
+//! then skipped: they would only take longer. A run that fails is reported with its log, and
+//! the workload's larger counts are skipped too. Stopped, failed and skipped points are in the
+//! table, with why.
 
 mod plot;
 
@@ -56,7 +57,12 @@ pub(crate) enum Outcome {
         wall_s: f64,
         rss_bytes: u64,
     },
-    /// Not run, as a smaller run of the workload was stopped.
+    /// The run failed; its standard error is in the log.
+    Failed {
+        status: String,
+        log: PathBuf,
+    },
+    /// Not run, as a smaller run of the workload was stopped or failed.
     Skipped,
 }
 
@@ -127,11 +133,10 @@ fn run_point(
                 std::io::Read::read_to_string(&mut out, &mut stdout)?;
             }
             if !status.success() {
-                let why = std::fs::read_to_string(log).unwrap_or_default();
-                bail!(
-                    "{workload} on {pes} PEs ({topology}) failed ({status}): {}",
-                    why.trim()
-                );
+                return Ok(Outcome::Failed {
+                    status: status.to_string(),
+                    log: log.to_path_buf(),
+                });
             }
             return Ok(Outcome::Ran(sim_bench::parse_report(&stdout)?));
         }
@@ -183,6 +188,9 @@ fn table(points: &[Point]) -> String {
                 "stopped {why} ({wall_s:.0} s) | {} by then | - | -",
                 sim_bench::mib(*rss_bytes)
             ),
+            Outcome::Failed { status, log } => {
+                format!("failed ({status}): see {} | - | - | -", log.display())
+            }
             Outcome::Skipped => "not run: a smaller run was stopped | - | - | -".into(),
         };
         let _ = writeln!(out, "| {} | {} | {topology} | {cells} |", p.workload, p.pes);
@@ -221,7 +229,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     sweep.elapsed().as_secs_f64()
                 );
                 let log = logs.join(format!("{workload}-{n}.stderr"));
-                run_point(&binary, workload, n, args, &log)?
+                let outcome = run_point(&binary, workload, n, args, &log)?;
+                if let Outcome::Failed { status, log } = &outcome {
+                    let why = std::fs::read_to_string(log).unwrap_or_default();
+                    eprintln!("{workload} at {n} PEs failed ({status}): {}", why.trim());
+                }
+                outcome
             };
             stopped |= !matches!(outcome, Outcome::Ran(_));
             points.push(Point {
@@ -285,6 +298,14 @@ mod tests {
                 workload: "alltoall".into(),
                 pes: 16384,
                 outcome: Outcome::Skipped,
+            },
+            Point {
+                workload: "hello".into(),
+                pes: 64,
+                outcome: Outcome::Failed {
+                    status: "exit status: 2".into(),
+                    log: "hello-64.stderr".into(),
+                },
             },
         ];
         let text = table(&points);

@@ -26,7 +26,7 @@ fn wall_s(outcome: &Outcome) -> Option<(f64, bool)> {
     match outcome {
         Outcome::Ran(m) => Some((m.wall_s, false)),
         Outcome::Stopped { wall_s, .. } => Some((*wall_s, true)),
-        Outcome::Skipped => None,
+        Outcome::Failed { .. } | Outcome::Skipped => None,
     }
 }
 
@@ -35,7 +35,7 @@ fn rss_gib(outcome: &Outcome) -> Option<(f64, bool)> {
     match outcome {
         Outcome::Ran(m) => Some((gib(m.rss_bytes), false)),
         Outcome::Stopped { rss_bytes, .. } => Some((gib(*rss_bytes), true)),
-        Outcome::Skipped => None,
+        Outcome::Failed { .. } | Outcome::Skipped => None,
     }
 }
 
