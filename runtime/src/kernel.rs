@@ -30,6 +30,7 @@ mod launch;
 mod park;
 mod scope;
 mod thread;
+mod what;
 
 pub use collectives::SumElement;
 pub use dims::{Dim3, MAX_BLOCK_THREADS, MAX_LAUNCH_THREADS, WARP_SIZE};

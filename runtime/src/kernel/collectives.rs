@@ -21,6 +21,7 @@ use crate::collectives::checks::{Overlap, separate};
 use crate::error::ShmemError;
 use crate::kernel::group::Shared;
 use crate::kernel::scope::Scoped;
+use crate::kernel::what::What;
 use crate::memory::sym::{Element, Sym, as_bytes_mut};
 use crate::p2p::wait::word_spec;
 use crate::pe::{local, remote, same_len};
@@ -85,7 +86,10 @@ impl<B: Backend> Scoped<'_, B> {
     /// # Errors
     /// As [`Scoped::barrier_all`]; [`ShmemError::TeamDestroyed`].
     pub async fn barrier(&self, team: &Team) -> Result<(), ShmemError> {
-        let call = self.call(format!("barrier({})", team.kind().name()), &[]);
+        let call = self.call(
+            What::Described(format!("barrier({})", team.kind().name())),
+            &[],
+        );
         self.meet(call, async || {
             self.claim_world()?;
             self.team_barrier(team).await?;
@@ -122,7 +126,10 @@ impl<B: Backend> Scoped<'_, B> {
         source: Sym<T>,
         root: u32,
     ) -> Result<(), ShmemError> {
-        let call = self.call(format!("broadcast({dest:?}, {source:?}, root {root})"), &[]);
+        let call = self.call(
+            What::Described(format!("broadcast({dest:?}, {source:?}, root {root})")),
+            &[],
+        );
         self.meet(call, async || {
             self.claim_world()?;
             same_len(dest.len(), source.len())?;
@@ -166,7 +173,10 @@ impl<B: Backend> Scoped<'_, B> {
         dest: Sym<T>,
         source: Sym<T>,
     ) -> Result<(), ShmemError> {
-        let call = self.call(format!("fcollect({dest:?}, {source:?})"), &[]);
+        let call = self.call(
+            What::Described(format!("fcollect({dest:?}, {source:?})")),
+            &[],
+        );
         self.meet(call, async || {
             self.claim_world()?;
             let (me, n) = (team.my_pe()? as usize, team.n_pes()? as usize);
@@ -210,7 +220,10 @@ impl<B: Backend> Scoped<'_, B> {
         dest: Sym<T>,
         source: Sym<T>,
     ) -> Result<(), ShmemError> {
-        let call = self.call(format!("alltoall({dest:?}, {source:?})"), &[]);
+        let call = self.call(
+            What::Described(format!("alltoall({dest:?}, {source:?})")),
+            &[],
+        );
         self.meet(call, async || {
             self.claim_world()?;
             let (me, n) = (team.my_pe()? as usize, team.n_pes()? as usize);
@@ -277,7 +290,10 @@ impl<B: Backend> Scoped<'_, B> {
         op: &'static str,
         combine: fn(T, T) -> T,
     ) -> Result<(), ShmemError> {
-        let call = self.call(format!("{op}_reduce({dest:?}, {source:?})"), &[]);
+        let call = self.call(
+            What::Described(format!("{op}_reduce({dest:?}, {source:?})")),
+            &[],
+        );
         self.meet(call, async || {
             self.claim_world()?;
             same_len(dest.len(), source.len())?;

@@ -14,6 +14,8 @@ use hw::Backend;
 
 use crate::ctx::Ctx;
 
+use super::what::What;
+
 /// Which threads make a scoped call together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Scope {
@@ -40,7 +42,7 @@ impl Scope {
 #[derive(Debug)]
 pub(crate) struct Call<'d> {
     /// The operation and its arguments, for comparison and for messages.
-    pub(crate) what: String,
+    pub(crate) what: What,
     /// The context it is made on, by address.
     pub(crate) ctx: usize,
     /// The data it sends, compared by content when threads pass different buffers.
@@ -51,7 +53,7 @@ pub(crate) struct Call<'d> {
 #[derive(Debug)]
 struct FirstCall {
     thread: usize,
-    what: String,
+    what: What,
     ctx: usize,
     data_at: usize,
     data: Vec<u8>,
@@ -174,7 +176,7 @@ impl<B: Backend> Group<B> {
                 if let Some(how) = differs {
                     return Err(Mismatch {
                         first_thread: f.thread,
-                        first: f.what.clone(),
+                        first: f.what.to_string(),
                         call: format!("{}{how}", call.what),
                     });
                 }
@@ -228,7 +230,9 @@ impl<B: Backend> Group<B> {
     /// The call threads wait at and how many have arrived, if any have.
     pub(crate) fn pending(&self) -> Option<(String, u32)> {
         let first = self.first.borrow();
-        first.as_ref().map(|f| (f.what.clone(), self.arrived.get()))
+        first
+            .as_ref()
+            .map(|f| (f.what.to_string(), self.arrived.get()))
     }
 
     /// Whether `thread` waits in this group's current call.
@@ -241,11 +245,11 @@ impl<B: Backend> Group<B> {
 mod tests {
     use sim::SimBackend;
 
-    use super::{Arrival, Call, Group, Mismatch, Scope, Shared};
+    use super::{Arrival, Call, Group, Mismatch, Scope, Shared, What};
 
-    fn call<'d>(what: &str, data: &'d [u8]) -> Call<'d> {
+    fn call<'d>(what: &'static str, data: &'d [u8]) -> Call<'d> {
         Call {
-            what: what.into(),
+            what: What::Named(what),
             ctx: 0,
             data,
         }

@@ -16,6 +16,7 @@ use crate::error::ShmemError;
 use crate::kernel::error::KernelError;
 use crate::kernel::group::{Arrival, Call, Group, Mismatch, Scope, Shared};
 use crate::kernel::launch::Launch;
+use crate::kernel::what::What;
 use crate::memory::sym::{AtomicElement, Element, Sym, as_bytes};
 use crate::p2p::wait::word_spec;
 use crate::pe::{same_len, word_access};
@@ -121,7 +122,12 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// # Errors
     /// As [`Ctx::put`]; the group errors of [`Scoped`].
     pub async fn put<T: Element>(&self, dst: Sym<T>, src: &[T], pe: u32) -> Result<(), ShmemError> {
-        let call = self.call(format!("put({dst:?}, pe {pe})"), as_bytes(src));
+        let what = What::Put {
+            op: "put",
+            dst: dst.into(),
+            pe,
+        };
+        let call = self.call(what, as_bytes(src));
         let copier = self.copier();
         self.meet_then(call, |ctx| ctx.put_by(dst, src, pe, copier))
             .await
@@ -138,7 +144,12 @@ impl<'k, B: Backend> Scoped<'k, B> {
         src: &[T],
         pe: u32,
     ) -> Result<(), ShmemError> {
-        let call = self.call(format!("put_nbi({dst:?}, pe {pe})"), as_bytes(src));
+        let what = What::Put {
+            op: "put_nbi",
+            dst: dst.into(),
+            pe,
+        };
+        let call = self.call(what, as_bytes(src));
         let copier = self.copier();
         self.meet_then(call, |ctx| ctx.put_by(dst, src, pe, copier))
             .await
@@ -159,7 +170,12 @@ impl<'k, B: Backend> Scoped<'k, B> {
         src: Sym<T>,
         pe: u32,
     ) -> Result<(), ShmemError> {
-        let call = self.call(format!("get({dst:?} from {src:?}, pe {pe})"), &[]);
+        let what = What::Get {
+            dst: Some(dst.into()),
+            src: src.into(),
+            pe,
+        };
+        let call = self.call(what, &[]);
         self.meet(call, async || {
             same_len(src.len(), dst.len())?;
             let source = self.ctx.read_range(src.access(), pe)?;
@@ -189,7 +205,12 @@ impl<'k, B: Backend> Scoped<'k, B> {
         pe: u32,
         sink: impl FnOnce(&[u8]),
     ) -> Result<(), ShmemError> {
-        let call = self.call(format!("get({src:?}, pe {pe})"), &[]);
+        let what = What::Get {
+            dst: None,
+            src: src.into(),
+            pe,
+        };
+        let call = self.call(what, &[]);
         self.meet(call, async || {
             let source = self.ctx.read_range(src.access(), pe)?;
             tracing::trace!(target: TRACING_TARGET, pe = self.ctx.my_pe, peer = pe, op = "get (kernel)", bytes = source.len);
@@ -219,10 +240,15 @@ impl<'k, B: Backend> Scoped<'k, B> {
         op: SignalOp,
         pe: u32,
     ) -> Result<(), ShmemError> {
-        let call = self.call(
-            format!("put_signal({dst:?}, {sig:?} {op:?} {value}, pe {pe})"),
-            as_bytes(src),
-        );
+        let what = What::PutSignal {
+            op: "put_signal",
+            dst: dst.into(),
+            sig: sig.into(),
+            signal: op,
+            value,
+            pe,
+        };
+        let call = self.call(what, as_bytes(src));
         let copier = self.copier();
         self.meet_then(call, |ctx| {
             ctx.put_signal_by(dst, src, sig, value, op, pe, copier)
@@ -243,10 +269,15 @@ impl<'k, B: Backend> Scoped<'k, B> {
         op: SignalOp,
         pe: u32,
     ) -> Result<(), ShmemError> {
-        let call = self.call(
-            format!("put_signal_nbi({dst:?}, {sig:?} {op:?} {value}, pe {pe})"),
-            as_bytes(src),
-        );
+        let what = What::PutSignal {
+            op: "put_signal_nbi",
+            dst: dst.into(),
+            sig: sig.into(),
+            signal: op,
+            value,
+            pe,
+        };
+        let call = self.call(what, as_bytes(src));
         let copier = self.copier();
         self.meet_then(call, |ctx| {
             ctx.put_signal_by(dst, src, sig, value, op, pe, copier)
@@ -260,7 +291,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// # Errors
     /// As [`Ctx::fence`]; the group errors of [`Scoped`].
     pub async fn fence(&self) -> Result<(), ShmemError> {
-        let call = self.call("fence".into(), &[]);
+        let call = self.call(What::Named("fence"), &[]);
         self.meet_then(call, |ctx| ctx.fence()).await
     }
 
@@ -270,7 +301,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// # Errors
     /// As [`Ctx::quiet`]; the group errors of [`Scoped`].
     pub async fn quiet(&self) -> Result<(), ShmemError> {
-        let call = self.call("quiet".into(), &[]);
+        let call = self.call(What::Named("quiet"), &[]);
         self.meet_then(call, |ctx| ctx.quiet()).await
     }
 
@@ -288,7 +319,12 @@ impl<'k, B: Backend> Scoped<'k, B> {
         cmp: Cmp,
         value: T,
     ) -> Result<T, ShmemError> {
-        let what = format!("wait_until({ivar:?} {} {})", cmp.symbol(), value.to_bits());
+        let what = What::Wait {
+            op: "wait_until",
+            word: ivar.into(),
+            cmp,
+            value: value.to_bits(),
+        };
         let bits = self
             .wait_word(what, ivar, cmp, value, "wait_until in a kernel")
             .await?;
@@ -309,7 +345,12 @@ impl<'k, B: Backend> Scoped<'k, B> {
         cmp: Cmp,
         value: u64,
     ) -> Result<u64, ShmemError> {
-        let what = format!("signal_wait_until({sig:?} {} {value})", cmp.symbol());
+        let what = What::Wait {
+            op: "signal_wait_until",
+            word: sig.into(),
+            cmp,
+            value,
+        };
         self.wait_word(what, sig, cmp, value, "signal_wait_until in a kernel")
             .await
     }
@@ -322,7 +363,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// As [`crate::Shmem::ctx_create`]; the group errors of [`Scoped`] (every thread must call
     /// it, with the same options).
     pub async fn ctx_create(&self, options: CtxOptions) -> Result<Rc<Ctx<B>>, ShmemError> {
-        let call = self.call(format!("ctx_create({options:?})"), &[]);
+        let call = self.call(What::Described(format!("ctx_create({options:?})")), &[]);
         let shmem = self.launch.shmem;
         let shared = self
             .meet(call, async || {
@@ -343,7 +384,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// [`crate::Shmem::ctx_destroy`]; the group errors of [`Scoped`].
     pub async fn ctx_destroy(&self, ctx: Rc<Ctx<B>>) -> Result<(), ShmemError> {
         let call = Call {
-            what: "ctx_destroy".into(),
+            what: What::Named("ctx_destroy"),
             ctx: Rc::as_ptr(&ctx) as usize,
             data: &[],
         };
@@ -396,7 +437,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
 
     /// Meets the group with a call that does nothing but synchronise.
     pub(crate) async fn meet_only(&self, what: &'static str) -> Result<(), ShmemError> {
-        self.meet_then(self.call(what.into(), &[]), |_| Ok(()))
+        self.meet_then(self.call(What::Named(what), &[]), |_| Ok(()))
             .await
     }
 
@@ -419,7 +460,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
     }
 
     /// The call `what` on this scope's context, sending `data`.
-    pub(crate) fn call<'d>(&self, what: String, data: &'d [u8]) -> Call<'d> {
+    pub(crate) fn call<'d>(&self, what: What, data: &'d [u8]) -> Call<'d> {
         Call {
             what,
             ctx: std::ptr::from_ref(self.ctx) as usize,
@@ -477,7 +518,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
         match self.launch.released(self.thread, group, generation).await {
             Shared::Failed { performer, message } => Err(KernelError::GroupCallFailed {
                 group: self.launch.group_name(self.thread, self.scope),
-                call: call.what.clone(),
+                call: call.what.to_string(),
                 performer: self.launch.ids(performer).1,
                 message,
             }
@@ -501,7 +542,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// Waits for a word of this PE's memory; `what` describes the call for the group.
     async fn wait_word<T: AtomicElement>(
         &self,
-        what: String,
+        what: What,
         ivar: Sym<T>,
         cmp: Cmp,
         value: T,

@@ -196,6 +196,11 @@ impl<T: Element> Sym<T> {
     }
 
     /// The view's length in bytes (saturating: an absurd raw view fails its heap check).
+    /// Where the object starts in its heap, in bytes.
+    pub(crate) fn offset_bytes(&self) -> u64 {
+        self.offset_bytes
+    }
+
     pub(crate) fn len_bytes(&self) -> u64 {
         element_bytes::<T>(self.len)
     }
