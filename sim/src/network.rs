@@ -542,15 +542,7 @@ mod tests {
     /// different speeds goes at the slower one's rate.
     #[test]
     fn a_transfer_waiting_downstream_does_not_hold_the_links_behind_it() {
-        let mut b = TopologyBuilder::new("star");
-        let gpus: Vec<_> = (0..3)
-            .map(|i| b.node(format!("g{i}"), NodeKind::Gpu { host: 0 }))
-            .collect();
-        let switch = b.node("s", NodeKind::PcieSwitch { host: 0 });
-        for &g in &gpus {
-            b.link(g, switch, pcie());
-        }
-        let t = b.build().unwrap();
+        let t = star();
         let mut n = Network::new(&t, 0, 3);
         n.record_windows();
         let (to_2_from_1, to_2, to_1) = (n.route(&t, 1, 2), n.route(&t, 0, 2), n.route(&t, 0, 1));
@@ -577,15 +569,7 @@ mod tests {
     /// it leaves GPU 2 at once and waits only for the busy link into GPU 0.
     #[test]
     fn a_transfer_coming_back_takes_the_links_from_the_far_end() {
-        let mut b = TopologyBuilder::new("star");
-        let gpus: Vec<_> = (0..3)
-            .map(|i| b.node(format!("g{i}"), NodeKind::Gpu { host: 0 }))
-            .collect();
-        let switch = b.node("s", NodeKind::PcieSwitch { host: 0 });
-        for &g in &gpus {
-            b.link(g, switch, pcie());
-        }
-        let t = b.build().unwrap();
+        let t = star();
         let mut n = Network::new(&t, 0, 3);
         n.record_windows();
         let (to_0_from_1, to_2, to_1_from_2) =
@@ -623,6 +607,19 @@ mod tests {
             assert_eq!(n.hops(src, &route).collect::<Vec<_>>(), path.hops);
             assert_eq!(n.send(src, &route, false, 0, 0).latency_ns, path.latency_ns);
         }
+    }
+
+    /// Three GPUs on one PCIe switch.
+    fn star() -> Topology {
+        let mut b = TopologyBuilder::new("star");
+        let gpus: Vec<_> = (0..3)
+            .map(|i| b.node(format!("g{i}"), NodeKind::Gpu { host: 0 }))
+            .collect();
+        let switch = b.node("s", NodeKind::PcieSwitch { host: 0 });
+        for &g in &gpus {
+            b.link(g, switch, pcie());
+        }
+        b.build().unwrap()
     }
 
     fn pcie() -> Link {

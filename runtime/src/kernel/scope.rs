@@ -122,15 +122,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
     /// # Errors
     /// As [`Ctx::put`]; the group errors of [`Scoped`].
     pub async fn put<T: Element>(&self, dst: Sym<T>, src: &[T], pe: u32) -> Result<(), ShmemError> {
-        let what = What::Put {
-            op: "put",
-            dst: dst.into(),
-            pe,
-        };
-        let call = self.call(what, as_bytes(src));
-        let copier = self.copier();
-        self.meet_then(call, |ctx| ctx.put_by(dst, src, pe, copier))
-            .await
+        self.put_as("put", dst, src, pe).await
     }
 
     /// [`Scoped::put`] without waiting for delivery (`put_nbi`, `put_nbi_warp`,
@@ -144,8 +136,19 @@ impl<'k, B: Backend> Scoped<'k, B> {
         src: &[T],
         pe: u32,
     ) -> Result<(), ShmemError> {
+        self.put_as("put_nbi", dst, src, pe).await
+    }
+
+    /// A put, named `name` for the group to compare.
+    async fn put_as<T: Element>(
+        &self,
+        name: &'static str,
+        dst: Sym<T>,
+        src: &[T],
+        pe: u32,
+    ) -> Result<(), ShmemError> {
         let what = What::Put {
-            op: "put_nbi",
+            op: name,
             dst: dst.into(),
             pe,
         };
@@ -240,20 +243,8 @@ impl<'k, B: Backend> Scoped<'k, B> {
         op: SignalOp,
         pe: u32,
     ) -> Result<(), ShmemError> {
-        let what = What::PutSignal {
-            op: "put_signal",
-            dst: dst.into(),
-            sig: sig.into(),
-            signal: op,
-            value,
-            pe,
-        };
-        let call = self.call(what, as_bytes(src));
-        let copier = self.copier();
-        self.meet_then(call, |ctx| {
-            ctx.put_signal_by(dst, src, sig, value, op, pe, copier)
-        })
-        .await
+        self.put_signal_as("put_signal", dst, src, sig, value, op, pe)
+            .await
     }
 
     /// [`Scoped::put_signal`] without waiting for delivery (`put_signal_nbi`, ...).
@@ -269,8 +260,24 @@ impl<'k, B: Backend> Scoped<'k, B> {
         op: SignalOp,
         pe: u32,
     ) -> Result<(), ShmemError> {
+        self.put_signal_as("put_signal_nbi", dst, src, sig, value, op, pe)
+            .await
+    }
+
+    /// A put-with-signal, named `name` for the group to compare.
+    #[allow(clippy::too_many_arguments)] // put_signal's arguments, and the call's name
+    async fn put_signal_as<T: Element>(
+        &self,
+        name: &'static str,
+        dst: Sym<T>,
+        src: &[T],
+        sig: Sym<u64>,
+        value: u64,
+        op: SignalOp,
+        pe: u32,
+    ) -> Result<(), ShmemError> {
         let what = What::PutSignal {
-            op: "put_signal_nbi",
+            op: name,
             dst: dst.into(),
             sig: sig.into(),
             signal: op,
