@@ -1,6 +1,7 @@
 //! The `rshmem` command line and the built-in workloads of `rshmem run`, as a library: the
 //! `rshmem` binary runs [`cli::main`], the examples in `tools/examples` run the NVSHMEM
-//! guide's examples one by one, and `cargo xtask fuzz` drives the parser ([`cli::parse`]).
+//! guide's examples one by one, `cargo xtask fuzz` drives the parser ([`cli::parse`]), and
+//! `cargo xtask sim-scaling` draws with [`svg`].
 
 pub mod cli;
 pub mod workloads;
@@ -18,6 +19,6 @@ mod rank_activity;
 mod run;
 mod run_workload;
 mod sim_program;
-mod svg;
+pub mod svg;
 mod swarm;
 mod topo;

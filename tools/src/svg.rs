@@ -1,6 +1,6 @@
 //! Writing SVG by hand: `put!` appends formatted text to a `String`, `xml` escapes text for
-//! SVG content and attributes. Shared by `rshmem topo --svg` (and its text and DOT) and
-//! `rshmem calibrate --svg`.
+//! SVG content and attributes. Shared by `rshmem topo --svg` (and its text and DOT),
+//! `rshmem calibrate --svg` and `cargo xtask sim-scaling --svg`.
 
 /// Appends formatted text to a `String`.
 macro_rules! put {
@@ -14,7 +14,7 @@ macro_rules! put {
 pub(crate) use put;
 
 /// Text escaped for SVG content and attribute values.
-pub(crate) fn xml(text: &str) -> String {
+pub fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

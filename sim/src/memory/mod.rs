@@ -130,6 +130,11 @@ impl Payload {
     }
 }
 
+/// Whether `[a_offset, a_offset + a_len)` and `[b_offset, b_offset + b_len)` share a byte.
+pub(crate) fn overlaps(a_offset: u64, a_len: u64, b_offset: u64, b_len: u64) -> bool {
+    a_offset < b_offset + b_len && b_offset < a_offset + a_len
+}
+
 /// A range made visible: (segment, offset, length).
 pub(crate) type Range = (MemKind, u64, u64);
 

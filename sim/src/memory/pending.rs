@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use hw::MemKind;
 
-use super::Payload;
+use super::{Payload, overlaps};
 
 /// Where one pending write goes.
 #[derive(Clone, Copy, Debug)]
@@ -25,7 +25,7 @@ pub(super) struct PendingSpan {
 
 /// A list gets its index when it grows past this many writes, and keeps it until no write is
 /// live: most lists hold a few writes, and scanning those is cheaper than keeping an index
-/// (measured: an index of every list made runs of 1024 PEs an eighth slower).
+/// (an index of every list cost `msg-rate` on 256 PEs 3 % more instructions, BENCHMARKS.md).
 const INDEX_LEN: usize = 64;
 
 /// One PE's pending writes, oldest first. Where they go and what they hold are kept apart so
@@ -46,10 +46,6 @@ pub(super) struct PendingList {
     /// No live write is longer: how far before a range a write overlapping it can start.
     /// Reset when no write is live.
     longest_len: u64,
-}
-
-fn overlaps(a_offset: u64, a_len: u64, b_offset: u64, b_len: u64) -> bool {
-    a_offset < b_offset + b_len && b_offset < a_offset + a_len
 }
 
 impl PendingList {

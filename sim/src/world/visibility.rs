@@ -10,16 +10,10 @@
 use hw::{AmoKind, AmoOp, MemKind, PathClass, WaitSpec};
 
 use crate::events::Event;
-use crate::memory::Payload;
+use crate::memory::{Payload, overlaps};
 use crate::trace::Record;
 
 use super::{Blocked, Status, World};
-
-/// Whether the byte ranges `[a_offset, a_offset + a_len)` and `[b_offset, b_offset + b_len)`
-/// share a byte.
-fn overlaps(a_offset: u64, a_len: u64, b_offset: u64, b_len: u64) -> bool {
-    a_offset < b_offset + b_len && b_offset < a_offset + a_len
-}
 
 impl World {
     /// Tells a PE waiting on memory that `[offset, offset+len)` of its `kind` segment changed.

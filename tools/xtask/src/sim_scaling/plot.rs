@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use tools::svg::xml;
+
 use super::{Outcome, Point};
 
 const PANEL_W: f64 = 460.0;
@@ -226,13 +228,6 @@ impl Scale {
             (MARGIN_T + bottom) / 2.0
         );
     }
-}
-
-/// Text escaped for SVG: workload names are ours, but a user may pass any name.
-fn xml(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 #[cfg(test)]
