@@ -102,16 +102,16 @@ fn kernel_workloads_move_one_transfer_per_scoped_call() {
     assert_eq!(counts("deepep-ll")["put_signals"], 2 * n * n);
     phases_are(&reports[7], &["dispatch", "combine"]);
     // deepep-normal on one node: over NVLink only, each token once to each PE with one of
-    // its experts (a put) and each PE's sum once back (a put-with-signal); the counts'
-    // fcollect puts one row per pair of PEs, and each PE tells each PE how many tokens it
-    // sent there (a put-with-signal).
+    // its experts (a put) and each PE's sum once back (a put-with-signal); the notify's two
+    // all-to-alls put once per pair of PEs each, and each PE tells each PE how many tokens
+    // it sent there (a put-with-signal).
     let traffic = two_hop_traffic(n as u32, 8, &MoeShape::default());
     assert_eq!(traffic.over_ib, 0);
     assert_eq!(
         counts("deepep-normal")["put_signals"],
         traffic.over_nvlink + n * n
     );
-    assert_eq!(counts("deepep-normal")["puts"], n * n + traffic.over_nvlink);
+    assert_eq!(counts("deepep-normal")["puts"], 2 * n * n + traffic.over_nvlink);
     phases_are(&reports[8], &["notify", "dispatch", "combine"]);
 }
 
@@ -188,17 +188,20 @@ fn deepep_normal_crosses_infiniband_once_per_token_and_node() {
     );
     // Put-with-signals: a token to the other node's forwarder, a PE's answers to a token
     // back to its forwarder, and once all is sent, the counts to each PE of the node (8
-    // each) and to each source on the other node (1 each). Puts: the counts' fcollect (a row
-    // per pair of PEs), the forwards to the PEs that hold the experts, the node's sums back.
+    // each) and to each source on the other node (1 each). Puts: the notify's two all-to-alls
+    // (one put per pair of PEs each), the forwards to the PEs that hold the experts, the
+    // node's sums back.
     let told = u64::from(n) * (8 + 1);
     assert_eq!(v["op_counts"]["put_signals"], messages + told);
-    assert_eq!(v["op_counts"]["puts"], u64::from(n * n) + messages);
+    assert_eq!(v["op_counts"]["puts"], u64::from(2 * n * n) + messages);
     // A message is the token, where its answer goes (2 words) and its top-k experts; an
-    // answer is a token's size; each PE's row of counts has, per channel of 4, 2 nodes and 16
-    // PEs; a count told is a word.
+    // answer is a token's size; the counts a PE sends a PE are, per channel of 4, one for the
+    // node and one per PE of it (8), 32-bit; the second all-to-all carries, per pair, where
+    // each channel's region starts and the four buffer sizes, a word each; a count told after
+    // the dispatch or the combine is a word.
     let message_bytes = (words + 2 + top_k) * 8;
-    let rows_bytes = u64::from(n * n * 4 * (2 + n) * 8);
-    let bytes = messages * (message_bytes + words * 8) + rows_bytes + told * 8;
+    let notify_bytes = u64::from(n * n) * (4 * (1 + 8) * 4 + (4 + 4) * 8);
+    let bytes = messages * (message_bytes + words * 8) + notify_bytes + told * 8;
     assert_eq!(v["op_counts"]["bytes_put"], bytes);
 }
 

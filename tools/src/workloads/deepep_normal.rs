@@ -2,10 +2,11 @@
 //! `deepep-ll` is (deepep.rs), in three phases.
 //!
 //! - Notify: each PE counts, per channel, its tokens for each node and each PE, and an
-//!   `fcollect_block` gives every PE everyone's counts (DeepEP's `notify_dispatch`). From them
-//!   every PE lays out every receive buffer packed, a region per (source, channel)
-//!   (`layout.rs`), and sizes the buffers, as DeepEP's host waits for the counts to size its
-//!   outputs.
+//!   `alltoall_block` gives every PE each source's counts for its node (DeepEP's
+//!   `notify_dispatch`). From them the PEs of a node lay out their receive buffers packed, a
+//!   region per (source, channel) (`layout.rs`); each forwarder tells each source it forwards
+//!   where that source's regions start, and every PE every PE its buffers' sizes (a second
+//!   `alltoall_block`), as DeepEP's host waits for the counts to size its outputs.
 //! - Dispatch: a token crosses InfiniBand once per other node it has experts on, to the PE of
 //!   that node with the sender's local index (its forwarder, DeepEP's RDMA peer), with a
 //!   put-with-signal that sets the token's own flag there. The forwarder waits for each of
@@ -27,7 +28,7 @@
 mod layout;
 mod plan;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use hw::{Backend, Device as _, Pe};
 use rshmem::{Cmp, Dim3, KernelThread, Shmem, ShmemError, SignalOp};
@@ -35,7 +36,7 @@ use rshmem::{Cmp, Dim3, KernelThread, Shmem, ShmemError, SignalOp};
 use super::PeOutcome;
 use super::moe_shape::MoeShape;
 use super::moe_token::{answer, combined, token_of, weight, word};
-use layout::{Counts, Dests, Layout, Nodes, Walk, channel_tokens};
+use layout::{Counts, Dests, Layout, Nodes, Sizes, Walk, channel_tokens};
 use plan::{Buffers, Plan, Reply, message, parts};
 
 /// Warps of the block, a channel each.
@@ -53,15 +54,13 @@ pub(super) fn normal<B: Backend>(sh: &Shmem<B>, shape: &MoeShape) -> Result<PeOu
         .map(|r| Dests::of(r, per_pe, &nodes))
         .collect();
 
-    let row = Counts::row(&dests, n, nodes.count(), WARPS);
-    let (rows, notify_ns) = notify(sh, &row)?;
-    let counts = Counts::new(rows, n, nodes.count(), WARPS);
+    let notified = notify(sh, &nodes, &dests)?;
     let layout = Layout {
         nodes: &nodes,
-        counts: &counts,
+        counts: &notified.counts,
     };
-    let plan = Plan::new(me, shape, &layout, &routes, &dests);
-    let buffers = Buffers::alloc(sh, layout.largest(), &plan)?;
+    let plan = Plan::new(me, shape, &layout, &routes, &dests, notified.rdma_first);
+    let buffers = Buffers::alloc(sh, notified.most, &plan)?;
     // Thread 0 notes when the dispatch and the combine end; they start at the launch.
     let started_ns = sh.now_ns();
     let ended_ns = [Cell::new(0), Cell::new(0)];
@@ -97,12 +96,15 @@ pub(super) fn normal<B: Backend>(sh: &Shmem<B>, shape: &MoeShape) -> Result<PeOu
         wrong += check(t, &plan, &buffers)?;
         Ok(wrong)
     })?;
-    let wrong = wrong.into_iter().sum::<usize>() + usize::from(counts.row_of(me) != row);
+    let part_len = Counts::part_len(&nodes, WARPS);
+    let sent_to_me = &Counts::outgoing(&dests, &nodes, WARPS)[me as usize * part_len..][..part_len];
+    let wrong =
+        wrong.into_iter().sum::<usize>() + usize::from(notified.counts.part_of(me) != sent_to_me);
     buffers.free(sh)?;
     let [dispatched_ns, combined_ns] = ended_ns.map(Cell::into_inner);
     Ok(PeOutcome {
         phases_ns: vec![
-            ("notify", notify_ns),
+            ("notify", notified.ns),
             ("dispatch", dispatched_ns - started_ns),
             ("combine", combined_ns - dispatched_ns),
         ],
@@ -113,30 +115,98 @@ pub(super) fn normal<B: Backend>(sh: &Shmem<B>, shape: &MoeShape) -> Result<PeOu
     })
 }
 
-/// The notify phase: every PE's row of counts to every PE, with `fcollect_block`; returns
-/// the rows and how long the kernel took. (Allocating the buffers for the rows, and after it
-/// for the tokens, is outside the phases, as DeepEP's buffers are allocated once.)
-fn notify<B: Backend>(sh: &Shmem<B>, row: &[u64]) -> Result<(Vec<u64>, u64), ShmemError> {
-    let mine = sh.malloc::<u64>(row.len())?;
-    let all = sh.malloc::<u64>(row.len() * sh.n_pes() as usize)?;
+/// What the notify phase tells a PE.
+struct Notified {
+    /// The counts its node's PEs got.
+    counts: Counts,
+    /// `rdma_first[channel][node]`, from the forwarders (`Plan::rdma_first`).
+    rdma_first: Vec<Vec<u64>>,
+    /// The largest buffers of any PE.
+    most: Sizes,
+    /// How long the kernel took.
+    ns: u64,
+}
+
+/// The notify phase, one kernel: an `alltoall_block` gives every PE each source's counts for
+/// its node; from them each PE lays out its buffers, and a second `alltoall_block` tells each
+/// source where its regions start at the forwarders and every PE every PE's sizes, the
+/// largest of which size the buffers (DeepEP's host waits for the counts to size its
+/// outputs). Why not a max reduction for the sizes: a reduction gets from every PE between
+/// two barriers, which tripled the phase's simulated time at 8 PEs. (Allocating the buffers for the
+/// counts, and after it for the tokens, is outside the phases, as DeepEP's buffers are
+/// allocated once.)
+fn notify<B: Backend>(
+    sh: &Shmem<B>,
+    nodes: &Nodes,
+    dests: &[Dests],
+) -> Result<Notified, ShmemError> {
+    let (me, n) = (sh.my_pe(), sh.n_pes() as usize);
+    let counts_len = n * Counts::part_len(nodes, WARPS);
+    let counts_sent = sh.malloc::<u32>(counts_len)?;
+    let counts_got = sh.malloc::<u32>(counts_len)?;
+    // What each PE tells each PE second: where the receiver's regions start at it (if it
+    // forwards the receiver's tokens), and its own buffers' sizes.
+    let told_len = WARPS as usize + 4;
+    let told_sent = sh.malloc::<u64>(n * told_len)?;
+    let told_got = sh.malloc::<u64>(n * told_len)?;
+    let counts = RefCell::new(None);
     let started_ns = sh.now_ns();
     let threads = WARPS * rshmem::WARP_SIZE;
-    let mut gathered = sh.launch_kernel(Dim3::linear(1), Dim3::linear(threads), async |t| {
+    let mut got = sh.launch_kernel(Dim3::linear(1), Dim3::linear(threads), async |t| {
         if t.thread_rank() == 0 {
-            t.set_local(mine, row)?;
+            t.set_local(counts_sent, &Counts::outgoing(dests, nodes, WARPS))?;
         }
         t.sync_threads().await?;
-        t.block().fcollect(all, mine).await?;
+        t.block().alltoall(counts_got, counts_sent).await?;
         if t.thread_rank() == 0 {
-            t.local(all)
-        } else {
-            Ok(Vec::new())
+            let mine = Counts::new(t.local(counts_got)?, nodes, nodes.node_of(me), WARPS);
+            let layout = Layout {
+                nodes,
+                counts: &mine,
+            };
+            let sizes = layout.sizes(me, dests).to_words();
+            let starts = layout.rdma_starts(me);
+            let told: Vec<u64> = starts
+                .chunks(WARPS as usize)
+                .flat_map(|starts| starts.iter().chain(&sizes).copied())
+                .collect();
+            t.set_local(told_sent, &told)?;
+            *counts.borrow_mut() = Some(mine);
+        }
+        t.sync_threads().await?;
+        t.block().alltoall(told_got, told_sent).await?;
+        match t.thread_rank() {
+            0 => Ok(t.local(told_got)?),
+            _ => Ok(Vec::new()),
         }
     })?;
-    let notify_ns = sh.now_ns() - started_ns;
-    sh.free(all)?;
-    sh.free(mine)?;
-    Ok((gathered.swap_remove(0), notify_ns))
+    let ns = sh.now_ns() - started_ns;
+    for sym in [told_got, told_sent] {
+        sh.free(sym)?;
+    }
+    sh.free(counts_got)?;
+    sh.free(counts_sent)?;
+    let told = got.swap_remove(0);
+    let told_by = |pe: u32| &told[pe as usize * told_len..][..told_len];
+    let rdma_first = (0..WARPS as usize)
+        .map(|channel| {
+            (0..nodes.count())
+                .map(|node| told_by(nodes.forwarder(me, node))[channel])
+                .collect()
+        })
+        .collect();
+    let mut most = [0; 4];
+    for pe in 0..n as u32 {
+        for (most, &size) in most.iter_mut().zip(&told_by(pe)[WARPS as usize..]) {
+            *most = size.max(*most);
+        }
+    }
+    Ok(Notified {
+        counts: counts.into_inner().expect("thread 0 kept the counts"),
+        rdma_first,
+        most: Sizes::from_words(most),
+        ns,
+    })
 }
 
 /// What this PE sent, counted by lane 0 of each warp, to tell the receivers once it is all
@@ -223,7 +293,7 @@ async fn dispatch<B: Backend>(
         // This PE's own tokens are here already; another's, once their flags are set.
         let mut own = plan.own_tokens(channel);
         let entries = match src == plan.me {
-            true => plan.layout.counts.to_node(src, channel, plan.my_node()),
+            true => plan.layout.counts.to_node(src, channel),
             false => plan.rdma[region + 1] - plan.rdma[region],
         };
         for entry in 0..entries {

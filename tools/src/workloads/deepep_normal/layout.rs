@@ -1,7 +1,7 @@
 //! The arithmetic of `deepep-normal`: which PEs share a node, which PE of a node forwards a
-//! source's tokens there, the counts each PE publishes in the notify phase, and the packed
-//! layouts every PE derives from everyone's counts. No SHMEM here, so that the tests can check
-//! that every token gets a place of its own in every buffer it crosses.
+//! source's tokens there, the counts each PE sends to each PE in the notify phase, and the
+//! packed layouts the PEs of a node derive from the counts they got. No SHMEM here, so that
+//! the tests can check that every token gets a place of its own in every buffer it crosses.
 
 use std::ops::Range;
 
@@ -43,6 +43,16 @@ impl Nodes {
     /// How many nodes.
     pub(super) fn count(&self) -> u32 {
         self.members.len() as u32
+    }
+
+    /// How many PEs.
+    pub(super) fn n_pes(&self) -> u32 {
+        self.node_of.len() as u32
+    }
+
+    /// How many PEs the largest node has.
+    pub(super) fn largest(&self) -> u32 {
+        self.members.iter().map(Vec::len).max().unwrap_or(0) as u32
     }
 
     /// The node `pe` is on.
@@ -97,80 +107,103 @@ pub(super) fn channel_tokens(tokens: u32, channels: u32, channel: u32) -> Range<
     bound(channel)..bound(channel + 1)
 }
 
-/// The notify phase's counts: for every source PE and channel, how many of its tokens go to
-/// each node and to each PE (DeepEP's `num_tokens_per_rdma_rank` and `num_tokens_per_rank`,
-/// per channel as its `notify_dispatch` keeps them). One row per PE, in PE order.
+/// The notify phase's counts as the PEs of one node see them: for every source PE and channel,
+/// how many of its tokens go to the node and to each PE of it (DeepEP's
+/// `num_tokens_per_rdma_rank` and `num_tokens_per_rank`, per channel as its `notify_dispatch`
+/// keeps them). Why only the node's part of each source's counts: that is all a PE lays out
+/// (its own buffers and the NVLink buffers of its node), and every source's whole row at
+/// every PE was `n` words from each of `n` PEs, 9.6 GiB at 512 PEs.
 #[derive(Debug)]
 pub(super) struct Counts {
     n_pes: u32,
-    n_nodes: u32,
+    node: u32,
     channels: u32,
-    rows: Vec<u64>,
+    /// Words of one source's part: per channel, the node's count and then one per PE of the
+    /// node by local index, padded to the largest node.
+    part_len: usize,
+    /// Every source's part, in PE order.
+    parts: Vec<u32>,
 }
 
 impl Counts {
-    /// How many PEs have rows.
+    /// Words of one source's part for a run grouped as `nodes`.
+    pub(super) fn part_len(nodes: &Nodes, channels: u32) -> usize {
+        channels as usize * (1 + nodes.largest() as usize)
+    }
+
+    /// What a PE whose tokens go to `dests` (by token) tells each PE in the notify phase: the
+    /// part of its counts for that PE's node, PE after PE.
+    pub(super) fn outgoing(dests: &[Dests], nodes: &Nodes, channels: u32) -> Vec<u32> {
+        let len = Counts::part_len(nodes, channels);
+        let stride = len / channels as usize;
+        let mut by_node = vec![0; nodes.count() as usize * len];
+        for channel in 0..channels {
+            let at = channel as usize * stride;
+            for token in channel_tokens(dests.len() as u32, channels, channel) {
+                let to = &dests[token as usize];
+                for &node in &to.nodes {
+                    by_node[node as usize * len + at] += 1;
+                }
+                for &pe in &to.pes {
+                    let node = nodes.node_of(pe) as usize;
+                    by_node[node * len + at + 1 + nodes.local_of(pe) as usize] += 1;
+                }
+            }
+        }
+        (0..nodes.n_pes())
+            .flat_map(|pe| {
+                let node = nodes.node_of(pe) as usize;
+                by_node[node * len..(node + 1) * len].iter().copied()
+            })
+            .collect()
+    }
+
+    /// The counts `node`'s PEs got: every source's part, one after another.
+    pub(super) fn new(parts: Vec<u32>, nodes: &Nodes, node: u32, channels: u32) -> Counts {
+        let part_len = Counts::part_len(nodes, channels);
+        assert_eq!(
+            parts.len(),
+            nodes.n_pes() as usize * part_len,
+            "one part per PE"
+        );
+        Counts {
+            n_pes: nodes.n_pes(),
+            node,
+            channels,
+            part_len,
+            parts,
+        }
+    }
+
+    /// How many PEs have parts.
     pub(super) fn n_pes(&self) -> u32 {
         self.n_pes
     }
 
-    /// Words of one PE's row.
-    pub(super) fn row_len(n_pes: u32, n_nodes: u32, channels: u32) -> usize {
-        (channels * (n_nodes + n_pes)) as usize
+    /// PE `src`'s part.
+    pub(super) fn part_of(&self, src: u32) -> &[u32] {
+        &self.parts[src as usize * self.part_len..(src as usize + 1) * self.part_len]
     }
 
-    /// A PE's row, from where each of its tokens goes (`dests`, by token).
-    pub(super) fn row(dests: &[Dests], n_pes: u32, n_nodes: u32, channels: u32) -> Vec<u64> {
-        let mut row = vec![0; Counts::row_len(n_pes, n_nodes, channels)];
-        for channel in 0..channels {
-            let at = (channel * (n_nodes + n_pes)) as usize;
-            for token in channel_tokens(dests.len() as u32, channels, channel) {
-                let to = &dests[token as usize];
-                to.nodes
-                    .iter()
-                    .for_each(|&node| row[at + node as usize] += 1);
-                to.pes
-                    .iter()
-                    .for_each(|&pe| row[at + (n_nodes + pe) as usize] += 1);
-            }
-        }
-        row
+    fn at(&self, src: u32, channel: u32, word: usize) -> u64 {
+        let stride = self.part_len / self.channels as usize;
+        u64::from(self.part_of(src)[channel as usize * stride + word])
     }
 
-    /// Every PE's row, one after another.
-    pub(super) fn new(rows: Vec<u64>, n_pes: u32, n_nodes: u32, channels: u32) -> Counts {
-        assert_eq!(
-            rows.len(),
-            n_pes as usize * Counts::row_len(n_pes, n_nodes, channels),
-            "one row per PE"
-        );
-        Counts {
-            n_pes,
-            n_nodes,
-            channels,
-            rows,
-        }
+    /// Tokens of channel `channel` of `src` that go to this node.
+    pub(super) fn to_node(&self, src: u32, channel: u32) -> u64 {
+        self.at(src, channel, 0)
     }
 
-    /// PE `src`'s row.
-    pub(super) fn row_of(&self, src: u32) -> &[u64] {
-        let len = Counts::row_len(self.n_pes, self.n_nodes, self.channels);
-        &self.rows[src as usize * len..(src as usize + 1) * len]
-    }
-
-    /// Tokens of channel `channel` of `src` that go to node `node`.
-    pub(super) fn to_node(&self, src: u32, channel: u32, node: u32) -> u64 {
-        self.row_of(src)[(channel * (self.n_nodes + self.n_pes) + node) as usize]
-    }
-
-    /// Tokens of channel `channel` of `src` that go to PE `pe`.
-    pub(super) fn to_pe(&self, src: u32, channel: u32, pe: u32) -> u64 {
-        self.row_of(src)[(channel * (self.n_nodes + self.n_pes) + self.n_nodes + pe) as usize]
+    /// Tokens of channel `channel` of `src` that go to the PE of this node with local index
+    /// `local`.
+    pub(super) fn to_local(&self, src: u32, channel: u32, local: u32) -> u64 {
+        self.at(src, channel, 1 + local as usize)
     }
 }
 
-/// The sizes of the packed buffers on the PE that needs the most of each, in entries (a
-/// symmetric allocation is as large on every PE).
+/// The sizes of one PE's packed buffers, in entries; the notify phase takes the largest of
+/// each over the PEs, as a symmetric allocation is as large on every PE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Sizes {
     pub(super) rdma: u64,
@@ -179,7 +212,22 @@ pub(super) struct Sizes {
     pub(super) back: u64,
 }
 
-/// Every packed buffer's layout, the same on every PE since it derives from everyone's counts.
+impl Sizes {
+    pub(super) fn to_words(self) -> [u64; 4] {
+        [self.rdma, self.nvl, self.reduce, self.back]
+    }
+
+    pub(super) fn from_words([rdma, nvl, reduce, back]: [u64; 4]) -> Sizes {
+        Sizes {
+            rdma,
+            nvl,
+            reduce,
+            back,
+        }
+    }
+}
+
+/// The packed buffers' layouts at the PEs of one node, from the counts they got.
 /// A buffer holds regions, one per (source, channel) in that order; a layout is the first
 /// entry of each region, `n_pes * channels + 1` of them (the last is the buffer's total).
 #[derive(Debug)]
@@ -206,14 +254,25 @@ impl Layout<'_> {
             .collect()
     }
 
+    /// The local index of `pe`, which must be on this layout's node.
+    fn local(&self, pe: u32) -> u32 {
+        assert_eq!(
+            self.nodes.node_of(pe),
+            self.counts.node,
+            "a node's counts lay out its own PEs' buffers"
+        );
+        self.nodes.local_of(pe)
+    }
+
     /// Forwarder `pe`'s InfiniBand receive buffer: the tokens for its node of the sources on
     /// other nodes it forwards.
     pub(super) fn rdma(&self, pe: u32) -> Vec<u64> {
-        let node = self.nodes.node_of(pe);
+        self.local(pe);
+        let node = self.counts.node;
         self.prefix(|src, channel| {
             let forwarded = src != pe && self.nodes.forwarder(src, node) == pe;
             if forwarded {
-                self.counts.to_node(src, channel, node)
+                self.counts.to_node(src, channel)
             } else {
                 0
             }
@@ -222,59 +281,53 @@ impl Layout<'_> {
 
     /// PE `pe`'s NVLink receive buffer: every token with an expert on `pe`.
     pub(super) fn nvl(&self, pe: u32) -> Vec<u64> {
-        self.prefix(|src, channel| self.counts.to_pe(src, channel, pe))
+        let local = self.local(pe);
+        self.prefix(|src, channel| self.counts.to_local(src, channel, local))
     }
 
     /// Forwarder `pe`'s reduce buffer: a slot per token it forwards (its own included) and PE
     /// of its node that holds one of the token's experts, for that PE's weighted answers.
     pub(super) fn reduce(&self, pe: u32) -> Vec<u64> {
-        let node = self.nodes.node_of(pe);
+        self.local(pe);
+        let (node, members) = (self.counts.node, self.nodes.members(self.counts.node).len());
         self.prefix(|src, channel| {
             if self.nodes.forwarder(src, node) == pe {
-                let members = self.nodes.members(node).iter();
-                members.map(|&d| self.counts.to_pe(src, channel, d)).sum()
+                (0..members as u32)
+                    .map(|local| self.counts.to_local(src, channel, local))
+                    .sum()
             } else {
                 0
             }
         })
     }
 
-    /// Source `pe`'s combine buffer: a slot per token and node it went to, in token order.
-    pub(super) fn back(&self, pe: u32) -> u64 {
-        (0..self.counts.channels)
-            .flat_map(|channel| (0..self.nodes.count()).map(move |node| (channel, node)))
-            .map(|(channel, node)| self.counts.to_node(pe, channel, node))
-            .sum()
+    /// What forwarder `pe` tells each PE in the notify phase: where that source's region of
+    /// each channel starts in `pe`'s InfiniBand buffer (`channels` words a PE, PE after PE;
+    /// zeros for the sources `pe` does not forward).
+    pub(super) fn rdma_starts(&self, pe: u32) -> Vec<u64> {
+        let rdma = self.rdma(pe);
+        let node = self.counts.node;
+        (0..self.counts.n_pes)
+            .flat_map(|src| {
+                let forwarded = src != pe && self.nodes.forwarder(src, node) == pe;
+                let rdma = &rdma;
+                (0..self.counts.channels).map(move |channel| match forwarded {
+                    true => rdma[self.region(src, channel)],
+                    false => 0,
+                })
+            })
+            .collect()
     }
 
-    /// The largest of each buffer over the PEs, in one pass over the counts.
-    pub(super) fn largest(&self) -> Sizes {
-        let n = self.counts.n_pes as usize;
-        let (mut rdma, mut nvl, mut reduce) = (vec![0; n], vec![0; n], vec![0; n]);
-        for src in 0..self.counts.n_pes {
-            for channel in 0..self.counts.channels {
-                for node in 0..self.nodes.count() {
-                    let forwarder = self.nodes.forwarder(src, node) as usize;
-                    if node != self.nodes.node_of(src) {
-                        rdma[forwarder] += self.counts.to_node(src, channel, node);
-                    }
-                    for &pe in self.nodes.members(node) {
-                        let to_pe = self.counts.to_pe(src, channel, pe);
-                        nvl[pe as usize] += to_pe;
-                        reduce[forwarder] += to_pe;
-                    }
-                }
-            }
-        }
-        let most = |v: Vec<u64>| v.into_iter().max().unwrap_or(0);
+    /// PE `pe`'s own sizes; its combine buffer takes a slot per token and node it went to
+    /// (`dests`, its tokens' destinations).
+    pub(super) fn sizes(&self, pe: u32, dests: &[Dests]) -> Sizes {
+        let total = |layout: Vec<u64>| *layout.last().expect("a layout has a total");
         Sizes {
-            rdma: most(rdma),
-            nvl: most(nvl),
-            reduce: most(reduce),
-            back: (0..self.counts.n_pes)
-                .map(|pe| self.back(pe))
-                .max()
-                .unwrap_or(0),
+            rdma: total(self.rdma(pe)),
+            nvl: total(self.nvl(pe)),
+            reduce: total(self.reduce(pe)),
+            back: dests.iter().map(|d| d.nodes.len() as u64).sum(),
         }
     }
 }

@@ -53,7 +53,8 @@ pub(super) struct Plan<'a> {
     /// Each token's first slot in this PE's combine buffer: it takes one a node, in order.
     pub(super) back_first: Vec<u64>,
     /// `rdma_first[channel][node]`: where this PE's region of `channel` starts in the
-    /// InfiniBand buffer of its forwarder on `node`.
+    /// InfiniBand buffer of its forwarder on `node`, as that forwarder said in the notify
+    /// phase.
     pub(super) rdma_first: Vec<Vec<u64>>,
     /// The layouts of this PE's InfiniBand and reduce buffers, and of the NVLink buffers of
     /// the PEs of its node (by local index).
@@ -75,6 +76,7 @@ impl<'a> Plan<'a> {
         layout: &'a Layout<'a>,
         routes: &'a [Vec<u32>],
         dests: &'a [Dests],
+        rdma_first: Vec<Vec<u64>>,
     ) -> Plan<'a> {
         let nodes = layout.nodes;
         let n = layout.counts.n_pes();
@@ -85,13 +87,6 @@ impl<'a> Plan<'a> {
                 let first = *next;
                 *next += d.nodes.len() as u64;
                 Some(first)
-            })
-            .collect();
-        let rdma_first = (0..WARPS)
-            .map(|channel| {
-                (0..nodes.count())
-                    .map(|node| layout.rdma(nodes.forwarder(me, node))[layout.region(me, channel)])
-                    .collect()
             })
             .collect();
         let forwarded = (0..n)
@@ -177,7 +172,8 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The symmetric buffers of the dispatch and the combine, each as large as the largest PE's.
+/// The symmetric buffers of the dispatch and the combine, each as large as the largest PE's
+/// (`most`, from the notify phase).
 pub(super) struct Buffers {
     /// Tokens from other nodes that this PE forwards, and a flag per entry that its
     /// put-with-signal sets.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Counts, Dests, Layout, Nodes, Walk, channel_tokens};
+use super::{Counts, Dests, Layout, Nodes, Sizes, Walk, channel_tokens};
 use crate::workloads::MoeShape;
 
 /// Channels in the tests: fewer tokens than channels in some, uneven runs in others.
@@ -40,9 +40,9 @@ fn channels_split_the_tokens_into_runs_in_order() {
     }
 }
 
-/// A run of `n_pes` PEs on hosts of 8 with its notify phase done: where each PE's tokens go,
-/// and everyone's counts.
-fn notified(n_pes: u32, shape: &MoeShape) -> (Nodes, Vec<Vec<Dests>>, Counts) {
+/// A run of `n_pes` PEs on hosts of 8 with the counts of its notify phase exchanged: where
+/// each PE's tokens go, and the counts each node's PEs got (by node).
+fn notified(n_pes: u32, shape: &MoeShape) -> (Nodes, Vec<Vec<Dests>>, Vec<Counts>) {
     let nodes = Nodes::new(n_pes, |pe| pe / 8);
     let per_pe = shape.experts_per_pe(n_pes);
     let dests: Vec<Vec<Dests>> = (0..n_pes)
@@ -52,11 +52,25 @@ fn notified(n_pes: u32, shape: &MoeShape) -> (Nodes, Vec<Vec<Dests>>, Counts) {
                 .collect()
         })
         .collect();
-    let rows = dests
+    let outgoing: Vec<Vec<u32>> = dests
         .iter()
-        .flat_map(|d| Counts::row(d, n_pes, nodes.count(), CHANNELS))
+        .map(|d| Counts::outgoing(d, &nodes, CHANNELS))
         .collect();
-    let counts = Counts::new(rows, n_pes, nodes.count(), CHANNELS);
+    let len = Counts::part_len(&nodes, CHANNELS);
+    let part = |src: usize, pe: u32| &outgoing[src][pe as usize * len..][..len];
+    let counts = (0..nodes.count())
+        .map(|node| {
+            let members = nodes.members(node);
+            for src in 0..n_pes as usize {
+                assert!(
+                    members.iter().all(|&pe| part(src, pe) == part(src, members[0])),
+                    "a source tells every PE of a node the same"
+                );
+            }
+            let parts = (0..n_pes as usize).flat_map(|src| part(src, members[0]).to_vec());
+            Counts::new(parts.collect(), &nodes, node, CHANNELS)
+        })
+        .collect();
     (nodes, dests, counts)
 }
 
@@ -73,10 +87,12 @@ fn packed(places: &[BTreeSet<u64>], totals: impl Fn(u32) -> u64, what: &str) {
 /// each other node's forwarder, and each forwarder walks its regions in order.
 fn every_token_gets_a_place_of_its_own(n_pes: u32, shape: &MoeShape) {
     let (nodes, dests, counts) = notified(n_pes, shape);
-    let layout = Layout {
+    let layout_at = |pe: u32| Layout {
         nodes: &nodes,
-        counts: &counts,
+        counts: &counts[nodes.node_of(pe) as usize],
     };
+    // Regions are numbered the same at every node.
+    let layout = layout_at(0);
     let n = n_pes as usize;
     let (mut rdma, mut nvl, mut reduce) = (
         vec![BTreeSet::new(); n],
@@ -93,9 +109,12 @@ fn every_token_gets_a_place_of_its_own(n_pes: u32, shape: &MoeShape) {
                         continue;
                     }
                     let forwarder = nodes.forwarder(src, node);
-                    let at = layout.rdma(forwarder)[region] + sent[node as usize];
+                    let there = layout_at(forwarder);
+                    let start = there.rdma_starts(forwarder)[(src * CHANNELS + channel) as usize];
+                    assert_eq!(start, there.rdma(forwarder)[region], "what it was told");
+                    let at = start + sent[node as usize];
                     sent[node as usize] += 1;
-                    assert!(at < layout.rdma(forwarder)[region + 1]);
+                    assert!(at < there.rdma(forwarder)[region + 1]);
                     assert!(rdma[forwarder as usize].insert(at), "taken twice");
                 }
             }
@@ -103,12 +122,13 @@ fn every_token_gets_a_place_of_its_own(n_pes: u32, shape: &MoeShape) {
     }
     packed(
         &rdma,
-        |pe| *layout.rdma(pe).last().unwrap(),
+        |pe| *layout_at(pe).rdma(pe).last().unwrap(),
         "the RDMA buffer",
     );
     for forwarder in 0..n_pes {
         let node = nodes.node_of(forwarder);
         let members = nodes.members(node);
+        let layout = layout_at(forwarder);
         let nvl_layouts: Vec<Vec<u64>> = members.iter().map(|&pe| layout.nvl(pe)).collect();
         let reduce_layout = layout.reduce(forwarder);
         let forwarded = (0..n_pes).filter(|&src| nodes.forwarder(src, node) == forwarder);
@@ -144,26 +164,30 @@ fn every_token_gets_a_place_of_its_own(n_pes: u32, shape: &MoeShape) {
     }
     packed(
         &nvl,
-        |pe| *layout.nvl(pe).last().unwrap(),
+        |pe| *layout_at(pe).nvl(pe).last().unwrap(),
         "the NVLink buffer",
     );
     packed(
         &reduce,
-        |pe| *layout.reduce(pe).last().unwrap(),
+        |pe| *layout_at(pe).reduce(pe).last().unwrap(),
         "the reduce buffer",
     );
-    let sizes = layout.largest();
-    let most = |f: &dyn Fn(u32) -> u64| (0..n_pes).map(f).max().unwrap();
-    assert_eq!(sizes.rdma, most(&|pe| *layout.rdma(pe).last().unwrap()));
-    assert_eq!(sizes.nvl, most(&|pe| *layout.nvl(pe).last().unwrap()));
-    assert_eq!(sizes.reduce, most(&|pe| *layout.reduce(pe).last().unwrap()));
-    let back = |pe: u32| {
-        dests[pe as usize]
-            .iter()
-            .map(|d| d.nodes.len() as u64)
-            .sum()
-    };
-    assert_eq!(sizes.back, most(&back));
+    for pe in 0..n_pes {
+        let at = layout_at(pe);
+        let total = |layout: Vec<u64>| *layout.last().unwrap();
+        let back = dests[pe as usize].iter().map(|d| d.nodes.len() as u64);
+        let sizes = at.sizes(pe, &dests[pe as usize]);
+        assert_eq!(
+            sizes,
+            Sizes {
+                rdma: total(at.rdma(pe)),
+                nvl: total(at.nvl(pe)),
+                reduce: total(at.reduce(pe)),
+                back: back.sum(),
+            }
+        );
+        assert_eq!(Sizes::from_words(sizes.to_words()), sizes);
+    }
 }
 
 #[test]
