@@ -111,7 +111,10 @@ fn kernel_workloads_move_one_transfer_per_scoped_call() {
         counts("deepep-normal")["put_signals"],
         traffic.over_nvlink + n * n
     );
-    assert_eq!(counts("deepep-normal")["puts"], 2 * n * n + traffic.over_nvlink);
+    assert_eq!(
+        counts("deepep-normal")["puts"],
+        2 * n * n + traffic.over_nvlink
+    );
     phases_are(&reports[8], &["notify", "dispatch", "combine"]);
 }
 

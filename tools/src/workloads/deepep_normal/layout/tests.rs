@@ -63,7 +63,9 @@ fn notified(n_pes: u32, shape: &MoeShape) -> (Nodes, Vec<Vec<Dests>>, Vec<Counts
             let members = nodes.members(node);
             for src in 0..n_pes as usize {
                 assert!(
-                    members.iter().all(|&pe| part(src, pe) == part(src, members[0])),
+                    members
+                        .iter()
+                        .all(|&pe| part(src, pe) == part(src, members[0])),
                     "a source tells every PE of a node the same"
                 );
             }
