@@ -11,7 +11,7 @@
 //! each answer goes into its token's slot for that top-k position at the source, and a
 //! put-with-signal per PE says how many answers were sent.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use hw::Backend;
 use rshmem::{Cmp, Dim3, Shmem, ShmemError, SignalOp};
@@ -73,6 +73,11 @@ pub(super) fn low_latency<B: Backend>(
     // Thread 0 notes when each phase ended; the layer starts at the launch.
     let started_ns = sh.now_ns();
     let ended_ns = [Cell::new(0), Cell::new(0)];
+    // The counts every PE sent here, read once by thread 0 into the block's shared memory
+    // once they all arrived, as DeepEP's warp reads a count with one lane and shares it.
+    // Why not a read per lane: every lane of every warp would read the count of every
+    // (local expert, source) pair, 32 reads of `n` words a PE where one does.
+    let counts_got = RefCell::new(Vec::new());
     // Dispatch: the tokens, then (fenced behind them) each PE's counts with a signal.
     let scatter = Scatter {
         warps: WARPS,
@@ -90,15 +95,17 @@ pub(super) fn low_latency<B: Backend>(
             t.signal_wait_until(arrivals.at(0)?, Cmp::Eq, u64::from(n))
                 .await?;
             ended_ns[0].set(sh.now_ns());
+            *counts_got.borrow_mut() = t.local(counts)?;
         }
         t.sync_threads().await?;
+        let counts_got = counts_got.borrow();
 
         // Combine: warp w answers the (local expert, source) pairs w, w + WARPS, ...
         let mut wrong = 0;
         for pair in (t.warp_id()..per_pe * n).step_by(WARPS as usize) {
             let (local, src) = (pair / n, pair % n);
             let expert = me * per_pe + local;
-            let count = t.local(counts.at((src * per_pe + local) as usize)?)?[0];
+            let count = counts_got[(src * per_pe + local) as usize];
             for slot in 0..count.min(u64::from(tokens)) {
                 let at = slot_at(local, src, slot);
                 let got = t.local(recv.slice(at..at + words)?)?;
@@ -121,8 +128,7 @@ pub(super) fn low_latency<B: Backend>(
         t.block().fence().await?;
         for pe in (t.thread_rank()..n).step_by(threads as usize) {
             let first = pe as usize * per_pe_words;
-            let from_pe = t.local(counts.slice(first..first + per_pe_words)?)?;
-            let total: u64 = from_pe.iter().sum();
+            let total: u64 = counts_got[first..first + per_pe_words].iter().sum();
             t.put_signal(
                 answered.at(me as usize)?,
                 &[total],
