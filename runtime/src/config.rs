@@ -476,7 +476,7 @@ const SIZE_UNITS: [(char, u32); 4] = [('t', 40), ('g', 30), ('m', 20), ('k', 10)
 
 /// Parses a size such as `4096`, `512m`, `1G`, `2GiB` or `64kb`; `None` if malformed or too
 /// large for 64 bits.
-pub(crate) fn parse_size(raw: &str) -> Option<u64> {
+pub fn parse_size(raw: &str) -> Option<u64> {
     let lower = raw.trim().to_ascii_lowercase();
     // Why: "ib" only makes sense after a unit letter ("2gib"), while a bare "b" may follow
     // digits ("512b") or a unit ("4mb").

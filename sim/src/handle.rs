@@ -109,8 +109,10 @@ impl PeHandle {
             Executor::ShuttleTask(rounds) => rounds.suspend(self.pe),
         }
         if let Some(reason) = self.world().abort.clone() {
-            // The run is over (time limit): unwind this PE's program; the executor reports it.
-            panic!("{reason}");
+            // The run is over (time limit, a read of dropped bytes): unwind this PE's program;
+            // the executor reports it. Without the panic hook: the run's failure says why
+            // once, where a panic would print it again for every PE.
+            std::panic::resume_unwind(Box::new(reason));
         }
     }
 

@@ -207,6 +207,22 @@ impl SimBuilder {
         self
     }
 
+    /// Makes puts (and puts with signal) of at least `bytes` carry only their size, not their
+    /// bytes (default: every put carries its bytes). What such a put writes is then not kept:
+    /// its range is marked, and the first read that touches it (a local load, a get, an
+    /// atomic, a wait) stops the run with a failure naming the PE, the range and this
+    /// setting, since the read could not return what the program wrote. A run whose program
+    /// never reads back what its large puts wrote (a bandwidth measurement, a calibration fit)
+    /// then costs no allocation and no copy per put: the same events, times and trace hash as
+    /// with the bytes kept (a trace never hashes payloads). Writes smaller than `bytes`, and
+    /// atomics and signals, always keep theirs, so flags and counters work as ever. Not with
+    /// [`SimBuilder::addressable_memory`] or [`SimBuilder::static_data`], whose programs read
+    /// memory through its address, where no read can be caught (`build` refuses it).
+    pub fn drop_payloads_from(mut self, bytes: u64) -> Self {
+        self.params.drop_payloads_from = Some(bytes);
+        self
+    }
+
     /// Makes every segment of the run one contiguous region of real memory at a stable
     /// address (default off: sparse pages), so that [`hw::Device::load_store_addr`] gives a PE
     /// the address of its own segments and its program loads and stores them directly, as a
@@ -287,7 +303,8 @@ impl SimBuilder {
     /// [`LaunchError::Pes`] if the PE count is zero or larger than the topology's GPUs;
     /// [`LaunchError::Init`] if [`SimBuilder::static_data`] has not one region per PE, or
     /// regions of different lengths or that overlap, naming the PEs; or if the fault plan
-    /// names a PE or link the run lacks, or comes with an exploration.
+    /// names a PE or link the run lacks, or comes with an exploration; or if payloads are
+    /// dropped ([`SimBuilder::drop_payloads_from`]) where memory has an address.
     pub fn build(self) -> Result<Sim, LaunchError> {
         let gpus = self.topology.n_gpus();
         let n_pes = self.n_pes.unwrap_or(gpus);
@@ -310,6 +327,15 @@ impl SimBuilder {
         }
         if !self.layout.static_regions.is_empty() {
             check_static_regions(&self.layout.static_regions, n_pes).map_err(LaunchError::Init)?;
+        }
+        if let Some(from) = self.params.drop_payloads_from
+            && (self.layout.addressable || !self.layout.static_regions.is_empty())
+        {
+            return Err(LaunchError::Init(format!(
+                "dropping the bytes of puts of {from} bytes and more needs memory that is read \
+                 only through the simulator, and this run's program loads its memory through \
+                 its address (addressable memory or static data in place): keep the payloads"
+            )));
         }
         let injection = if self.injection.is_empty() {
             None
@@ -360,6 +386,7 @@ impl Sim {
                 pcie_read_flush: false,
                 ib_coherent: false,
                 network_transport: false,
+                drop_payloads_from: None,
             },
             layout: Layout::default(),
             explore: None,

@@ -112,6 +112,18 @@ pub(crate) struct RunArgs {
     /// kernels' tokens=4096 of the same).
     #[arg(long, value_name = "SHAPE")]
     moe: Option<workloads::MoeShape>,
+    /// Puts of at least SIZE bytes (k, m, g suffixes) carry only their size, not their
+    /// bytes: no copy and no memory for them. A read of what such a put wrote stops the run
+    /// with an error, so only for programs that never read back their large puts (every
+    /// built-in workload checks what it received, and fails). docs/sim-memory.md
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    drop_payloads_from: Option<u64>,
+}
+
+/// A size with an optional k, m, g or t suffix (powers of 1024), as `rshmem info` reads them.
+fn parse_size_arg(raw: &str) -> Result<u64, String> {
+    rshmem::config::parse_size(raw)
+        .ok_or_else(|| format!("{raw:?} is not a size: digits with an optional k, m, g or t"))
 }
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -179,6 +191,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         semantics: args.machine.semantics,
         timeline: args.trace.is_some(),
         explore: None,
+        drop_payloads_from: args.drop_payloads_from,
     };
     let sim = tampered_simulator(workload, choice, &tampering)?;
     let n_pes = sim.n_pes();
@@ -260,6 +273,9 @@ pub(crate) struct SimChoice {
     pub(crate) timeline: bool,
     /// Run the one execution an exploration names instead of a seeded run.
     pub(crate) explore: Option<sim::Explore>,
+    /// Puts of at least this many bytes carry only their size
+    /// ([`sim::SimBuilder::drop_payloads_from`]).
+    pub(crate) drop_payloads_from: Option<u64>,
 }
 
 /// Builds the simulator for one run of `workload`.
@@ -295,6 +311,9 @@ pub(crate) fn tampered_simulator(
     }
     if let Some(n) = choice.pes {
         builder = builder.pes(n);
+    }
+    if let Some(bytes) = choice.drop_payloads_from {
+        builder = builder.drop_payloads_from(bytes);
     }
     if let Some(rule) = tampering.broken {
         builder = builder.fault(rule);

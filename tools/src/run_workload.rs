@@ -158,7 +158,13 @@ pub(crate) fn run_workload(
                 PeVerdict::Failed
             }
             (Err(err), _) => {
-                failures.push(format!("PE {pe}: {err}"));
+                // A PE unwound because the simulator stopped the run says only what the run's
+                // failure, listed below, says.
+                let stopped = matches!(&err, rshmem::PeError::Failed(f)
+                    if report.failure.as_ref() == Some(&f.message));
+                if !stopped {
+                    failures.push(format!("PE {pe}: {err}"));
+                }
                 match err {
                     rshmem::PeError::Failed(_) => PeVerdict::Panicked,
                     _ => PeVerdict::Failed,

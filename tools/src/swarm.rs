@@ -253,6 +253,7 @@ fn run_one(job: &Job<'_>, args: &SwarmArgs, config: rshmem::Config) -> Verdict {
         semantics: hw::Semantics::default(),
         timeline: false,
         explore: None,
+        drop_payloads_from: None,
     };
     let timing = job.machine.timing;
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -389,6 +390,7 @@ mod tests {
             semantics: hw::Semantics::default(),
             timeline: false,
             explore: None,
+            drop_payloads_from: None,
         };
         let tampering = Tampering {
             plan: spec.parse().unwrap(),

@@ -380,3 +380,47 @@ fn bench_collectives_refuses_one_pe_and_says_what_it_needs() {
         "{err}"
     );
 }
+
+#[test]
+fn dropped_payloads_stop_a_workload_that_reads_them_back_with_one_message() {
+    let out = rshmem(&[
+        "run",
+        "alltoall",
+        "--pes",
+        "8",
+        "--drop-payloads-from",
+        "64",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let failures: Vec<&str> = summary["failures"]
+        .as_array()
+        .expect("failures")
+        .iter()
+        .filter_map(|f| f.as_str())
+        .collect();
+    // Once for the run, not again for every PE it unwound.
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].contains("a put of at least 64 bytes wrote without its bytes")
+            && failures[0].contains("--drop-payloads-from"),
+        "{failures:?}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // The same workload keeps puts below the size, and checks out.
+    let kept = json(&[
+        "run",
+        "alltoall",
+        "--pes",
+        "8",
+        "--drop-payloads-from",
+        "1k",
+        "--json",
+    ]);
+    assert_eq!(kept["ok"], true);
+    let bad = rshmem(&["run", "alltoall", "--drop-payloads-from", "64x"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a size"));
+}

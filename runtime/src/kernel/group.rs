@@ -157,7 +157,13 @@ impl<B: Backend> Group<B> {
                     what: call.what.clone(),
                     ctx: call.ctx,
                     data_at: call.data.as_ptr() as usize,
-                    data: call.data.to_vec(),
+                    // Why not for a group of one: nothing is compared with it, and a block of
+                    // one thread putting 64 MiB copied it only to drop it.
+                    data: if self.size() == 1 {
+                        Vec::new()
+                    } else {
+                        call.data.to_vec()
+                    },
                 });
             }
             Some(f) => {

@@ -23,6 +23,10 @@
 //! `pcie-read-flush` only, when a get or atomic through the NIC reaches the PE. Atomics read
 //! the newest bytes, pending ones included ([`Memory::read_newest`]).
 //!
+//! A run may drop the bytes of large puts (`SimBuilder::drop_payloads_from`): such a put
+//! carries [`Payload::Dropped`], its range at the target is marked (`dropped.rs`), and the
+//! first read that touches a marked byte is kept for the world, which stops the run there.
+//!
 //! Drain times are kept, not scheduled: the world applies a PE's due drains whenever it next
 //! touches that PE's memory (`World::catch_up`), which gives the same memory at every access
 //! as applying each at its time, without an event per write. A program reading its region
@@ -30,10 +34,12 @@
 //! device or queue call); seeing a pending write late is legal, as only a consistency step
 //! promises it.
 
+mod dropped;
 mod pending;
 mod region;
 mod sparse;
 
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::io;
 
@@ -41,6 +47,7 @@ use hw::MemKind;
 
 use crate::prefetch::prefetch;
 
+use dropped::Dropped;
 use pending::{PendingList, PendingSpan};
 use region::Region;
 pub use region::StaticRegion;
@@ -61,6 +68,9 @@ enum Storage {
 struct Segment {
     capacity_bytes: u64,
     storage: Storage,
+    /// What writes without their bytes covered ([`Payload::Dropped`]); empty unless
+    /// [`crate::SimBuilder::drop_payloads_from`] is set.
+    dropped: Dropped,
 }
 
 /// How a run's segments are stored (see the module doc).
@@ -93,8 +103,16 @@ const INLINE_BYTES: usize = 64;
 /// operation was a tenth of the simulator's time, so small ones live inline.
 #[derive(Clone, Debug)]
 pub(crate) enum Payload {
-    Inline { len: u8, bytes: [u8; INLINE_BYTES] },
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE_BYTES],
+    },
     Heap(Box<[u8]>),
+    /// A write of `len` bytes that carries none ([`crate::SimBuilder::drop_payloads_from`]):
+    /// where it lands no read may look.
+    Dropped {
+        len: u64,
+    },
 }
 
 impl Default for Payload {
@@ -118,16 +136,33 @@ impl Payload {
         }
     }
 
-    pub(crate) fn as_slice(&self) -> &[u8] {
+    /// The bytes; `None` for a dropped payload.
+    pub(crate) fn bytes(&self) -> Option<&[u8]> {
         match self {
-            Payload::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            Payload::Heap(bytes) => bytes,
+            Payload::Inline { len, bytes } => Some(&bytes[..usize::from(*len)]),
+            Payload::Heap(bytes) => Some(bytes),
+            Payload::Dropped { .. } => None,
         }
     }
 
     pub(crate) fn len(&self) -> u64 {
-        self.as_slice().len() as u64
+        match self {
+            Payload::Inline { len, .. } => u64::from(*len),
+            Payload::Heap(bytes) => bytes.len() as u64,
+            Payload::Dropped { len } => *len,
+        }
     }
+}
+
+/// A read that touched bytes a dropped payload wrote: the first of a run, which stops it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct UnkeptRead {
+    pub(crate) pe: u32,
+    pub(crate) kind: MemKind,
+    pub(crate) offset: u64,
+    pub(crate) len: u64,
+    /// The dropped range it touched, `[start, end)`.
+    pub(crate) dropped: (u64, u64),
 }
 
 /// Whether `[a_offset, a_offset + a_len)` and `[b_offset, b_offset + b_len)` share a byte.
@@ -145,6 +180,8 @@ pub(crate) struct Memory {
     layout: Layout,
     /// Ids of pending writes found by a lookup, kept to save an allocation per lookup.
     ids: Vec<u64>,
+    /// The first read of bytes that no write kept (a cell: reads take `&self`).
+    unkept_read: Cell<Option<UnkeptRead>>,
     resident_bytes: u64,
     pub(crate) resident_bytes_peak: u64,
 }
@@ -184,6 +221,7 @@ impl Memory {
         *seg = Some(Segment {
             capacity_bytes,
             storage,
+            dropped: Dropped::default(),
         });
         Ok(())
     }
@@ -195,6 +233,7 @@ impl Memory {
         let seg = &mut self.segments[pe as usize][MemKind::Static.index()];
         let seg = seg.get_or_insert_with(|| Segment {
             capacity_bytes: region.len_bytes,
+            dropped: Dropped::default(),
             // SAFETY: `SimBuilder::static_data`'s caller guarantees the regions stay valid
             // and untouched by others for the whole run, which this memory does not outlive.
             storage: Storage::Region(unsafe { Region::borrow(region) }),
@@ -232,12 +271,51 @@ impl Memory {
         seg
     }
 
-    /// Reads visible memory.
+    /// Reads visible memory. Bytes a dropped payload wrote read as whatever was there, and
+    /// the first such read is kept for [`Memory::take_unkept_read`].
     pub(crate) fn read(&self, pe: u32, kind: MemKind, offset: u64, out: &mut [u8]) {
-        let seg = self.segment(pe, kind, offset, out.len() as u64);
+        let len = out.len() as u64;
+        let seg = self.segment(pe, kind, offset, len);
         match &seg.storage {
             Storage::Sparse(pages) => pages.read(offset as usize, out),
             Storage::Region(region) => region.read(offset as usize, out),
+        }
+        if !seg.dropped.is_empty()
+            && let Some(dropped) = seg.dropped.overlapping(offset, len)
+        {
+            self.note_unkept_read(UnkeptRead {
+                pe,
+                kind,
+                offset,
+                len,
+                dropped,
+            });
+        }
+    }
+
+    fn note_unkept_read(&self, read: UnkeptRead) {
+        if self.unkept_read.get().is_none() {
+            self.unkept_read.set(Some(read));
+        }
+    }
+
+    /// The first read of bytes a dropped payload wrote, once.
+    pub(crate) fn take_unkept_read(&self) -> Option<UnkeptRead> {
+        self.unkept_read.take()
+    }
+
+    /// Writes a payload's bytes to visible memory, or marks its range dropped.
+    pub(crate) fn write_payload(&mut self, pe: u32, kind: MemKind, offset: u64, data: &Payload) {
+        match data.bytes() {
+            Some(bytes) => self.write(pe, kind, offset, bytes),
+            None => {
+                let len = data.len();
+                self.segment(pe, kind, offset, len);
+                let seg = self.segments[pe as usize][kind.index()]
+                    .as_mut()
+                    .expect("checked above");
+                seg.dropped.add(offset, len);
+            }
         }
     }
 
@@ -247,6 +325,9 @@ impl Memory {
         let seg = self.segments[pe as usize][kind.index()]
             .as_mut()
             .expect("checked above");
+        if !seg.dropped.is_empty() {
+            seg.dropped.remove(offset, data.len() as u64);
+        }
         let new_bytes = match &mut seg.storage {
             Storage::Sparse(pages) => pages.write(offset as usize, data),
             Storage::Region(region) => region.write(offset as usize, data),
@@ -382,7 +463,17 @@ impl Memory {
             let data = &list.data[(id - list.first_id) as usize];
             let from = span.offset.max(offset);
             let to = (span.offset + span.len).min(offset + len);
-            let src = &data.as_slice()[(from - span.offset) as usize..(to - span.offset) as usize];
+            let Some(bytes) = data.bytes() else {
+                self.note_unkept_read(UnkeptRead {
+                    pe,
+                    kind,
+                    offset,
+                    len,
+                    dropped: (span.offset, span.offset + span.len),
+                });
+                continue;
+            };
+            let src = &bytes[(from - span.offset) as usize..(to - span.offset) as usize];
             out[(from - offset) as usize..(to - offset) as usize].copy_from_slice(src);
         }
         self.ids = ids;
@@ -416,7 +507,7 @@ impl Memory {
     fn apply(&mut self, pe: u32, id: u64, shown: &mut Vec<Range>) {
         let list = &mut self.pending[pe as usize];
         let (span, data) = list.take((id - list.first_id) as usize);
-        self.write(pe, span.kind, span.offset, data.as_slice());
+        self.write_payload(pe, span.kind, span.offset, &data);
         shown.push((span.kind, span.offset, span.len));
     }
 }

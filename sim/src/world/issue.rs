@@ -213,7 +213,7 @@ impl World {
             let kind = OpKind::Put {
                 kind: dst.kind,
                 offset: dst.offset,
-                data: Payload::new(data),
+                data: self.payload(data, data.len()),
             };
             return self.post(queue, dst.pe.0, kind, Some(mover));
         }
@@ -223,11 +223,22 @@ impl World {
             let kind = OpKind::Put {
                 kind: dst.kind,
                 offset: dst.offset + 8 * word as u64,
-                data: Payload::new(bytes),
+                data: self.payload(bytes, data.len()),
             };
             self.post_ticket(queue, ticket, dst.pe.0, kind, Some(mover));
         }
         Ticket(ticket)
+    }
+
+    /// What a put carries of `data`, a piece of a put of `put_len` bytes: the bytes, or only
+    /// their count when puts that large drop theirs ([`crate::SimBuilder::drop_payloads_from`]).
+    fn payload(&self, data: &[u8], put_len: usize) -> Payload {
+        match self.params.drop_payloads_from {
+            Some(from) if put_len as u64 >= from => Payload::Dropped {
+                len: data.len() as u64,
+            },
+            _ => Payload::new(data),
+        }
     }
 
     pub(crate) fn get(&mut self, queue: u32, src: RemoteRange, into: Option<LocalRange>) -> Ticket {
@@ -279,7 +290,7 @@ impl World {
         let kind = OpKind::PutSignal {
             kind: dst.kind,
             offset: dst.offset,
-            data: Payload::new(data),
+            data: self.payload(data, data.len()),
             signal_kind: signal.kind,
             signal_offset: signal.offset,
             op,

@@ -73,6 +73,9 @@ pub(crate) struct WorldParams {
     /// Only puts and atomics that fetch nothing are posted; the rest completes at issue
     /// (`SimBuilder::network_transport`).
     pub(crate) network_transport: bool,
+    /// Puts of at least this many bytes carry only their size
+    /// (`SimBuilder::drop_payloads_from`).
+    pub(crate) drop_payloads_from: Option<u64>,
 }
 
 /// Everything that exists in a simulated run.
@@ -294,6 +297,11 @@ impl World {
             self.now_ns = self.now_ns.max(at_ns);
             if self.now_ns > self.params.time_limit_ns && self.abort.is_none() {
                 self.stop_at_time_limit();
+            }
+            if self.params.drop_payloads_from.is_some()
+                && let Some(read) = self.mem.take_unkept_read()
+            {
+                self.stop_at_unkept_read(read);
             }
             match event {
                 Event::Resume { pe } => {

@@ -411,6 +411,28 @@ impl World {
              with --time-limit-ms if the program is just long)",
             self.params.time_limit_ns
         );
+        self.stop(message);
+    }
+
+    /// Stops the run at the first read of bytes a dropped payload wrote: what it read is not
+    /// what the program wrote, so nothing after it can be trusted.
+    pub(super) fn stop_at_unkept_read(&mut self, read: crate::memory::UnkeptRead) {
+        if self.abort.is_some() {
+            return;
+        }
+        let from = self.params.drop_payloads_from.unwrap_or(0);
+        let message = format!(
+            "PE {} read {} bytes at offset {:#x} of its {:?} segment, which a put of at least \
+             {from} bytes wrote without its bytes (the range {:#x}..{:#x}): payloads that large \
+             are dropped in this run. Keep them (no --drop-payloads-from, or a larger size) to \
+             read them back",
+            read.pe, read.len, read.offset, read.kind, read.dropped.0, read.dropped.1
+        );
+        self.stop(message);
+    }
+
+    /// Ends the run: records `message` as its failure and unwinds every PE.
+    fn stop(&mut self, message: String) {
         self.record_failure(message.clone());
         self.abort = Some(message.clone());
         for p in 0..self.n_pes {

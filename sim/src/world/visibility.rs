@@ -135,7 +135,7 @@ impl World {
             self.pend(pe, kind, offset, data);
         } else {
             let len = data.len();
-            self.mem.write(pe, kind, offset, data.as_slice());
+            self.mem.write_payload(pe, kind, offset, &data);
             self.notify_write(pe, kind, offset, len);
         }
     }

@@ -32,10 +32,16 @@ use crate::bench::lines::{Line, gbps, us_per_op};
 /// average the jitter's draws, at a tenth of the simulation's cost.
 const MAX_ITERS: u32 = 100;
 
-/// Bytes one PE copies per measurement at most: the simulator copies every payload, so the
-/// benchmark's 20 fcollects of 64 MiB over 8 PEs (10 GiB) would cost seconds per run of a
-/// fit. Fewer collectives change only how the jitter averages; at least one is made.
+/// Bytes one PE copies per measurement at most: the benchmark's 20 fcollects of 64 MiB over
+/// 8 PEs (10 GiB) would cost seconds per run of a fit when the simulator copied every payload,
+/// as it did before pulls dropped theirs ([`DROP_PAYLOADS_FROM`]). Fewer collectives change
+/// only how the jitter averages; at least one is made.
 const MAX_BYTES_PER_MEASUREMENT: u64 = 8 << 20;
+
+/// Puts of this many bytes and more carry only their size ([`sim::SimBuilder::drop_payloads_from`]):
+/// every chunk a push makes is smaller (a pushed exchange's chunks fill at most half the
+/// scratch), and its landed bytes are read, while nothing reads what a pull lands.
+const DROP_PAYLOADS_FROM: u64 = SCRATCH_BYTES / 2 + 1;
 
 /// One simulation: a collective at a PE count, each of its measurements a form and a size
 /// (none for the barrier), reported as the lines of each collective of `reported`.
@@ -65,9 +71,13 @@ impl Run {
 /// # Errors
 /// The topology has fewer GPUs than the run's PEs, or the run failed.
 pub(super) fn run(machine: &Machine, run: &Run) -> anyhow::Result<Vec<Line>> {
-    let sim = Sim::builder(machine.clone()).pes(run.n_pes).build()?;
-    // The landing area and the reduction's dest, the scratch, and room for the rest.
-    let heap_bytes = 2 * run.max_bytes() + SCRATCH_BYTES + (4 << 20);
+    let sim = Sim::builder(machine.clone())
+        .pes(run.n_pes)
+        .drop_payloads_from(DROP_PAYLOADS_FROM)
+        .build()?;
+    // The landing area with the pushes' chunk after it, the reduction's dest, the scratch,
+    // and room for the rest.
+    let heap_bytes = 2 * run.max_bytes() + SCRATCH_BYTES / 2 + SCRATCH_BYTES + (4 << 20);
     let config = Config::default().device_heap_size(heap_bytes);
     let output =
         rshmem::run(sim, config, |sh| measure(sh, run)).context("simulating the collectives")?;
@@ -90,10 +100,15 @@ struct Memory {
     /// `pushed[pe]`: the last pushed reduction whose data PE `pe` put here.
     pushed: Sym<u64>,
     scratch: Sym<u8>,
+    /// Where the pulls land (`max_bytes`), then the chunk a push loads and sends: apart, as
+    /// pulls drop their bytes and the chunk is read.
     landing: Sym<u8>,
+    chunk_at: usize,
     dest: Sym<f32>,
     /// Where a pushed fcollect or alltoall copies what landed.
     gathered: Sym<u8>,
+    /// What a reduction stores into `dest` (see [`sums`]).
+    sums: Vec<f32>,
     /// This PE's barrier and reduction epochs; one block per PE uses them, as on the GPU.
     barrier_epoch: Cell<u64>,
     reduce_epoch: Cell<u64>,
@@ -107,16 +122,24 @@ fn measure<B: Backend>(sh: &Shmem<B>, run: &Run) -> Result<Vec<Line>, ShmemError
         arrived: sh.calloc::<u64>(n_pes)?,
         pushed: sh.calloc::<u64>(n_pes)?,
         scratch: sh.malloc::<u8>(SCRATCH_BYTES as usize)?,
-        landing: sh.malloc::<u8>(max_bytes)?,
+        landing: sh.malloc::<u8>(max_bytes + (SCRATCH_BYTES / 2) as usize)?,
+        chunk_at: max_bytes,
         dest: sh.malloc::<f32>(max_bytes / 4)?,
         gathered: sh.malloc::<u8>(PUSH_COPY_BYTES as usize)?,
+        // Zeros: a vector the allocator maps zeroed is never touched, and zeros written into
+        // the simulator's memory take no pages there.
+        sums: vec![0.0; max_bytes / 4],
         barrier_epoch: Cell::new(0),
         reduce_epoch: Cell::new(0),
     };
-    // Not zeros: the simulator scans a write's trailing zeros, which would cost more than
-    // the copy; what a put carries does not change its time.
-    let source = vec![0xa5u8; max_bytes];
-    sh.set_local(memory.landing, &source)?;
+    // What the pulls put, dropped on the way (never read, so never touched), and the chunk
+    // the pushes send, zeros too; what a put carries does not change its time.
+    let source = vec![0u8; max_bytes];
+    // The landing area written once, as it was for every fit in docs/calibration.md: the
+    // write paces each PE to the world's time before the first measurement, and without it
+    // the PEs start the measurements in another order (other jitter, a fit a few % apart).
+    // Zeros take no pages in the simulator.
+    sh.set_local(memory.landing.slice(..max_bytes)?, &source)?;
     let mut lines = Vec::new();
     for &(form, bytes) in &run.measurements {
         let iters = iterations(run, bytes);
@@ -218,7 +241,10 @@ async fn collective<B: Backend>(
         Collective::SumReduce if reduce_pushes(n_pes, bytes) => {
             let landed = push_exchange(t, memory, bytes).await?;
             let _theirs = t.local(landed)?;
-            t.set_local(memory.dest.slice(..(bytes / 4) as usize)?, &sums(bytes))
+            t.set_local(
+                memory.dest.slice(..(bytes / 4) as usize)?,
+                sums(memory, bytes),
+            )
         }
         // rshmem_detail_sum_reduce_pulled: barrier, pull every PE's source, store the sums,
         // barrier.
@@ -227,7 +253,10 @@ async fn collective<B: Backend>(
             for pe in 0..n_pes {
                 pull(t, memory, source, bytes, pe).await?;
             }
-            t.set_local(memory.dest.slice(..(bytes / 4) as usize)?, &sums(bytes))?;
+            t.set_local(
+                memory.dest.slice(..(bytes / 4) as usize)?,
+                sums(memory, bytes),
+            )?;
             barrier(t, memory).await
         }
     }
@@ -282,7 +311,11 @@ async fn push_exchange<B: Backend>(
     let len = bytes as usize;
     let half = (epoch % 2) as usize * (SCRATCH_BYTES / 2) as usize;
     let landed = memory.scratch.slice(half..half + n_pes as usize * len)?;
-    let mine = t.local(memory.landing.slice(..len)?)?;
+    let mine = t.local(
+        memory
+            .landing
+            .slice(memory.chunk_at..memory.chunk_at + len)?,
+    )?;
     let slot = landed.slice(me as usize * len..(me as usize + 1) * len)?;
     let peers = (0..n_pes).filter(|&pe| pe != me);
     for pe in peers.clone() {
@@ -304,7 +337,9 @@ async fn push_exchange<B: Backend>(
     Ok(landed)
 }
 
-/// The floats a reduction of `bytes` stores; their values do not change its time.
-fn sums(bytes: u64) -> Vec<f32> {
-    vec![1.0; (bytes / 4) as usize]
+/// The floats a reduction of `bytes` stores; their values do not change its time. One
+/// vector of the largest size serves every reduction: a new one per reduction of 64 MiB was
+/// an allocation, a fill and an unmapping each.
+fn sums(memory: &Memory, bytes: u64) -> &[f32] {
+    &memory.sums[..(bytes / 4) as usize]
 }

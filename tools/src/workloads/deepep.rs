@@ -11,7 +11,7 @@
 //! each answer goes into its token's slot for that top-k position at the source, and a
 //! put-with-signal per PE says how many answers were sent.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell};
 
 use hw::Backend;
 use rshmem::{Cmp, Dim3, Shmem, ShmemError, SignalOp};
@@ -77,7 +77,7 @@ pub(super) fn low_latency<B: Backend>(
     // once they all arrived, as DeepEP's warp reads a count with one lane and shares it.
     // Why not a read per lane: every lane of every warp would read the count of every
     // (local expert, source) pair, 32 reads of `n` words a PE where one does.
-    let counts_got = RefCell::new(Vec::new());
+    let counts_got = OnceCell::new();
     // Dispatch: the tokens, then (fenced behind them) each PE's counts with a signal.
     let scatter = Scatter {
         warps: WARPS,
@@ -95,10 +95,13 @@ pub(super) fn low_latency<B: Backend>(
             t.signal_wait_until(arrivals.at(0)?, Cmp::Eq, u64::from(n))
                 .await?;
             ended_ns[0].set(sh.now_ns());
-            *counts_got.borrow_mut() = t.local(counts)?;
+            let read = t.local(counts)?;
+            counts_got.get_or_init(|| read);
         }
         t.sync_threads().await?;
-        let counts_got = counts_got.borrow();
+        let counts_got = counts_got
+            .get()
+            .expect("thread 0 read the counts before the block's sync");
 
         // Combine: warp w answers the (local expert, source) pairs w, w + WARPS, ...
         let mut wrong = 0;
