@@ -164,3 +164,38 @@ fn memory_with_an_address_refuses_dropped_payloads() {
         .to_string();
     assert!(err.contains("keep the payloads"), "{err}");
 }
+
+#[test]
+fn a_put_from_local_memory_that_drops_its_bytes_reads_none() {
+    // PE 1 drops 2 KiB into PE 0's memory; PE 0 sends that range on to PE 1 from its own
+    // segment. Reading it would stop the run; a put that carries only its size reads nothing.
+    for (name, topology) in machines() {
+        let sim = Sim::builder(topology)
+            .pes(2)
+            .drop_payloads_from(1024)
+            .build()
+            .unwrap();
+        let (results, report) = sim
+            .launch(|dev: SimDevice| {
+                let key = dev.create_segment(MemKind::Device, 2 * FLAG).unwrap();
+                import_all(&dev, MemKind::Device, &key);
+                let q = dev.create_queue().unwrap();
+                if dev.pe() == Pe(1) {
+                    q.put(remote(0, 0, DATA), &vec![7; DATA as usize], Copier::Device)
+                        .unwrap();
+                    q.quiet(FAR).unwrap();
+                }
+                dev.exchange(&[], FAR).unwrap();
+                if dev.pe() == Pe(0) {
+                    q.put_from_local(remote(1, 0, DATA), local(0, DATA))
+                        .unwrap();
+                    q.quiet(FAR).unwrap();
+                }
+                dev.exchange(&[], FAR).unwrap();
+            })
+            .unwrap();
+        assert_eq!(report.failure, None, "{name}");
+        assert!(results.iter().all(Result::is_ok), "{name}");
+        assert_eq!(report.ops.puts, 2, "{name}");
+    }
+}

@@ -230,14 +230,23 @@ impl World {
         Ticket(ticket)
     }
 
+    /// Whether a put of `put_len` bytes carries only its size
+    /// ([`crate::SimBuilder::drop_payloads_from`]).
+    pub(crate) fn drops_payload(&self, put_len: u64) -> bool {
+        self.params
+            .drop_payloads_from
+            .is_some_and(|from| put_len >= from)
+    }
+
     /// What a put carries of `data`, a piece of a put of `put_len` bytes: the bytes, or only
-    /// their count when puts that large drop theirs ([`crate::SimBuilder::drop_payloads_from`]).
+    /// their count when puts that large drop theirs.
     fn payload(&self, data: &[u8], put_len: usize) -> Payload {
-        match self.params.drop_payloads_from {
-            Some(from) if put_len as u64 >= from => Payload::Dropped {
+        if self.drops_payload(put_len as u64) {
+            Payload::Dropped {
                 len: data.len() as u64,
-            },
-            _ => Payload::new(data),
+            }
+        } else {
+            Payload::new(data)
         }
     }
 
