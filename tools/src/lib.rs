@@ -10,6 +10,7 @@ mod bench;
 mod calibrate;
 mod check;
 mod check_program;
+mod in_order;
 mod info;
 mod launch;
 mod litmus;

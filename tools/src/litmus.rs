@@ -12,6 +12,8 @@ use model::litmus::{Litmus, Observation, Outcome};
 use serde::Serialize;
 use sim::Fault;
 
+use crate::in_order::{run_in_order, threads};
+
 pub(crate) const AFTER_HELP: &str = "Examples:
   rshmem litmus tests/litmus/catalogue
   rshmem litmus tests/litmus/catalogue/a2-mp-put-fence-put.litmus --json
@@ -51,6 +53,11 @@ pub(crate) struct LitmusArgs {
     /// With --replay: write the execution's timeline as a Chrome/Perfetto trace.
     #[arg(long, value_name = "FILE", requires = "replay")]
     trace: Option<PathBuf>,
+    /// Tests checked at once (default: one per CPU). Each check is exhaustive and alone on
+    /// its thread, so the results, their order and the executions counted are the same with
+    /// any number; only the wall time and each check's seconds change.
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -108,13 +115,16 @@ pub(crate) fn main(args: LitmusArgs) -> anyhow::Result<ExitCode> {
                 .expect("the template is valid"),
         )
     };
-    let mut results: Vec<(&LitmusFile, Vec<Check>)> = Vec::new();
-    for file in &files {
-        bar.set_message(file.test.name.clone());
-        let checks = check_all(&file.test, &faults);
-        bar.inc(checks.len() as u64);
-        results.push((file, checks));
-    }
+    let checked = run_in_order(
+        &files,
+        threads(args.jobs),
+        |file| check_all(&file.test, &faults),
+        |file, checks| {
+            bar.set_message(file.test.name.clone());
+            bar.inc(checks.len() as u64);
+        },
+    );
+    let results: Vec<(&LitmusFile, Vec<Check>)> = files.iter().zip(checked).collect();
     bar.finish_and_clear();
 
     let mismatched: Vec<String> = results

@@ -9,7 +9,6 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::ExitCode;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -18,6 +17,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use sim::{FaultPlan, Machine};
 
+use crate::in_order::{run_in_order, threads};
 use crate::run::{self, SimChoice, Tampering};
 use crate::run_workload::{PeVerdict, WorkloadRun, run_workload};
 use crate::workloads::Params;
@@ -205,40 +205,24 @@ fn run_all(
     config: &rshmem::Config,
     bar: &ProgressBar,
 ) -> Vec<Verdict> {
-    let next = AtomicUsize::new(0);
-    let verdicts: Mutex<Vec<Option<Verdict>>> = Mutex::new(jobs.iter().map(|_| None).collect());
     let failed = AtomicUsize::new(0);
-    let threads = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
-        .max(1);
     // A PE's panic is caught and judged; the default hook would print each one over the bar.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else { break };
-                    let verdict = run_one(job, args, config.clone());
-                    if matches!(verdict, Verdict::Failed(_)) {
-                        failed.fetch_add(1, Ordering::Relaxed);
-                    }
-                    bar.set_message(format!("{} failed", failed.load(Ordering::Relaxed)));
-                    bar.inc(1);
-                    verdicts.lock().expect("no job panics holding the lock")[i] = Some(verdict);
-                }
-            });
-        }
-    });
+    let verdicts = run_in_order(
+        jobs,
+        threads(args.jobs),
+        |job| run_one(job, args, config.clone()),
+        |_, verdict| {
+            if matches!(verdict, Verdict::Failed(_)) {
+                failed.fetch_add(1, Ordering::Relaxed);
+            }
+            bar.set_message(format!("{} failed", failed.load(Ordering::Relaxed)));
+            bar.inc(1);
+        },
+    );
     std::panic::set_hook(hook);
     verdicts
-        .into_inner()
-        .expect("no job panics holding the lock")
-        .into_iter()
-        .map(|v| v.expect("every job ran"))
-        .collect()
 }
 
 fn run_one(job: &Job<'_>, args: &SwarmArgs, config: rshmem::Config) -> Verdict {

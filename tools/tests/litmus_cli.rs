@@ -112,3 +112,33 @@ fn bad_input_is_named() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/dev/zero is not a litmus file"));
 }
+
+#[test]
+fn tests_checked_side_by_side_report_what_one_at_a_time_does_in_the_same_order() {
+    let files: Vec<String> = [
+        "f1-sb-put-put.litmus",
+        "a1-mp-put-put.litmus",
+        "a2-mp-put-fence-put.litmus",
+    ]
+    .iter()
+    .map(|f| catalogue(f))
+    .collect();
+    let run = |jobs: &str| {
+        let mut args = vec!["litmus", "--json", "--jobs", jobs];
+        args.extend(files.iter().map(String::as_str));
+        let out = rshmem(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut checks = json_lines(&out);
+        for check in &mut checks {
+            check.as_object_mut().unwrap().remove("seconds");
+        }
+        checks
+    };
+    let alone = run("1");
+    assert!(alone.len() >= 3 * 4, "{} checks", alone.len());
+    assert_eq!(alone, run("3"));
+}
