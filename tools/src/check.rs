@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rshmem::check::{Race, RaceAccess, run_checked};
 use serde::Serialize;
 
+use crate::in_order::{run_in_order, threads};
 use crate::run::{MachineArgs, SimChoice, simulator};
 use crate::workloads::{self, Workload};
 
@@ -64,6 +65,10 @@ pub(crate) struct CheckArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Runs at once (default: one per CPU; built-in workloads only). Each run is
+    /// deterministic on its own thread, so the report is the same with any number.
+    #[arg(long, value_name = "N")]
+    pub(crate) jobs: Option<usize>,
 }
 
 /// One distinct race over all runs.
@@ -138,6 +143,12 @@ struct FailureJson {
 
 pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if let Some(n_pes) = args.np {
+        if args.jobs.is_some() {
+            anyhow::bail!(
+                "--jobs runs the built-in workloads' runs side by side; a program's runs (-n) \
+                 are processes checked one after another: drop --jobs"
+            );
+        }
         return crate::check_program::main(&args, n_pes);
     }
     let workload = workloads::lookup(&args.workload)?;
@@ -166,19 +177,31 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         0
     };
-    for seed in args.seed..args.seed.saturating_add(args.runs) {
-        let explore = (args.schedule == "delays").then(|| {
-            let prefix = sim::explore::random_delays(seed, n_choices, args.depth, DELAY_ROUNDS);
-            sim::Explore {
-                rounds: DELAY_ROUNDS,
-                ..sim::Explore::new(prefix)
-            }
-        });
-        let sim = simulator(workload, choice(seed, explore))?;
-        n_pes = hw::Launcher::n_pes(&sim);
-        let (output, races) = run_checked(sim, config.clone(), |sh| {
-            workloads::run_on_pe(workload, &workloads::Params::default(), sh)
-        })?;
+    let seeds: Vec<u64> = (args.seed..args.seed.saturating_add(args.runs)).collect();
+    let runs = run_in_order(
+        &seeds,
+        threads(args.jobs),
+        |&seed| {
+            let explore = (args.schedule == "delays").then(|| {
+                let prefix = sim::explore::random_delays(seed, n_choices, args.depth, DELAY_ROUNDS);
+                sim::Explore {
+                    rounds: DELAY_ROUNDS,
+                    ..sim::Explore::new(prefix)
+                }
+            });
+            let sim = simulator(workload, choice(seed, explore))?;
+            let n_pes = hw::Launcher::n_pes(&sim);
+            let (output, races) = run_checked(sim, config.clone(), |sh| {
+                workloads::run_on_pe(workload, &workloads::Params::default(), sh)
+            })?;
+            anyhow::Ok((n_pes, output, races))
+        },
+        |_, _| bar.inc(1),
+    );
+    // Folded in seed order, whichever thread ran each.
+    for (&seed, run) in seeds.iter().zip(runs) {
+        let (pes, output, races) = run?;
+        n_pes = pes;
         for race in races {
             found
                 .entry(race.site())
@@ -201,7 +224,6 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
         if let Some(message) = output.report.failure {
             failures.push(FailureJson { seed, message });
         }
-        bar.inc(1);
     }
     bar.finish_and_clear();
     // Races in the order of their first seed, then as found.

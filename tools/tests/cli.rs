@@ -424,3 +424,30 @@ fn dropped_payloads_stop_a_workload_that_reads_them_back_with_one_message() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a size"));
 }
+
+#[test]
+fn check_reports_the_same_with_its_runs_side_by_side_or_one_at_a_time() {
+    let run = |jobs: &str| {
+        let out = rshmem(&[
+            "check",
+            "flag-nofence",
+            "--runs",
+            "8",
+            "--pes",
+            "4",
+            "--schedule",
+            "delays",
+            "--json",
+            "--jobs",
+            jobs,
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("one JSON object")
+    };
+    let alone = run("1");
+    assert!(!alone["races"].as_array().unwrap().is_empty());
+    assert_eq!(alone, run("3"));
+    let out = rshmem(&["check", "-n", "2", "--jobs", "2", "./prog"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("drop --jobs"));
+}
