@@ -128,6 +128,13 @@ fn parse_size_arg(raw: &str) -> Result<u64, String> {
 
 pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(n_ranks) = args.launch.np {
+        if args.drop_payloads_from.is_some() {
+            bail!(
+                "--drop-payloads-from applies to the built-in workloads only: a program started \
+                 with -n reads its memory through its address, where no read of dropped bytes \
+                 could be caught"
+            );
+        }
         if args.faults.is_some() || args.broken.rule.is_some() {
             bail!(
                 "--faults and --break apply to the built-in workloads only; drop -n to run one \

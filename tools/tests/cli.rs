@@ -423,6 +423,9 @@ fn dropped_payloads_stop_a_workload_that_reads_them_back_with_one_message() {
     let bad = rshmem(&["run", "alltoall", "--drop-payloads-from", "64x"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a size"));
+    let program = rshmem(&["run", "-n", "2", "--drop-payloads-from", "1k", "./prog"]);
+    assert_eq!(program.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&program.stderr).contains("built-in workloads only"));
 }
 
 #[test]
