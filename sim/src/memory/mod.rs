@@ -271,6 +271,14 @@ impl Memory {
         seg
     }
 
+    /// [`Memory::segment`], to change.
+    fn segment_mut(&mut self, pe: u32, kind: MemKind, offset: u64, len: u64) -> &mut Segment {
+        self.segment(pe, kind, offset, len);
+        self.segments[pe as usize][kind.index()]
+            .as_mut()
+            .expect("checked above")
+    }
+
     /// Reads visible memory. Bytes a dropped payload wrote read as whatever was there, and
     /// the first such read is kept for [`Memory::take_unkept_read`].
     pub(crate) fn read(&self, pe: u32, kind: MemKind, offset: u64, out: &mut [u8]) {
@@ -310,21 +318,16 @@ impl Memory {
             Some(bytes) => self.write(pe, kind, offset, bytes),
             None => {
                 let len = data.len();
-                self.segment(pe, kind, offset, len);
-                let seg = self.segments[pe as usize][kind.index()]
-                    .as_mut()
-                    .expect("checked above");
-                seg.dropped.add(offset, len);
+                self.segment_mut(pe, kind, offset, len)
+                    .dropped
+                    .add(offset, len);
             }
         }
     }
 
     /// Writes visible memory.
     pub(crate) fn write(&mut self, pe: u32, kind: MemKind, offset: u64, data: &[u8]) {
-        self.segment(pe, kind, offset, data.len() as u64);
-        let seg = self.segments[pe as usize][kind.index()]
-            .as_mut()
-            .expect("checked above");
+        let seg = self.segment_mut(pe, kind, offset, data.len() as u64);
         if !seg.dropped.is_empty() {
             seg.dropped.remove(offset, data.len() as u64);
         }
