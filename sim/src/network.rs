@@ -107,12 +107,13 @@ fn header(path: &Path) -> u32 {
 fn append_record(records: &mut Vec<u32>, path: &Path) -> u32 {
     let slot = u32::try_from(records.len() + 1).expect("a PE's routes fit in 2^32 words");
     records.push(header(path));
-    records.extend(
-        path.hops
-            .iter()
-            .map(|h| 2 * h.link.0 + u32::from(!h.forward)),
-    );
+    records.extend(path.hops.iter().map(hop_word));
     slot
+}
+
+/// A hop as records and routes keep it: `2 * link + backward`.
+fn hop_word(hop: &Hop) -> u32 {
+    2 * hop.link.0 + u32::from(!hop.forward)
 }
 
 fn unpack_header(word: u32) -> (usize, u32, PathClass) {
@@ -147,6 +148,8 @@ pub(crate) struct Network {
     transfer_ns: u64,
     /// Scratch space for filling route records without allocating.
     scratch: Path,
+    /// Words in the route records of all sources.
+    record_words: usize,
     /// Injected stalls, `(link, interval)`, earliest start first; empty in most runs.
     stalls: Vec<(u32, Interval)>,
     /// When a timeline is drawn: each link's window of the last transfer sent, hop by hop.
@@ -159,6 +162,11 @@ pub(crate) struct Network {
 /// a barrier, a recursive doubling) never pays for routes it does not use.
 const FULL_FILL_FRACTION: usize = 8;
 
+/// Route records of all sources stop growing at this many words (64 MiB): past it, a route
+/// not yet recorded is walked on the tree each time it is used. An all-to-all at 4096 PEs
+/// records 16.7 million routes (470 MB), against a walk of a few hops per operation.
+const ROUTE_RECORD_WORDS: usize = 16 << 20;
+
 /// Hops a [`Route`] carries itself: every route of the built-in topologies fits.
 const CARRIED_HOPS: usize = 6;
 
@@ -170,6 +178,20 @@ const CARRIED_HOPS: usize = 6;
 pub(crate) struct Route([u32; 1 + CARRIED_HOPS]);
 
 impl Route {
+    /// `path` as a route that carries its hops, if it has few enough.
+    fn carrying(path: &Path) -> Option<Route> {
+        let hops = path.hops.len();
+        if hops > CARRIED_HOPS {
+            return None;
+        }
+        let mut route = Route([0; 1 + CARRIED_HOPS]);
+        route.0[0] = header(path);
+        for (word, hop) in route.0[1..1 + hops].iter_mut().zip(&path.hops) {
+            *word = hop_word(hop);
+        }
+        Some(route)
+    }
+
     pub(crate) fn class(&self) -> PathClass {
         unpack_header(self.0[0]).2
     }
@@ -238,6 +260,7 @@ impl Network {
                 class: PathClass::Local,
                 nics: 0,
             },
+            record_words: 0,
             stalls: Vec::new(),
             windows: None,
         }
@@ -271,7 +294,15 @@ impl Network {
         });
         let mut slot = routes.slots.get(dst);
         if slot == 0 {
+            if self.record_words >= ROUTE_RECORD_WORDS {
+                routes.tree.path_into(topology, Pe(dst), &mut self.scratch);
+                if let Some(route) = Route::carrying(&self.scratch) {
+                    return route;
+                }
+            }
+            let before = routes.records.len();
             Self::fill(topology, routes, &mut self.scratch, dst, n_pes);
+            self.record_words += routes.records.len() - before;
             slot = routes.slots.get(dst);
         }
         let start = slot as usize - 1;
