@@ -126,7 +126,7 @@ pub(crate) struct FenceOrder {
     epoch: u32,
     /// (target, delivery time) of the operations issued since the last fence. A list, not a
     /// map: appending is all a fence-free program pays per operation.
-    recent: Vec<(u32, u64)>,
+    recent: Recent,
     recent_sweep_at: usize,
     /// Per target, the latest delivery of an operation issued before the last fence.
     floors: Floors,
@@ -148,7 +148,7 @@ const MIN_SWEEP: usize = 64;
 impl FenceOrder {
     /// Ends the current epoch at `now_ns`.
     fn fence(&mut self, now_ns: u64) {
-        for &(dst, at_ns) in &self.recent {
+        for (dst, at_ns) in self.recent.iter() {
             if at_ns >= now_ns {
                 let floor = self.floors.entry(dst).or_default();
                 *floor = (*floor).max(at_ns);
@@ -177,18 +177,88 @@ impl FenceOrder {
             self.floors.get(&dst).copied().unwrap_or(0)
         };
         let arrive_ns = arrive_ns.max(floor_ns + 1);
-        self.recent.push((dst, arrive_ns));
+        self.recent.push(dst, arrive_ns, now_ns);
         if self.recent.len() > self.recent_sweep_at {
-            self.recent.retain(|&(_, at_ns)| at_ns >= now_ns);
+            self.recent.forget_before(now_ns);
             self.recent_sweep_at = (2 * self.recent.len()).max(MIN_SWEEP);
         }
         arrive_ns
     }
 }
 
+/// The (target, delivery time) list of [`FenceOrder`], in 8 bytes an entry: a delivery time
+/// is kept as 32 bits after `base_ns`, and the rare one further ahead (4.3 s of simulated
+/// time) in `far`. Why: a fence-free all-to-all keeps an entry per operation in flight, 16.7
+/// million at 4096 PEs, 268 MB in entries of 16 bytes.
+#[derive(Debug, Default)]
+struct Recent {
+    base_ns: u64,
+    near: Vec<(u32, u32)>,
+    far: Vec<(u32, u64)>,
+}
+
+impl Recent {
+    fn len(&self) -> usize {
+        self.near.len() + self.far.len()
+    }
+
+    /// Adds a delivery at `at_ns` of an operation issued at `now_ns`; times never go back.
+    fn push(&mut self, dst: u32, at_ns: u64, now_ns: u64) {
+        if self.len() == 0 {
+            self.base_ns = now_ns;
+        }
+        let after_ns = at_ns.checked_sub(self.base_ns);
+        match after_ns.and_then(|after_ns| u32::try_from(after_ns).ok()) {
+            Some(after_ns) => self.near.push((dst, after_ns)),
+            None => self.far.push((dst, at_ns)),
+        }
+    }
+
+    /// Every entry, near ones first.
+    fn iter(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let near = self.near.iter();
+        let near = near.map(|&(dst, after_ns)| (dst, self.base_ns + u64::from(after_ns)));
+        near.chain(self.far.iter().copied())
+    }
+
+    /// Drops the deliveries before `now_ns`, and counts the rest from `now_ns`.
+    fn forget_before(&mut self, now_ns: u64) {
+        let base_ns = self.base_ns;
+        self.near.retain_mut(|(_, after_ns)| {
+            let at_ns = base_ns + u64::from(*after_ns);
+            *after_ns = at_ns.saturating_sub(now_ns) as u32;
+            at_ns >= now_ns
+        });
+        self.far.retain(|&(_, at_ns)| at_ns >= now_ns);
+        self.base_ns = now_ns;
+    }
+
+    fn clear(&mut self) {
+        self.near.clear();
+        self.far.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fence_orders_behind_deliveries_far_ahead_and_after_sweeps() {
+        let mut order = FenceOrder::default();
+        let far_ns = 10_000_000_000;
+        assert_eq!(order.order(7, far_ns, 5, 0), far_ns);
+        // Enough deliveries that have passed by the next issue to sweep the list twice.
+        for i in 0..3 * MIN_SWEEP as u64 {
+            order.order(8, 10 + i, 10 + i, 0);
+        }
+        assert_eq!(order.order(9, 5_000, 1_000, 0), 5_000);
+        // After a fence, target 7 waits for the delivery 10 s ahead, 9 for the one at 5 us,
+        // and 8 for none: its deliveries were all before the fence.
+        assert_eq!(order.order(7, 2_000, 2_000, 1), far_ns + 1);
+        assert_eq!(order.order(9, 2_000, 2_000, 1), 5_001);
+        assert_eq!(order.order(8, 2_000, 2_000, 1), 2_000);
+    }
 
     #[test]
     fn a_ticket_of_parts_completes_with_its_last_part() {
