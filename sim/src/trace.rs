@@ -203,9 +203,26 @@ struct Span {
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
     spans: Vec<Span>,
+    /// When the operation in each slot was posted (its span's start), kept here rather than
+    /// with every operation in flight, since only a timeline needs it.
+    posted_ns: Vec<u64>,
 }
 
 impl Timeline {
+    /// Notes that the operation now in `slot` was posted at `at_ns`.
+    pub(crate) fn note_posted(&mut self, slot: u32, at_ns: u64) {
+        let slot = slot as usize;
+        if slot >= self.posted_ns.len() {
+            self.posted_ns.resize(slot + 1, 0);
+        }
+        self.posted_ns[slot] = at_ns;
+    }
+
+    /// When the operation in `slot` was posted.
+    pub(crate) fn posted_ns(&self, slot: u32) -> u64 {
+        self.posted_ns[slot as usize]
+    }
+
     pub(crate) fn span(
         &mut self,
         track: Track,

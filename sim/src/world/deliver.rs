@@ -8,7 +8,7 @@ use crate::fault::Fault;
 use crate::memory::Payload;
 use crate::trace::{OpCode, Record, Track};
 
-use super::issue::{InFlight, OpKind};
+use super::issue::{InFlight, OpKind, SignalTarget};
 use super::{Blocked, Status, World};
 
 /// The write half of a put-with-signal `ADD`, read and not yet written: under OpenSHMEM rules
@@ -32,13 +32,8 @@ impl World {
     /// is one native atomic of the target's CPU), and not under [`Fault::SignalBeforeData`],
     /// which splits it its own way.
     pub(super) fn splits_signal_add(&self, kind: &OpKind) -> bool {
-        matches!(
-            kind,
-            OpKind::PutSignal {
-                op: SignalOp::Add,
-                ..
-            }
-        ) && self.params.semantics == Semantics::OpenShmem15
+        matches!(kind, OpKind::PutSignal { signal, .. } if signal.op == SignalOp::Add)
+            && self.params.semantics == Semantics::OpenShmem15
             && !self.params.network_transport
             && !self.params.faults.has(Fault::SignalBeforeData)
     }
@@ -120,16 +115,19 @@ impl World {
                 kind,
                 offset,
                 data,
-                signal_kind,
-                signal_offset,
-                op,
-                value,
+                signal,
             } => {
                 let data = std::mem::take(data);
                 self.land(class, target, *kind, *offset, data);
+                let SignalTarget {
+                    kind: signal_kind,
+                    offset: signal_offset,
+                    op,
+                    value,
+                } = **signal;
                 if splits {
                     // The read half; the write half is this operation's next delivery event.
-                    let (pe, kind, offset) = (target, *signal_kind, *signal_offset);
+                    let (pe, kind, offset) = (target, signal_kind, signal_offset);
                     self.write_signal_adds(pe, kind, offset, None);
                     let old = self.atomic(
                         class,
@@ -146,15 +144,15 @@ impl World {
                         pe,
                         kind,
                         offset,
-                        value: old.wrapping_add(*value),
+                        value: old.wrapping_add(value),
                         nic: class == PathClass::Rdma,
                     });
                     flight.kind = OpKind::SignalWrite;
                     self.ops[slot as usize] = Some(flight);
                     return;
                 }
-                let amo = op.as_amo(*value);
-                self.atomic(class, target, *signal_kind, *signal_offset, amo);
+                let amo = op.as_amo(value);
+                self.atomic(class, target, signal_kind, signal_offset, amo);
             }
             OpKind::SignalWrite => {
                 self.catch_up(target, self.now_ns);
@@ -165,15 +163,16 @@ impl World {
                 self.land(class, target, *kind, *offset, data);
             }
         }
+        let src = self.source_of(&flight);
         self.trace.record(Record::Deliver {
             op: flight.kind.code(),
-            src: flight.src,
+            src,
             dst: flight.dst,
             at_ns: self.now_ns,
         });
         let sent = self
             .net
-            .send(flight.src, &flight.route, true, self.now_ns, back_bytes);
+            .send(src, &flight.route, true, self.now_ns, back_bytes);
         let jitter_ns = self.return_delay_ns(sent.latency_ns);
         let done_ns = sent.transfer.begin_ns
             + sent.transfer.serialise_ns
@@ -186,9 +185,9 @@ impl World {
                 _ => 0,
             };
             timeline.span(
-                Track::Pe(flight.src),
+                Track::Pe(src),
                 flight.kind.code().name(),
-                flight.issued_ns,
+                timeline.posted_ns(slot),
                 done_ns,
                 flight.dst,
                 bytes,
@@ -218,10 +217,7 @@ impl World {
             kind,
             offset,
             data,
-            signal_kind,
-            signal_offset,
-            op,
-            value,
+            signal,
         } = std::mem::replace(
             &mut flight.kind,
             OpKind::Put {
@@ -236,12 +232,12 @@ impl World {
         self.atomic(
             class,
             flight.dst,
-            signal_kind,
-            signal_offset,
-            op.as_amo(value),
+            signal.kind,
+            signal.offset,
+            signal.op.as_amo(signal.value),
         );
         self.trace.record(Record::SignalBeforeData {
-            src: flight.src,
+            src: self.source_of(&flight),
             dst: flight.dst,
             at_ns: self.now_ns,
         });
@@ -268,9 +264,10 @@ impl World {
                 read,
                 ..
             } => {
-                self.catch_up(flight.src, self.now_ns);
-                self.mem.write(flight.src, dst.kind, dst.offset, &read);
-                self.notify_write(flight.src, dst.kind, dst.offset, dst.len);
+                let src = self.queues[queue as usize].owner;
+                self.catch_up(src, self.now_ns);
+                self.mem.write(src, dst.kind, dst.offset, &read);
+                self.notify_write(src, dst.kind, dst.offset, dst.len);
             }
             OpKind::Get {
                 into: None, read, ..

@@ -130,10 +130,11 @@ impl World {
         if self.injected.crashed_at_ns.is_empty() {
             return false;
         }
-        let src = self.ops[slot as usize]
-            .as_ref()
-            .expect("an issued op is in flight")
-            .src;
+        let src = self.source_of(
+            self.ops[slot as usize]
+                .as_ref()
+                .expect("an issued op is in flight"),
+        );
         if self.injected.crashed(src).is_none() {
             return false;
         }
