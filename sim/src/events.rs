@@ -8,7 +8,11 @@
 //! event is moved at most once per digit in which its time differs from the current time:
 //! at most once for the tens of microseconds ahead that operations travel.
 
+mod packed;
+
 use crate::trace::OpCode;
+
+use packed::{Packed, Spill};
 
 /// Something that happens at a point in virtual time.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -48,7 +52,7 @@ const NIL: u32 = u32::MAX;
 /// chunks go back to the pool and are reused warm.
 #[derive(Clone, Copy, Debug)]
 struct Chunk {
-    events: [(u64, Event); CHUNK],
+    events: [(u64, Packed); CHUNK],
     next: u32,
 }
 
@@ -84,7 +88,7 @@ struct Pool {
 }
 
 impl Pool {
-    fn append(&mut self, bucket: &mut Bucket, at_ns: u64, event: Event) {
+    fn append(&mut self, bucket: &mut Bucket, at_ns: u64, event: Packed) {
         if bucket.is_empty() || bucket.tail_len == CHUNK {
             let chunk = self.take();
             if bucket.is_empty() {
@@ -107,7 +111,7 @@ impl Pool {
     fn take(&mut self) -> u32 {
         if self.free == NIL {
             self.chunks.push(Chunk {
-                events: [(0, Event::Resume { pe: 0 }); CHUNK],
+                events: [(0, Packed::default()); CHUNK],
                 next: NIL,
             });
             return (self.chunks.len() - 1) as u32;
@@ -139,6 +143,8 @@ pub(crate) struct EventQueue {
     /// Per level, bit `d` is set when bucket `d` holds events.
     occupied: [[u64; WORDS]; LEVELS],
     pool: Pool,
+    /// The events too large to pack.
+    spill: Spill,
     len: usize,
     /// The earliest time outside `current`, once [`EventQueue::next_time_ns`] looked it up.
     /// Looking must not move events the way a pop does: that would advance `last_ns`, and an
@@ -160,6 +166,7 @@ impl Default for EventQueue {
                 chunks: Vec::new(),
                 free: NIL,
             },
+            spill: Spill::default(),
             len: 0,
             next_ns: None,
         }
@@ -192,6 +199,7 @@ impl EventQueue {
             self.last_ns
         );
         self.len += 1;
+        let event = self.spill.pack(event);
         match place(self.last_ns, at_ns) {
             None => self.pool.append(&mut self.current, at_ns, event),
             Some((level, digit)) => {
@@ -208,7 +216,7 @@ impl EventQueue {
             return None;
         }
         let c = &mut self.current;
-        let next = self.pool.chunks[c.head as usize].events[c.head_pos];
+        let (at_ns, packed) = self.pool.chunks[c.head as usize].events[c.head_pos];
         c.head_pos += 1;
         let chunk_end = if c.head == c.tail { c.tail_len } else { CHUNK };
         if c.head_pos == chunk_end {
@@ -222,7 +230,7 @@ impl EventQueue {
             self.pool.release(done);
         }
         self.len -= 1;
-        Some(next)
+        Some((at_ns, self.spill.take(packed)))
     }
 
     /// The time of the next event; takes `&mut self` to remember it until the next pop.
@@ -246,8 +254,10 @@ impl EventQueue {
     pub(crate) fn ahead(&self, k: usize) -> Option<Event> {
         let c = &self.current;
         let chunk_end = if c.head == c.tail { c.tail_len } else { CHUNK };
-        (!c.is_empty() && c.head_pos + k < chunk_end)
-            .then(|| self.pool.chunks[c.head as usize].events[c.head_pos + k].1)
+        (!c.is_empty() && c.head_pos + k < chunk_end).then(|| {
+            self.spill
+                .peek(self.pool.chunks[c.head as usize].events[c.head_pos + k].1)
+        })
     }
 
     /// Every queued event, in no particular order (for failure reports).
@@ -255,11 +265,11 @@ impl EventQueue {
         std::iter::once(&self.current)
             .chain(self.levels.iter().flatten())
             .flat_map(|&bucket| self.events_of(bucket))
-            .map(|(_, event)| event)
+            .map(|(_, packed)| self.spill.peek(packed))
     }
 
     /// The events of `bucket`, in order.
-    fn events_of(&self, bucket: Bucket) -> impl Iterator<Item = (u64, Event)> + '_ {
+    fn events_of(&self, bucket: Bucket) -> impl Iterator<Item = (u64, Packed)> + '_ {
         let mut chunk = bucket.head;
         let mut pos = bucket.head_pos;
         std::iter::from_fn(move || {

@@ -162,10 +162,11 @@ pub(crate) struct Network {
 /// a barrier, a recursive doubling) never pays for routes it does not use.
 const FULL_FILL_FRACTION: usize = 8;
 
-/// Route records of all sources stop growing at this many words (64 MiB): past it, a route
+/// Route records of all sources stop growing at this many words (16 MiB): past it, a route
 /// not yet recorded is walked on the tree each time it is used. An all-to-all at 4096 PEs
-/// records 16.7 million routes (470 MB), against a walk of a few hops per operation.
-const ROUTE_RECORD_WORDS: usize = 16 << 20;
+/// would record 16.7 million routes (470 MB); walking every route instead of reading records
+/// left `msg-rate` and `alltoall` at 1024 PEs as fast, within the noise (BENCHMARKS.md).
+const ROUTE_RECORD_WORDS: usize = 4 << 20;
 
 /// Hops a [`Route`] carries itself: every route of the built-in topologies fits.
 const CARRIED_HOPS: usize = 6;

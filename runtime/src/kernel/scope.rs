@@ -424,7 +424,9 @@ impl<'k, B: Backend> Scoped<'k, B> {
         match self.arrive(&call)? {
             Turn::Wait(group, generation) => self.released(&call, group, generation).await,
             Turn::Perform(group) => {
-                let performed = perform().await;
+                // Boxed: one thread of a group performs the call, and its future held inline
+                // made every thread's future as large as the largest call the kernel makes.
+                let performed = Box::pin(perform()).await;
                 self.finish(&call, group, performed)
             }
         }
