@@ -424,9 +424,7 @@ impl<'k, B: Backend> Scoped<'k, B> {
         match self.arrive(&call)? {
             Turn::Wait(group, generation) => self.released(&call, group, generation).await,
             Turn::Perform(group) => {
-                // Boxed: one thread of a group performs the call, and its future held inline
-                // made every thread's future as large as the largest call the kernel makes.
-                let performed = Box::pin(perform()).await;
+                let performed = perform().await;
                 self.finish(&call, group, performed)
             }
         }

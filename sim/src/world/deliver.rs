@@ -32,7 +32,8 @@ impl World {
     /// is one native atomic of the target's CPU), and not under [`Fault::SignalBeforeData`],
     /// which splits it its own way.
     pub(super) fn splits_signal_add(&self, kind: &OpKind) -> bool {
-        matches!(kind, OpKind::PutSignal { signal, .. } if signal.op == SignalOp::Add)
+        matches!(kind, OpKind::PutSignal { signal, .. }
+            if self.signal_targets[*signal as usize].op == SignalOp::Add)
             && self.params.semantics == Semantics::OpenShmem15
             && !self.params.network_transport
             && !self.params.faults.has(Fault::SignalBeforeData)
@@ -124,7 +125,7 @@ impl World {
                     offset: signal_offset,
                     op,
                     value,
-                } = **signal;
+                } = self.take_signal(*signal);
                 if splits {
                     // The read half; the write half is this operation's next delivery event.
                     let (pe, kind, offset) = (target, signal_kind, signal_offset);
@@ -229,6 +230,7 @@ impl World {
         else {
             unreachable!("only a put-with-signal is split");
         };
+        let signal = self.take_signal(signal);
         self.atomic(
             class,
             flight.dst,

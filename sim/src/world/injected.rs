@@ -138,8 +138,7 @@ impl World {
         if self.injected.crashed(src).is_none() {
             return false;
         }
-        self.ops[slot as usize] = None;
-        self.free_ops.push(slot);
+        self.forget_op(slot);
         true
     }
 
@@ -164,8 +163,7 @@ impl World {
             Time(crashed_ns)
         );
         let queue = flight.queue;
-        self.ops[slot as usize] = None;
-        self.free_ops.push(slot);
+        self.forget_op(slot);
         if let Some(report) = &mut self.injected.report {
             report.lost_ops += 1;
         }

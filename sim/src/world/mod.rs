@@ -43,7 +43,7 @@ use crate::trace::Trace;
 use deadlines::Deadlines;
 use exchange::Exchange;
 use injected::Injected;
-use issue::{InFlight, QueueState};
+use issue::{InFlight, QueueState, SignalTarget};
 pub(crate) use pes::{Blocked, ThreadWait};
 use pes::{PeState, Status};
 
@@ -110,6 +110,9 @@ pub(crate) struct World {
     queues: Vec<QueueState>,
     ops: Vec<Option<InFlight>>,
     free_ops: Vec<u32>,
+    /// The signals of the puts-with-signal in flight (`issue.rs`), and their free places.
+    signal_targets: Vec<SignalTarget>,
+    free_signal_targets: Vec<u32>,
     exchange: Exchange,
     /// Deadlines of blocked PEs, earliest first. Kept apart from the event queue because
     /// almost every wait ends before its deadline, and a void deadline left in the queue
@@ -194,6 +197,8 @@ impl World {
             queues: Vec::new(),
             ops: Vec::new(),
             free_ops: Vec::new(),
+            signal_targets: Vec::new(),
+            free_signal_targets: Vec::new(),
             exchange: Exchange::new(n_pes),
             deadlines: Deadlines::new(n_pes),
             running: None,
