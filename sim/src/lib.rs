@@ -59,6 +59,7 @@ mod ordering;
 mod prefetch;
 mod queue;
 mod report;
+mod slab;
 mod stacks;
 pub mod threads;
 pub mod topology;

@@ -7,6 +7,7 @@
 //! 2^37) is kept whole in a side table and the word holds its index there, so every event
 //! comes back exactly as it went in.
 
+use crate::slab::Slab;
 use crate::trace::OpCode;
 
 use super::Event;
@@ -35,11 +36,10 @@ const ACK_TICKET_BITS: u32 = 64 - TAG_BITS - ACK_OP_BITS - ACK_QUEUE_BITS;
 const DRAIN_PE_BITS: u32 = 24;
 const DRAIN_WRITE_BITS: u32 = 64 - TAG_BITS - DRAIN_PE_BITS;
 
-/// The events too large to pack, with the free places among them.
+/// The events too large to pack.
 #[derive(Debug, Default)]
 pub(super) struct Spill {
-    events: Vec<Event>,
-    free: Vec<u32>,
+    events: Slab<Event>,
 }
 
 /// `value` fits in `bits` bits.
@@ -78,18 +78,7 @@ impl Spill {
                 word(DRAIN, u64::from(pe) | write_id << DRAIN_PE_BITS)
             }
             Event::Ack { .. } | Event::Drain { .. } => {
-                let index = match self.free.pop() {
-                    Some(index) => {
-                        self.events[index as usize] = event;
-                        index
-                    }
-                    None => {
-                        self.events.push(event);
-                        u32::try_from(self.events.len() - 1)
-                            .expect("fewer than 2^32 events spilled at once")
-                    }
-                };
-                word(SPILLED, u64::from(index))
+                word(SPILLED, u64::from(self.events.insert(event)))
             }
         }
     }
@@ -112,17 +101,16 @@ impl Spill {
                 pe: low(DRAIN_PE_BITS) as u32,
                 write_id: fields >> DRAIN_PE_BITS,
             },
-            _ => self.events[fields as usize],
+            _ => self.events.get(fields as u32),
         }
     }
 
     /// The event `packed` holds, taken off the queue: a spilled one's place is free again.
     pub(super) fn take(&mut self, packed: Packed) -> Event {
-        let event = self.peek(packed);
         if packed.0 & TAG_MASK == SPILLED {
-            self.free.push((packed.0 >> TAG_BITS) as u32);
+            return self.events.remove((packed.0 >> TAG_BITS) as u32);
         }
-        event
+        self.peek(packed)
     }
 }
 
@@ -184,15 +172,14 @@ mod tests {
         ];
         events.extend(spilled);
         let packed: Vec<Packed> = events.iter().map(|&e| spill.pack(e)).collect();
-        assert_eq!(spill.events.len(), spilled.len());
+        assert_eq!(spill.events.places(), spilled.len());
         for (&event, &p) in events.iter().zip(&packed) {
             assert_eq!(spill.peek(p), event);
             assert_eq!(spill.take(p), event);
         }
         // Taken spilled events leave their places to the next ones.
-        assert_eq!(spill.free.len(), spilled.len());
         let again = spill.pack(spilled[0]);
         assert_eq!(spill.take(again), spilled[0]);
-        assert_eq!(spill.events.len(), spilled.len());
+        assert_eq!(spill.events.places(), spilled.len());
     }
 }

@@ -33,7 +33,7 @@ impl World {
     /// which splits it its own way.
     pub(super) fn splits_signal_add(&self, kind: &OpKind) -> bool {
         matches!(kind, OpKind::PutSignal { signal, .. }
-            if self.signal_targets[*signal as usize].op == SignalOp::Add)
+            if self.signal_targets.get(*signal).op == SignalOp::Add)
             && self.params.semantics == Semantics::OpenShmem15
             && !self.params.network_transport
             && !self.params.faults.has(Fault::SignalBeforeData)

@@ -68,7 +68,7 @@ pub(super) enum OpKind {
         kind: MemKind,
         offset: u64,
         data: Payload,
-        /// Where its signal is among [`World::signal_targets`](super::World): held inline
+        /// Its signal's index in [`World::signal_targets`](super::World): held inline
         /// it made every operation in flight, puts too, 16 bytes larger (7.3 million are in
         /// flight at once in an all-to-all of 4096 PEs).
         signal: u32,
@@ -312,7 +312,7 @@ impl World {
             kind: dst.kind,
             offset: dst.offset,
             data: self.payload(data, data.len()),
-            signal: self.keep_signal(SignalTarget {
+            signal: self.signal_targets.insert(SignalTarget {
                 kind: signal.kind,
                 offset: signal.offset,
                 op,
@@ -380,25 +380,9 @@ impl World {
         self.events.push(issued_ns, Event::Issue { op: slot });
     }
 
-    /// Keeps a put-with-signal's signal until its delivery; returns where.
-    fn keep_signal(&mut self, target: SignalTarget) -> u32 {
-        match self.free_signal_targets.pop() {
-            Some(index) => {
-                self.signal_targets[index as usize] = target;
-                index
-            }
-            None => {
-                self.signal_targets.push(target);
-                u32::try_from(self.signal_targets.len() - 1)
-                    .expect("fewer than 2^32 puts-with-signal in flight")
-            }
-        }
-    }
-
     /// The signal kept at `index`, which is then free.
     pub(super) fn take_signal(&mut self, index: u32) -> SignalTarget {
-        self.free_signal_targets.push(index);
-        self.signal_targets[index as usize]
+        self.signal_targets.remove(index)
     }
 
     /// Frees the slot of an operation that goes no further, and what it kept elsewhere.

@@ -38,6 +38,7 @@ use crate::movers::Movers;
 use crate::network::Network;
 use crate::prefetch::prefetch;
 use crate::report::OpCounts;
+use crate::slab::Slab;
 use crate::trace::Trace;
 
 use deadlines::Deadlines;
@@ -110,9 +111,8 @@ pub(crate) struct World {
     queues: Vec<QueueState>,
     ops: Vec<Option<InFlight>>,
     free_ops: Vec<u32>,
-    /// The signals of the puts-with-signal in flight (`issue.rs`), and their free places.
-    signal_targets: Vec<SignalTarget>,
-    free_signal_targets: Vec<u32>,
+    /// The signals of the puts-with-signal in flight (`issue.rs`).
+    signal_targets: Slab<SignalTarget>,
     exchange: Exchange,
     /// Deadlines of blocked PEs, earliest first. Kept apart from the event queue because
     /// almost every wait ends before its deadline, and a void deadline left in the queue
@@ -197,8 +197,7 @@ impl World {
             queues: Vec::new(),
             ops: Vec::new(),
             free_ops: Vec::new(),
-            signal_targets: Vec::new(),
-            free_signal_targets: Vec::new(),
+            signal_targets: Slab::default(),
             exchange: Exchange::new(n_pes),
             deadlines: Deadlines::new(n_pes),
             running: None,
