@@ -125,7 +125,7 @@ impl World {
                     offset: signal_offset,
                     op,
                     value,
-                } = self.take_signal(*signal);
+                } = self.signal_targets.remove(*signal);
                 if splits {
                     // The read half; the write half is this operation's next delivery event.
                     let (pe, kind, offset) = (target, signal_kind, signal_offset);
@@ -230,7 +230,7 @@ impl World {
         else {
             unreachable!("only a put-with-signal is split");
         };
-        let signal = self.take_signal(signal);
+        let signal = self.signal_targets.remove(signal);
         self.atomic(
             class,
             flight.dst,
@@ -258,7 +258,7 @@ impl World {
             .take()
             .expect("a completed op is in flight");
         self.free_ops.push(slot);
-        let (queue, ticket) = (flight.queue, flight.ticket);
+        let (queue, ticket, src) = (flight.queue, flight.ticket, self.source_of(&flight));
         self.record_completion(flight.kind.code(), queue, ticket);
         match flight.kind {
             OpKind::Get {
@@ -266,7 +266,6 @@ impl World {
                 read,
                 ..
             } => {
-                let src = self.queues[queue as usize].owner;
                 self.catch_up(src, self.now_ns);
                 self.mem.write(src, dst.kind, dst.offset, &read);
                 self.notify_write(src, dst.kind, dst.offset, dst.len);

@@ -380,18 +380,13 @@ impl World {
         self.events.push(issued_ns, Event::Issue { op: slot });
     }
 
-    /// The signal kept at `index`, which is then free.
-    pub(super) fn take_signal(&mut self, index: u32) -> SignalTarget {
-        self.signal_targets.remove(index)
-    }
-
     /// Frees the slot of an operation that goes no further, and what it kept elsewhere.
     pub(super) fn forget_op(&mut self, slot: u32) {
         let flight = self.ops[slot as usize]
             .take()
             .expect("a forgotten op is in flight");
         if let OpKind::PutSignal { signal, .. } = flight.kind {
-            self.take_signal(signal);
+            self.signal_targets.remove(signal);
         }
         self.free_ops.push(slot);
     }
