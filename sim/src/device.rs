@@ -129,12 +129,19 @@ impl SimDevice {
         key
     }
 
+    /// The capacity a key of `pe`'s `kind` segment names, if it is such a key.
+    fn capacity_in(key: &[u8], pe: u32, kind: MemKind) -> Option<u64> {
+        let key: &[u8; 13] = key.try_into().ok()?;
+        let capacity = u64::from_le_bytes(key[5..].try_into().ok()?);
+        (*key == Self::key_bytes(pe, kind, capacity)).then_some(capacity)
+    }
+
     fn key(pe: u32, kind: MemKind, capacity_bytes: u64) -> SegmentKey {
         SegmentKey(Self::key_bytes(pe, kind, capacity_bytes).to_vec())
     }
 
     /// Whether `key` describes `peer`'s segment of `kind`.
-    fn check_key(w: &World, peer: Pe, kind: MemKind, key: &[u8]) -> Result<(), DeviceError> {
+    fn check_key(w: &mut World, peer: Pe, kind: MemKind, key: &[u8]) -> Result<(), DeviceError> {
         let import_error = |reason: &str| DeviceError::Import {
             peer,
             kind,
@@ -142,6 +149,15 @@ impl SimDevice {
         };
         if peer.0 >= w.n_pes {
             return Err(import_error("no such PE"));
+        }
+        if w.mem.capacity_bytes(peer.0, kind).is_none()
+            && !w.owns(peer.0)
+            && let Some(capacity) = Self::capacity_in(key, peer.0, kind)
+        {
+            // The peer is another partition's, in a parallel run: it created the segment
+            // there, and its key is how this partition learns of it. Its memory here stays
+            // empty (nothing lands on it here) and only checks the ranges PEs here ask for.
+            let _ = w.mem.create(peer.0, kind, capacity);
         }
         let capacity = w
             .mem
@@ -247,7 +263,7 @@ impl Device for SimDevice {
 
     fn import_segment(&self, peer: Pe, kind: MemKind, key: &SegmentKey) -> Result<(), DeviceError> {
         let mut w = self.handle.world();
-        Self::check_key(&w, peer, kind, &key.0)?;
+        Self::check_key(&mut w, peer, kind, &key.0)?;
         w.mark_imported(self.handle.pe, peer.0, kind);
         Ok(())
     }
@@ -264,7 +280,7 @@ impl Device for SimDevice {
         let mut w = self.handle.world();
         if !w.keys_checked(all, offset, kinds) {
             all.for_each_segment_key(offset, kinds, |peer, kind, key| {
-                Self::check_key(&w, peer, kind, key)
+                Self::check_key(&mut w, peer, kind, key)
             })?;
             w.remember_keys_checked(all, offset, kinds);
         }

@@ -56,6 +56,7 @@ mod memory;
 mod movers;
 mod network;
 mod ordering;
+mod parallel;
 mod prefetch;
 mod queue;
 mod report;
@@ -109,6 +110,7 @@ pub struct Sim {
     stack_bytes: usize,
     executor: Executor,
     injection: Option<injection::CheckedPlan>,
+    parallel: Option<parallel::Parallel>,
 }
 
 /// What runs the PEs' programs.
@@ -132,6 +134,7 @@ pub struct SimBuilder {
     stack_bytes: usize,
     executor: Executor,
     injection: FaultPlan,
+    parallel: Option<parallel::Parallel>,
 }
 
 /// The largest segment a simulated GPU grants: the 141 GB of an H200's HBM3e (memory is
@@ -298,6 +301,31 @@ impl SimBuilder {
         self
     }
 
+    /// Splits the run into `parts` partitions of whole hosts, run side by side on
+    /// [`SimBuilder::threads`] threads (docs/sim-parallel.md). Operations through a NIC travel
+    /// between partitions through a network of their own, a NIC's latency or more later, so
+    /// each partition runs that long alone. The run is another run than without partitions
+    /// (each partition draws its own chances, and events of one nanosecond come in another
+    /// order), but it is the same run for any number of threads: the same seed and
+    /// partitions give the same trace hash on one thread or many. Not for one host, an
+    /// exploration, injected faults, broken rules, a timeline, the network transport, or
+    /// memory with an address (`build` refuses them, saying why). One partition runs the
+    /// parallel machinery on one world, which is what tests it against the others.
+    pub fn partitions(mut self, parts: u32) -> Self {
+        let threads = self.parallel.map_or(parts, |p| p.threads);
+        self.parallel = Some(parallel::Parallel { parts, threads });
+        self
+    }
+
+    /// Sets the threads that run the partitions of [`SimBuilder::partitions`] (default: one
+    /// per partition). Changes how fast a run goes, never what it does.
+    pub fn threads(mut self, threads: u32) -> Self {
+        if let Some(p) = &mut self.parallel {
+            p.threads = threads.max(1);
+        }
+        self
+    }
+
     /// Checks the configuration.
     ///
     /// # Errors
@@ -338,6 +366,9 @@ impl SimBuilder {
                  its address (addressable memory or static data in place): keep the payloads"
             )));
         }
+        if let Some(parallel) = self.parallel {
+            self.check_parallel(parallel, n_pes)?;
+        }
         let injection = if self.injection.is_empty() {
             None
         } else if self.explore.is_some() {
@@ -359,7 +390,39 @@ impl SimBuilder {
             stack_bytes: self.stack_bytes,
             executor: self.executor,
             injection,
+            parallel: self.parallel,
         })
+    }
+
+    /// Why this configuration cannot run split into partitions, if it cannot.
+    fn check_parallel(&self, parallel: parallel::Parallel, n_pes: u32) -> Result<(), LaunchError> {
+        let refused = if parallel.parts == 0 {
+            Some("zero partitions: ask for at least one")
+        } else if self.explore.is_some() {
+            Some("an exploration runs on one world, whose choices it enumerates")
+        } else if !self.injection.is_empty() {
+            Some("injected faults are not split across partitions yet")
+        } else if !self.params.faults.list().is_empty() {
+            Some("broken rules (test-only faults) run on one world")
+        } else if self.params.timeline {
+            Some("a timeline is drawn from one world")
+        } else if self.params.network_transport {
+            Some("the network transport completes gets at issue, which needs the target's memory")
+        } else if self.layout.addressable || !self.layout.static_regions.is_empty() {
+            Some("memory with an address is read by the program where no partition can see it")
+        } else if self.executor != Executor::Coroutines {
+            Some("shuttle tasks run on one world")
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            return Err(LaunchError::Init(format!(
+                "this run cannot be split into partitions: {why}; run it without partitions"
+            )));
+        }
+        parallel::Split::by_hosts(&self.topology, n_pes, parallel.parts)
+            .map(|_| ())
+            .map_err(LaunchError::Init)
     }
 }
 
@@ -394,6 +457,7 @@ impl Sim {
             stack_bytes: 256 * 1024,
             executor: Executor::Coroutines,
             injection: FaultPlan::default(),
+            parallel: None,
         }
     }
 
@@ -438,6 +502,38 @@ impl Launcher for Sim {
         let faults = params.faults.list();
         if !faults.is_empty() {
             tracing::warn!(target: TRACING_TARGET, ?faults, "running with broken rules (test-only)");
+        }
+        if let Some(parallel) = self.parallel {
+            let (results, merged) = parallel::launch(
+                parallel,
+                &self.topology,
+                self.n_pes,
+                caps,
+                params,
+                self.stack_bytes,
+                &pe_main,
+            )?;
+            if let Some(message) = &merged.failure {
+                tracing::warn!(target: TRACING_TARGET, seed = params.seed, "run failed: {message}; rerun with seed {}", params.seed);
+            }
+            let report = SimReport {
+                seed: params.seed,
+                topology: self.topology.name().to_string(),
+                n_pes: self.n_pes,
+                semantics: params.semantics,
+                sim_time_ns: merged.sim_time_ns,
+                ops: merged.counts,
+                trace_hash: merged.trace_hash,
+                events: merged.events,
+                choices: merged.choices,
+                choice_trace: None,
+                faults,
+                memory_bytes_peak: merged.memory_bytes_peak,
+                failure: merged.failure,
+                timeline: None,
+                injection: None,
+            };
+            return Ok((results, report));
         }
         let mut world = World::new(
             Rc::clone(&self.topology),

@@ -31,6 +31,19 @@ pub struct OpCounts {
 }
 
 impl OpCounts {
+    /// Adds `other`'s counts to these.
+    pub(crate) fn add(&mut self, other: &OpCounts) {
+        self.puts += other.puts;
+        self.gets += other.gets;
+        self.amos += other.amos;
+        self.put_signals += other.put_signals;
+        self.fences += other.fences;
+        self.quiets += other.quiets;
+        self.waits += other.waits;
+        self.bytes_put += other.bytes_put;
+        self.bytes_got += other.bytes_got;
+    }
+
     /// Communication operations: puts, gets, atomics and puts with signal.
     pub fn total(&self) -> u64 {
         self.puts + self.gets + self.amos + self.put_signals

@@ -13,7 +13,7 @@ use crate::entropy::splitmix64;
 
 /// Mixes one word into the hash (the splitmix64 finaliser: every input bit moves every
 /// output bit, so two traces that differ anywhere hash differently with high probability).
-fn mix(hash: u64, word: u64) -> u64 {
+pub(crate) fn mix(hash: u64, word: u64) -> u64 {
     let mut state = hash ^ word;
     splitmix64(&mut state)
 }

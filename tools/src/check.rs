@@ -166,6 +166,7 @@ pub(crate) fn main(args: CheckArgs) -> anyhow::Result<ExitCode> {
         timeline: false,
         explore,
         drop_payloads_from: None,
+        parallel: None,
     };
     // With delays, the on-time run says how many choices there are to make late.
     let n_choices = if args.schedule == "delays" {

@@ -118,6 +118,14 @@ pub(crate) struct RunArgs {
     /// built-in workload checks what it received, and fails). docs/sim-memory.md
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
     drop_payloads_from: Option<u64>,
+    /// Split the run into N partitions of whole hosts that run side by side
+    /// (docs/sim-parallel.md): another run than without, the same for any --threads. Needs
+    /// at least N hosts (an ib-N topology); refused with --faults, --break and --trace.
+    #[arg(long, value_name = "N")]
+    partitions: Option<u32>,
+    /// Threads that run the partitions (default: one per partition): only how fast.
+    #[arg(long, value_name = "N", requires = "partitions")]
+    threads: Option<u32>,
 }
 
 /// A size with an optional k, m, g or t suffix (powers of 1024), as `rshmem info` reads them.
@@ -133,6 +141,12 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
                 "--drop-payloads-from applies to the built-in workloads only: a program started \
                  with -n reads its memory through its address, where no read of dropped bytes \
                  could be caught"
+            );
+        }
+        if args.partitions.is_some() {
+            bail!(
+                "--partitions applies to the built-in workloads only; drop -n to run one \
+                 (`rshmem run alltoall --pes 1024 --topology ib-128 --partitions 2`)"
             );
         }
         if args.faults.is_some() || args.broken.rule.is_some() {
@@ -199,6 +213,7 @@ pub(crate) fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         timeline: args.trace.is_some(),
         explore: None,
         drop_payloads_from: args.drop_payloads_from,
+        parallel: args.partitions.map(|parts| (parts, args.threads)),
     };
     let sim = tampered_simulator(workload, choice, &tampering)?;
     let n_pes = sim.n_pes();
@@ -283,6 +298,8 @@ pub(crate) struct SimChoice {
     /// Puts of at least this many bytes carry only their size
     /// ([`sim::SimBuilder::drop_payloads_from`]).
     pub(crate) drop_payloads_from: Option<u64>,
+    /// Partitions, and the threads that run them ([`sim::SimBuilder::partitions`]).
+    pub(crate) parallel: Option<(u32, Option<u32>)>,
 }
 
 /// Builds the simulator for one run of `workload`.
@@ -324,6 +341,12 @@ pub(crate) fn tampered_simulator(
     }
     if let Some(rule) = tampering.broken {
         builder = builder.fault(rule);
+    }
+    if let Some((parts, threads)) = choice.parallel {
+        builder = builder.partitions(parts);
+        if let Some(threads) = threads {
+            builder = builder.threads(threads);
+        }
     }
     let sim = builder.inject(tampering.plan.clone()).build()?;
     if sim.n_pes() < workload.min_pes {

@@ -238,6 +238,7 @@ fn run_one(job: &Job<'_>, args: &SwarmArgs, config: rshmem::Config) -> Verdict {
         timeline: false,
         explore: None,
         drop_payloads_from: None,
+        parallel: None,
     };
     let timing = job.machine.timing;
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -375,6 +376,7 @@ mod tests {
             timeline: false,
             explore: None,
             drop_payloads_from: None,
+            parallel: None,
         };
         let tampering = Tampering {
             plan: spec.parse().unwrap(),

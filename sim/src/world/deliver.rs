@@ -6,6 +6,7 @@ use hw::{MemKind, PathClass, Semantics, SignalOp};
 use crate::events::Event;
 use crate::fault::Fault;
 use crate::memory::Payload;
+use crate::network::Route;
 use crate::trace::{OpCode, Record, Track};
 
 use super::issue::{InFlight, OpKind, SignalTarget};
@@ -171,15 +172,11 @@ impl World {
             dst: flight.dst,
             at_ns: self.now_ns,
         });
-        let sent = self
-            .net
-            .send(src, &flight.route, true, self.now_ns, back_bytes);
-        let jitter_ns = self.return_delay_ns(sent.latency_ns);
-        let done_ns = sent.transfer.begin_ns
-            + sent.transfer.serialise_ns
-            + sent.latency_ns
-            + u64::from(sent.nics) * self.params.timing.nic_ns
-            + jitter_ns;
+        if self.crosses_partitions(&flight) {
+            self.return_across(slot, flight, back_bytes);
+            return;
+        }
+        let done_ns = self.return_trip(src, &flight.route, back_bytes);
         if let Some(timeline) = &mut self.trace.timeline {
             let bytes = match flight.kind {
                 OpKind::Get { len, .. } => len,
@@ -208,6 +205,19 @@ impl World {
             };
             self.events.push(done_ns, ack);
         }
+    }
+
+    /// When a response of `bytes` (none for an acknowledgement) that starts back now over
+    /// `route` of `src` reaches `src`: it takes the route's links backwards and draws its
+    /// jitter.
+    pub(super) fn return_trip(&mut self, src: u32, route: &Route, bytes: u64) -> u64 {
+        let sent = self.net.send(src, route, true, self.now_ns, bytes);
+        let jitter_ns = self.return_delay_ns(sent.latency_ns);
+        sent.transfer.begin_ns
+            + sent.transfer.serialise_ns
+            + sent.latency_ns
+            + u64::from(sent.nics) * self.params.timing.nic_ns
+            + jitter_ns
     }
 
     /// [`Fault::SignalBeforeData`]: the signal of a put-with-signal is applied on delivery,

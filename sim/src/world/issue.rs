@@ -111,16 +111,16 @@ pub(super) struct InFlight {
     pub(super) dst: u32,
     pub(super) route: Route,
     /// When its mover has copied its data (`movers.rs`); 0 when no mover paces it.
-    copied_ns: u64,
+    pub(super) copied_ns: u64,
     /// The fences posted on the queue before this operation (wrapping; see `FenceOrder`).
-    epoch: u32,
+    pub(super) epoch: u32,
     pub(super) kind: OpKind,
 }
 
 impl InFlight {
     /// The bytes the operation carries to its target, and whether the fence rule applies
     /// (gets are exempt).
-    fn outbound(&self) -> (u64, bool) {
+    pub(super) fn outbound(&self) -> (u64, bool) {
         match &self.kind {
             OpKind::Put { data, .. } => (data.len(), true),
             OpKind::Get { .. } => (0, false),
@@ -404,16 +404,42 @@ impl World {
         let flight = self.ops[slot as usize]
             .as_ref()
             .expect("an issued op is in flight");
-        let (queue, src, dst, route) = (
-            flight.queue,
-            self.source_of(flight),
-            flight.dst,
-            flight.route,
-        );
-        let copied_ns = flight.copied_ns;
-        let (epoch, op) = (flight.epoch, flight.kind.code());
-        let (out_bytes, fenced) = flight.outbound();
-        let splits = self.splits_signal_add(&flight.kind);
+        if self.crosses_partitions(flight) {
+            self.send_across(slot);
+            return;
+        }
+        let entry = Entry {
+            queue: flight.queue,
+            src: self.source_of(flight),
+            dst: flight.dst,
+            route: flight.route,
+            copied_ns: flight.copied_ns,
+            epoch: flight.epoch,
+            op: flight.kind.code(),
+            outbound: flight.outbound(),
+            splits: self.splits_signal_add(&flight.kind),
+        };
+        let (arrive_ns, write_ns) = self.enter_network(&entry);
+        self.events.push(arrive_ns, Event::Deliver { op: slot });
+        if let Some(at_ns) = write_ns {
+            self.events.push(at_ns, Event::Deliver { op: slot });
+        }
+    }
+
+    /// Takes `entry`'s links, draws its jitter and applies the fence rule of its queue, at the
+    /// current time: when it arrives, and when a signal `ADD` it carries writes.
+    pub(super) fn enter_network(&mut self, entry: &Entry) -> (u64, Option<u64>) {
+        let Entry {
+            queue,
+            src,
+            dst,
+            route,
+            copied_ns,
+            epoch,
+            op,
+            outbound: (out_bytes, fenced),
+            splits,
+        } = *entry;
         let issued_ns = self.now_ns;
         let sent = self.net.send(src, &route, false, issued_ns, out_bytes);
         let transfer = sent.transfer;
@@ -466,9 +492,22 @@ impl World {
             arrive_ns,
             bytes: out_bytes,
         });
-        self.events.push(arrive_ns, Event::Deliver { op: slot });
-        if let Some(at_ns) = write_ns {
-            self.events.push(at_ns, Event::Deliver { op: slot });
-        }
+        (arrive_ns, write_ns)
     }
+}
+
+/// What [`World::enter_network`] needs of an operation entering the network.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Entry {
+    pub(super) queue: u32,
+    pub(super) src: u32,
+    pub(super) dst: u32,
+    pub(super) route: Route,
+    pub(super) copied_ns: u64,
+    pub(super) epoch: u32,
+    pub(super) op: OpCode,
+    /// [`InFlight::outbound`].
+    pub(super) outbound: (u64, bool),
+    /// [`World::splits_signal_add`].
+    pub(super) splits: bool,
 }

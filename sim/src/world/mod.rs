@@ -14,6 +14,7 @@
 //! (injected faults: slow PEs, crashes, operations lost at a crashed PE).
 
 mod chance;
+mod crossing;
 mod deadlines;
 mod deliver;
 mod exchange;
@@ -41,6 +42,7 @@ use crate::report::OpCounts;
 use crate::slab::Slab;
 use crate::trace::Trace;
 
+pub(crate) use crossing::{Incoming, Outgoing, Part};
 use deadlines::Deadlines;
 use exchange::Exchange;
 use injected::Injected;
@@ -125,6 +127,32 @@ pub(crate) struct World {
     pub(crate) abort: Option<String>,
     /// Injected faults (`SimBuilder::inject`); empty in most runs.
     pub(crate) injected: Injected,
+    /// The parallel run this world is a partition of, or the network of (`crossing.rs`);
+    /// `None` in a run on one thread.
+    part: Option<Box<Part>>,
+}
+
+/// Where a partition of a parallel run stands at the end of a window (`crate::parallel`).
+#[derive(Clone, Debug)]
+pub(crate) struct WindowState {
+    pub(crate) next_event_ns: Option<u64>,
+    pub(crate) next_deadline_ns: Option<u64>,
+    /// The earliest deadline of a sleeping thread.
+    pub(crate) timed_due_ns: Option<u64>,
+    /// Whether a PE is blocked.
+    pub(crate) blocked: bool,
+    pub(crate) abort: Option<String>,
+}
+
+/// What a partition does when nothing happens anywhere in a parallel run: what a world on
+/// one thread does when its events run out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Settle {
+    Nothing,
+    /// Its earliest sleeping thread wakes.
+    TimedThread,
+    /// Its blocked PEs are deadlocked.
+    Deadlock,
 }
 
 /// How far past the next event a PE may post operations before it yields.
@@ -206,6 +234,7 @@ impl World {
             failure: None,
             abort: None,
             injected: Injected::default(),
+            part: None,
             params,
         }
     }
@@ -226,9 +255,14 @@ impl World {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        match self.injected.next_crash_ns() {
+        let next = match self.injected.next_crash_ns() {
             None => next,
             Some(crash_ns) => Some(next.map_or(crash_ns, |t| t.min(crash_ns))),
+        };
+        // In a parallel run, what arrives next window may come before anything queued here.
+        match &self.part {
+            None => next,
+            Some(part) => Some(next.map_or(part.window_end_ns, |t| t.min(part.window_end_ns))),
         }
     }
 
@@ -265,7 +299,23 @@ impl World {
     /// Processes events until a PE is to be resumed; `None` when the run is over.
     pub(crate) fn next_pe(&mut self) -> Option<u32> {
         loop {
-            if self.events.is_empty() {
+            if let Some(part) = &self.part {
+                // A partition of a parallel run stops at its window's end; when nothing
+                // happens anywhere, the network says what to do (`settle`).
+                let end_ns = part.window_end_ns;
+                let event_ns = self.events.next_time_ns().filter(|&t| t < end_ns);
+                if let Some((deadline_ns, pe)) = self.deadlines.first()
+                    && deadline_ns < end_ns
+                    && event_ns.is_none_or(|t| deadline_ns <= t)
+                {
+                    self.now_ns = self.now_ns.max(deadline_ns);
+                    self.miss_deadline(pe);
+                    continue;
+                }
+                if event_ns.is_none() {
+                    return None;
+                }
+            } else if self.events.is_empty() {
                 // A thread that sleeps wakes before anything is called stuck.
                 if let Some((deadline_ns, pe)) = self.timed_thread_due() {
                     self.now_ns = self.now_ns.max(deadline_ns);

@@ -432,7 +432,7 @@ impl World {
     }
 
     /// Ends the run: records `message` as its failure and unwinds every PE.
-    fn stop(&mut self, message: String) {
+    pub(super) fn stop(&mut self, message: String) {
         self.record_failure(message.clone());
         self.abort = Some(message.clone());
         for p in 0..self.n_pes {

@@ -1,0 +1,365 @@
+//! One simulated run on several threads: conservative parallel discrete-event simulation
+//! with the NIC's latency as lookahead (docs/sim-parallel.md).
+//!
+//! The PEs are split by hosts into partitions ([`Split`]), each a world of its own that owns
+//! its PEs' coroutines, memory, queues and NVLink links. Operations through a NIC leave their
+//! partition at their issue event and are carried by one more world, the network, which owns
+//! every link they take, and takes them in (time, partition, order sent) order: a function of
+//! the partitions' own histories, whatever the threads did. Time advances in windows of the
+//! lookahead: what a partition sends during a window arrives after it, so each partition runs
+//! its window alone, then the network carries what was sent, then the next window starts.
+//! Partitions draw their chances from streams of their own, so the run is a function of its
+//! seed and the number of partitions, not of the number of threads.
+
+mod split;
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+use hw::{Caps, LaunchError, PeFailure, Topology};
+
+use crate::device::SimDevice;
+use crate::exec::PeTasks;
+use crate::handle::Shared;
+use crate::memory::Layout;
+use crate::report::OpCounts;
+use crate::world::{Incoming, Outgoing, Part, Settle, WindowState, World, WorldParams};
+
+pub(crate) use split::{Split, lookahead_ns};
+
+/// How a parallel run is split and run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Parallel {
+    /// Partitions: part of what the run is (its seed streams, its order of events).
+    pub(crate) parts: u32,
+    /// Threads that run them: only how fast.
+    pub(crate) threads: u32,
+}
+
+/// What the network tells a partition to do next.
+#[derive(Debug)]
+struct Command {
+    /// Stop the run with this failure (another partition stopped).
+    stop: Option<String>,
+    incoming: Vec<Incoming>,
+    settle: Settle,
+    /// Run the window that ends here.
+    end_ns: Option<u64>,
+    /// The run is over.
+    finish: bool,
+}
+
+/// What a partition says after a command.
+#[derive(Debug)]
+struct Report {
+    part: u32,
+    outbox: Vec<Outgoing>,
+    state: WindowState,
+}
+
+/// What is left of a partition's world once its run is over.
+#[derive(Debug)]
+struct Summary {
+    counts: OpCounts,
+    trace_hash: u64,
+    events: u64,
+    choices: u64,
+    sim_time_ns: u64,
+    memory_bytes_peak: u64,
+    failure: Option<String>,
+}
+
+fn summary(world: &World) -> Summary {
+    Summary {
+        counts: world.counts,
+        trace_hash: world.trace.hash,
+        events: world.events_processed,
+        choices: world.chooser.choices(),
+        sim_time_ns: world.sim_time_ns(),
+        memory_bytes_peak: world.mem.resident_bytes_peak,
+        failure: world.failure.clone(),
+    }
+}
+
+/// The run's report, merged from its partitions' and the network's.
+pub(crate) struct Merged {
+    pub(crate) counts: OpCounts,
+    pub(crate) trace_hash: u64,
+    pub(crate) events: u64,
+    pub(crate) choices: u64,
+    pub(crate) sim_time_ns: u64,
+    pub(crate) memory_bytes_peak: u64,
+    pub(crate) failure: Option<String>,
+}
+
+/// What every partition's world is made of.
+struct Recipe<'a> {
+    topology: &'a Topology,
+    n_pes: u32,
+    caps: Caps,
+    params: WorldParams,
+    stack_bytes: usize,
+    split: Arc<Split>,
+}
+
+impl Recipe<'_> {
+    /// A world for partition `part` (the network when `part` is the number of partitions).
+    /// Its chances come from a stream of its own.
+    fn world(&self, part: u32) -> World {
+        let mut params = self.params;
+        let mut state = self.params.seed ^ (u64::from(part) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        params.seed = crate::entropy::splitmix64(&mut state);
+        let topology = Rc::new(self.topology.clone());
+        let mut world = World::new(
+            topology,
+            self.n_pes,
+            self.caps.clone(),
+            params,
+            Layout::default(),
+            None,
+        );
+        world.join(Part::new(part, Arc::clone(&self.split)));
+        world
+    }
+}
+
+/// Runs `pe_main` on every PE of a parallel run.
+#[allow(clippy::too_many_arguments)] // the pieces of a `Sim`
+pub(crate) fn launch<R, F>(
+    parallel: Parallel,
+    topology: &Topology,
+    n_pes: u32,
+    caps: Caps,
+    params: WorldParams,
+    stack_bytes: usize,
+    pe_main: &F,
+) -> Result<(Vec<Result<R, PeFailure>>, Merged), LaunchError>
+where
+    F: Fn(SimDevice) -> R + Sync,
+    R: Send,
+{
+    let split = Split::by_hosts(topology, n_pes, parallel.parts).map_err(LaunchError::Init)?;
+    let lookahead_ns = lookahead_ns(topology, params.timing.nic_ns);
+    let recipe = Recipe {
+        topology,
+        n_pes,
+        caps,
+        params,
+        stack_bytes,
+        split: Arc::new(split),
+    };
+    let parts = parallel.parts;
+    let threads = parallel.threads.clamp(1, parts);
+    let (report_tx, report_rx) = channel();
+    let (command_txs, command_rxs): (Vec<_>, Vec<_>) = (0..parts).map(|_| channel()).unzip();
+    let mut command_rxs: Vec<Option<Receiver<Command>>> =
+        command_rxs.into_iter().map(Some).collect();
+    let mut network = recipe.world(parts);
+    let outputs = std::thread::scope(|scope| {
+        let mut workers = Vec::new();
+        for t in 0..threads {
+            let mine: Vec<(u32, Receiver<Command>)> = (t..parts)
+                .step_by(threads as usize)
+                .map(|p| (p, command_rxs[p as usize].take().expect("one owner")))
+                .collect();
+            let report_tx = report_tx.clone();
+            let recipe = &recipe;
+            workers.push(scope.spawn(move || run_partitions(recipe, pe_main, mine, &report_tx)));
+        }
+        drop(report_tx);
+        let coordinated = coordinate(&mut network, parts, lookahead_ns, &report_rx, &command_txs);
+        drop(command_txs);
+        let mut outputs = Vec::new();
+        for worker in workers {
+            match worker.join() {
+                Ok(output) => outputs.push(output?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        coordinated.map(|()| outputs)
+    })?;
+    let mut parts_out: Vec<(u32, Vec<Result<R, PeFailure>>, Summary)> =
+        outputs.into_iter().flatten().collect();
+    parts_out.sort_by_key(|(p, _, _)| *p);
+    let mut merged = Merged {
+        counts: OpCounts::default(),
+        trace_hash: network.trace.hash,
+        events: network.events_processed,
+        choices: network.chooser.choices(),
+        sim_time_ns: network.now_ns,
+        memory_bytes_peak: 0,
+        failure: None,
+    };
+    let mut results = Vec::with_capacity(n_pes as usize);
+    for (_, part_results, summary) in parts_out {
+        results.extend(part_results);
+        merged.counts.add(&summary.counts);
+        merged.trace_hash = crate::trace::mix(merged.trace_hash, summary.trace_hash);
+        merged.events += summary.events;
+        merged.choices += summary.choices;
+        merged.sim_time_ns = merged.sim_time_ns.max(summary.sim_time_ns);
+        merged.memory_bytes_peak += summary.memory_bytes_peak;
+        if merged.failure.is_none() {
+            merged.failure = summary.failure;
+        }
+    }
+    Ok((results, merged))
+}
+
+/// A worker thread: builds its partitions' worlds and PEs, then does what the network says
+/// until the run is over.
+#[allow(clippy::type_complexity)] // each partition's results and summary
+fn run_partitions<R, F>(
+    recipe: &Recipe<'_>,
+    pe_main: &F,
+    mine: Vec<(u32, Receiver<Command>)>,
+    reports: &Sender<Report>,
+) -> Result<Vec<(u32, Vec<Result<R, PeFailure>>, Summary)>, LaunchError>
+where
+    F: Fn(SimDevice) -> R,
+{
+    let mut running = Vec::new();
+    for (part, commands) in mine {
+        let shared = Rc::new(Shared::new(recipe.world(part)));
+        let pes = recipe.split.pes_of(part);
+        let tasks = PeTasks::spawn(&shared, recipe.stack_bytes, pe_main, pes)?;
+        let state = shared.world.borrow_mut().window_state();
+        let _ = reports.send(Report {
+            part,
+            outbox: Vec::new(),
+            state,
+        });
+        running.push((part, commands, shared, tasks));
+    }
+    let mut done = Vec::new();
+    while !running.is_empty() {
+        let mut i = 0;
+        while i < running.len() {
+            let (part, commands, shared, tasks) = &mut running[i];
+            // The network is gone: it failed, and says why.
+            let Ok(command) = commands.recv() else {
+                return Ok(done);
+            };
+            {
+                let mut world = shared.world.borrow_mut();
+                if let Some(message) = command.stop {
+                    world.stop_from_elsewhere(message);
+                }
+                world.receive(command.incoming);
+                world.settle(command.settle);
+                if command.finish {
+                    world.finish_run();
+                }
+            }
+            if command.finish {
+                let (part, _, shared, tasks) = running.remove(i);
+                let results = tasks.finish();
+                let world = shared.world.borrow();
+                done.push((part, results, summary(&world)));
+                continue;
+            }
+            if let Some(end_ns) = command.end_ns {
+                shared.world.borrow_mut().start_window(end_ns);
+                tasks.run();
+            }
+            let mut world = shared.world.borrow_mut();
+            let _ = reports.send(Report {
+                part: *part,
+                outbox: world.take_outbox(),
+                state: world.window_state(),
+            });
+            i += 1;
+        }
+    }
+    Ok(done)
+}
+
+/// The network's thread: gathers every partition's report, carries what they sent, and
+/// tells each what to do next, until the run is over.
+fn coordinate(
+    network: &mut World,
+    parts: u32,
+    lookahead_ns: u64,
+    reports: &Receiver<Report>,
+    commands: &[Sender<Command>],
+) -> Result<(), LaunchError> {
+    let mut arrivals = Vec::new();
+    let mut stopped = false;
+    let mut last_end_ns = 0;
+    loop {
+        let mut round: Vec<Report> = Vec::with_capacity(parts as usize);
+        for _ in 0..parts {
+            let Ok(report) = reports.recv() else {
+                // A worker failed to start its PEs; its error is returned by its thread.
+                return Ok(());
+            };
+            round.push(report);
+        }
+        round.sort_by_key(|r| r.part);
+        let mut sent: Vec<(u64, u32, Outgoing)> = Vec::new();
+        for report in &mut round {
+            let part = report.part;
+            sent.extend(report.outbox.drain(..).map(|o| (o.at_ns(), part, o)));
+        }
+        // Stable: what one partition sent at one time stays in the order it was sent.
+        sent.sort_by_key(|&(at_ns, part, _)| (at_ns, part));
+        let mut inboxes: Vec<Vec<Incoming>> = (0..parts).map(|_| Vec::new()).collect();
+        for (_, _, outgoing) in sent {
+            network.carry(outgoing, &mut inboxes, &mut arrivals);
+        }
+        if let Some(early) = inboxes.iter().flatten().find(|m| m.at_ns() < last_end_ns) {
+            panic!(
+                "the network carried a message to {} ns, inside the window that ended at \
+                 {last_end_ns} ns: the lookahead of {lookahead_ns} ns is wrong",
+                early.at_ns()
+            );
+        }
+        let stop = if stopped {
+            None
+        } else {
+            round.iter().find_map(|r| r.state.abort.clone())
+        };
+        stopped |= stop.is_some();
+        let next_event = round
+            .iter()
+            .filter_map(|r| r.state.next_event_ns)
+            .chain(inboxes.iter().flatten().map(Incoming::at_ns))
+            .min();
+        let next_deadline = round.iter().filter_map(|r| r.state.next_deadline_ns).min();
+        let mut settles = vec![Settle::Nothing; parts as usize];
+        let mut end_ns = None;
+        let mut finish = false;
+        if let Some(event_ns) = next_event {
+            let start_ns = next_deadline.map_or(event_ns, |d| d.min(event_ns));
+            last_end_ns = start_ns + lookahead_ns;
+            end_ns = Some(last_end_ns);
+        } else if let Some(r) = round
+            .iter()
+            .filter(|r| r.state.timed_due_ns.is_some())
+            .min_by_key(|r| r.state.timed_due_ns)
+        {
+            // Nothing happens anywhere: a sleeping thread wakes before anything is stuck.
+            settles[r.part as usize] = Settle::TimedThread;
+        } else if round.iter().any(|r| r.state.blocked) {
+            settles.fill(Settle::Deadlock);
+        } else {
+            finish = true;
+        }
+        for ((tx, incoming), settle) in commands.iter().zip(inboxes).zip(settles) {
+            let command = Command {
+                stop: stop.clone(),
+                incoming,
+                settle,
+                end_ns,
+                finish,
+            };
+            if tx.send(command).is_err() {
+                return Ok(());
+            }
+        }
+        if finish {
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,435 @@
+//! A world as one partition of a parallel run, or as the run's network (`crate::parallel`):
+//! what leaves a partition, what the network makes of it, and what arrives.
+//!
+//! A partition owns some hosts' PEs and everything of theirs; an operation through a NIC
+//! (path class `Rdma`) leaves it at its issue event, takes its links in the network world,
+//! and arrives as a delivery in its target's partition at least one lookahead later; its
+//! response or acknowledgement goes back the same way. Operations over NVLink never leave
+//! their host, and so never their partition.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use hw::{Exchanged, PathClass};
+
+use crate::events::{Event, EventQueue};
+use crate::parallel::Split;
+use crate::trace::{OpCode, Record};
+
+use super::issue::{Entry, InFlight, OpKind, SignalTarget};
+use super::{Blocked, Settle, Status, WindowState, World};
+
+/// What a world knows of the parallel run it is part of.
+#[derive(Debug)]
+pub(crate) struct Part {
+    /// This partition's index; the network's is the number of partitions.
+    pub(crate) index: u32,
+    pub(crate) split: Arc<Split>,
+    /// Events at or after this time wait for the next window.
+    pub(crate) window_end_ns: u64,
+    /// What left during this window, in the order it left.
+    pub(crate) outbox: Vec<Outgoing>,
+    /// The queue that stands here for each queue of another partition that sent operations
+    /// here: its owner is the queue's owner, and it keeps their fence rule in the network.
+    proxies: HashMap<(u32, u32), u32>,
+    /// The other way: (partition, queue) of each proxy queue, by our queue number.
+    proxied: HashMap<u32, (u32, u32)>,
+}
+
+impl Part {
+    pub(crate) fn new(index: u32, split: Arc<Split>) -> Part {
+        Part {
+            index,
+            split,
+            window_end_ns: 0,
+            outbox: Vec::new(),
+            proxies: HashMap::new(),
+            proxied: HashMap::new(),
+        }
+    }
+}
+
+/// An operation on its way between worlds, with what it keeps outside itself.
+#[derive(Debug)]
+pub(crate) struct Moving {
+    flight: InFlight,
+    /// Its source PE, and the partition whose queue `flight.queue` is.
+    src: u32,
+    src_part: u32,
+    /// The signal of a put-with-signal.
+    signal: Option<SignalTarget>,
+    /// Whether its signal `ADD` is delivered in two events ([`World::splits_signal_add`]).
+    splits: bool,
+}
+
+/// What a partition hands the network at the end of a window.
+#[derive(Debug)]
+pub(crate) enum Outgoing {
+    /// An operation enters the network at `at_ns`.
+    Enter { at_ns: u64, moving: Moving },
+    /// A response or acknowledgement of `bytes` starts back from `dst` to `src` at `at_ns`.
+    Return {
+        at_ns: u64,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        back: Back,
+    },
+    /// `pe` arrives at the bootstrap exchange at `at_ns` with `mine`.
+    Arrive { at_ns: u64, pe: u32, mine: Vec<u8> },
+}
+
+impl Outgoing {
+    pub(crate) fn at_ns(&self) -> u64 {
+        match self {
+            Outgoing::Enter { at_ns, .. }
+            | Outgoing::Return { at_ns, .. }
+            | Outgoing::Arrive { at_ns, .. } => *at_ns,
+        }
+    }
+}
+
+/// What comes back to an operation's source.
+#[derive(Debug)]
+pub(crate) enum Back {
+    /// The acknowledgement of `ticket` of the source's queue `queue`.
+    Ack { op: OpCode, queue: u32, ticket: u64 },
+    /// The operation itself, with what it read.
+    Response(Moving),
+}
+
+/// What the network hands a partition for its next window.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// An operation reaches its target at `at_ns` (and its signal `ADD` writes at
+    /// `write_ns`).
+    Deliver {
+        at_ns: u64,
+        write_ns: Option<u64>,
+        moving: Moving,
+    },
+    /// An acknowledgement reaches its source.
+    Ack {
+        at_ns: u64,
+        op: OpCode,
+        queue: u32,
+        ticket: u64,
+    },
+    /// A response reaches its source.
+    Response { at_ns: u64, moving: Moving },
+    /// The exchange completed: every PE resumes with `all` at `at_ns`.
+    Exchanged { at_ns: u64, all: Exchanged },
+}
+
+impl Incoming {
+    pub(crate) fn at_ns(&self) -> u64 {
+        match self {
+            Incoming::Deliver { at_ns, .. }
+            | Incoming::Ack { at_ns, .. }
+            | Incoming::Response { at_ns, .. }
+            | Incoming::Exchanged { at_ns, .. } => *at_ns,
+        }
+    }
+}
+
+impl World {
+    /// Makes this world a partition of a parallel run, or its network: only the PEs it owns
+    /// start here.
+    pub(crate) fn join(&mut self, part: Part) {
+        self.events = EventQueue::default();
+        let startup_ns = self.params.timing.startup_ns;
+        for pe in part.split.pes_of_part_or_none(part.index) {
+            self.events.push(startup_ns, Event::Resume { pe });
+        }
+        self.part = Some(Box::new(part));
+    }
+
+    /// Where this partition stands at the end of a window.
+    pub(crate) fn window_state(&mut self) -> WindowState {
+        WindowState {
+            next_event_ns: self.events.next_time_ns(),
+            next_deadline_ns: self.deadlines.first().map(|(t, _)| t),
+            timed_due_ns: self.timed_thread_due().map(|(t, _)| t),
+            blocked: self.pes.iter().any(|p| p.status == Status::Blocked),
+            abort: self.abort.clone(),
+        }
+    }
+
+    /// What left this partition since the last call.
+    pub(crate) fn take_outbox(&mut self) -> Vec<Outgoing> {
+        std::mem::take(&mut self.part.as_mut().expect("a partition").outbox)
+    }
+
+    /// Runs events before `end_ns` from now on.
+    pub(crate) fn start_window(&mut self, end_ns: u64) {
+        self.part.as_mut().expect("a partition").window_end_ns = end_ns;
+    }
+
+    /// Does what a world on one thread does when its events run out, as the network says.
+    pub(crate) fn settle(&mut self, settle: Settle) {
+        match settle {
+            Settle::Nothing => {}
+            Settle::TimedThread => {
+                if let Some((deadline_ns, pe)) = self.timed_thread_due() {
+                    self.now_ns = self.now_ns.max(deadline_ns);
+                    self.miss_deadline(pe);
+                }
+            }
+            Settle::Deadlock => {
+                self.resolve_deadlock();
+            }
+        }
+    }
+
+    /// Another partition stopped the run with `message`.
+    pub(crate) fn stop_from_elsewhere(&mut self, message: String) {
+        if self.abort.is_none() {
+            self.stop(message);
+        }
+    }
+
+    /// The run is over: every pending write becomes visible.
+    pub(crate) fn finish_run(&mut self) {
+        self.drain_all();
+    }
+
+    /// Whether `pe` is this world's: always, but in a partition of a parallel run.
+    pub(crate) fn owns(&self, pe: u32) -> bool {
+        self.part
+            .as_ref()
+            .is_none_or(|p| p.split.part_of(pe) == p.index)
+    }
+
+    /// Whether `flight` leaves this partition: it goes through a NIC in a parallel run.
+    pub(super) fn crosses_partitions(&self, flight: &InFlight) -> bool {
+        self.part.is_some() && flight.route.class() == PathClass::Rdma
+    }
+
+    /// Takes the operation in `slot` out of this world, with what it keeps elsewhere.
+    fn move_out(&mut self, slot: u32) -> Moving {
+        let mut flight = self.ops[slot as usize]
+            .take()
+            .expect("an op that leaves is in flight");
+        self.free_ops.push(slot);
+        let splits = self.splits_signal_add(&flight.kind);
+        let signal = match &mut flight.kind {
+            OpKind::PutSignal { signal, .. } => Some(self.signal_targets.remove(*signal)),
+            _ => None,
+        };
+        let part = self.part.as_ref().expect("a partition");
+        let (src_part, queue) = match part.proxied.get(&flight.queue) {
+            Some(&theirs) => theirs,
+            None => (part.index, flight.queue),
+        };
+        let src = self.source_of(&flight);
+        flight.queue = queue;
+        Moving {
+            flight,
+            src,
+            src_part,
+            signal,
+            splits,
+        }
+    }
+
+    /// Puts `moving` in a slot of this world; the queue it names becomes ours (a proxy, if
+    /// another partition's).
+    fn move_in(&mut self, mut moving: Moving) -> u32 {
+        let own = self.part.as_ref().map(|p| p.index) == Some(moving.src_part);
+        if !own {
+            moving.flight.queue = self.proxy_queue(moving.src_part, moving.flight.queue, moving.src);
+        }
+        moving.flight.route = self
+            .net
+            .route(&self.topology, moving.src, moving.flight.dst);
+        if let (OpKind::PutSignal { signal, .. }, Some(target)) =
+            (&mut moving.flight.kind, moving.signal)
+        {
+            *signal = self.signal_targets.insert(target);
+        }
+        match self.free_ops.pop() {
+            Some(slot) => {
+                self.ops[slot as usize] = Some(moving.flight);
+                slot
+            }
+            None => {
+                self.ops.push(Some(moving.flight));
+                (self.ops.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The queue that stands here for queue `queue` of partition `part`, owned by `owner`.
+    fn proxy_queue(&mut self, part: u32, queue: u32, owner: u32) -> u32 {
+        let here = self.part.as_ref().expect("a partition");
+        if let Some(&q) = here.proxies.get(&(part, queue)) {
+            return q;
+        }
+        let q = self.create_queue(owner);
+        let here = self.part.as_mut().expect("a partition");
+        here.proxies.insert((part, queue), q);
+        here.proxied.insert(q, (part, queue));
+        q
+    }
+
+    fn send_out(&mut self, outgoing: Outgoing) {
+        self.part.as_mut().expect("a partition").outbox.push(outgoing);
+    }
+
+    /// The issue event of an operation that leaves this partition: the network takes it.
+    pub(super) fn send_across(&mut self, slot: u32) {
+        let moving = self.move_out(slot);
+        let at_ns = self.now_ns;
+        self.send_out(Outgoing::Enter { at_ns, moving });
+    }
+
+    /// The delivery event of an operation that came from the network: its response or
+    /// acknowledgement goes back through it.
+    pub(super) fn return_across(&mut self, slot: u32, flight: InFlight, bytes: u64) {
+        let (src, dst) = (self.source_of(&flight), flight.dst);
+        let at_ns = self.now_ns;
+        let back = if flight.has_response() {
+            self.ops[slot as usize] = Some(flight);
+            Back::Response(self.move_out(slot))
+        } else {
+            self.free_ops.push(slot);
+            let part = self.part.as_ref().expect("a partition");
+            let queue = match part.proxied.get(&flight.queue) {
+                Some(&(_, theirs)) => theirs,
+                None => flight.queue,
+            };
+            Back::Ack {
+                op: flight.kind.code(),
+                queue,
+                ticket: flight.ticket,
+            }
+        };
+        self.send_out(Outgoing::Return {
+            at_ns,
+            src,
+            dst,
+            bytes,
+            back,
+        });
+    }
+
+    /// A PE of a partition arrives at the exchange: the network gathers every PE's.
+    pub(super) fn arrive_across(&mut self, pe: u32, mine: Vec<u8>) {
+        self.block(pe, Blocked::Exchange, u64::MAX);
+        let at_ns = self.clock_ns(pe).max(self.now_ns);
+        self.send_out(Outgoing::Arrive { at_ns, pe, mine });
+    }
+
+    /// Takes what arrived from the network into this partition's queue of events.
+    pub(crate) fn receive(&mut self, incoming: Vec<Incoming>) {
+        for message in incoming {
+            match message {
+                Incoming::Deliver {
+                    at_ns,
+                    write_ns,
+                    moving,
+                } => {
+                    let slot = self.move_in(moving);
+                    self.events.push(at_ns, Event::Deliver { op: slot });
+                    if let Some(at_ns) = write_ns {
+                        self.events.push(at_ns, Event::Deliver { op: slot });
+                    }
+                }
+                Incoming::Ack {
+                    at_ns,
+                    op,
+                    queue,
+                    ticket,
+                } => self.events.push(at_ns, Event::Ack { op, queue, ticket }),
+                Incoming::Response { at_ns, moving } => {
+                    let slot = self.move_in(moving);
+                    self.events.push(at_ns, Event::Complete { op: slot });
+                }
+                Incoming::Exchanged { at_ns, all } => {
+                    let part = self.part.as_ref().expect("a partition");
+                    for p in part.split.pes_of_part_or_none(part.index) {
+                        if let Some(Blocked::Exchange) = self.pes[p as usize].blocked {
+                            self.pes[p as usize].exchange_result = Some(Exchanged::clone(&all));
+                            self.wake(p, at_ns, Ok(()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- the network's side -------------------------------------------------------------
+
+    /// In the network world: takes what partition `from` sent at its time, and says where
+    /// it goes next. `arrivals` gathers the exchange.
+    pub(crate) fn carry(
+        &mut self,
+        outgoing: Outgoing,
+        inboxes: &mut [Vec<Incoming>],
+        arrivals: &mut Vec<(u64, u32, Vec<u8>)>,
+    ) {
+        self.now_ns = self.now_ns.max(outgoing.at_ns());
+        self.events_processed += 1;
+        let split = Arc::clone(&self.part.as_ref().expect("the network").split);
+        match outgoing {
+            Outgoing::Enter { moving, .. } => {
+                let flight = &moving.flight;
+                let (src, dst) = (moving.src, flight.dst);
+                let entry = Entry {
+                    queue: self.proxy_queue(moving.src_part, flight.queue, src),
+                    src,
+                    dst,
+                    route: self.net.route(&self.topology, src, dst),
+                    copied_ns: flight.copied_ns,
+                    epoch: flight.epoch,
+                    op: flight.kind.code(),
+                    outbound: flight.outbound(),
+                    splits: moving.splits,
+                };
+                let (at_ns, write_ns) = self.enter_network(&entry);
+                inboxes[split.part_of(dst) as usize].push(Incoming::Deliver {
+                    at_ns,
+                    write_ns,
+                    moving,
+                });
+            }
+            Outgoing::Return {
+                src,
+                dst,
+                bytes,
+                back,
+                ..
+            } => {
+                let route = self.net.route(&self.topology, src, dst);
+                let at_ns = self.return_trip(src, &route, bytes);
+                let message = match back {
+                    Back::Ack { op, queue, ticket } => Incoming::Ack {
+                        at_ns,
+                        op,
+                        queue,
+                        ticket,
+                    },
+                    Back::Response(moving) => Incoming::Response { at_ns, moving },
+                };
+                inboxes[split.part_of(src) as usize].push(message);
+            }
+            Outgoing::Arrive { at_ns, pe, mine } => {
+                arrivals.push((at_ns, pe, mine));
+                if arrivals.len() < self.n_pes as usize {
+                    return;
+                }
+                arrivals.sort_unstable_by_key(|&(_, pe, _)| pe);
+                let last_ns = arrivals.iter().map(|a| a.0).max().unwrap_or(0);
+                let all: Exchanged = arrivals.drain(..).map(|(_, _, mine)| mine).collect();
+                let at_ns = last_ns + self.params.exchange_ns;
+                self.trace.record(Record::Exchange { at_ns });
+                for inbox in inboxes.iter_mut() {
+                    inbox.push(Incoming::Exchanged {
+                        at_ns,
+                        all: Exchanged::clone(&all),
+                    });
+                }
+            }
+        }
+    }
+}
