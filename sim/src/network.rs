@@ -197,6 +197,12 @@ impl Route {
         unpack_header(self.0[0]).2
     }
 
+    /// Whether the route carries its hops, so that the network of any world of a run can
+    /// send it (a parallel run's partitions and network each have one).
+    pub(crate) fn is_portable(&self) -> bool {
+        unpack_header(self.0[0]).0 <= CARRIED_HOPS
+    }
+
     /// The route's hops, `2 * link + backward` each, given its source's records.
     fn hops<'a>(&'a self, records: &'a [u32]) -> &'a [u32] {
         let n_hops = unpack_header(self.0[0]).0;
@@ -390,10 +396,14 @@ impl Network {
         ready_ns: u64,
         bytes: u64,
     ) -> Sent {
-        let records = &self.sources[src as usize]
-            .as_ref()
-            .expect("routes are made before they are used")
-            .records;
+        // A route that carries its hops needs no records: it may come from another world.
+        let records = match &self.sources[src as usize] {
+            Some(routes) => routes.records.as_slice(),
+            None => {
+                assert!(route.is_portable(), "routes are made before they are used");
+                &[]
+            }
+        };
         let hops = route.hops(records);
         let (_, nics, class) = unpack_header(route.0[0]);
         if hops.is_empty() {

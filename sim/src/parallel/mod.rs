@@ -13,6 +13,8 @@
 
 mod split;
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -56,6 +58,35 @@ struct Report {
     part: u32,
     outbox: Vec<Outgoing>,
     state: WindowState,
+}
+
+/// Everything the partitions sent, by time, ties by partition, and what one partition sent
+/// at one time in the order it was sent. Each outbox is in time order already but for
+/// exchange arrivals, at their PE's clock, so a merge does; an outbox out of order is sorted
+/// first.
+fn in_time_order(mut outboxes: Vec<Vec<Outgoing>>) -> impl Iterator<Item = Outgoing> {
+    for outbox in &mut outboxes {
+        if !outbox.is_sorted_by_key(Outgoing::at_ns) {
+            outbox.sort_by_key(Outgoing::at_ns);
+        }
+    }
+    let mut heads: BinaryHeap<Reverse<(u64, usize)>> = outboxes
+        .iter()
+        .enumerate()
+        .filter_map(|(part, o)| o.first().map(|m| Reverse((m.at_ns(), part))))
+        .collect();
+    let mut drains: Vec<_> = outboxes
+        .into_iter()
+        .map(|o| o.into_iter().peekable())
+        .collect();
+    std::iter::from_fn(move || {
+        let Reverse((_, part)) = heads.pop()?;
+        let next = drains[part].next();
+        if let Some(m) = drains[part].peek() {
+            heads.push(Reverse((m.at_ns(), part)));
+        }
+        next
+    })
 }
 
 /// What is left of a partition's world once its run is over.
@@ -108,7 +139,8 @@ impl Recipe<'_> {
     /// Its chances come from a stream of its own.
     fn world(&self, part: u32) -> World {
         let mut params = self.params;
-        let mut state = self.params.seed ^ (u64::from(part) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut state =
+            self.params.seed ^ (u64::from(part) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         params.seed = crate::entropy::splitmix64(&mut state);
         let topology = Rc::new(self.topology.clone());
         let mut world = World::new(
@@ -297,15 +329,13 @@ fn coordinate(
             round.push(report);
         }
         round.sort_by_key(|r| r.part);
-        let mut sent: Vec<(u64, u32, Outgoing)> = Vec::new();
-        for report in &mut round {
-            let part = report.part;
-            sent.extend(report.outbox.drain(..).map(|o| (o.at_ns(), part, o)));
-        }
-        // Stable: what one partition sent at one time stays in the order it was sent.
-        sent.sort_by_key(|&(at_ns, part, _)| (at_ns, part));
-        let mut inboxes: Vec<Vec<Incoming>> = (0..parts).map(|_| Vec::new()).collect();
-        for (_, _, outgoing) in sent {
+        // Each inbox sized for all that was sent, of which it gets a share: growing vectors of
+        // operations from nothing every window copied them over and over.
+        let sent: usize = round.iter().map(|r| r.outbox.len()).sum();
+        let mut inboxes: Vec<Vec<Incoming>> =
+            (0..parts).map(|_| Vec::with_capacity(sent)).collect();
+        let outboxes = round.iter_mut().map(|r| std::mem::take(&mut r.outbox));
+        for outgoing in in_time_order(outboxes.collect()) {
             network.carry(outgoing, &mut inboxes, &mut arrivals);
         }
         if let Some(early) = inboxes.iter().flatten().find(|m| m.at_ns() < last_end_ns) {
@@ -361,5 +391,50 @@ fn coordinate(
         if finish {
             return Ok(());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_time_order;
+    use crate::world::Outgoing;
+
+    fn arrive(at_ns: u64, pe: u32) -> Outgoing {
+        Outgoing::Arrive {
+            at_ns,
+            pe,
+            mine: Vec::new(),
+        }
+    }
+
+    fn order(outboxes: Vec<Vec<Outgoing>>) -> Vec<(u64, u32)> {
+        in_time_order(outboxes)
+            .map(|o| match o {
+                Outgoing::Arrive { at_ns, pe, .. } => (at_ns, pe),
+                _ => unreachable!(),
+            })
+            .collect()
+    }
+
+    /// By time; at one time, the lower partition first, and one partition's messages in
+    /// the order sent; an outbox out of order is sorted, keeping that order at one time.
+    #[test]
+    fn what_partitions_sent_is_carried_by_time_then_partition_then_order_sent() {
+        let got = order(vec![
+            vec![arrive(5, 0), arrive(5, 1), arrive(9, 2)],
+            vec![arrive(1, 10), arrive(5, 11)],
+            vec![arrive(7, 20), arrive(5, 21), arrive(5, 22)],
+        ]);
+        let want = [
+            (1, 10),
+            (5, 0),
+            (5, 1),
+            (5, 11),
+            (5, 21),
+            (5, 22),
+            (7, 20),
+            (9, 2),
+        ];
+        assert_eq!(got, want);
     }
 }

@@ -162,7 +162,9 @@ mod tests {
 
     #[test]
     fn hosts_are_split_evenly_and_whole() {
-        let topology = crate::topology::preset("ib-4").expect("preset").topology;
+        let topology = crate::topology::presets::preset("ib-4")
+            .expect("preset")
+            .topology;
         let split = Split::by_hosts(&topology, 32, 2).expect("split");
         assert_eq!(split.pes_of(0), 0..16);
         assert_eq!(split.pes_of(1), 16..32);
@@ -177,7 +179,9 @@ mod tests {
 
     #[test]
     fn one_host_cannot_be_split() {
-        let topology = crate::topology::preset("hgx8").expect("preset").topology;
+        let topology = crate::topology::presets::preset("hgx8")
+            .expect("preset")
+            .topology;
         let err = Split::by_hosts(&topology, 8, 2).expect_err("one host");
         assert!(err.contains("at least 2 hosts"), "{err}");
     }

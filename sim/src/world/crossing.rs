@@ -13,6 +13,7 @@ use std::sync::Arc;
 use hw::{Exchanged, PathClass};
 
 use crate::events::{Event, EventQueue};
+use crate::network::Route;
 use crate::parallel::Split;
 use crate::trace::{OpCode, Record};
 
@@ -72,6 +73,7 @@ pub(crate) enum Outgoing {
         at_ns: u64,
         src: u32,
         dst: u32,
+        route: Route,
         bytes: u64,
         back: Back,
     },
@@ -157,7 +159,11 @@ impl World {
 
     /// What left this partition since the last call.
     pub(crate) fn take_outbox(&mut self) -> Vec<Outgoing> {
-        std::mem::take(&mut self.part.as_mut().expect("a partition").outbox)
+        let outbox = &mut self.part.as_mut().expect("a partition").outbox;
+        // The next window sends about as much: growing a vector of operations from nothing
+        // every window copied them over and over.
+        let capacity = outbox.len();
+        std::mem::replace(outbox, Vec::with_capacity(capacity))
     }
 
     /// Runs events before `end_ns` from now on.
@@ -237,11 +243,14 @@ impl World {
     fn move_in(&mut self, mut moving: Moving) -> u32 {
         let own = self.part.as_ref().map(|p| p.index) == Some(moving.src_part);
         if !own {
-            moving.flight.queue = self.proxy_queue(moving.src_part, moving.flight.queue, moving.src);
+            moving.flight.queue =
+                self.proxy_queue(moving.src_part, moving.flight.queue, moving.src);
         }
-        moving.flight.route = self
-            .net
-            .route(&self.topology, moving.src, moving.flight.dst);
+        if !moving.flight.route.is_portable() {
+            moving.flight.route = self
+                .net
+                .route(&self.topology, moving.src, moving.flight.dst);
+        }
         if let (OpKind::PutSignal { signal, .. }, Some(target)) =
             (&mut moving.flight.kind, moving.signal)
         {
@@ -273,7 +282,11 @@ impl World {
     }
 
     fn send_out(&mut self, outgoing: Outgoing) {
-        self.part.as_mut().expect("a partition").outbox.push(outgoing);
+        self.part
+            .as_mut()
+            .expect("a partition")
+            .outbox
+            .push(outgoing);
     }
 
     /// The issue event of an operation that leaves this partition: the network takes it.
@@ -286,7 +299,7 @@ impl World {
     /// The delivery event of an operation that came from the network: its response or
     /// acknowledgement goes back through it.
     pub(super) fn return_across(&mut self, slot: u32, flight: InFlight, bytes: u64) {
-        let (src, dst) = (self.source_of(&flight), flight.dst);
+        let (src, dst, route) = (self.source_of(&flight), flight.dst, flight.route);
         let at_ns = self.now_ns;
         let back = if flight.has_response() {
             self.ops[slot as usize] = Some(flight);
@@ -308,6 +321,7 @@ impl World {
             at_ns,
             src,
             dst,
+            route,
             bytes,
             back,
         });
@@ -375,11 +389,15 @@ impl World {
             Outgoing::Enter { moving, .. } => {
                 let flight = &moving.flight;
                 let (src, dst) = (moving.src, flight.dst);
+                let route = match flight.route {
+                    route if route.is_portable() => route,
+                    _ => self.net.route(&self.topology, src, dst),
+                };
                 let entry = Entry {
                     queue: self.proxy_queue(moving.src_part, flight.queue, src),
                     src,
                     dst,
-                    route: self.net.route(&self.topology, src, dst),
+                    route,
                     copied_ns: flight.copied_ns,
                     epoch: flight.epoch,
                     op: flight.kind.code(),
@@ -396,11 +414,15 @@ impl World {
             Outgoing::Return {
                 src,
                 dst,
+                route,
                 bytes,
                 back,
                 ..
             } => {
-                let route = self.net.route(&self.topology, src, dst);
+                let route = match route {
+                    route if route.is_portable() => route,
+                    _ => self.net.route(&self.topology, src, dst),
+                };
                 let at_ns = self.return_trip(src, &route, bytes);
                 let message = match back {
                     Back::Ack { op, queue, ticket } => Incoming::Ack {
