@@ -39,6 +39,9 @@ where
     Ok(pes.finish())
 }
 
+/// Each PE's result once its program returned, shared with the coroutines that write them.
+type Results<R> = Rc<RefCell<Vec<Option<Result<R, PeFailure>>>>>;
+
 /// The coroutines of some PEs of one world (all of them, or one partition's), with their
 /// results as they return. Borrows the PEs' program for `'a`.
 pub(crate) struct PeTasks<'a, R> {
@@ -48,7 +51,7 @@ pub(crate) struct PeTasks<'a, R> {
     /// `first_pe + i`'s coroutine at `i`. Declared before `results`, so dropped (and any
     /// unfinished one unwound) before the results its body writes.
     coroutines: Vec<Coroutine<(), (), Option<String>, LazyStack>>,
-    results: Rc<RefCell<Vec<Option<Result<R, PeFailure>>>>>,
+    results: Results<R>,
     program: PhantomData<&'a ()>,
 }
 
@@ -64,8 +67,7 @@ impl<'a, R> PeTasks<'a, R> {
         F: Fn(SimDevice) -> R,
     {
         let first_pe = pes.start;
-        let results: Rc<RefCell<Vec<Option<Result<R, PeFailure>>>>> =
-            Rc::new(RefCell::new(pes.clone().map(|_| None).collect()));
+        let results: Results<R> = Rc::new(RefCell::new(pes.clone().map(|_| None).collect()));
         let mut coroutines = Vec::with_capacity(pes.len());
         for pe in pes {
             let stack = crate::stacks::take(stack_bytes).map_err(|e| {

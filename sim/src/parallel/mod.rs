@@ -113,6 +113,9 @@ fn summary(world: &World) -> Summary {
     }
 }
 
+/// A partition's number, its PEs' results and what is left of its world.
+type PartOutput<R> = (u32, Vec<Result<R, PeFailure>>, Summary);
+
 /// The run's report, merged from its partitions' and the network's.
 pub(crate) struct Merged {
     pub(crate) counts: OpCounts,
@@ -211,8 +214,7 @@ where
         }
         coordinated.map(|()| outputs)
     })?;
-    let mut parts_out: Vec<(u32, Vec<Result<R, PeFailure>>, Summary)> =
-        outputs.into_iter().flatten().collect();
+    let mut parts_out: Vec<PartOutput<R>> = outputs.into_iter().flatten().collect();
     parts_out.sort_by_key(|(p, _, _)| *p);
     let mut merged = Merged {
         counts: OpCounts::default(),
@@ -241,13 +243,12 @@ where
 
 /// A worker thread: builds its partitions' worlds and PEs, then does what the network says
 /// until the run is over.
-#[allow(clippy::type_complexity)] // each partition's results and summary
 fn run_partitions<R, F>(
     recipe: &Recipe<'_>,
     pe_main: &F,
     mine: Vec<(u32, Receiver<Command>)>,
     reports: &Sender<Report>,
-) -> Result<Vec<(u32, Vec<Result<R, PeFailure>>, Summary)>, LaunchError>
+) -> Result<Vec<PartOutput<R>>, LaunchError>
 where
     F: Fn(SimDevice) -> R,
 {

@@ -3,7 +3,7 @@
 //! network world reserves) are never taken by operations over NVLink (which partitions
 //! reserve themselves).
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 use hw::{PathClass, Pe, Topology};
@@ -32,7 +32,7 @@ impl Split {
             }
         }
         let n_hosts = starts.len() as u32;
-        let distinct: HashSet<u32> = hosts.iter().copied().collect();
+        let distinct: BTreeSet<u32> = hosts.iter().copied().collect();
         if distinct.len() != starts.len() {
             return Err(format!(
                 "a parallel run splits PEs by hosts, and {} numbers the PEs of a host apart",
@@ -96,8 +96,8 @@ impl Split {
     fn check(&self, topology: &Topology, starts: &[u32]) -> Result<(), String> {
         let n_pes = *self.bounds.last().expect("bounds");
         let host_end = |h: usize| starts.get(h + 1).copied().unwrap_or(n_pes);
-        let mut near = HashSet::new();
-        let mut far = HashSet::new();
+        let mut near = BTreeSet::new();
+        let mut far = BTreeSet::new();
         for (h, &start) in starts.iter().enumerate() {
             let other = starts[(h + 1) % starts.len()];
             for pe in start..host_end(h) {
@@ -172,7 +172,7 @@ mod tests {
         assert_eq!(split.part_of(16), 1);
         let split = Split::by_hosts(&topology, 32, 3).expect("split");
         assert_eq!(split.parts(), 3);
-        assert!((0..3).all(|p| split.pes_of(p).start % 8 == 0));
+        assert!((0..3).all(|p| split.pes_of(p).start.is_multiple_of(8)));
         let err = Split::by_hosts(&topology, 32, 5).expect_err("five partitions of four hosts");
         assert!(err.contains("at least 5 hosts"), "{err}");
     }

@@ -7,7 +7,6 @@
 //! response or acknowledgement goes back the same way. Operations over NVLink never leave
 //! their host, and so never their partition.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use hw::{Exchanged, PathClass};
@@ -20,6 +19,9 @@ use crate::trace::{OpCode, Record};
 use super::issue::{Entry, InFlight, OpKind, SignalTarget};
 use super::{Blocked, Settle, Status, WindowState, World};
 
+/// No proxy queue.
+const NO_QUEUE: u32 = u32::MAX;
+
 /// What a world knows of the parallel run it is part of.
 #[derive(Debug)]
 pub(crate) struct Part {
@@ -31,21 +33,31 @@ pub(crate) struct Part {
     /// What left during this window, in the order it left.
     pub(crate) outbox: Vec<Outgoing>,
     /// The queue that stands here for each queue of another partition that sent operations
-    /// here: its owner is the queue's owner, and it keeps their fence rule in the network.
-    proxies: HashMap<(u32, u32), u32>,
-    /// The other way: (partition, queue) of each proxy queue, by our queue number.
-    proxied: HashMap<u32, (u32, u32)>,
+    /// here, by partition and queue ([`NO_QUEUE`] where none does yet): its owner is the
+    /// queue's owner, and in the network it keeps the queue's fence rule.
+    proxies: Vec<Vec<u32>>,
+    /// The other way: (partition, queue) of each proxy, by our queue number; `None` for our
+    /// own queues.
+    proxied: Vec<Option<(u32, u32)>>,
 }
 
 impl Part {
+    /// The (partition, queue) that our queue `queue` stands for: itself, unless a proxy.
+    fn origin_of(&self, queue: u32) -> (u32, u32) {
+        match self.proxied.get(queue as usize) {
+            Some(&Some(theirs)) => theirs,
+            _ => (self.index, queue),
+        }
+    }
+
     pub(crate) fn new(index: u32, split: Arc<Split>) -> Part {
         Part {
             index,
             split,
             window_end_ns: 0,
             outbox: Vec::new(),
-            proxies: HashMap::new(),
-            proxied: HashMap::new(),
+            proxies: Vec::new(),
+            proxied: Vec::new(),
         }
     }
 }
@@ -223,10 +235,7 @@ impl World {
             _ => None,
         };
         let part = self.part.as_ref().expect("a partition");
-        let (src_part, queue) = match part.proxied.get(&flight.queue) {
-            Some(&theirs) => theirs,
-            None => (part.index, flight.queue),
-        };
+        let (src_part, queue) = part.origin_of(flight.queue);
         let src = self.source_of(&flight);
         flight.queue = queue;
         Moving {
@@ -271,13 +280,29 @@ impl World {
     /// The queue that stands here for queue `queue` of partition `part`, owned by `owner`.
     fn proxy_queue(&mut self, part: u32, queue: u32, owner: u32) -> u32 {
         let here = self.part.as_ref().expect("a partition");
-        if let Some(&q) = here.proxies.get(&(part, queue)) {
+        let known = here
+            .proxies
+            .get(part as usize)
+            .and_then(|q| q.get(queue as usize));
+        if let Some(&q) = known
+            && q != NO_QUEUE
+        {
             return q;
         }
         let q = self.create_queue(owner);
         let here = self.part.as_mut().expect("a partition");
-        here.proxies.insert((part, queue), q);
-        here.proxied.insert(q, (part, queue));
+        if here.proxies.len() <= part as usize {
+            here.proxies.resize(part as usize + 1, Vec::new());
+        }
+        let of_part = &mut here.proxies[part as usize];
+        if of_part.len() <= queue as usize {
+            of_part.resize(queue as usize + 1, NO_QUEUE);
+        }
+        of_part[queue as usize] = q;
+        if here.proxied.len() <= q as usize {
+            here.proxied.resize(q as usize + 1, None);
+        }
+        here.proxied[q as usize] = Some((part, queue));
         q
     }
 
@@ -307,10 +332,7 @@ impl World {
         } else {
             self.free_ops.push(slot);
             let part = self.part.as_ref().expect("a partition");
-            let queue = match part.proxied.get(&flight.queue) {
-                Some(&(_, theirs)) => theirs,
-                None => flight.queue,
-            };
+            let (_, queue) = part.origin_of(flight.queue);
             Back::Ack {
                 op: flight.kind.code(),
                 queue,

@@ -312,9 +312,7 @@ impl World {
                     self.miss_deadline(pe);
                     continue;
                 }
-                if event_ns.is_none() {
-                    return None;
-                }
+                event_ns?;
             } else if self.events.is_empty() {
                 // A thread that sleeps wakes before anything is called stuck.
                 if let Some((deadline_ns, pe)) = self.timed_thread_due() {
