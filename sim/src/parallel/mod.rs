@@ -45,6 +45,9 @@ struct Command {
     /// Stop the run with this failure (another partition stopped).
     stop: Option<String>,
     incoming: Vec<Incoming>,
+    /// An empty outbox to send the next window's operations in: partitions and the network
+    /// hand their vectors back and forth rather than allocate new ones every window.
+    spare: Vec<Outgoing>,
     settle: Settle,
     /// Run the window that ends here.
     end_ns: Option<u64>,
@@ -57,6 +60,8 @@ struct Command {
 struct Report {
     part: u32,
     outbox: Vec<Outgoing>,
+    /// The last command's inbox, emptied, for the network to fill again.
+    spare: Vec<Incoming>,
     state: WindowState,
 }
 
@@ -64,8 +69,8 @@ struct Report {
 /// at one time in the order it was sent. Each outbox is in time order already but for
 /// exchange arrivals, at their PE's clock, so a merge does; an outbox out of order is sorted
 /// first.
-fn in_time_order(mut outboxes: Vec<Vec<Outgoing>>) -> impl Iterator<Item = Outgoing> {
-    for outbox in &mut outboxes {
+fn in_time_order(outboxes: &mut [Vec<Outgoing>]) -> impl Iterator<Item = Outgoing> + '_ {
+    for outbox in outboxes.iter_mut() {
         if !outbox.is_sorted_by_key(Outgoing::at_ns) {
             outbox.sort_by_key(Outgoing::at_ns);
         }
@@ -76,8 +81,8 @@ fn in_time_order(mut outboxes: Vec<Vec<Outgoing>>) -> impl Iterator<Item = Outgo
         .filter_map(|(part, o)| o.first().map(|m| Reverse((m.at_ns(), part))))
         .collect();
     let mut drains: Vec<_> = outboxes
-        .into_iter()
-        .map(|o| o.into_iter().peekable())
+        .iter_mut()
+        .map(|o| o.drain(..).peekable())
         .collect();
     std::iter::from_fn(move || {
         let Reverse((_, part)) = heads.pop()?;
@@ -261,6 +266,7 @@ where
         let _ = reports.send(Report {
             part,
             outbox: Vec::new(),
+            spare: Vec::new(),
             state,
         });
         running.push((part, commands, shared, tasks));
@@ -271,7 +277,7 @@ where
         while i < running.len() {
             let (part, commands, shared, tasks) = &mut running[i];
             // The network is gone: it failed, and says why.
-            let Ok(command) = commands.recv() else {
+            let Ok(mut command) = commands.recv() else {
                 return Ok(done);
             };
             {
@@ -279,7 +285,7 @@ where
                 if let Some(message) = command.stop {
                     world.stop_from_elsewhere(message);
                 }
-                world.receive(command.incoming);
+                world.receive(&mut command.incoming);
                 world.settle(command.settle);
                 if command.finish {
                     world.finish_run();
@@ -299,7 +305,8 @@ where
             let mut world = shared.world.borrow_mut();
             let _ = reports.send(Report {
                 part: *part,
-                outbox: world.take_outbox(),
+                outbox: world.take_outbox(command.spare),
+                spare: command.incoming,
                 state: world.window_state(),
             });
             i += 1;
@@ -330,13 +337,15 @@ fn coordinate(
             round.push(report);
         }
         round.sort_by_key(|r| r.part);
-        // Each inbox sized for all that was sent, of which it gets a share: growing vectors of
-        // operations from nothing every window copied them over and over.
-        let sent: usize = round.iter().map(|r| r.outbox.len()).sum();
-        let mut inboxes: Vec<Vec<Incoming>> =
-            (0..parts).map(|_| Vec::with_capacity(sent)).collect();
-        let outboxes = round.iter_mut().map(|r| std::mem::take(&mut r.outbox));
-        for outgoing in in_time_order(outboxes.collect()) {
+        let mut inboxes: Vec<Vec<Incoming>> = round
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.spare))
+            .collect();
+        let mut outboxes: Vec<Vec<Outgoing>> = round
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.outbox))
+            .collect();
+        for outgoing in in_time_order(&mut outboxes) {
             network.carry(outgoing, &mut inboxes, &mut arrivals);
         }
         if let Some(early) = inboxes.iter().flatten().find(|m| m.at_ns() < last_end_ns) {
@@ -377,10 +386,12 @@ fn coordinate(
         } else {
             finish = true;
         }
-        for ((tx, incoming), settle) in commands.iter().zip(inboxes).zip(settles) {
+        let handed = commands.iter().zip(inboxes).zip(outboxes).zip(settles);
+        for (((tx, incoming), spare), settle) in handed {
             let command = Command {
                 stop: stop.clone(),
                 incoming,
+                spare,
                 settle,
                 end_ns,
                 finish,
@@ -408,8 +419,8 @@ mod tests {
         }
     }
 
-    fn order(outboxes: Vec<Vec<Outgoing>>) -> Vec<(u64, u32)> {
-        in_time_order(outboxes)
+    fn order(mut outboxes: Vec<Vec<Outgoing>>) -> Vec<(u64, u32)> {
+        in_time_order(&mut outboxes)
             .map(|o| match o {
                 Outgoing::Arrive { at_ns, pe, .. } => (at_ns, pe),
                 _ => unreachable!(),

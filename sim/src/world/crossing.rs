@@ -79,7 +79,7 @@ pub(crate) struct Moving {
 #[derive(Debug)]
 pub(crate) enum Outgoing {
     /// An operation enters the network at `at_ns`.
-    Enter { at_ns: u64, moving: Moving },
+    Enter { at_ns: u64, moving: Box<Moving> },
     /// A response or acknowledgement of `bytes` starts back from `dst` to `src` at `at_ns`.
     Return {
         at_ns: u64,
@@ -109,7 +109,7 @@ pub(crate) enum Back {
     /// The acknowledgement of `ticket` of the source's queue `queue`.
     Ack { op: OpCode, queue: u32, ticket: u64 },
     /// The operation itself, with what it read.
-    Response(Moving),
+    Response(Box<Moving>),
 }
 
 /// What the network hands a partition for its next window.
@@ -120,7 +120,7 @@ pub(crate) enum Incoming {
     Deliver {
         at_ns: u64,
         write_ns: Option<u64>,
-        moving: Moving,
+        moving: Box<Moving>,
     },
     /// An acknowledgement reaches its source.
     Ack {
@@ -130,7 +130,7 @@ pub(crate) enum Incoming {
         ticket: u64,
     },
     /// A response reaches its source.
-    Response { at_ns: u64, moving: Moving },
+    Response { at_ns: u64, moving: Box<Moving> },
     /// The exchange completed: every PE resumes with `all` at `at_ns`.
     Exchanged { at_ns: u64, all: Exchanged },
 }
@@ -169,13 +169,9 @@ impl World {
         }
     }
 
-    /// What left this partition since the last call.
-    pub(crate) fn take_outbox(&mut self) -> Vec<Outgoing> {
-        let outbox = &mut self.part.as_mut().expect("a partition").outbox;
-        // The next window sends about as much: growing a vector of operations from nothing
-        // every window copied them over and over.
-        let capacity = outbox.len();
-        std::mem::replace(outbox, Vec::with_capacity(capacity))
+    /// What left this partition since the last call; `spare`, empty, takes its place.
+    pub(crate) fn take_outbox(&mut self, spare: Vec<Outgoing>) -> Vec<Outgoing> {
+        std::mem::replace(&mut self.part.as_mut().expect("a partition").outbox, spare)
     }
 
     /// Runs events before `end_ns` from now on.
@@ -223,8 +219,10 @@ impl World {
         self.part.is_some() && flight.route.class() == PathClass::Rdma
     }
 
-    /// Takes the operation in `slot` out of this world, with what it keeps elsewhere.
-    fn move_out(&mut self, slot: u32) -> Moving {
+    /// Takes the operation in `slot` out of this world, with what it keeps elsewhere. Boxed:
+    /// it is handed on five times before it lands, and the messages that carry it are most of
+    /// what partitions send, acknowledgements included, which would otherwise be as large.
+    fn move_out(&mut self, slot: u32) -> Box<Moving> {
         let mut flight = self.ops[slot as usize]
             .take()
             .expect("an op that leaves is in flight");
@@ -238,18 +236,19 @@ impl World {
         let (src_part, queue) = part.origin_of(flight.queue);
         let src = self.source_of(&flight);
         flight.queue = queue;
-        Moving {
+        Box::new(Moving {
             flight,
             src,
             src_part,
             signal,
             splits,
-        }
+        })
     }
 
     /// Puts `moving` in a slot of this world; the queue it names becomes ours (a proxy, if
     /// another partition's).
-    fn move_in(&mut self, mut moving: Moving) -> u32 {
+    fn move_in(&mut self, moving: Box<Moving>) -> u32 {
+        let mut moving = *moving;
         let own = self.part.as_ref().map(|p| p.index) == Some(moving.src_part);
         if !own {
             moving.flight.queue =
@@ -356,9 +355,10 @@ impl World {
         self.send_out(Outgoing::Arrive { at_ns, pe, mine });
     }
 
-    /// Takes what arrived from the network into this partition's queue of events.
-    pub(crate) fn receive(&mut self, incoming: Vec<Incoming>) {
-        for message in incoming {
+    /// Takes what arrived from the network into this partition's queue of events, emptying
+    /// `incoming`.
+    pub(crate) fn receive(&mut self, incoming: &mut Vec<Incoming>) {
+        for message in incoming.drain(..) {
             match message {
                 Incoming::Deliver {
                     at_ns,
