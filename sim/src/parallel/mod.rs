@@ -315,8 +315,14 @@ where
     Ok(done)
 }
 
-/// The network's thread: gathers every partition's report, carries what they sent, and
-/// tells each what to do next, until the run is over.
+/// The network's thread: gathers every partition's report, tells each what to do next, and
+/// carries what they sent while they run the next window, until the run is over.
+///
+/// Windows are half the lookahead long, so that carrying one window's messages overlaps the
+/// next window: what is sent during window `k` (starting at `T`) arrives at `T + lookahead`
+/// or later, the end of window `k + 1` when windows follow each other, and is handed over
+/// with the command for window `k + 2`. The next window starts right after the last while
+/// messages are in flight, and jumps to the earliest thing anywhere when none are.
 fn coordinate(
     network: &mut World,
     parts: u32,
@@ -324,9 +330,13 @@ fn coordinate(
     reports: &Receiver<Report>,
     commands: &[Sender<Command>],
 ) -> Result<(), LaunchError> {
+    let window_ns = (lookahead_ns / 2).max(1);
     let mut arrivals = Vec::new();
     let mut stopped = false;
+    // The end of the window the partitions ran last, and what the network carried during it.
     let mut last_end_ns = 0;
+    let mut carried: Vec<Vec<Incoming>> = (0..parts).map(|_| Vec::new()).collect();
+    let mut spare_outboxes: Vec<Vec<Outgoing>> = (0..parts).map(|_| Vec::new()).collect();
     loop {
         let mut round: Vec<Report> = Vec::with_capacity(parts as usize);
         for _ in 0..parts {
@@ -337,42 +347,40 @@ fn coordinate(
             round.push(report);
         }
         round.sort_by_key(|r| r.part);
-        let mut inboxes: Vec<Vec<Incoming>> = round
-            .iter_mut()
-            .map(|r| std::mem::take(&mut r.spare))
-            .collect();
-        let mut outboxes: Vec<Vec<Outgoing>> = round
+        let mut sent: Vec<Vec<Outgoing>> = round
             .iter_mut()
             .map(|r| std::mem::take(&mut r.outbox))
             .collect();
-        for outgoing in in_time_order(&mut outboxes) {
-            network.carry(outgoing, &mut inboxes, &mut arrivals);
-        }
-        if let Some(early) = inboxes.iter().flatten().find(|m| m.at_ns() < last_end_ns) {
-            panic!(
-                "the network carried a message to {} ns, inside the window that ended at \
-                 {last_end_ns} ns: the lookahead of {lookahead_ns} ns is wrong",
-                early.at_ns()
-            );
-        }
+        let mut spare_inboxes: Vec<Vec<Incoming>> = round
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.spare))
+            .collect();
+        let in_flight = sent.iter().any(|o| !o.is_empty());
         let stop = if stopped {
             None
         } else {
             round.iter().find_map(|r| r.state.abort.clone())
         };
         stopped |= stop.is_some();
-        let next_event = round
+        let next_known = round
             .iter()
-            .filter_map(|r| r.state.next_event_ns)
-            .chain(inboxes.iter().flatten().map(Incoming::at_ns))
+            .flat_map(|r| [r.state.next_event_ns, r.state.next_deadline_ns])
+            .flatten()
+            .chain(carried.iter().flatten().map(Incoming::at_ns))
             .min();
-        let next_deadline = round.iter().filter_map(|r| r.state.next_deadline_ns).min();
+        let has_events = round.iter().any(|r| r.state.next_event_ns.is_some())
+            || carried.iter().any(|c| !c.is_empty());
         let mut settles = vec![Settle::Nothing; parts as usize];
         let mut end_ns = None;
         let mut finish = false;
-        if let Some(event_ns) = next_event {
-            let start_ns = next_deadline.map_or(event_ns, |d| d.min(event_ns));
-            last_end_ns = start_ns + lookahead_ns;
+        if in_flight || has_events {
+            // Nothing known comes before the last window's end; what is in flight comes at
+            // its end or later.
+            let start_ns = match next_known {
+                Some(known_ns) if !in_flight => known_ns,
+                _ => last_end_ns,
+            };
+            last_end_ns = start_ns + window_ns;
             end_ns = Some(last_end_ns);
         } else if let Some(r) = round
             .iter()
@@ -386,8 +394,9 @@ fn coordinate(
         } else {
             finish = true;
         }
-        let handed = commands.iter().zip(inboxes).zip(outboxes).zip(settles);
-        for (((tx, incoming), spare), settle) in handed {
+        let incoming = std::mem::replace(&mut carried, Vec::new());
+        let handed = commands.iter().zip(incoming).zip(spare_outboxes.drain(..));
+        for (((tx, incoming), spare), settle) in handed.zip(settles) {
             let command = Command {
                 stop: stop.clone(),
                 incoming,
@@ -403,6 +412,22 @@ fn coordinate(
         if finish {
             return Ok(());
         }
+        // While the partitions run that window, what they sent during the last one.
+        for outgoing in in_time_order(&mut sent) {
+            network.carry(outgoing, &mut spare_inboxes, &mut arrivals);
+        }
+        if let (Some(end_ns), Some(early)) = (
+            end_ns,
+            spare_inboxes.iter().flatten().map(Incoming::at_ns).min(),
+        ) && early < end_ns
+        {
+            panic!(
+                "the network carried a message to {early} ns, inside the window that ends at \
+                 {end_ns} ns: the lookahead of {lookahead_ns} ns is wrong"
+            );
+        }
+        carried = spare_inboxes;
+        spare_outboxes = sent;
     }
 }
 
