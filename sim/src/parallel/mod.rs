@@ -394,7 +394,7 @@ fn coordinate(
         } else {
             finish = true;
         }
-        let incoming = std::mem::replace(&mut carried, Vec::new());
+        let incoming = std::mem::take(&mut carried);
         let handed = commands.iter().zip(incoming).zip(spare_outboxes.drain(..));
         for (((tx, incoming), spare), settle) in handed.zip(settles) {
             let command = Command {

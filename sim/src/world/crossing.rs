@@ -247,8 +247,7 @@ impl World {
 
     /// Puts `moving` in a slot of this world; the queue it names becomes ours (a proxy, if
     /// another partition's).
-    fn move_in(&mut self, moving: Box<Moving>) -> u32 {
-        let mut moving = *moving;
+    fn move_in(&mut self, mut moving: Moving) -> u32 {
         let own = self.part.as_ref().map(|p| p.index) == Some(moving.src_part);
         if !own {
             moving.flight.queue =
@@ -365,7 +364,7 @@ impl World {
                     write_ns,
                     moving,
                 } => {
-                    let slot = self.move_in(moving);
+                    let slot = self.move_in(*moving);
                     self.events.push(at_ns, Event::Deliver { op: slot });
                     if let Some(at_ns) = write_ns {
                         self.events.push(at_ns, Event::Deliver { op: slot });
@@ -378,7 +377,7 @@ impl World {
                     ticket,
                 } => self.events.push(at_ns, Event::Ack { op, queue, ticket }),
                 Incoming::Response { at_ns, moving } => {
-                    let slot = self.move_in(moving);
+                    let slot = self.move_in(*moving);
                     self.events.push(at_ns, Event::Complete { op: slot });
                 }
                 Incoming::Exchanged { at_ns, all } => {
