@@ -3,10 +3,14 @@
 //! network world reserves) are never taken by operations over NVLink (which partitions
 //! reserve themselves).
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
 use std::ops::Range;
 
+use hw::topology::{LinkKind, NodeKind};
 use hw::{PathClass, Pe, Topology};
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
 
 /// Consecutive ranges of PEs, one per partition, each of whole hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,15 +149,56 @@ impl Split {
 }
 
 /// The least time between an operation through a NIC entering the network and its arrival,
-/// or between a response starting back and its arrival: every such path crosses a NIC and
-/// at least one link. What partitions send each other during a window of this length can
-/// only arrive after it.
+/// or between a response starting back and its arrival: what partitions send each other
+/// during a window of this length can only arrive after it.
+///
+/// Either trip costs at least its route's latency plus `nic_ns` per hop out of a NIC
+/// (`World::enter_network`, `World::return_trip`), and a route goes through a NIC when it
+/// crosses an InfiniBand link (`Path::class`). So the least cost of any walk from a GPU to a
+/// GPU that crosses such a link is a bound for every route, found by a shortest-path search
+/// from every GPU at once over (node, crossed yet) states. Any GPU reached counts, the one
+/// it started from too, which can only lower the bound.
 pub(crate) fn lookahead_ns(topology: &Topology, nic_ns: u64) -> u64 {
-    let least_link_ns = (0..topology.n_links())
-        .map(|l| topology.link(hw::topology::LinkId(l)).latency_ns)
-        .min()
-        .unwrap_or(0);
-    (nic_ns + least_link_ns).max(1)
+    let graph = topology.graph();
+    let n = graph.node_count();
+    // `best[2 * node + crossed]`: the least cost found to reach `node`, having crossed an
+    // InfiniBand link or not.
+    let mut best = vec![u64::MAX; 2 * n];
+    let mut frontier = BinaryHeap::new();
+    for node in graph.node_indices() {
+        if matches!(graph[node].kind, NodeKind::Gpu { .. }) {
+            best[2 * node.index()] = 0;
+            frontier.push(Reverse((0, node.index(), false)));
+        }
+    }
+    while let Some(Reverse((cost, at, crossed))) = frontier.pop() {
+        if cost > best[2 * at + usize::from(crossed)] {
+            continue;
+        }
+        let here = NodeIndex::new(at);
+        if crossed && matches!(graph[here].kind, NodeKind::Gpu { .. }) {
+            return cost.max(1);
+        }
+        let leaving_nic = matches!(graph[here].kind, NodeKind::Nic { .. });
+        for edge in graph.edges(here) {
+            let link = edge.weight();
+            let next = if edge.source() == here {
+                edge.target()
+            } else {
+                edge.source()
+            };
+            let next_cost = cost + link.latency_ns + if leaving_nic { nic_ns } else { 0 };
+            let next_crossed = crossed || link.kind == LinkKind::Ib;
+            let slot = &mut best[2 * next.index() + usize::from(next_crossed)];
+            if next_cost < *slot {
+                *slot = next_cost;
+                frontier.push(Reverse((next_cost, next.index(), next_crossed)));
+            }
+        }
+    }
+    // No route crosses InfiniBand: nothing ever leaves a partition, and windows only pace
+    // the partitions.
+    u64::MAX / 4
 }
 
 #[cfg(test)]
@@ -175,6 +220,17 @@ mod tests {
         assert!((0..3).all(|p| split.pes_of(p).start.is_multiple_of(8)));
         let err = Split::by_hosts(&topology, 32, 5).expect_err("five partitions of four hosts");
         assert!(err.contains("at least 5 hosts"), "{err}");
+    }
+
+    /// On the presets: PCIe to the NIC, the NIC, InfiniBand to a leaf and back to a NIC of
+    /// another host, and PCIe to its GPU (150 + 300 + 600 + 600 + 300 + 150 ns).
+    #[test]
+    fn the_lookahead_is_the_cheapest_route_through_a_nic() {
+        let topology = crate::topology::presets::preset("ib-4")
+            .expect("preset")
+            .topology;
+        assert_eq!(super::lookahead_ns(&topology, 300), 2_100);
+        assert_eq!(super::lookahead_ns(&topology, 0), 1_500);
     }
 
     #[test]

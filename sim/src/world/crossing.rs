@@ -223,10 +223,15 @@ impl World {
     /// it is handed on five times before it lands, and the messages that carry it are most of
     /// what partitions send, acknowledgements included, which would otherwise be as large.
     fn move_out(&mut self, slot: u32) -> Box<Moving> {
-        let mut flight = self.ops[slot as usize]
+        let flight = self.ops[slot as usize]
             .take()
             .expect("an op that leaves is in flight");
         self.free_ops.push(slot);
+        self.moving(flight)
+    }
+
+    /// `flight`, which leaves this world, with what it keeps elsewhere.
+    fn moving(&mut self, mut flight: InFlight) -> Box<Moving> {
         let splits = self.splits_signal_add(&flight.kind);
         let signal = match &mut flight.kind {
             OpKind::PutSignal { signal, .. } => Some(self.signal_targets.remove(*signal)),
@@ -310,6 +315,26 @@ impl World {
             .expect("a partition")
             .outbox
             .push(outgoing);
+    }
+
+    /// Posts `flight`, issued at `issued_ns`, straight to the network if it leaves this
+    /// partition before the window ends: the network takes what partitions send in time
+    /// order, so it enters the network where its issue event would have, and this
+    /// partition saves the event. Gives it back otherwise.
+    pub(super) fn post_across(&mut self, flight: InFlight, issued_ns: u64) -> Option<InFlight> {
+        let leaves = self
+            .part
+            .as_ref()
+            .is_some_and(|p| issued_ns < p.window_end_ns);
+        if !leaves || !self.crosses_partitions(&flight) {
+            return Some(flight);
+        }
+        let moving = self.moving(flight);
+        self.send_out(Outgoing::Enter {
+            at_ns: issued_ns,
+            moving,
+        });
+        None
     }
 
     /// The issue event of an operation that leaves this partition: the network takes it.

@@ -364,6 +364,9 @@ impl World {
             epoch,
             kind,
         };
+        let Some(flight) = self.post_across(flight, issued_ns) else {
+            return;
+        };
         let slot = match self.free_ops.pop() {
             Some(slot) => {
                 self.ops[slot as usize] = Some(flight);
