@@ -28,6 +28,29 @@ pub(crate) struct Args {
     /// of median wall time (a shared machine's wall times vary by a third from run to run).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     runs: u32,
+    /// Runs this tree's rows split into N partitions (`rshmem run --partitions`,
+    /// docs/sim-parallel.md); the other revision's run as they always did, so the table
+    /// compares one world then with partitions now (`--against HEAD`: one world with
+    /// partitions, on the same code).
+    #[arg(long, value_name = "N")]
+    partitions: Option<u32>,
+    /// The threads of this tree's partitioned runs (`rshmem run --threads`).
+    #[arg(long, value_name = "N", requires = "partitions")]
+    threads: Option<u32>,
+}
+
+impl Args {
+    /// What this tree's runs add to their command line.
+    fn this_tree_flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        if let Some(parts) = self.partitions {
+            flags.extend(["--partitions".to_string(), parts.to_string()]);
+        }
+        if let Some(threads) = self.threads {
+            flags.extend(["--threads".to_string(), threads.to_string()]);
+        }
+        flags
+    }
 }
 
 /// One row of the table: a run and its targets.
@@ -132,11 +155,12 @@ pub(crate) fn parse_report(json: &str) -> anyhow::Result<Measured> {
     })
 }
 
-/// Runs `row` with the `rshmem` at `binary`.
-fn measure(binary: &Path, row: &Row) -> anyhow::Result<Measured> {
+/// Runs `row` with the `rshmem` at `binary`, with `flags` added.
+fn measure(binary: &Path, row: &Row, flags: &[String]) -> anyhow::Result<Measured> {
     let output = Command::new(binary)
         .args(["run", &row.workload, "--pes", &row.pes.to_string()])
         .args(["--topology", &row.topology, "--seed", "1", "--json"])
+        .args(flags)
         .output()
         .with_context(|| format!("cannot run {}", binary.display()))?;
     if !output.status.success() {
@@ -347,6 +371,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let now = build(&cargo, &root, None)?;
+    let flags = args.this_tree_flags();
+    if !flags.is_empty() {
+        println!("This tree's runs add `{}`.\n", flags.join(" "));
+    }
     let mut measured = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         eprintln!(
@@ -360,9 +388,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let (mut thens, mut nows) = (Vec::new(), Vec::new());
         for _ in 0..args.runs {
             if let Some(before) = &before {
-                thens.push(measure(before, row)?);
+                thens.push(measure(before, row, &[])?);
             }
-            nows.push(measure(&now, row)?);
+            nows.push(measure(&now, row, &flags)?);
         }
         let then = (!thens.is_empty()).then(|| median(thens));
         measured.push((row.clone(), median(nows), then));
