@@ -26,7 +26,9 @@ use crate::exec::PeTasks;
 use crate::handle::Shared;
 use crate::memory::Layout;
 use crate::report::OpCounts;
-use crate::world::{Incoming, Outgoing, Part, Settle, WindowState, World, WorldParams};
+use crate::world::{
+    Incoming, Outgoing, PREFETCH_AHEAD, Part, Settle, WindowState, World, WorldParams,
+};
 
 pub(crate) use split::{Split, lookahead_ns};
 
@@ -337,6 +339,7 @@ fn coordinate(
     let mut last_end_ns = 0;
     let mut carried: Vec<Vec<Incoming>> = (0..parts).map(|_| Vec::new()).collect();
     let mut spare_outboxes: Vec<Vec<Outgoing>> = (0..parts).map(|_| Vec::new()).collect();
+    let mut merged = Vec::new();
     loop {
         let mut round: Vec<Report> = Vec::with_capacity(parts as usize);
         for _ in 0..parts {
@@ -413,9 +416,15 @@ fn coordinate(
             return Ok(());
         }
         // While the partitions run that window, what they sent during the last one.
-        for outgoing in in_time_order(&mut sent) {
+        merged.extend(in_time_order(&mut sent));
+        for at in 0..merged.len() {
+            if let Some(later) = merged.get(at + PREFETCH_AHEAD) {
+                later.prefetch();
+            }
+            let outgoing = std::mem::replace(&mut merged[at], Outgoing::EMPTY);
             network.carry(outgoing, &mut spare_inboxes, &mut arrivals);
         }
+        merged.clear();
         if let (Some(end_ns), Some(early)) = (
             end_ns,
             spare_inboxes.iter().flatten().map(Incoming::at_ns).min(),

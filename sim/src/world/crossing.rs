@@ -14,6 +14,7 @@ use hw::{Exchanged, PathClass};
 use crate::events::{Event, EventQueue};
 use crate::network::Route;
 use crate::parallel::Split;
+use crate::prefetch::prefetch;
 use crate::trace::{OpCode, Record};
 
 use super::issue::{Entry, InFlight, OpKind, SignalTarget};
@@ -21,6 +22,14 @@ use super::{Blocked, Settle, Status, WindowState, World};
 
 /// No proxy queue.
 const NO_QUEUE: u32 = u32::MAX;
+
+/// How many messages ahead a loop over messages starts loading the operation they carry: a
+/// box written by another thread a window ago is in no cache of this one.
+pub(crate) const PREFETCH_AHEAD: usize = 4;
+
+/// Boxes a world keeps for reuse at most: a partition that only receives would otherwise
+/// keep one for every operation it ever received.
+const KEPT_BOXES: usize = 1 << 16;
 
 /// What a world knows of the parallel run it is part of.
 #[derive(Debug)]
@@ -32,6 +41,10 @@ pub(crate) struct Part {
     pub(crate) window_end_ns: u64,
     /// What left during this window, in the order it left.
     pub(crate) outbox: Vec<Outgoing>,
+    /// Boxes of operations that arrived here, for operations that leave to travel in: a
+    /// window moves thousands in a burst each way, and the allocator's small caches hold a
+    /// few, so new boxes cost a tenth of a partition's time.
+    boxes: Vec<Box<Moving>>,
     /// The queue that stands here for each queue of another partition that sent operations
     /// here, by partition and queue ([`NO_QUEUE`] where none does yet): its owner is the
     /// queue's owner, and in the network it keeps the queue's fence rule.
@@ -56,6 +69,7 @@ impl Part {
             split,
             window_end_ns: 0,
             outbox: Vec::new(),
+            boxes: Vec::new(),
             proxies: Vec::new(),
             proxied: Vec::new(),
         }
@@ -94,6 +108,26 @@ pub(crate) enum Outgoing {
 }
 
 impl Outgoing {
+    /// What is left where a message was taken out.
+    pub(crate) const EMPTY: Outgoing = Outgoing::Arrive {
+        at_ns: 0,
+        pe: 0,
+        mine: Vec::new(),
+    };
+
+    /// Starts loading the operation this message carries, if any (see
+    /// [`crate::prefetch::prefetch`]).
+    pub(crate) fn prefetch(&self) {
+        match self {
+            Outgoing::Enter { moving, .. }
+            | Outgoing::Return {
+                back: Back::Response(moving),
+                ..
+            } => prefetch(&**moving),
+            _ => {}
+        }
+    }
+
     pub(crate) fn at_ns(&self) -> u64 {
         match self {
             Outgoing::Enter { at_ns, .. }
@@ -136,6 +170,22 @@ pub(crate) enum Incoming {
 }
 
 impl Incoming {
+    /// What is left where a message was taken out.
+    const EMPTY: Incoming = Incoming::Ack {
+        at_ns: 0,
+        op: OpCode::Put,
+        queue: 0,
+        ticket: 0,
+    };
+
+    /// Starts loading the operation this message carries, if any (see
+    /// [`crate::prefetch::prefetch`]).
+    fn prefetch(&self) {
+        if let Incoming::Deliver { moving, .. } | Incoming::Response { moving, .. } = self {
+            prefetch(&**moving);
+        }
+    }
+
     pub(crate) fn at_ns(&self) -> u64 {
         match self {
             Incoming::Deliver { at_ns, .. }
@@ -241,18 +291,38 @@ impl World {
         let (src_part, queue) = part.origin_of(flight.queue);
         let src = self.source_of(&flight);
         flight.queue = queue;
-        Box::new(Moving {
+        let moving = Moving {
             flight,
             src,
             src_part,
             signal,
             splits,
-        })
+        };
+        match self.part.as_mut().expect("a partition").boxes.pop() {
+            Some(mut reused) => {
+                *reused = moving;
+                reused
+            }
+            None => Box::new(moving),
+        }
     }
 
     /// Puts `moving` in a slot of this world; the queue it names becomes ours (a proxy, if
     /// another partition's).
-    fn move_in(&mut self, mut moving: Moving) -> u32 {
+    fn move_in(&mut self, mut boxed: Box<Moving>) -> u32 {
+        // Only the kind owns memory (the bytes); the rest is copied out, and the box kept.
+        let kind = std::mem::replace(&mut boxed.flight.kind, OpKind::SignalWrite);
+        let mut moving = Moving {
+            flight: InFlight {
+                kind,
+                ..boxed.flight
+            },
+            ..*boxed
+        };
+        let boxes = &mut self.part.as_mut().expect("a partition").boxes;
+        if boxes.len() < KEPT_BOXES {
+            boxes.push(boxed);
+        }
         let own = self.part.as_ref().map(|p| p.index) == Some(moving.src_part);
         if !own {
             moving.flight.queue =
@@ -382,14 +452,18 @@ impl World {
     /// Takes what arrived from the network into this partition's queue of events, emptying
     /// `incoming`.
     pub(crate) fn receive(&mut self, incoming: &mut Vec<Incoming>) {
-        for message in incoming.drain(..) {
+        for at in 0..incoming.len() {
+            if let Some(later) = incoming.get(at + PREFETCH_AHEAD) {
+                later.prefetch();
+            }
+            let message = std::mem::replace(&mut incoming[at], Incoming::EMPTY);
             match message {
                 Incoming::Deliver {
                     at_ns,
                     write_ns,
                     moving,
                 } => {
-                    let slot = self.move_in(*moving);
+                    let slot = self.move_in(moving);
                     self.events.push(at_ns, Event::Deliver { op: slot });
                     if let Some(at_ns) = write_ns {
                         self.events.push(at_ns, Event::Deliver { op: slot });
@@ -402,7 +476,7 @@ impl World {
                     ticket,
                 } => self.events.push(at_ns, Event::Ack { op, queue, ticket }),
                 Incoming::Response { at_ns, moving } => {
-                    let slot = self.move_in(*moving);
+                    let slot = self.move_in(moving);
                     self.events.push(at_ns, Event::Complete { op: slot });
                 }
                 Incoming::Exchanged { at_ns, all } => {
@@ -416,6 +490,7 @@ impl World {
                 }
             }
         }
+        incoming.clear();
     }
 
     // ---- the network's side -------------------------------------------------------------

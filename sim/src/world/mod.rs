@@ -42,7 +42,7 @@ use crate::report::OpCounts;
 use crate::slab::Slab;
 use crate::trace::Trace;
 
-pub(crate) use crossing::{Incoming, Outgoing, Part};
+pub(crate) use crossing::{Incoming, Outgoing, PREFETCH_AHEAD, Part};
 use deadlines::Deadlines;
 use exchange::Exchange;
 use injected::Injected;
