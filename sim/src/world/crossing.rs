@@ -44,6 +44,10 @@ pub(crate) struct Part {
     /// Boxes of operations that arrived here, for operations that leave to travel in: a
     /// window moves thousands in a burst each way, and the allocator's small caches hold a
     /// few, so new boxes cost a tenth of a partition's time.
+    #[allow(
+        clippy::vec_box,
+        reason = "the boxes are what is kept: each travels to another world and back"
+    )]
     boxes: Vec<Box<Moving>>,
     /// The queue that stands here for each queue of another partition that sent operations
     /// here, by partition and queue ([`NO_QUEUE`] where none does yet): its owner is the
