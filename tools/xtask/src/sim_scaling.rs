@@ -45,6 +45,31 @@ pub(crate) struct Args {
     /// Write the picture (wall time and peak memory against PEs) to FILE.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Split each run of at least this many hosts into N partitions (`rshmem run
+    /// --partitions`, docs/sim-parallel.md); runs on fewer hosts (8 PEs: one) run whole.
+    #[arg(long, value_name = "N")]
+    partitions: Option<u32>,
+    /// The threads of the partitioned runs (`rshmem run --threads`).
+    #[arg(long, value_name = "N", requires = "partitions")]
+    threads: Option<u32>,
+}
+
+impl Args {
+    /// What a run on `topology` adds to its command line.
+    fn flags_for(&self, pes: u32) -> Vec<String> {
+        let mut flags = Vec::new();
+        let Some(parts) = self.partitions else {
+            return flags;
+        };
+        if pes <= 8 || pes / 8 < parts {
+            return flags;
+        }
+        flags.extend(["--partitions".to_string(), parts.to_string()]);
+        if let Some(threads) = self.threads {
+            flags.extend(["--threads".to_string(), threads.to_string()]);
+        }
+        flags
+    }
 }
 
 /// What became of one point.
@@ -119,6 +144,7 @@ fn run_point(
     let mut child = Command::new(binary)
         .args(["run", workload, "--pes", &pes.to_string()])
         .args(["--topology", &topology, "--seed", "1", "--json"])
+        .args(args.flags_for(pes))
         .stdout(Stdio::piped())
         .stderr(stderr)
         .spawn()
