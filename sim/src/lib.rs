@@ -110,7 +110,8 @@ pub struct Sim {
     stack_bytes: usize,
     executor: Executor,
     injection: Option<injection::CheckedPlan>,
-    parallel: Option<parallel::Parallel>,
+    /// The partitions of a parallel run, checked by `build`, and how to run them.
+    parallel: Option<(parallel::Parallel, std::sync::Arc<parallel::Split>)>,
 }
 
 /// What runs the PEs' programs.
@@ -366,9 +367,10 @@ impl SimBuilder {
                  its address (addressable memory or static data in place): keep the payloads"
             )));
         }
-        if let Some(parallel) = self.parallel {
-            self.check_parallel(parallel, n_pes)?;
-        }
+        let parallel = match self.parallel {
+            Some(parallel) => Some((parallel, self.check_parallel(parallel, n_pes)?)),
+            None => None,
+        };
         let injection = if self.injection.is_empty() {
             None
         } else if self.explore.is_some() {
@@ -390,12 +392,16 @@ impl SimBuilder {
             stack_bytes: self.stack_bytes,
             executor: self.executor,
             injection,
-            parallel: self.parallel,
+            parallel,
         })
     }
 
     /// Why this configuration cannot run split into partitions, if it cannot.
-    fn check_parallel(&self, parallel: parallel::Parallel, n_pes: u32) -> Result<(), LaunchError> {
+    fn check_parallel(
+        &self,
+        parallel: parallel::Parallel,
+        n_pes: u32,
+    ) -> Result<std::sync::Arc<parallel::Split>, LaunchError> {
         let refused = if parallel.parts == 0 {
             Some("zero partitions: ask for at least one")
         } else if self.explore.is_some() {
@@ -421,7 +427,7 @@ impl SimBuilder {
             )));
         }
         parallel::Split::by_hosts(&self.topology, n_pes, parallel.parts)
-            .map(|_| ())
+            .map(std::sync::Arc::new)
             .map_err(LaunchError::Init)
     }
 }
@@ -503,9 +509,10 @@ impl Launcher for Sim {
         if !faults.is_empty() {
             tracing::warn!(target: TRACING_TARGET, ?faults, "running with broken rules (test-only)");
         }
-        if let Some(parallel) = self.parallel {
+        if let Some((parallel, split)) = &self.parallel {
             let (results, merged) = parallel::launch(
-                parallel,
+                *parallel,
+                std::sync::Arc::clone(split),
                 &self.topology,
                 self.n_pes,
                 caps,

@@ -170,6 +170,7 @@ impl Recipe<'_> {
 #[allow(clippy::too_many_arguments)] // the pieces of a `Sim`
 pub(crate) fn launch<R, F>(
     parallel: Parallel,
+    split: Arc<Split>,
     topology: &Topology,
     n_pes: u32,
     caps: Caps,
@@ -181,7 +182,6 @@ where
     F: Fn(SimDevice) -> R + Sync,
     R: Send,
 {
-    let split = Split::by_hosts(topology, n_pes, parallel.parts).map_err(LaunchError::Init)?;
     let lookahead_ns = lookahead_ns(topology, params.timing.nic_ns);
     let recipe = Recipe {
         topology,
@@ -189,7 +189,7 @@ where
         caps,
         params,
         stack_bytes,
-        split: Arc::new(split),
+        split,
     };
     let parts = parallel.parts;
     let threads = parallel.threads.clamp(1, parts);
