@@ -485,7 +485,7 @@ impl Launcher for Sim {
         &self.topology
     }
 
-    fn launch<R, F>(self, pe_main: F) -> Result<LaunchOutput<R, SimReport>, LaunchError>
+    fn launch<R, F>(mut self, pe_main: F) -> Result<LaunchOutput<R, SimReport>, LaunchError>
     where
         F: Fn(SimDevice) -> R + Sync,
         R: Send,
@@ -520,34 +520,14 @@ impl Launcher for Sim {
                 self.stack_bytes,
                 &pe_main,
             )?;
-            if let Some(message) = &merged.failure {
-                tracing::warn!(target: TRACING_TARGET, seed = params.seed, "run failed: {message}; rerun with seed {}", params.seed);
-            }
-            let report = SimReport {
-                seed: params.seed,
-                topology: self.topology.name().to_string(),
-                n_pes: self.n_pes,
-                semantics: params.semantics,
-                sim_time_ns: merged.sim_time_ns,
-                ops: merged.counts,
-                trace_hash: merged.trace_hash,
-                events: merged.events,
-                choices: merged.choices,
-                choice_trace: None,
-                faults,
-                memory_bytes_peak: merged.memory_bytes_peak,
-                failure: merged.failure,
-                timeline: None,
-                injection: None,
-            };
-            return Ok((results, report));
+            return Ok((results, self.report(merged, faults)));
         }
         let mut world = World::new(
             Rc::clone(&self.topology),
             self.n_pes,
             caps,
             params,
-            self.layout,
+            std::mem::take(&mut self.layout),
             self.explore.as_ref(),
         );
         if let Some(plan) = &self.injection {
@@ -570,27 +550,48 @@ impl Launcher for Sim {
                 });
             }
         }
-        let failure = world.failure.clone();
-        if let Some(message) = &failure {
-            tracing::warn!(target: TRACING_TARGET, seed = params.seed, "run failed: {message}; rerun with seed {}", params.seed);
-        }
-        let report = SimReport {
-            seed: params.seed,
-            topology: self.topology.name().to_string(),
-            n_pes: self.n_pes,
-            semantics: params.semantics,
-            sim_time_ns: world.sim_time_ns(),
-            ops: world.counts,
+        let ended = parallel::Merged {
+            counts: world.counts,
             trace_hash: world.trace.hash,
             events: world.events_processed,
             choices: world.chooser.choices(),
             choice_trace: world.chooser.trace(),
-            faults,
+            sim_time_ns: world.sim_time_ns(),
             memory_bytes_peak: world.mem.resident_bytes_peak,
-            failure,
+            failure: world.failure.clone(),
             timeline: world.trace.timeline.take(),
             injection,
         };
+        drop(world);
+        let report = self.report(ended, faults);
         Ok((results, report))
+    }
+}
+
+impl Sim {
+    /// The report of a run that `ended` so, with `faults` broken; a failure is logged with
+    /// the seed that replays it.
+    fn report(&self, ended: parallel::Merged, faults: Vec<Fault>) -> SimReport {
+        let seed = self.params.seed;
+        if let Some(message) = &ended.failure {
+            tracing::warn!(target: TRACING_TARGET, seed, "run failed: {message}; rerun with seed {seed}");
+        }
+        SimReport {
+            seed,
+            topology: self.topology.name().to_string(),
+            n_pes: self.n_pes,
+            semantics: self.params.semantics,
+            sim_time_ns: ended.sim_time_ns,
+            ops: ended.counts,
+            trace_hash: ended.trace_hash,
+            events: ended.events,
+            choices: ended.choices,
+            choice_trace: ended.choice_trace,
+            faults,
+            memory_bytes_peak: ended.memory_bytes_peak,
+            failure: ended.failure,
+            timeline: ended.timeline,
+            injection: ended.injection,
+        }
     }
 }

@@ -123,15 +123,21 @@ fn summary(world: &World) -> Summary {
 /// A partition's number, its PEs' results and what is left of its world.
 type PartOutput<R> = (u32, Vec<Result<R, PeFailure>>, Summary);
 
-/// The run's report, merged from its partitions' and the network's.
+/// What is left of a run for its report: a parallel run's, merged from its partitions' and
+/// the network's, or one world's.
 pub(crate) struct Merged {
     pub(crate) counts: OpCounts,
     pub(crate) trace_hash: u64,
     pub(crate) events: u64,
     pub(crate) choices: u64,
+    /// An exploration's choices (never a parallel run's).
+    pub(crate) choice_trace: Option<Vec<(u32, u32)>>,
     pub(crate) sim_time_ns: u64,
     pub(crate) memory_bytes_peak: u64,
     pub(crate) failure: Option<String>,
+    /// A timeline and injected faults: a run on one world's only.
+    pub(crate) timeline: Option<crate::Timeline>,
+    pub(crate) injection: Option<crate::InjectionReport>,
 }
 
 /// What every partition's world is made of.
@@ -228,9 +234,12 @@ where
         trace_hash: network.trace.hash,
         events: network.events_processed,
         choices: network.chooser.choices(),
+        choice_trace: None,
         sim_time_ns: network.now_ns,
         memory_bytes_peak: 0,
         failure: None,
+        timeline: None,
+        injection: None,
     };
     let mut results = Vec::with_capacity(n_pes as usize);
     for (_, part_results, summary) in parts_out {
