@@ -17,7 +17,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::Duration;
 
 use hw::{Caps, LaunchError, PeFailure, Topology};
 
@@ -39,6 +41,21 @@ pub(crate) struct Parallel {
     pub(crate) parts: u32,
     /// Threads that run them: only how fast.
     pub(crate) threads: u32,
+}
+
+/// How often the network, waiting for the partitions, looks whether a worker died.
+const WATCH_PERIOD: Duration = Duration::from_millis(100);
+
+/// Raises its flag if its worker thread unwinds (a bug of the simulator): the network would
+/// otherwise wait for that worker's partitions forever, and the others for the network.
+struct Watch<'a>(&'a AtomicBool);
+
+impl Drop for Watch<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Release);
+        }
+    }
 }
 
 /// What the network tells a partition to do next.
@@ -204,6 +221,7 @@ where
     let mut command_rxs: Vec<Option<Receiver<Command>>> =
         command_rxs.into_iter().map(Some).collect();
     let mut network = recipe.world(parts);
+    let died = AtomicBool::new(false);
     let outputs = std::thread::scope(|scope| {
         let mut workers = Vec::new();
         for t in 0..threads {
@@ -213,10 +231,20 @@ where
                 .collect();
             let report_tx = report_tx.clone();
             let recipe = &recipe;
-            workers.push(scope.spawn(move || run_partitions(recipe, pe_main, mine, &report_tx)));
+            let died = &died;
+            workers.push(scope.spawn(move || {
+                let _watch = Watch(died);
+                run_partitions(recipe, pe_main, mine, &report_tx)
+            }));
         }
         drop(report_tx);
-        let coordinated = coordinate(&mut network, parts, lookahead_ns, &report_rx, &command_txs);
+        let coordinated = coordinate(
+            &mut network,
+            parts,
+            lookahead_ns,
+            (&report_rx, &command_txs),
+            &died,
+        );
         drop(command_txs);
         let mut outputs = Vec::new();
         for worker in workers {
@@ -338,8 +366,8 @@ fn coordinate(
     network: &mut World,
     parts: u32,
     lookahead_ns: u64,
-    reports: &Receiver<Report>,
-    commands: &[Sender<Command>],
+    (reports, commands): (&Receiver<Report>, &[Sender<Command>]),
+    died: &AtomicBool,
 ) -> Result<(), LaunchError> {
     let window_ns = (lookahead_ns / 2).max(1);
     let mut arrivals = Vec::new();
@@ -352,9 +380,18 @@ fn coordinate(
     loop {
         let mut round: Vec<Report> = Vec::with_capacity(parts as usize);
         for _ in 0..parts {
-            let Ok(report) = reports.recv() else {
-                // A worker failed to start its PEs; its error is returned by its thread.
-                return Ok(());
+            let report = loop {
+                match reports.recv_timeout(WATCH_PERIOD) {
+                    Ok(report) => break report,
+                    // A worker failed to start its PEs; its error is returned by its thread.
+                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                    // The others wait for the network: it stops them, and the panic is
+                    // raised again where the workers are joined.
+                    Err(RecvTimeoutError::Timeout) if died.load(Ordering::Acquire) => {
+                        return Ok(());
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                }
             };
             round.push(report);
         }
