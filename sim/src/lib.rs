@@ -313,13 +313,13 @@ impl SimBuilder {
     /// memory with an address (`build` refuses them, saying why). One partition runs the
     /// parallel machinery on one world, which is what tests it against the others.
     pub fn partitions(mut self, parts: u32) -> Self {
-        let threads = self.parallel.map_or(parts, |p| p.threads);
+        let threads = self.parallel.map_or(0, |p| p.threads);
         self.parallel = Some(parallel::Parallel { parts, threads });
         self
     }
 
     /// Sets the threads that run the partitions of [`SimBuilder::partitions`] (default: one
-    /// per partition). Changes how fast a run goes, never what it does.
+    /// per core, at most one per partition). Changes how fast a run goes, never what it does.
     pub fn threads(mut self, threads: u32) -> Self {
         if let Some(p) = &mut self.parallel {
             p.threads = threads.max(1);

@@ -123,7 +123,8 @@ pub(crate) struct RunArgs {
     /// at least N hosts (an ib-N topology); refused with --faults, --break and --trace.
     #[arg(long, value_name = "N")]
     partitions: Option<u32>,
-    /// Threads that run the partitions (default: one per partition): only how fast.
+    /// Threads that run the partitions (default: one per core, at most one per partition),
+    /// beside the network's: only how fast.
     #[arg(long, value_name = "N", requires = "partitions")]
     threads: Option<u32>,
 }

@@ -64,6 +64,15 @@ fn partitions_keep_results_and_threads_change_nothing() {
             "{workload}: partitions draw their own chances, so the run is another"
         );
     }
+    // The default, a thread per core.
+    let one = run_json(
+        "alltoall",
+        32,
+        "ib-4",
+        &["--partitions", "2", "--threads", "1"],
+    );
+    let default = run_json("alltoall", 32, "ib-4", &["--partitions", "2"]);
+    assert_eq!(one["trace_hash"], default["trace_hash"]);
     // Uneven: three partitions of four hosts, on two threads and on three.
     let two = run_json(
         "alltoall",

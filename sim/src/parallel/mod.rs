@@ -39,7 +39,7 @@ pub(crate) use split::{Split, lookahead_ns};
 pub(crate) struct Parallel {
     /// Partitions: part of what the run is (its seed streams, its order of events).
     pub(crate) parts: u32,
-    /// Threads that run them: only how fast.
+    /// Threads that run them, 0 for one per core: only how fast.
     pub(crate) threads: u32,
 }
 
@@ -215,7 +215,11 @@ where
         split,
     };
     let parts = parallel.parts;
-    let threads = parallel.threads.clamp(1, parts);
+    let threads = match parallel.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        asked => asked,
+    }
+    .clamp(1, parts);
     let (report_tx, report_rx) = channel();
     let (command_txs, command_rxs): (Vec<_>, Vec<_>) = (0..parts).map(|_| channel()).unzip();
     let mut command_rxs: Vec<Option<Receiver<Command>>> =
