@@ -50,6 +50,7 @@ mod exec_shuttle;
 pub mod explore;
 mod fault;
 mod handle;
+mod hashing;
 pub mod injection;
 mod mapping;
 mod memory;

@@ -5,7 +5,9 @@
 //! can no longer matter.
 
 use std::collections::VecDeque;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
+
+use crate::hashing::IntHasher;
 
 /// The tickets of a queue that have not completed. Tickets are handed out in order and
 /// complete in any order, so a window of bits starting at the oldest word with an incomplete
@@ -90,27 +92,6 @@ impl Tickets {
     }
 }
 
-/// Hashes a PE number with one multiplication (Fibonacci hashing): the keys are small
-/// integers chosen by the program, not by an adversary.
-#[derive(Debug, Default)]
-pub(crate) struct PeHasher(u64);
-
-impl Hasher for PeHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// The fence rule of one queue: per target, operations of an epoch (the operations between
 /// two fences) are delivered after every operation of earlier epochs to that target.
 ///
@@ -138,9 +119,9 @@ pub(crate) struct FenceOrder {
 /// result does not depend on the order.
 #[allow(
     clippy::disallowed_types,
-    reason = "a fixed hasher (PeHasher), and never iterated in an order that matters"
+    reason = "a fixed hasher (IntHasher), and never iterated in an order that matters"
 )]
-type Floors = std::collections::HashMap<u32, u64, BuildHasherDefault<PeHasher>>;
+type Floors = std::collections::HashMap<u32, u64, BuildHasherDefault<IntHasher>>;
 
 /// Tables shorter than this are never swept.
 const MIN_SWEEP: usize = 64;

@@ -36,6 +36,7 @@
 
 mod dropped;
 mod pending;
+mod places;
 mod region;
 mod sparse;
 
@@ -365,6 +366,7 @@ impl Memory {
             offset,
             len: data.len(),
             live: true,
+            newer_on_line: places::NO_WRITE,
         };
         self.pending[pe as usize].push(span, data)
     }
@@ -460,7 +462,7 @@ impl Memory {
         let len = out.len() as u64;
         let list = &self.pending[pe as usize];
         let mut ids = std::mem::take(&mut self.ids);
-        list.overlapping(kind, offset, len, u64::MAX, &mut ids);
+        list.showing(kind, offset, len, &mut ids);
         for id in ids.drain(..) {
             let span = list.span(id).expect("listed");
             let data = &list.data[(id - list.first_id) as usize];

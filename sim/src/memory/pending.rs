@@ -1,13 +1,15 @@
 //! One PE's delivered but invisible writes (the module doc of `memory` says why they exist),
-//! with an index by address so that a drain or an atomic finds the writes it overlaps without
-//! reading the whole list: at thousands of PEs an all-to-all leaves thousands of writes
-//! pending at one PE, and scanning them per access made the run quadratic.
+//! with an index by address (`places.rs`) so that a drain or an atomic finds the writes it
+//! overlaps without reading the whole list: at thousands of PEs an all-to-all leaves
+//! thousands of writes pending at one PE, and scanning them per access made the run
+//! quadratic.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
 use hw::MemKind;
 
+use super::places::Places;
 use super::{Payload, overlaps};
 
 /// Where one pending write goes.
@@ -21,6 +23,9 @@ pub(super) struct PendingSpan {
     /// False once applied. An applied write stays listed until it reaches the front, so
     /// that a write's place in the list follows from its id.
     pub(super) live: bool,
+    /// The next newer live write on the same line, while this one is indexed by its line
+    /// (`places.rs`); `NO_WRITE` otherwise.
+    pub(super) newer_on_line: u64,
 }
 
 /// A list gets its index when it grows past this many writes, and keeps it until no write is
@@ -41,11 +46,8 @@ pub(super) struct PendingList {
     pub(super) due: BinaryHeap<Reverse<(u64, u64)>>,
     /// Writes not yet applied.
     live: usize,
-    /// (segment, offset, id) of every live write, for a list that grew long.
-    by_place: Option<BTreeSet<(u8, u64, u64)>>,
-    /// No live write is longer: how far before a range a write overlapping it can start.
-    /// Reset when no write is live.
-    longest_len: u64,
+    /// Where the live writes are, for a list that grew long.
+    by_place: Option<Places>,
 }
 
 impl PendingList {
@@ -53,19 +55,19 @@ impl PendingList {
     pub(super) fn push(&mut self, span: PendingSpan, data: Payload) -> u64 {
         let id = self.first_id + self.spans.len() as u64;
         self.due.push(Reverse((span.drain_ns, id)));
-        self.longest_len = self.longest_len.max(span.len);
         self.live += 1;
         self.spans.push_back(span);
         self.data.push_back(data);
         match &mut self.by_place {
-            Some(index) => {
-                index.insert((span.kind.index() as u8, span.offset, id));
-            }
+            Some(places) => places.insert(&mut self.spans, self.first_id, id),
             None if self.spans.len() > INDEX_LEN => {
-                let listed = (self.first_id..).zip(&self.spans);
-                let live = listed.filter(|(_, w)| w.live);
-                let index = live.map(|(id, w)| (w.kind.index() as u8, w.offset, id));
-                self.by_place = Some(index.collect());
+                let mut places = Places::default();
+                for listed in self.first_id..=id {
+                    if self.spans[(listed - self.first_id) as usize].live {
+                        places.insert(&mut self.spans, self.first_id, listed);
+                    }
+                }
+                self.by_place = Some(places);
             }
             None => {}
         }
@@ -98,6 +100,25 @@ impl PendingList {
         ids[start..].sort_unstable();
     }
 
+    /// The ids of the live writes that overlap `[offset, offset + len)` of `kind` and show in
+    /// it once all have drained, oldest first, appended to `ids`: in a long list, only the
+    /// newest when it covers the range whole (an atomic's word, on which every PE's `ADD`
+    /// may be pending at once).
+    pub(super) fn showing(&self, kind: MemKind, offset: u64, len: u64, ids: &mut Vec<u64>) {
+        // Only while no longer write is listed, as a newer one could show through.
+        let newest = self
+            .by_place
+            .as_ref()
+            .filter(|places| places.all_on_lines())
+            .and_then(|places| {
+                places.newest_covering(&self.spans, self.first_id, (kind, offset, len))
+            });
+        match newest {
+            Some(id) => ids.push(id),
+            None => self.overlapping(kind, offset, len, u64::MAX, ids),
+        }
+    }
+
     /// Whether a live write overlaps `[offset, offset + len)` of `kind`.
     pub(super) fn any_overlapping(&self, kind: MemKind, offset: u64, len: u64) -> bool {
         let mut any = false;
@@ -116,7 +137,7 @@ impl PendingList {
         mut f: impl FnMut(u64),
     ) {
         let end_id = before_id.min(self.first_id + self.spans.len() as u64);
-        let Some(index) = &self.by_place else {
+        let Some(places) = &self.by_place else {
             for (id, w) in (self.first_id..end_id).zip(&self.spans) {
                 if w.live && w.kind == kind && overlaps(w.offset, w.len, offset, len) {
                     f(id);
@@ -124,14 +145,8 @@ impl PendingList {
             }
             return;
         };
-        let from = offset.saturating_sub(self.longest_len.saturating_sub(1));
-        let segment = kind.index() as u8;
-        for &(_, at, id) in index.range((segment, from, 0)..(segment, offset + len, 0)) {
-            let w = &self.spans[(id - self.first_id) as usize];
-            if id < end_id && overlaps(at, w.len, offset, len) {
-                f(id);
-            }
-        }
+        let range = (kind, offset, len);
+        places.each_overlapping(&self.spans, self.first_id, range, end_id, f);
     }
 
     /// Marks the write at `pos` applied and takes its bytes.
@@ -142,13 +157,8 @@ impl PendingList {
         self.live -= 1;
         if self.live == 0 {
             self.by_place = None;
-            self.longest_len = 0;
-        } else if let Some(index) = &mut self.by_place {
-            index.remove(&(
-                span.kind.index() as u8,
-                span.offset,
-                self.first_id + pos as u64,
-            ));
+        } else if let Some(places) = &mut self.by_place {
+            places.remove(&mut self.spans, self.first_id, self.first_id + pos as u64);
         }
         (span, std::mem::take(&mut self.data[pos]))
     }

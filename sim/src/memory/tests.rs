@@ -110,6 +110,17 @@ fn draining_a_newer_write_first_applies_older_overlapping_ones() {
 /// and flush the same bytes, and each drain shows the same ranges.
 #[test]
 fn looking_up_pending_writes_by_address_finds_what_a_scan_finds() {
+    matches_a_scan(false);
+}
+
+/// The same with words only, each within one line: the index then finds them by line alone,
+/// and a read of a word the newest write covers takes that write's bytes (`showing`).
+#[test]
+fn looking_up_words_by_line_finds_what_a_scan_finds() {
+    matches_a_scan(true);
+}
+
+fn matches_a_scan(words_only: bool) {
     const BYTES: usize = 256;
     let mut m = Memory::new(1, Layout::default());
     m.create(0, MemKind::Device, BYTES as u64).unwrap();
@@ -121,8 +132,13 @@ fn looking_up_pending_writes_by_address_finds_what_a_scan_finds() {
     for step in 0..4000 {
         match next(10) {
             0..=5 => {
-                let len = [1, 4, 8, 8, 24, 64][next(6) as usize];
-                let offset = next((BYTES - len) as u64 + 1) as usize;
+                let (len, offset) = if words_only {
+                    let len = [1, 4, 8][next(3) as usize];
+                    (len, next((BYTES / len) as u64) as usize * len)
+                } else {
+                    let len = [1, 4, 8, 8, 24, 64][next(6) as usize];
+                    (len, next((BYTES - len) as u64 + 1) as usize)
+                };
                 let bytes = vec![step as u8 | 1; len];
                 let id = m.push_pending(0, MemKind::Device, offset as u64, Payload::new(&bytes), 0);
                 pending.push((id, offset, bytes));
@@ -144,8 +160,12 @@ fn looking_up_pending_writes_by_address_finds_what_a_scan_finds() {
                 assert_eq!(drained(&mut m, id), want, "step {step}");
             }
             8 => {
-                let len = 1 + next(32) as usize;
-                let offset = next((BYTES - len) as u64 + 1) as usize;
+                let (len, offset) = if words_only && next(2) == 0 {
+                    (8, next((BYTES / 8) as u64) as usize * 8)
+                } else {
+                    let len = 1 + next(32) as usize;
+                    (len, next((BYTES - len) as u64 + 1) as usize)
+                };
                 let mut newest = visible;
                 for (_, at, data) in &pending {
                     newest[*at..at + data.len()].copy_from_slice(data);

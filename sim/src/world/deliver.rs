@@ -33,11 +33,13 @@ impl World {
     /// is one native atomic of the target's CPU), and not under [`Fault::SignalBeforeData`],
     /// which splits it its own way.
     pub(super) fn splits_signal_add(&self, kind: &OpKind) -> bool {
-        matches!(kind, OpKind::PutSignal { signal, .. }
-            if self.signal_targets.get(*signal).op == SignalOp::Add)
-            && self.params.semantics == Semantics::OpenShmem15
+        // The run's rules first: the signal's target is a cache miss, and most runs never
+        // split.
+        self.params.semantics == Semantics::OpenShmem15
             && !self.params.network_transport
             && !self.params.faults.has(Fault::SignalBeforeData)
+            && matches!(kind, OpKind::PutSignal { signal, .. }
+                if self.signal_targets.get(*signal).op == SignalOp::Add)
     }
 
     /// Writes the signal `ADD`s in progress on `pe`'s word at `offset` (all of them when
