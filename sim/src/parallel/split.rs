@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::ops::Range;
 
 use hw::topology::{LinkKind, NodeKind};
-use hw::{PathClass, Pe, Topology};
+use hw::{Path, PathClass, Pe, Topology};
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
@@ -100,19 +100,22 @@ impl Split {
     fn check(&self, topology: &Topology, starts: &[u32]) -> Result<(), String> {
         let n_pes = *self.bounds.last().expect("bounds");
         let host_end = |h: usize| starts.get(h + 1).copied().unwrap_or(n_pes);
+        // The links of paths through a NIC, and of paths not.
         let mut near = BTreeSet::new();
         let mut far = BTreeSet::new();
+        let mut sort = |path: &Path| {
+            let links = path.hops.iter().map(|hop| hop.link);
+            match path.class {
+                PathClass::Rdma => far.extend(links),
+                PathClass::LoadStore | PathClass::Local => near.extend(links),
+            }
+        };
         for (h, &start) in starts.iter().enumerate() {
             let other = starts[(h + 1) % starts.len()];
             for pe in start..host_end(h) {
                 let routes = topology.routes_from(Pe(pe));
                 for peer in start..host_end(h) {
-                    let path = routes.path_to(topology, Pe(peer));
-                    let links = path.hops.iter().map(|hop| hop.link);
-                    match path.class {
-                        PathClass::Rdma => far.extend(links),
-                        PathClass::LoadStore | PathClass::Local => near.extend(links),
-                    }
+                    sort(&routes.path_to(topology, Pe(peer)));
                 }
                 if other != start {
                     for (from, to) in [(pe, other), (other, pe)] {
@@ -126,11 +129,7 @@ impl Split {
                                 topology.name()
                             ));
                         }
-                        let links = path.hops.iter().map(|hop| hop.link);
-                        match path.class {
-                            PathClass::Rdma => far.extend(links),
-                            PathClass::LoadStore | PathClass::Local => near.extend(links),
-                        }
+                        sort(&path);
                     }
                 }
             }
