@@ -85,9 +85,9 @@ struct Report {
 }
 
 /// Everything the partitions sent, by time, ties by partition, and what one partition sent
-/// at one time in the order it was sent. Each outbox is in time order already but for
-/// exchange arrivals, at their PE's clock, so a merge does; an outbox out of order is sorted
-/// first.
+/// at one time in the order it was sent. Each outbox is in time order already
+/// (`World::take_outbox` sorts it), so a merge does; an outbox out of order is sorted first
+/// all the same.
 fn in_time_order(outboxes: &mut [Vec<Outgoing>]) -> impl Iterator<Item = Outgoing> + '_ {
     for outbox in outboxes.iter_mut() {
         if !outbox.is_sorted_by_key(Outgoing::at_ns) {

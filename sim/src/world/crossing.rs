@@ -223,9 +223,18 @@ impl World {
         }
     }
 
-    /// What left this partition since the last call; `spare`, empty, takes its place.
+    /// What left this partition since the last call, in time order (what was sent at one
+    /// time in the order sent); `spare`, empty, takes its place.
     pub(crate) fn take_outbox(&mut self, spare: Vec<Outgoing>) -> Vec<Outgoing> {
-        std::mem::replace(&mut self.part.as_mut().expect("a partition").outbox, spare)
+        let mut outbox =
+            std::mem::replace(&mut self.part.as_mut().expect("a partition").outbox, spare);
+        // Operations posted straight to the network (`post_across`) leave at their PE's
+        // clock, ahead of the events around them. Sorted here, in the partition's thread,
+        // rather than by the network, whose thread is the one that all partitions wait for.
+        if !outbox.is_sorted_by_key(Outgoing::at_ns) {
+            outbox.sort_by_key(Outgoing::at_ns);
+        }
+        outbox
     }
 
     /// Runs events before `end_ns` from now on.
@@ -304,7 +313,10 @@ impl World {
         };
         match self.part.as_mut().expect("a partition").boxes.pop() {
             Some(mut reused) => {
-                *reused = moving;
+                // What the box holds owns nothing (`move_in` left it so), and an assignment
+                // would read it to drop it: a cache miss, as the box comes from another
+                // thread. Forgetting it lets the compiler only write.
+                std::mem::forget(std::mem::replace(&mut *reused, moving));
                 reused
             }
             None => Box::new(moving),
@@ -509,7 +521,11 @@ impl World {
     ) {
         self.now_ns = self.now_ns.max(outgoing.at_ns());
         self.events_processed += 1;
-        let split = Arc::clone(&self.part.as_ref().expect("the network").split);
+        // Not a clone of the shared `Arc`: its count is one cache line for every thread.
+        let part_of = |world: &World, pe: u32| {
+            let split = &world.part.as_ref().expect("the network").split;
+            split.part_of(pe) as usize
+        };
         match outgoing {
             Outgoing::Enter { moving, .. } => {
                 let flight = &moving.flight;
@@ -530,7 +546,7 @@ impl World {
                     splits: moving.splits,
                 };
                 let (at_ns, write_ns) = self.enter_network(&entry);
-                inboxes[split.part_of(dst) as usize].push(Incoming::Deliver {
+                inboxes[part_of(self, dst)].push(Incoming::Deliver {
                     at_ns,
                     write_ns,
                     moving,
@@ -558,7 +574,7 @@ impl World {
                     },
                     Back::Response(moving) => Incoming::Response { at_ns, moving },
                 };
-                inboxes[split.part_of(src) as usize].push(message);
+                inboxes[part_of(self, src)].push(message);
             }
             Outgoing::Arrive { at_ns, pe, mine } => {
                 arrivals.push((at_ns, pe, mine));
