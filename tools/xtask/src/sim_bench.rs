@@ -37,6 +37,10 @@ pub(crate) struct Args {
     /// The threads of this tree's partitioned runs (`rshmem run --threads`).
     #[arg(long, value_name = "N", requires = "partitions")]
     threads: Option<u32>,
+    /// Splits the other revision's runs the same way too (it must have `--partitions`), so
+    /// the table compares two builds of the parallel mode.
+    #[arg(long, requires_all = ["partitions", "against"])]
+    both_split: bool,
 }
 
 impl Args {
@@ -372,7 +376,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let now = build(&cargo, &root, None)?;
     let flags = args.this_tree_flags();
-    if !flags.is_empty() {
+    let then_flags: &[String] = if args.both_split { &flags } else { &[] };
+    if args.both_split {
+        println!("Both builds' runs add `{}`.\n", flags.join(" "));
+    } else if !flags.is_empty() {
         println!("This tree's runs add `{}`.\n", flags.join(" "));
     }
     let mut measured = Vec::new();
@@ -388,7 +395,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let (mut thens, mut nows) = (Vec::new(), Vec::new());
         for _ in 0..args.runs {
             if let Some(before) = &before {
-                thens.push(measure(before, row, &[])?);
+                thens.push(measure(before, row, then_flags)?);
             }
             nows.push(measure(&now, row, &flags)?);
         }
