@@ -13,8 +13,9 @@
 //!   lookup searches each length class present from as far before the range as a write of
 //!   that class can start.
 //!
-//! An ordered tree for every write cost a quarter of an all-to-all's time at thousands of
-//! PEs: six descents per write, each a few cache misses (BENCHMARKS.md).
+//! An ordered tree for every write, six descents each with a few cache misses, took an
+//! eighth of an all-to-all's samples at 2048 PEs and a sixth of moe-dispatch's at 1024 (perf,
+//! BENCHMARKS.md).
 
 use std::collections::{BTreeSet, VecDeque};
 use std::hash::BuildHasherDefault;
@@ -85,7 +86,7 @@ pub(super) struct Places {
     lines: Lines,
     /// One-line writes listed in `lines`.
     on_lines: usize,
-    /// [`wide_key`] of every live write longer than a line.
+    /// [`wide_key`] of every live write that does not lie in one line.
     wide: BTreeSet<u128>,
     /// Bit `c` is set when a write of length class `c` may be in `wide`.
     wide_classes: u64,
