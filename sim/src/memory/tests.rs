@@ -120,6 +120,23 @@ fn looking_up_words_by_line_finds_what_a_scan_finds() {
     matches_a_scan(true);
 }
 
+/// In a long list, a word's newest value is the newest write over it, even when that one
+/// spans two lines and the newest write on the word's own line covers the word too.
+#[test]
+fn a_newer_write_across_lines_shows_over_the_newest_on_the_line() {
+    let mut m = Memory::new(1, Layout::default());
+    m.create(0, MemKind::Device, 1 << 16).unwrap();
+    // Enough writes elsewhere that the list is indexed.
+    for i in 0..100u64 {
+        m.push_pending(0, MemKind::Device, 4096 + 8 * i, Payload::new(&[9; 8]), 10);
+    }
+    m.push_pending(0, MemKind::Device, 64, Payload::new(&[1; 8]), 10);
+    m.push_pending(0, MemKind::Device, 60, Payload::new(&[2; 12]), 10);
+    let mut word = [0u8; 8];
+    m.read_newest(0, MemKind::Device, 64, &mut word);
+    assert_eq!(word, [2, 2, 2, 2, 2, 2, 2, 2]);
+}
+
 fn matches_a_scan(words_only: bool) {
     const BYTES: usize = 256;
     let mut m = Memory::new(1, Layout::default());
