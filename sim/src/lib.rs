@@ -551,7 +551,7 @@ impl Launcher for Sim {
                 });
             }
         }
-        let ended = parallel::Merged {
+        let ended = report::Ended {
             counts: world.counts,
             trace_hash: world.trace.hash,
             events: world.events_processed,
@@ -572,7 +572,7 @@ impl Launcher for Sim {
 impl Sim {
     /// The report of a run that `ended` so, with `faults` broken; a failure is logged with
     /// the seed that replays it.
-    fn report(&self, ended: parallel::Merged, faults: Vec<Fault>) -> SimReport {
+    fn report(&self, ended: report::Ended, faults: Vec<Fault>) -> SimReport {
         let seed = self.params.seed;
         if let Some(message) = &ended.failure {
             tracing::warn!(target: TRACING_TARGET, seed, "run failed: {message}; rerun with seed {seed}");

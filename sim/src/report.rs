@@ -7,6 +7,23 @@ use crate::injection::InjectionReport;
 
 use crate::trace::Timeline;
 
+/// What is left of a run for its report: one world's, or a parallel run's merged from its
+/// partitions' and the network's.
+pub(crate) struct Ended {
+    pub(crate) counts: OpCounts,
+    pub(crate) trace_hash: u64,
+    pub(crate) events: u64,
+    pub(crate) choices: u64,
+    /// An exploration's choices (never a parallel run's).
+    pub(crate) choice_trace: Option<Vec<(u32, u32)>>,
+    pub(crate) sim_time_ns: u64,
+    pub(crate) memory_bytes_peak: u64,
+    pub(crate) failure: Option<String>,
+    /// A timeline and injected faults: a run on one world's only.
+    pub(crate) timeline: Option<Timeline>,
+    pub(crate) injection: Option<InjectionReport>,
+}
+
 /// Operation counters of a run; serialised as an object of these fields (`rshmem run --json`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct OpCounts {

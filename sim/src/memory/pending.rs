@@ -105,14 +105,9 @@ impl PendingList {
     /// newest when it covers the range whole (an atomic's word, on which every PE's `ADD`
     /// may be pending at once).
     pub(super) fn showing(&self, kind: MemKind, offset: u64, len: u64, ids: &mut Vec<u64>) {
-        // Only while no longer write is listed, as a newer one could show through.
-        let newest = self
-            .by_place
-            .as_ref()
-            .filter(|places| places.all_on_lines())
-            .and_then(|places| {
-                places.newest_covering(&self.spans, self.first_id, (kind, offset, len))
-            });
+        let newest = self.by_place.as_ref().and_then(|places| {
+            places.newest_covering(&self.spans, self.first_id, (kind, offset, len))
+        });
         match newest {
             Some(id) => ids.push(id),
             None => self.overlapping(kind, offset, len, u64::MAX, ids),

@@ -151,20 +151,16 @@ impl Places {
         }
     }
 
-    /// Whether every listed write lies in one line.
-    pub(super) fn all_on_lines(&self) -> bool {
-        self.wide.is_empty()
-    }
-
     /// The newest listed write, if it lies in the line of `[offset, offset + len)` of `kind`
-    /// and covers that range whole: then no older write shows through it.
+    /// and covers that range whole, and no write longer than a line is listed (a newer one
+    /// could show through): then no other write shows in the range.
     pub(super) fn newest_covering(
         &self,
         spans: &VecDeque<PendingSpan>,
         first_id: u64,
         (kind, offset, len): (MemKind, u64, u64),
     ) -> Option<u64> {
-        let line = one_line(offset, len)?;
+        let line = one_line(offset, len).filter(|_| self.wide.is_empty())?;
         let &(_, newest) = self.lines.get(&line_key(kind, line))?;
         let w = &spans[(newest - first_id) as usize];
         (w.offset <= offset && offset + len <= w.offset + w.len).then_some(newest)

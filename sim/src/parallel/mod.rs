@@ -27,7 +27,7 @@ use crate::device::SimDevice;
 use crate::exec::PeTasks;
 use crate::handle::Shared;
 use crate::memory::Layout;
-use crate::report::OpCounts;
+use crate::report::{Ended, OpCounts};
 use crate::world::{
     Incoming, Outgoing, PREFETCH_AHEAD, Part, Settle, WindowState, World, WorldParams,
 };
@@ -140,23 +140,6 @@ fn summary(world: &World) -> Summary {
 /// A partition's number, its PEs' results and what is left of its world.
 type PartOutput<R> = (u32, Vec<Result<R, PeFailure>>, Summary);
 
-/// What is left of a run for its report: a parallel run's, merged from its partitions' and
-/// the network's, or one world's.
-pub(crate) struct Merged {
-    pub(crate) counts: OpCounts,
-    pub(crate) trace_hash: u64,
-    pub(crate) events: u64,
-    pub(crate) choices: u64,
-    /// An exploration's choices (never a parallel run's).
-    pub(crate) choice_trace: Option<Vec<(u32, u32)>>,
-    pub(crate) sim_time_ns: u64,
-    pub(crate) memory_bytes_peak: u64,
-    pub(crate) failure: Option<String>,
-    /// A timeline and injected faults: a run on one world's only.
-    pub(crate) timeline: Option<crate::Timeline>,
-    pub(crate) injection: Option<crate::InjectionReport>,
-}
-
 /// What every partition's world is made of.
 struct Recipe<'a> {
     topology: &'a Topology,
@@ -200,7 +183,7 @@ pub(crate) fn launch<R, F>(
     params: WorldParams,
     stack_bytes: usize,
     pe_main: &F,
-) -> Result<(Vec<Result<R, PeFailure>>, Merged), LaunchError>
+) -> Result<(Vec<Result<R, PeFailure>>, Ended), LaunchError>
 where
     F: Fn(SimDevice) -> R + Sync,
     R: Send,
@@ -261,7 +244,7 @@ where
     })?;
     let mut parts_out: Vec<PartOutput<R>> = outputs.into_iter().flatten().collect();
     parts_out.sort_by_key(|(p, _, _)| *p);
-    let mut merged = Merged {
+    let mut merged = Ended {
         counts: OpCounts::default(),
         trace_hash: network.trace.hash,
         events: network.events_processed,
